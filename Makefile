@@ -1,0 +1,54 @@
+# Two entry points: `make demo` and `make test`. Everything else is a building block.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+TOOLS := .ci-tools
+UV := $(TOOLS)/bin/uv
+export UV_CACHE_DIR ?= $(CURDIR)/.ci-cache/uv
+# torch comes from pip's find-links folder when the machine has one (CPU build); uv ignores pip.conf
+export UV_FIND_LINKS ?= $(PIP_FIND_LINKS)
+export UV_HTTP_TIMEOUT ?= 180
+export PYTHONUNBUFFERED := 1
+
+.PHONY: demo test venv lint typecheck unit notebooks browser js js-check bench clean
+
+$(UV):
+	$(PY) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install -q uv
+
+$(VENV)/.installed: pyproject.toml | $(UV)
+	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(VENV)
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+lint: venv
+	$(VENV)/bin/ruff check synth_nb tests benchmarks
+	$(VENV)/bin/mypy
+
+unit: venv
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not browser and not notebook"
+
+notebooks: venv
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m notebook
+
+browser: venv
+	bash .ci/ensure-chromium
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser
+
+js-check:
+	node --test js/tests/
+
+test: venv lint js-check
+	bash .ci/ensure-chromium
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -q
+
+demo: venv
+	$(VENV)/bin/python -m synth_nb.local.demo --out demo-output
+
+bench: venv
+	for f in benchmarks/*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) $(TOOLS) .ci-cache demo-output artifacts

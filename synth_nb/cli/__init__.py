@@ -1,0 +1,1 @@
+"""Command line: ``synth-nb train | backend | task-app | attach | jobs | enable``."""

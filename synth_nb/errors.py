@@ -1,0 +1,193 @@
+"""One exception hierarchy for everything synth-nb raises on purpose.
+
+    SynthNbError
+    ├── ConfigError            bad TOML, schema violations, unknown flow (file, dotted key, line)
+    │   └── DatasetError       SFT JSONL problems (line numbers and fields)
+    ├── SecretsError           a required key is missing, a .env file is malformed, Modal unavailable
+    ├── OverrideError          an override conflicts with the config or has the wrong type
+    ├── ClientError            anything that happened while talking to a backend
+    │   ├── NetworkError       connection refused/reset, timeouts (after retries)
+    │   └── BackendError       the backend answered with an error status
+    │       ├── AuthError          401 / 403
+    │       ├── ValidationError    other 4xx, with the backend's own message
+    │       ├── NotFoundError      404
+    │       ├── RateLimitedError   429 (after retries)
+    │       └── ServerError        5xx (after retries)
+    └── JobError               the job ended badly
+        ├── JobFailedError     terminal status failed / error
+        ├── JobCancelledError  terminal status cancelled
+        └── JobTimeoutError    --poll-timeout reached
+
+Every message says what to do next. No message ever contains a secret value: build messages from
+masked values only (``synth_nb.secrets.mask``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "AuthError",
+    "BackendError",
+    "ClientError",
+    "ConfigError",
+    "DatasetError",
+    "JobCancelledError",
+    "JobError",
+    "JobFailedError",
+    "JobTimeoutError",
+    "NetworkError",
+    "NotFoundError",
+    "OverrideError",
+    "RateLimitedError",
+    "SecretsError",
+    "ServerError",
+    "SynthNbError",
+    "ValidationError",
+]
+
+
+class SynthNbError(Exception):
+    """Base class: catch this to handle every deliberate synth-nb failure."""
+
+    #: process exit code the CLI uses for this error
+    exit_code: int = 1
+
+
+class ConfigError(SynthNbError):
+    """A config file is unreadable or invalid.
+
+    ``problems`` holds one entry per problem so callers (CLI, wizard) can list them all.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        key: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        hint: str | None = None,
+        problems: list[ConfigError] | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.key = key
+        self.line = line
+        self.column = column
+        self.hint = hint
+        self.problems: list[ConfigError] = problems or []
+        self.message = message
+        super().__init__(self._render())
+
+    def location(self) -> str:
+        parts = []
+        if self.path is not None:
+            where = str(self.path)
+            if self.line is not None:
+                where += f":{self.line}"
+                if self.column is not None:
+                    where += f":{self.column}"
+            parts.append(where)
+        if self.key:
+            parts.append(f"[{self.key}]")
+        return " ".join(parts)
+
+    def _render(self) -> str:
+        loc = self.location()
+        text = f"{loc}: {self.message}" if loc else self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        for sub in self.problems:
+            text += "\n  - " + str(sub)
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path) if self.path else None,
+            "key": self.key,
+            "line": self.line,
+            "column": self.column,
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+class DatasetError(ConfigError):
+    """An SFT dataset is missing or has invalid lines."""
+
+
+class SecretsError(SynthNbError):
+    """A required secret is missing or a secrets source is unusable."""
+
+    exit_code = 2
+
+
+class OverrideError(SynthNbError):
+    """A command-line / wizard override is invalid or conflicts with the config."""
+
+    exit_code = 2
+
+
+class ClientError(SynthNbError):
+    """Talking to a backend failed."""
+
+
+class NetworkError(ClientError):
+    """The backend could not be reached (after retries)."""
+
+
+class BackendError(ClientError):
+    """The backend answered with an error status."""
+
+    def __init__(self, message: str, *, status_code: int, method: str = "", url: str = "",
+                 body: Any = None) -> None:
+        self.status_code = status_code
+        self.method = method
+        self.url = url
+        self.body = body
+        super().__init__(message)
+
+
+class AuthError(BackendError):
+    """401/403: the API key is missing, wrong, or lacks permission."""
+
+
+class ValidationError(BackendError):
+    """The backend rejected the request (4xx other than 401/403/404/429)."""
+
+
+class NotFoundError(BackendError):
+    """404: the job, file or endpoint does not exist on this backend."""
+
+
+class RateLimitedError(BackendError):
+    """429 persisted through every retry."""
+
+
+class ServerError(BackendError):
+    """5xx persisted through every retry."""
+
+
+class JobError(SynthNbError):
+    """A submitted job did not succeed."""
+
+    def __init__(self, message: str, *, job_id: str | None = None, status: str | None = None) -> None:
+        self.job_id = job_id
+        self.status = status
+        super().__init__(message)
+
+
+class JobFailedError(JobError):
+    """The job reached status failed or error."""
+
+
+class JobCancelledError(JobError):
+    """The job was cancelled."""
+
+
+class JobTimeoutError(JobError):
+    """The job did not reach a terminal state within the poll timeout."""

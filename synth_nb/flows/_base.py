@@ -1,0 +1,26 @@
+"""What every flow module provides (``rl``, ``sft``, ``prompt_learning`` are parallel modules)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["FlowEndpoints"]
+
+
+@dataclass(frozen=True)
+class FlowEndpoints:
+    """Backend paths (relative to a base URL ending in ``/api``); ``{job_id}`` is filled in."""
+
+    create: str
+    status: str
+    events: str
+    metrics: str
+    cancel: str
+    #: event paths 0.2.24 also polls (may 404); events are deduplicated by seq across them
+    fallback_events: tuple[str, ...] = field(default_factory=tuple)
+    #: status paths to try when ``status`` 404s
+    fallback_status: tuple[str, ...] = field(default_factory=tuple)
+    #: Server-Sent Events stream, when the backend offers one
+    events_stream: str | None = None
+    start: str | None = None
+    timeline: str | None = None

@@ -1,0 +1,1 @@
+"""Executors run jobs for the local backend; one module per kind of job."""

@@ -1,0 +1,119 @@
+"""A `Plan` is everything a submission will send, built before anything is sent.
+
+Flow modules (``synth_nb.flows.rl|sft|prompt_learning``) turn a validated config, overrides and secrets
+into a Plan; the client executes its steps in order; the CLI and the wizard show ``plan.preview()``.
+Bodies keep real values (they are what gets sent); every preview masks secrets.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import SecretStr
+
+from synth_nb.secrets._mask import mask
+
+__all__ = ["Plan", "Step", "mask_payload", "resolve_refs"]
+
+StepKind = Literal["json", "upload", "check"]
+
+#: key names whose string values are always masked in previews, wherever they sit in a body
+SECRET_KEY_NAMES = frozenset(
+    {"api_key", "task_app_api_key", "environment_api_key", "synth_api_key", "authorization", "x-api-key",
+     "openai_api_key", "groq_api_key", "password", "token", "secret"}
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One HTTP request of a plan.
+
+    ``kind="upload"`` steps carry the local file in ``upload`` and a multipart ``body`` of form fields;
+    ``kind="check"`` steps are preflight requests whose failure stops the submission (e.g. RL task-app
+    verification). ``path`` is relative to the backend base URL (which already ends in ``/api``).
+    """
+
+    method: str
+    path: str
+    body: Any = None
+    kind: StepKind = "json"
+    description: str = ""
+    upload: Path | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    #: store the response's ``id`` under this name; later bodies refer to it as ``{"$ref": name}``
+    ref: str | None = None
+
+
+@dataclass
+class Plan:
+    """The ordered steps of one job submission, plus what a preview needs to explain them."""
+
+    flow: str
+    algorithm: str | None
+    steps: list[Step]
+    config_path: Path | None = None
+    backend_url: str = ""
+    idempotency_key: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    #: secret values that must never be shown; used by ``preview`` on top of key-name masking
+    secrets: list[SecretStr] = field(default_factory=list, repr=False)
+
+    def preview(self) -> dict[str, Any]:
+        """The public ``--dry-run --json`` document: ``{"flow", "algorithm", "steps": [...]}``, masked."""
+        values = [s.get_secret_value() for s in self.secrets if s.get_secret_value()]
+        return {
+            "flow": self.flow,
+            "algorithm": self.algorithm,
+            "steps": [
+                {"method": st.method, "path": st.path, "body": mask_payload(st.body, values)}
+                for st in self.steps
+            ],
+        }
+
+    def preview_json(self, indent: int = 2) -> str:
+        return json.dumps(self.preview(), indent=indent, ensure_ascii=False)
+
+    @property
+    def create_step(self) -> Step:
+        """The step that creates the job (the last JSON POST that is not a start call)."""
+        for st in reversed(self.steps):
+            if st.kind == "json" and st.method == "POST" and not st.path.endswith("/start"):
+                return st
+        raise LookupError("plan has no job-creation step")
+
+
+def mask_payload(value: Any, secret_values: list[str] | None = None) -> Any:
+    """Deep-copy ``value`` masking secret-named keys and any string containing a known secret."""
+    secret_values = sorted([v for v in (secret_values or []) if v], key=len, reverse=True)
+
+    def walk(v: Any, key: str | None) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x, str(k)) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [walk(x, key) for x in v]
+        if isinstance(v, SecretStr):
+            return mask(v)
+        if isinstance(v, str):
+            if key is not None and key.lower() in SECRET_KEY_NAMES:
+                return mask(v)
+            for raw in secret_values:
+                if raw in v:
+                    v = v.replace(raw, mask(raw))
+            return v
+        return v
+
+    return walk(value, None)
+
+
+def resolve_refs(value: Any, refs: dict[str, str]) -> Any:
+    """Replace every ``{"$ref": name}`` in a body by ``refs[name]`` (ids returned by earlier steps)."""
+    if isinstance(value, dict):
+        if set(value) == {"$ref"}:
+            return refs[value["$ref"]]
+        return {k: resolve_refs(v, refs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_refs(v, refs) for v in value]
+    return value

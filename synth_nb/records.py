@@ -1,0 +1,53 @@
+"""Records the client side shares: job statuses, events and metric points (backend contract §3–4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ACTIVE_STATUSES", "TERMINAL_STATUSES", "Event", "MetricPoint", "normalize_status"]
+
+#: ``error`` is terminal too (0.2.24 polls forever on it; we do not)
+TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled", "error"})
+ACTIVE_STATUSES = frozenset({"queued", "pending", "validating", "running", "in_progress", "training"})
+
+_ALIASES = {
+    "completed": "succeeded", "success": "succeeded", "succeeded": "succeeded", "finished": "succeeded",
+    "canceled": "cancelled", "cancelled": "cancelled", "failed": "failed", "failure": "failed",
+    "error": "error", "errored": "error", "queued": "queued", "pending": "queued", "created": "queued",
+    "validating": "queued", "running": "running", "in_progress": "running", "training": "running",
+}
+
+
+def normalize_status(raw: str | None) -> str:
+    """Map the backend's status spellings onto queued/running/succeeded/failed/cancelled/error."""
+    if not raw:
+        return "queued"
+    return _ALIASES.get(raw.strip().lower(), raw.strip().lower())
+
+
+class Event(BaseModel):
+    """One job event; ``seq`` is monotonic per job and the dedupe key."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seq: int
+    type: str
+    message: str = ""
+    level: str = "info"
+    data: dict[str, Any] = Field(default_factory=dict)
+    created_at: str | None = None
+
+
+class MetricPoint(BaseModel):
+    """One metric sample; ``(name, step)`` is the dedupe key."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    step: int
+    value: float
+    epoch: int | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    created_at: str | None = None

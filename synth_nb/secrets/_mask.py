@@ -1,0 +1,41 @@
+"""The one masking rule every output path uses (CLI, previews, widgets, logs, errors, summaries)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import SecretStr
+
+__all__ = ["MASK_CHAR", "mask", "mask_text"]
+
+MASK_CHAR = "•"
+_MIN_LEN_FOR_TAIL = 12
+_TAIL = 4
+
+
+def mask(value: str | SecretStr | None) -> str:
+    """Return a display-safe stand-in for ``value``.
+
+    At most the last 4 characters survive, and only for values of 12 characters or more, so a short
+    secret never leaks a meaningful fraction of itself. ``None``/empty gives ``""``.
+    """
+    if value is None:
+        return ""
+    raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    if not raw:
+        return ""
+    if len(raw) < _MIN_LEN_FOR_TAIL:
+        return MASK_CHAR * 4
+    return MASK_CHAR * 4 + raw[-_TAIL:]
+
+
+def mask_text(text: str, secrets: list[str | SecretStr] | tuple[Any, ...]) -> str:
+    """Replace every occurrence of each secret in ``text`` by its mask (longest secrets first)."""
+    values = []
+    for s in secrets:
+        raw = s.get_secret_value() if isinstance(s, SecretStr) else s
+        if raw:
+            values.append(raw)
+    for raw in sorted(values, key=len, reverse=True):
+        text = text.replace(raw, mask(raw))
+    return text
