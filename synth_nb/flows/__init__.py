@@ -1,11 +1,18 @@
-"""Flows are parallel modules of identical shape: ``NAME``, ``ENDPOINTS``, ``build_plan(...)``."""
+"""Flows are parallel modules of identical shape: ``NAME``, ``ENDPOINTS``, ``build_plan(...)``.
+
+``plan_for(config, overrides, secrets)`` picks the module from ``config.flow``.
+"""
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FLOW_NAMES", "get_flow"]
+if TYPE_CHECKING:
+    from synth_nb.plan import Plan
+
+__all__ = ["FLOW_NAMES", "get_flow", "plan_for"]
 
 FLOW_NAMES = ("rl", "sft", "prompt_learning")
 
@@ -15,3 +22,21 @@ def get_flow(name: str) -> ModuleType:
     if name not in FLOW_NAMES:
         raise KeyError(f"unknown flow {name!r}; expected one of {', '.join(FLOW_NAMES)}")
     return importlib.import_module(f"synth_nb.flows.{name}")
+
+
+def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
+    """Build the submission plan for a loaded config (``synth_nb.config.LoadedConfig``).
+
+    ``overrides`` defaults to no overrides; ``secrets`` defaults to ``resolve_secrets`` for the config's
+    flow (required keys are then enforced: ``SecretsError`` if one is missing).
+    """
+    from synth_nb.flows.overrides import Overrides
+    from synth_nb.secrets import resolve_secrets
+
+    if overrides is None:
+        overrides = Overrides()
+    if secrets is None:
+        secrets = resolve_secrets(config.flow, config_path=config.path,
+                                  local_backend=overrides.backend == "local").require()
+    plan: Plan = get_flow(config.flow).build_plan(config, overrides, secrets)
+    return plan

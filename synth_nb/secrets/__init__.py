@@ -1,5 +1,23 @@
-"""Secrets: resolution from --env-file / environment / .env / Modal, held as SecretStr, always masked."""
+"""Secrets: resolution from --env-file / Modal / environment / .env, held as SecretStr, always masked.
 
+Precedence (highest first): ``--env-file`` files in the order given, ``--modal-secret`` secrets in the
+order given, the process environment, the nearest ``.env`` above the config, the nearest ``.env`` above
+the working directory. See ``synth_nb.secrets._resolve``.
+"""
+
+from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
+from synth_nb.secrets._keys import SECRET_KEYS, SETTING_KEYS, required_keys
 from synth_nb.secrets._mask import mask, mask_text
+from synth_nb.secrets._resolve import resolve_secrets
 
-__all__ = ["mask", "mask_text"]
+__all__ = [
+    "SECRET_KEYS",
+    "SETTING_KEYS",
+    "ResolvedSecret",
+    "ResolvedSetting",
+    "SecretBundle",
+    "mask",
+    "mask_text",
+    "required_keys",
+    "resolve_secrets",
+]

@@ -33,6 +33,12 @@ class JobContext(Protocol):
     work_dir: Path
     #: set when the job is being cancelled
     cancelled: threading.Event
+    #: the backend's own URL (no ``/api`` suffix); task apps can reach it on loopback
+    backend_url: str
+    #: the task-app key (ENVIRONMENT_API_KEY) the backend holds, for jobs whose body carries none (RL)
+    environment_api_key: str | None
+    #: settings the server was started with for this job's executor (``executor_options[name]``)
+    options: dict[str, Any]
 
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
              level: str = "info") -> None:

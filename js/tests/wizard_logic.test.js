@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import * as logic from "../wizard_logic.js";
+
+const spec = (name, type) => ({ name, type, label: name, hint: "" });
+
+test("moveStep clamps at both ends", () => {
+  assert.equal(logic.moveStep("configs", -1), "configs");
+  assert.equal(logic.moveStep("configs", 1), "secrets");
+  assert.equal(logic.moveStep("submit", 1), "submit");
+  assert.equal(logic.moveStep("unknown", 1), "secrets");
+});
+
+test("configBadge shows the first error as the tooltip of invalid configs", () => {
+  assert.deepEqual(logic.configBadge({ valid: true }), { text: "valid", kind: "ok", title: "" });
+  const bad = logic.configBadge({ valid: false, error: "rl.toml:3 [model.base]: required" });
+  assert.equal(bad.kind, "error");
+  assert.equal(bad.title, "rl.toml:3 [model.base]: required");
+});
+
+test("flowLabel includes the algorithm when there is one", () => {
+  assert.equal(logic.flowLabel({ flow: "prompt_learning", algorithm: "gepa" }), "prompt_learning · gepa");
+  assert.equal(logic.flowLabel({ flow: "sft", algorithm: "" }), "sft");
+});
+
+test("toggleSelection adds and removes while keeping picker order", () => {
+  const all = ["a.toml", "b.toml", "c.toml"];
+  assert.deepEqual(logic.toggleSelection(["c.toml"], "a.toml", all), ["a.toml", "c.toml"]);
+  assert.deepEqual(logic.toggleSelection(["a.toml", "c.toml"], "a.toml", all), ["c.toml"]);
+});
+
+test("secretStatus names the source and shows only the masked value", () => {
+  const found = logic.secretStatus({ name: "SYNTH_API_KEY", found: true, source: ".env", masked: "••••abcd" });
+  assert.deepEqual(found, { text: "found in .env (••••abcd)", kind: "ok" });
+  assert.deepEqual(logic.secretStatus({ name: "X", found: false }), { text: "missing", kind: "error" });
+});
+
+test("overrideError mirrors the kernel's type rules", () => {
+  assert.equal(logic.overrideError(spec("examples", "int"), ""), "");
+  assert.equal(logic.overrideError(spec("examples", "int"), "12"), "");
+  assert.match(logic.overrideError(spec("examples", "int"), "ten"), /whole number/);
+  assert.match(logic.overrideError(spec("examples", "int"), "0"), /at least 1/);
+  assert.match(logic.overrideError(spec("task_url", "url"), "localhost:8000"), /http/);
+  assert.equal(logic.overrideError(spec("task_url", "url"), "http://127.0.0.1:8102"), "");
+  assert.equal(logic.overrideError(spec("allow_experimental", "bool"), true), "");
+  assert.match(logic.overrideError(spec("allow_experimental", "bool"), "maybe"), /true or false/);
+});
+
+test("fieldError prefers the kernel's message", () => {
+  const s = spec("model", "text");
+  assert.equal(logic.fieldError(s, "x", { model: "unknown model 'x'" }), "unknown model 'x'");
+  assert.equal(logic.fieldError(s, "x", {}), "");
+});
+
+test("submit stays disabled until the kernel says it can submit and nothing is flagged", () => {
+  const base = {
+    can_submit: true, submitting: false, blockers: [], overrides: { examples: "5" },
+    override_fields: [spec("examples", "int")],
+  };
+  assert.equal(logic.canSubmit(base), true);
+  assert.equal(logic.canSubmit({ ...base, can_submit: false }), false);
+  assert.deepEqual(logic.submitBlockers({ ...base, can_submit: false }), ["Waiting for the kernel to validate."]);
+  assert.equal(logic.canSubmit({ ...base, overrides: { examples: "five" } }), false);
+  assert.equal(logic.canSubmit({ ...base, submitting: true }), false);
+  const blocked = { ...base, can_submit: false, blockers: ["Provide the missing keys: SYNTH_API_KEY."] };
+  assert.deepEqual(logic.submitBlockers(blocked), ["Provide the missing keys: SYNTH_API_KEY."]);
+});
+
+test("stepProblems reports per step", () => {
+  const s = {
+    configs: [{ path: "a.toml", valid: false, error: "bad" }, { path: "b.toml", valid: true }],
+    selected: ["a.toml"],
+    secrets: [{ name: "SYNTH_API_KEY", found: false }],
+    override_errors: { examples: "Expected a whole number" },
+    previews: [],
+  };
+  assert.deepEqual(logic.stepProblems(s, "configs"), ["a.toml: bad"]);
+  assert.deepEqual(logic.stepProblems({ ...s, selected: [] }, "configs"), ["Select at least one config."]);
+  assert.deepEqual(logic.stepProblems(s, "secrets"), ["SYNTH_API_KEY is missing"]);
+  assert.deepEqual(logic.stepProblems(s, "overrides"), ["Expected a whole number"]);
+  assert.deepEqual(logic.stepProblems(s, "submit"), []);
+});
+
+test("diffLineKind classifies unified diff lines", () => {
+  assert.equal(logic.diffLineKind("--- last submission"), "file");
+  assert.equal(logic.diffLineKind("@@ -1,3 +1,3 @@"), "hunk");
+  assert.equal(logic.diffLineKind('+  "model": "b"'), "add");
+  assert.equal(logic.diffLineKind('-  "model": "a"'), "del");
+  assert.equal(logic.diffLineKind('   "flow": "sft"'), "ctx");
+});
+
+test("submittedSummary lists job ids", () => {
+  assert.equal(logic.submittedSummary([]), "");
+  assert.equal(logic.submittedSummary([{ job_id: "pl_1" }]), "Created job pl_1.");
+  assert.equal(logic.submittedSummary([{ job_id: "a" }, { job_id: "b" }]), "Created 2 jobs: a, b.");
+});
+
+test("the shipped bundle is one self-contained ES module with a default render export", () => {
+  const bundle = readFileSync(new URL("../../synth_nb/static/wizard.js", import.meta.url), "utf8");
+  assert.doesNotMatch(bundle, /^\s*import\s/m, "the ESM is loaded from a blob URL: no imports allowed");
+  assert.match(bundle, /export\s*\{[^}]*default/);
+  for (const name of Object.keys(logic)) {
+    if (typeof logic[name] === "function") assert.ok(bundle.includes(`function ${name}(`), `bundle lacks ${name}: rebuild with npm run build`);
+  }
+});

@@ -1,0 +1,117 @@
+// Pure functions behind the wizard view: no DOM, no model, so node's test runner can check them.
+// The kernel is the authority on validation; these mirror its rules for instant, inline feedback.
+
+export const STEPS = [
+  { id: "configs", label: "Configs" },
+  { id: "secrets", label: "Secrets" },
+  { id: "overrides", label: "Overrides" },
+  { id: "preview", label: "Preview" },
+  { id: "submit", label: "Submit" },
+];
+
+export function stepIndex(step) {
+  const i = STEPS.findIndex((s) => s.id === step);
+  return i < 0 ? 0 : i;
+}
+
+/** The step `delta` positions away from `step`, clamped to the first/last step. */
+export function moveStep(step, delta) {
+  const i = Math.min(STEPS.length - 1, Math.max(0, stepIndex(step) + delta));
+  return STEPS[i].id;
+}
+
+/** Badge for a discovered config: text, CSS modifier and the first error as a tooltip. */
+export function configBadge(config) {
+  if (config.valid) return { text: "valid", kind: "ok", title: "" };
+  return { text: "invalid", kind: "error", title: config.error || "invalid config" };
+}
+
+export function flowLabel(config) {
+  const flow = config.flow || "unknown flow";
+  return config.algorithm ? `${flow} · ${config.algorithm}` : flow;
+}
+
+/** Add or remove `path` from the selection, keeping the order of `all` (the picker order). */
+export function toggleSelection(selected, path, all) {
+  const set = new Set(selected);
+  if (set.has(path)) set.delete(path);
+  else set.add(path);
+  const order = all && all.length ? all : [...set];
+  return order.filter((p) => set.has(p));
+}
+
+/** One line per required key: where it was found and its masked value, or that it is missing. */
+export function secretStatus(row) {
+  if (!row.found) return { text: "missing", kind: "error" };
+  const where = row.source ? `found in ${row.source}` : "found";
+  return { text: row.masked ? `${where} (${row.masked})` : where, kind: "ok" };
+}
+
+/** Same rules as the kernel's `parse_overrides`: blank is fine (the config's value is used). */
+export function overrideError(spec, value) {
+  if (value === undefined || value === null) return "";
+  if (spec.type === "bool") return typeof value === "boolean" || /^(true|false|1|0|yes|no|on|off)$/i.test(String(value).trim()) ? "" : "Expected true or false.";
+  const text = String(value).trim();
+  if (!text) return "";
+  if (spec.type === "int") {
+    if (!/^[+-]?\d+$/.test(text)) return `Expected a whole number, got '${text}'.`;
+    if (parseInt(text, 10) < 1) return "Must be at least 1.";
+  }
+  if (spec.type === "url" && !/^https?:\/\//.test(text)) return "Must start with http:// or https://.";
+  return "";
+}
+
+/** The error to show under a field: the kernel's message wins, else the local check. */
+export function fieldError(spec, value, kernelErrors) {
+  return (kernelErrors && kernelErrors[spec.name]) || overrideError(spec, value);
+}
+
+/** Why submitting is not possible right now (empty when it is). */
+export function submitBlockers(state) {
+  const out = [];
+  if (state.submitting) out.push("Submitting…");
+  const local = (state.override_fields || []).filter((s) => overrideError(s, (state.overrides || {})[s.name]));
+  if (local.length) out.push("Fix the highlighted overrides.");
+  for (const b of state.blockers || []) if (!out.includes(b)) out.push(b);
+  if (!out.length && !state.can_submit) out.push("Waiting for the kernel to validate.");
+  return out;
+}
+
+export function canSubmit(state) {
+  return Boolean(state.can_submit) && submitBlockers(state).length === 0;
+}
+
+/** Problems that belong to a step, for the step's badge in the navigation. */
+export function stepProblems(state, step) {
+  const configs = state.configs || [];
+  switch (step) {
+    case "configs": {
+      const chosen = configs.filter((c) => (state.selected || []).includes(c.path));
+      if (!chosen.length) return ["Select at least one config."];
+      return chosen.filter((c) => !c.valid).map((c) => `${c.path}: ${c.error}`);
+    }
+    case "secrets":
+      return (state.secrets || []).filter((r) => !r.found).map((r) => `${r.name} is missing`);
+    case "overrides":
+      return Object.values(state.override_errors || {});
+    case "preview":
+      return (state.previews || []).filter((p) => p.error).map((p) => `${p.path}: ${p.error}`);
+    default:
+      return [];
+  }
+}
+
+/** CSS modifier for one line of a unified diff. */
+export function diffLineKind(line) {
+  if (line.startsWith("+++") || line.startsWith("---")) return "file";
+  if (line.startsWith("@@")) return "hunk";
+  if (line.startsWith("+")) return "add";
+  if (line.startsWith("-")) return "del";
+  return "ctx";
+}
+
+export function submittedSummary(submitted) {
+  if (!submitted || !submitted.length) return "";
+  const ids = submitted.map((s) => s.job_id).join(", ");
+  return submitted.length === 1 ? `Created job ${ids}.` : `Created ${submitted.length} jobs: ${ids}.`;
+}

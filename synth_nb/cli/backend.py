@@ -1,0 +1,98 @@
+"""``synth-nb backend``: run the embedded local backend on 127.0.0.1 until Ctrl-C.
+
+The API key is ``--api-key``, else the one saved in ``<data-dir>/api_key`` by an earlier run, else a new
+one written there (mode 0600). Only its masked form is printed unless ``--print-key`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+
+__all__ = ["configure", "run"]
+
+DEFAULT_DATA_DIR = Path(".synth_nb") / "backend"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=int, default=8000, help="Port on 127.0.0.1 (0 = any free port). Default 8000.")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR,
+                        help=f"Folder for the database and uploads (default {DEFAULT_DATA_DIR}).")
+    parser.add_argument("--api-key", default=None,
+                        help="Bearer key clients must send (default: saved/generated in <data-dir>/api_key).")
+    parser.add_argument("--print-key", action="store_true", help="Print the full API key (it is masked otherwise).")
+    parser.add_argument("--default-executor", choices=["replay"], default=None,
+                        help="Run every job that names no executor with this one (replay: bundled recordings).")
+    parser.add_argument("--replay-speed", type=float, default=None,
+                        help="Default speed factor for replay jobs (e.g. 10 = ten times faster).")
+
+
+def _mask(value: str) -> str:
+    return "••••" + value[-4:] if len(value) >= 12 else "••••"
+
+
+def _api_key(args: argparse.Namespace, data_dir: Path) -> tuple[str, str]:
+    """The key and where it came from."""
+    if args.api_key:
+        return args.api_key, "--api-key"
+    key_file = data_dir / "api_key"
+    if key_file.is_file():
+        saved = key_file.read_text(encoding="utf-8").strip()
+        if saved:
+            return saved, str(key_file)
+    from synth_nb.local.serve import generate_api_key
+
+    key = generate_api_key()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(key + "\n")
+    return key, f"{key_file} (new)"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        from synth_nb.local.serve import start_backend
+    except ImportError as exc:
+        print(f"error: the local backend needs the 'local' extra (pip install 'synth-nb[local]'): {exc}",
+              file=sys.stderr)
+        return 2
+    if args.replay_speed is not None and args.replay_speed <= 0:
+        print("error: --replay-speed must be > 0", file=sys.stderr)
+        return 2
+    data_dir: Path = args.data_dir.expanduser().resolve()
+    key, source = _api_key(args, data_dir)
+    options = {"replay": {"speed": args.replay_speed}} if args.replay_speed else None
+    try:
+        backend = start_backend(port=args.port, data_dir=data_dir, api_key=key,
+                                default_executor=args.default_executor, executor_options=options)
+    except OSError as exc:
+        print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try --port 0)",
+              file=sys.stderr)
+        return 2
+    shown = key if args.print_key else _mask(key)
+    print(f"synth-nb local backend on {backend.url}  (data: {data_dir})")
+    print(f"API key: {shown}  (from {source})")
+    print(f"Connect: synth-nb train --backend {backend.url}   |   SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train")
+    print("Ctrl-C to stop.", flush=True)
+    stop = threading.Event()
+
+    def _on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        print("stopping…", flush=True)
+        backend.stop()
+    return 0

@@ -1,0 +1,230 @@
+"""Follow a job's events: SSE on the flow's ``events_stream`` path when offered, else adaptive polling.
+
+Either way the cursor is the last seq seen, so every reconnect resumes exactly where it stopped and a
+consumer never sees an event twice or misses one. Polling is fast while events flow and backs off when
+idle, never slower than ``poll_interval``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from httpx_sse import SSEError, aconnect_sse
+
+from synth_nb.client._errors import error_for_response, network_error
+from synth_nb.client._retry import RetryableStatus, RetryPolicy
+from synth_nb.errors import NetworkError, RateLimitedError, ServerError
+from synth_nb.records import TERMINAL_STATUSES, Event, normalize_status
+
+if TYPE_CHECKING:
+    from synth_nb.client._client import AsyncSynthClient, FlowRef
+
+__all__ = ["TRANSIENT_ERRORS", "EventStream"]
+
+#: errors a long-running watcher rides out (after the per-request retries gave up)
+TRANSIENT_ERRORS = (NetworkError, ServerError, RateLimitedError)
+
+EventSink = Callable[[Event], Any]
+FrameSink = Callable[[str, dict[str, Any]], Any]
+
+_UNSUPPORTED = (404, 405, 406, 501)
+
+
+class EventStream:
+    """One job's event feed with a resumable seq cursor.
+
+    ``run(sink)`` pushes events to ``sink`` until the job is terminal and drained. With
+    ``until_terminal=False`` polling never asks for the status itself (a ``Job`` does that and cancels
+    the stream); an SSE stream that the server closes is always followed by a status check.
+    """
+
+    def __init__(
+        self,
+        client: AsyncSynthClient,
+        flow: FlowRef,
+        job_id: str,
+        *,
+        since_seq: int = 0,
+        poll_interval: float = 5.0,
+        min_interval: float = 0.05,
+        limit: int = 500,
+        use_sse: bool = True,
+        until_terminal: bool = True,
+        on_frame: FrameSink | None = None,
+    ) -> None:
+        from synth_nb.client._client import endpoints_for
+
+        self.client = client
+        self.flow = flow
+        self.endpoints = endpoints_for(flow)
+        self.job_id = job_id
+        self.last_seq = since_seq
+        self.poll_interval = max(poll_interval, min_interval)
+        self.min_interval = min_interval
+        self.limit = limit
+        self.until_terminal = until_terminal
+        self.on_frame = on_frame
+        #: "sse" or "poll" once known; SSE is tried first when the flow has a stream path
+        self.mode: str | None = None if use_sse and self.endpoints.events_stream else "poll"
+        self.reconnects = 0
+        self._progressed = False
+
+    # -- public ---------------------------------------------------------------------------------
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self._iterate()
+
+    async def run(self, sink: EventSink) -> None:
+        idle_closes = 0
+        while True:
+            if self.mode != "poll":
+                outcome = await self._sse_with_retry(sink)
+                if outcome == "unsupported":
+                    self.mode = "poll"
+                    continue
+                self.mode = "sse"
+                if await self._is_terminal():
+                    await self.drain(sink)
+                    return
+                self.reconnects += 1
+                idle_closes = 0 if self._progressed else idle_closes + 1
+                await asyncio.sleep(min(self.poll_interval, self.min_interval * 2**idle_closes))
+                continue
+            await self._poll(sink)
+            return
+
+    async def drain(self, sink: EventSink) -> int:
+        """Fetch every event after the cursor by plain polling (used once the job is terminal)."""
+        count = 0
+        while True:
+            events = await self.client.get_events(self.flow, self.job_id, since_seq=self.last_seq, limit=self.limit)
+            fresh = self._emit(events, sink)
+            count += fresh
+            if fresh == 0 or len(events) < self.limit:
+                return count
+
+    # -- internals ------------------------------------------------------------------------------
+
+    async def _iterate(self) -> AsyncIterator[Event]:
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self.run(queue.put_nowait))
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                yield item
+            await task  # surface errors
+        finally:
+            if not task.done():
+                task.cancel()
+
+    def _emit(self, events: list[Event], sink: EventSink) -> int:
+        fresh = 0
+        for event in events:
+            if event.seq > self.last_seq:
+                self.last_seq = event.seq
+                sink(event)
+                fresh += 1
+        return fresh
+
+    async def _is_terminal(self) -> bool:
+        doc = await self.client.get_status(self.flow, self.job_id)
+        return normalize_status(doc.get("status") or doc.get("state")) in TERMINAL_STATUSES
+
+    async def _sse_with_retry(self, sink: EventSink) -> str:
+        policy = RetryPolicy(attempts=self.client.max_attempts, wait_max=5.0)
+        url = self.client.url_for(self.endpoints.events_stream or "")
+        try:
+            async for attempt in policy.context():
+                with attempt:
+                    return await self._sse_once(sink)
+        except RetryableStatus as exc:
+            raise error_for_response(exc.response, secrets=self.client.secrets) from None
+        except httpx.TransportError as exc:
+            raise network_error(exc, "GET", url, secrets=self.client.secrets) from None
+        return "closed"  # pragma: no cover - the loop always returns or raises
+
+    async def _sse_once(self, sink: EventSink) -> str:
+        """One SSE connection: "unsupported", or "closed" when it ended (cleanly or after progress)."""
+        path = (self.endpoints.events_stream or "").replace("{job_id}", self.job_id)
+        url = self.client.url_for(path)
+        headers = {"Last-Event-ID": str(self.last_seq)} if self.last_seq else {}
+        timeout = httpx.Timeout(self.client.timeout, read=self.client.sse_read_timeout)
+        progressed = self._progressed = False
+        try:
+            async with aconnect_sse(
+                self.client.http, "GET", url, params={"since_seq": self.last_seq}, headers=headers, timeout=timeout
+            ) as source:
+                response = source.response
+                if response.status_code in _UNSUPPORTED:
+                    return "unsupported"
+                if response.status_code == 429 or response.status_code >= 500:
+                    await response.aread()
+                    raise RetryableStatus(response)
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise error_for_response(response, secrets=self.client.secrets)
+                if "text/event-stream" not in response.headers.get("content-type", ""):
+                    return "unsupported"
+                async for sse in source.aiter_sse():
+                    if not sse.data:
+                        continue
+                    if self._handle_frame(sse.event, sse.data, sse.id, sink):
+                        progressed = self._progressed = True
+        except (httpx.TransportError, SSEError, ValueError) as exc:
+            if progressed:
+                return "closed"
+            if isinstance(exc, httpx.TransportError):
+                raise
+            raise httpx.RemoteProtocolError(f"malformed event stream ({type(exc).__name__})") from None
+        return "closed"
+
+    def _handle_frame(self, name: str, data: str, frame_id: str | None, sink: EventSink) -> bool:
+        from synth_nb.client._client import parse_event
+
+        payload = json.loads(data)  # a truncated frame raises ValueError -> reconnect from the cursor
+        if not isinstance(payload, dict):
+            return False
+        if name in ("status", "metric", "heartbeat", "metrics"):
+            if self.on_frame is not None:
+                self.on_frame(name, payload)
+            return True
+        if payload.get("seq") is None and frame_id and frame_id.isdigit():
+            payload["seq"] = int(frame_id)
+        event = parse_event(payload)
+        if event is None:
+            return False
+        return self._emit([event], sink) > 0
+
+    async def _poll(self, sink: EventSink) -> None:
+        interval = self.min_interval
+        while True:
+            try:
+                events = await self.client.get_events(
+                    self.flow, self.job_id, since_seq=self.last_seq, limit=self.limit
+                )
+            except TRANSIENT_ERRORS:
+                interval = min(self.poll_interval, interval * 2)
+                await asyncio.sleep(interval)
+                continue
+            fresh = self._emit(events, sink)
+            if fresh:
+                interval = self.min_interval
+                if len(events) >= self.limit:
+                    continue
+            else:
+                if self.until_terminal:
+                    try:
+                        if await self._is_terminal():
+                            await self.drain(sink)
+                            return
+                    except TRANSIENT_ERRORS:
+                        pass
+                interval = min(self.poll_interval, interval * 1.5)
+            await asyncio.sleep(interval)

@@ -1,0 +1,68 @@
+"""Find training TOMLs under a folder for the wizard's picker and for ``train`` without ``--config``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from synth_nb.config._source import read_toml_file
+from synth_nb.config.detect import Flow, detect_flow
+from synth_nb.config.loader import validate_config
+from synth_nb.errors import ConfigError
+
+__all__ = ["DiscoveredConfig", "discover_configs"]
+
+_SKIP_DIRS = {"node_modules", "site-packages", "__pycache__", "venv", "env", "dist-packages"}
+_MAX_BYTES = 2_000_000
+
+
+@dataclass(frozen=True)
+class DiscoveredConfig:
+    """One candidate TOML; ``flow`` is ``None`` when it is not a (readable) training config."""
+
+    path: Path
+    flow: Flow | None
+    algorithm: str | None
+    valid: bool
+    error: str | None
+
+    @property
+    def is_training_config(self) -> bool:
+        return self.flow is not None
+
+
+def _skip_dir(parent: str, name: str) -> bool:
+    return (name.startswith(".") or name in _SKIP_DIRS
+            or os.path.exists(os.path.join(parent, name, "pyvenv.cfg")))
+
+
+def discover_configs(folder: str | Path, *, max_files: int = 2000) -> list[DiscoveredConfig]:
+    """Every ``*.toml`` under ``folder`` (virtualenvs, node_modules, hidden and package dirs skipped),
+    classified and validated, sorted by path. ``error`` is the first problem, if any."""
+    root = Path(folder)
+    found: list[Path] = []
+    for parent, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not _skip_dir(parent, d))
+        found.extend(Path(parent) / f for f in files if f.endswith(".toml") and not f.startswith("."))
+        if len(found) >= max_files:
+            break
+    return [_classify(p) for p in sorted(found)[:max_files]]
+
+
+def _classify(path: Path) -> DiscoveredConfig:
+    try:
+        if path.stat().st_size > _MAX_BYTES:
+            return DiscoveredConfig(path, None, None, False, "file too large for a training config")
+        text, raw = read_toml_file(path)
+    except (ConfigError, OSError) as exc:
+        return DiscoveredConfig(path, None, None, False, str(exc))
+    flow, algorithm = detect_flow(raw)
+    if flow is None:
+        return DiscoveredConfig(path, None, None, False, "not a training config")
+    try:
+        validate_config(raw, path=path, text=text)
+    except ConfigError as exc:
+        first = exc.problems[0] if exc.problems else exc
+        return DiscoveredConfig(path, flow, algorithm, False, str(first))
+    return DiscoveredConfig(path, flow, algorithm, True, None)

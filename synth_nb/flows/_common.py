@@ -1,0 +1,119 @@
+"""Pieces every flow's ``build_plan`` shares: the config shape it reads, paths, models, keys."""
+
+from __future__ import annotations
+
+import copy
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from synth_nb.backend_target import resolve_backend
+from synth_nb.config import catalogue
+from synth_nb.errors import ConfigError, OverrideError
+from synth_nb.flows.overrides import Overrides
+from synth_nb.secrets import SecretBundle
+
+__all__ = [
+    "ConfigLike",
+    "backend_for",
+    "check_experimental",
+    "config_error",
+    "fresh_idempotency_key",
+    "idempotency_for",
+    "resolve_data_path",
+    "section",
+    "start_warnings",
+]
+
+
+class ConfigLike(Protocol):
+    """What plans need from ``synth_nb.config.LoadedConfig``."""
+
+    path: Path
+    flow: str
+    algorithm: str | None
+    raw: dict[str, Any]
+    warnings: list[str]
+
+    def line_of(self, dotted_key: str) -> int | None: ...
+
+
+def config_error(config: ConfigLike, key: str, message: str, hint: str | None = None) -> ConfigError:
+    """A ``ConfigError`` pointing at ``key`` (file and line when the config knows them)."""
+    line = None
+    line_of = getattr(config, "line_of", None)
+    if callable(line_of):
+        try:
+            line = line_of(key)
+        except Exception:  # noqa: BLE001 - a missing line number must not hide the real problem
+            line = None
+    return ConfigError(message, path=getattr(config, "path", None), key=key, line=line, hint=hint)
+
+
+def section(raw: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A deep copy of table ``name`` (``{}`` when absent or not a table)."""
+    value = raw.get(name)
+    return copy.deepcopy(value) if isinstance(value, dict) else {}
+
+
+def backend_for(overrides: Overrides, environ: Mapping[str, str] | None = None) -> str:
+    """Resolved backend URL (``"local"`` is kept as-is: the caller starts the embedded backend)."""
+    if overrides.backend == "local":
+        return "local"
+    return resolve_backend(overrides.backend, os.environ if environ is None else environ)
+
+
+def fresh_idempotency_key() -> str:
+    return f"synth-nb-{uuid.uuid4().hex}"
+
+
+def idempotency_for(overrides: Overrides) -> str:
+    return overrides.idempotency or fresh_idempotency_key()
+
+
+def resolve_data_path(config: ConfigLike, value: str, warnings: list[str], what: str) -> Path:
+    """Resolve a path written in the config: relative to the config's folder first.
+
+    synth-ai 0.2.24 resolved dataset paths against the working directory; when only that location exists
+    it is used, with a warning saying so.
+    """
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return path
+    base = Path(config.path).resolve().parent if getattr(config, "path", None) else Path.cwd()
+    beside = (base / path).resolve()
+    if beside.exists():
+        return beside
+    from_cwd = (Path.cwd() / path).resolve()
+    if from_cwd.exists():
+        warnings.append(f"{what} {value!r} was found relative to the working directory ({from_cwd}), "
+                        f"not to the config's folder ({base})")
+        return from_cwd
+    return beside
+
+
+def _allow_experimental(overrides: Overrides, secrets: SecretBundle) -> bool:
+    if overrides.allow_experimental is not None:
+        return overrides.allow_experimental
+    return (secrets.setting("SDK_EXPERIMENTAL") or "").strip() == "1"
+
+
+def check_experimental(config: ConfigLike, model: str, key: str, overrides: Overrides,
+                       secrets: SecretBundle) -> None:
+    """Experimental base models need ``--allow-experimental`` or ``SDK_EXPERIMENTAL=1``."""
+    env = {"SDK_EXPERIMENTAL_MODELS": secrets.setting("SDK_EXPERIMENTAL_MODELS") or ""}
+    if catalogue.is_experimental(model, env) and not _allow_experimental(overrides, secrets):
+        message = f"model {model!r} is experimental and disabled"
+        hint = "pass --allow-experimental or set SDK_EXPERIMENTAL=1"
+        if overrides.model is not None:
+            raise OverrideError(f"--model {model!r}: {message} ({hint})")
+        raise config_error(config, key, message, hint)
+
+
+def start_warnings(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> list[str]:
+    """Config warnings, ignored overrides and secret-source notes, in that order."""
+    out = list(getattr(config, "warnings", None) or [])
+    out.extend(overrides.ignored_by(config.flow))
+    return out

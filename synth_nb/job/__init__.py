@@ -1,0 +1,10 @@
+"""Job monitor: submit plans, follow jobs (events, metrics, status), re-attach, record streams."""
+
+from __future__ import annotations
+
+from synth_nb.job._job import Job, JobUpdate
+from synth_nb.job._submit import attach, submit
+from synth_nb.job.recording import Recorder, read_recording
+from synth_nb.job.registry import JobRecord, JobRegistry
+
+__all__ = ["Job", "JobRecord", "JobRegistry", "JobUpdate", "Recorder", "attach", "read_recording", "submit"]

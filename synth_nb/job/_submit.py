@@ -1,0 +1,131 @@
+"""Execute a ``Plan`` (uploads, checks, create, start) and re-attach to existing jobs."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from synth_nb.client._client import endpoints_for
+from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError
+from synth_nb.job._job import Job
+from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
+from synth_nb.plan import Plan, Step, resolve_refs
+
+if TYPE_CHECKING:
+    from synth_nb.client._client import AsyncSynthClient
+
+__all__ = ["attach", "guess_flow", "submit"]
+
+#: create calls can be slow (prompt learning validates against the task app synchronously)
+CREATE_TIMEOUT = 180.0
+
+
+def _fill_path(path: str, job_id: str | None) -> str:
+    if "{job_id}" in path:
+        if not job_id:
+            raise ConfigError(f"plan step {path} needs a job id, but no earlier step created a job")
+        return path.replace("{job_id}", job_id)
+    return path
+
+
+def _response_id(body: Any) -> str | None:
+    if isinstance(body, dict):
+        value = body.get("job_id") or body.get("id")
+        return str(value) if value else None
+    return None
+
+
+async def _run_check(step: Step, client: AsyncSynthClient, body: Any) -> Any:
+    what = step.description or f"{step.method} {step.path}"
+    try:
+        result = await client.request_json(step.method, step.path, json=body, headers=step.headers or None,
+                                           timeout=60.0)
+    except BackendError as exc:
+        raise type(exc)(f"preflight check failed ({what}): {exc}", status_code=exc.status_code,
+                        method=exc.method, url=exc.url, body=exc.body) from None
+    if isinstance(result, dict) and result.get("any_ok") is False:
+        raise ClientError(f"preflight check failed ({what}): the backend could not reach the task app "
+                          f"with any stored key; attempts: {result.get('attempts')!r}")
+    return result
+
+
+async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry | None = None,
+                 poll_interval: float = 5.0) -> Job:
+    """Run the plan's steps in order and return the created ``Job`` (not yet monitored)."""
+    refs: dict[str, str] = {}
+    job_id: str | None = None
+    create = plan.create_step
+    idempotency_key = plan.idempotency_key or uuid.uuid4().hex
+    for step in plan.steps:
+        path = _fill_path(step.path, job_id)
+        if step.kind == "upload":
+            if step.upload is None:
+                raise ConfigError(f"upload step {step.path} has no file")
+            form = dict(step.body or {})
+            purpose = str(form.pop("purpose", "fine-tune"))
+            limit = form.pop("limit_lines", None)
+            uploaded = await client.upload_file(step.upload, purpose=purpose,
+                                                limit_lines=int(limit) if limit is not None else None,
+                                                endpoint=path, fields=form)
+            if step.ref:
+                refs[step.ref] = str(uploaded["id"])
+            continue
+        body = resolve_refs(step.body, refs)
+        if step.kind == "check":
+            await _run_check(Step(step.method, path, body, step.kind, step.description, None, step.headers),
+                             client, body)
+            continue
+        is_create = step is create
+        result = await client.request_json(
+            step.method, path, json=body, headers=step.headers or None,
+            idempotency_key=idempotency_key if is_create else f"{idempotency_key}-{path}",
+            timeout=CREATE_TIMEOUT if is_create else None,
+        )
+        if is_create:
+            job_id = _response_id(result)
+            if not job_id:
+                raise ClientError(f"{step.method} {path} answered without a job id (got {str(result)[:200]!r})")
+        if step.ref and _response_id(result):
+            refs[step.ref] = _response_id(result) or ""
+    assert job_id is not None  # create_step exists, so the loop set it or raised
+    if registry is not None:
+        registry.record(JobRecord(
+            job_id=job_id, flow=plan.flow, backend_url=client.base_url, algorithm=plan.algorithm,
+            config_hash=config_hash(plan.config_path, plan.preview_json()),
+            config_path=str(plan.config_path) if plan.config_path else None,
+            submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        ))
+    return Job(job_id, plan.flow, client, algorithm=plan.algorithm, registry=registry,
+               poll_interval=poll_interval)
+
+
+def guess_flow(job_id: str) -> list[str]:
+    """Flows to try for an id, most likely first (prompt-learning ids start with ``pl_``)."""
+    if job_id.startswith("pl_"):
+        return ["prompt_learning", "rl", "sft"]
+    return ["rl", "sft", "prompt_learning"]
+
+
+async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
+                 registry: JobRegistry | None = None, poll_interval: float = 5.0) -> Job:
+    """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored."""
+    record = registry.get(job_id) if registry is not None else None
+    algorithm = record.algorithm if record else None
+    candidates = [flow] if flow else ([record.flow] if record else guess_flow(job_id))
+    status_doc: dict[str, Any] | None = None
+    for name in candidates:
+        try:
+            status_doc = await client.request_json("GET", _fill_path(endpoints_for(name).status, job_id))
+        except NotFoundError:
+            continue
+        flow = name
+        break
+    if status_doc is None or flow is None:
+        raise NotFoundError(
+            f"job {job_id} was not found on {client.base_url} (tried the {', '.join(candidates)} endpoints); "
+            "check the id and --backend", status_code=404, method="GET", url=client.base_url,
+        )
+    job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval)
+    await job.refresh()
+    return job

@@ -1,0 +1,66 @@
+"""Job kinds, statuses and the lifecycle event names the server itself emits (backend contract §3–4).
+
+Kept in one place so storage, the runner and the replay executor agree on them.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+
+__all__ = [
+    "ACTIVE",
+    "KINDS",
+    "TERMINAL",
+    "lifecycle_event",
+    "mask_secret",
+    "new_id",
+    "server_event_types",
+    "utc_now",
+]
+
+KINDS = ("sft", "rl", "prompt_learning")
+#: never ``error``: 0.2.24's ``synth-ai train`` polls forever on it
+TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
+ACTIVE = frozenset({"queued", "running"})
+
+#: event-type prefix per kind, chosen so 0.2.24's terminal-event lists recognise ours
+_PREFIX = {"sft": "sft", "rl": "rl.job", "prompt_learning": "prompt.learning"}
+_SUFFIX = {
+    "created": "created",
+    "running": "started",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+# ``sft.job.failed`` / ``rl.job.failed`` end the 0.2.24 stream; ``sft.created`` is its creation event
+_OVERRIDES = {("sft", "failed"): "sft.job.failed", ("sft", "cancelled"): "sft.job.cancelled",
+              ("sft", "running"): "sft.running"}
+
+
+def lifecycle_event(kind: str, phase: str) -> str:
+    """Event type the server emits when a job of ``kind`` reaches ``phase`` (created/running/failed/…)."""
+    if (kind, phase) in _OVERRIDES:
+        return _OVERRIDES[(kind, phase)]
+    return f"{_PREFIX.get(kind, kind)}.{_SUFFIX[phase]}"
+
+
+def server_event_types(kind: str) -> frozenset[str]:
+    """Every lifecycle event type for ``kind`` (replays skip recorded copies of these)."""
+    return frozenset(lifecycle_event(kind, phase) for phase in _SUFFIX)
+
+
+def utc_now() -> str:
+    """ISO-8601 UTC with microseconds, so two status changes never share an ``updated_at``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_id(prefix: str) -> str:
+    """``job_``/``pl_``/``file_`` + 16 hex chars (the formats 0.2.24 accepts)."""
+    return f"{prefix}{secrets.token_hex(8)}"
+
+
+def mask_secret(value: str | None) -> str:
+    """Same rule as ``synth_nb.secrets.mask`` (this package must not import synth_nb outside local)."""
+    if not value:
+        return ""
+    return "••••" + value[-4:] if len(value) >= 12 else "••••"

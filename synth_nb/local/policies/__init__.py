@@ -1,0 +1,76 @@
+"""Policies that answer the task app's chat completions during local prompt learning.
+
+* ``offline`` — zero-shot intent classifier over MiniLM embeddings (``embedding.EmbeddingPolicy``); needs the
+  ``offline-policy`` extra; serves intent-classification task apps (the bundled banking example).
+* ``upstream`` — any OpenAI-compatible server by URL + key (``upstream.UpstreamPolicy``).
+* ``keyword`` — deterministic word-overlap classifier for tests (``keyword.KeywordPolicy``; no torch).
+
+Every policy has ``name``, ``model``, ``complete(request) -> response`` (OpenAI chat-completion JSON) and
+``close()``. The candidate prompt is substituted before ``complete`` is called (``executors._pl_router``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "Policy", "PolicySpec", "build_policy"]
+
+POLICY_KINDS = ("offline", "upstream", "keyword")
+#: task ids the offline classifier can serve (intent classification with the intents listed in the request)
+OFFLINE_ENVS = frozenset({"banking", "banking77", "synth-nb-banking"})
+#: where an upstream key is looked up when the config names no variable
+_KEY_ENV_BY_PROVIDER = {"openai": "OPENAI_API_KEY", "groq": "GROQ_API_KEY", "google": "GEMINI_API_KEY"}
+
+
+class Policy(Protocol):
+    name: str
+    model: str
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """Which policy to build; ``api_key`` is resolved at build time and never stored in events."""
+
+    kind: str
+    url: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    api_key: str | None = None
+    api_key_env: str | None = None
+
+    def resolve_key(self, environ: dict[str, str] | None = None) -> str | None:
+        env = os.environ if environ is None else environ
+        if self.api_key:
+            return self.api_key
+        names = [self.api_key_env] if self.api_key_env else []
+        names += [_KEY_ENV_BY_PROVIDER.get((self.provider or "").lower(), ""), "SYNTH_NB_POLICY_API_KEY"]
+        return next((env[n] for n in names if n and env.get(n)), None)
+
+    def describe(self) -> dict[str, Any]:
+        """Safe to put in an event: no key, only where it comes from."""
+        return {"policy": self.kind, "model": self.model, "provider": self.provider, "url": self.url,
+                "api_key_source": "config" if self.api_key else (self.api_key_env or "environment")}
+
+
+def build_policy(spec: PolicySpec) -> Policy:
+    if spec.kind == "keyword":
+        from synth_nb.local.policies.keyword import KeywordPolicy
+
+        return KeywordPolicy()
+    if spec.kind == "offline":
+        from synth_nb.local.policies.embedding import EmbeddingPolicy
+
+        policy = EmbeddingPolicy()
+        policy.load()
+        return policy
+    if spec.kind == "upstream" and spec.url:
+        from synth_nb.local.policies.upstream import UpstreamPolicy
+
+        return UpstreamPolicy(spec.url, spec.resolve_key(), spec.model)
+    raise ValueError(f"cannot build policy {spec.kind!r} (url={spec.url!r})")

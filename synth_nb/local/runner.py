@@ -1,0 +1,209 @@
+"""Runs jobs: one worker thread per running job, executors as plug-ins, cancellation, policy routes.
+
+The runner owns the status lifecycle (queued -> running -> succeeded/failed/cancelled). An executor
+exception fails the job with the error (and traceback) in an event; it never reaches the HTTP server.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from synth_nb.local.executors import load_executor
+from synth_nb.local.executors.base import Executor, PolicyHandler
+from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.storage import JobRecord, Storage
+
+__all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
+
+log = logging.getLogger(__name__)
+
+_STOPPED = "the local backend was stopped while this job was running; submit it again"
+
+
+class PolicyRoutes:
+    """OpenAI-compatible handlers registered by running jobs, keyed by an unguessable policy id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._handlers: dict[str, tuple[str, PolicyHandler]] = {}
+
+    def add(self, job_id: str, handler: PolicyHandler) -> str:
+        policy_id = f"pol_{secrets.token_hex(12)}"
+        with self._lock:
+            self._handlers[policy_id] = (job_id, handler)
+        return policy_id
+
+    def get(self, policy_id: str) -> PolicyHandler | None:
+        with self._lock:
+            entry = self._handlers.get(policy_id)
+        return entry[1] if entry else None
+
+    def remove_job(self, job_id: str) -> None:
+        with self._lock:
+            for key in [k for k, (owner, _) in self._handlers.items() if owner == job_id]:
+                del self._handlers[key]
+
+
+class LocalJobContext:
+    """The ``JobContext`` handed to executors; writes are dropped once the job has been finalised."""
+
+    def __init__(self, job: JobRecord, storage: Storage, runner: JobRunner) -> None:
+        self.job_id = job.id
+        self.kind = job.kind
+        self.body = job.body
+        self.work_dir = storage.jobs_dir / job.id
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        self.cancelled = threading.Event()
+        self.backend_url = runner.base_url
+        self.environment_api_key = runner.environment_api_key
+        self.options = dict(runner.executor_options.get(job.executor, {}))
+        self.closed = threading.Event()
+        #: set by a cancel request (as opposed to the server stopping)
+        self.cancel_requested = False
+        self._storage = storage
+        self._runner = runner
+
+    def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
+             level: str = "info") -> None:
+        if not self.closed.is_set():
+            self._storage.add_event(self.job_id, type, message, data, level)
+
+    def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
+        if not self.closed.is_set():
+            self._storage.add_metric(self.job_id, name, step, value, data)
+
+    def update_result(self, **fields: Any) -> None:
+        if not self.closed.is_set():
+            self._storage.merge_result(self.job_id, fields)
+
+    def file_path(self, file_id: str) -> Path:
+        return self._storage.file_path(file_id)
+
+    def serve_policy(self, handler: PolicyHandler) -> str:
+        policy_id = self._runner.policies.add(self.job_id, handler)
+        return f"{self._runner.base_url}/v1/policies/{policy_id}"
+
+
+class JobRunner:
+    """Starts, cancels and finalises jobs; thread-safe."""
+
+    def __init__(self, storage: Storage, *, environment_api_key: str | None = None,
+                 cancel_grace_seconds: float = 30.0, executor_options: dict[str, dict[str, Any]] | None = None,
+                 executor_loader: Callable[[str], Executor] = load_executor) -> None:
+        self.storage = storage
+        self.environment_api_key = environment_api_key
+        self.cancel_grace_seconds = cancel_grace_seconds
+        self.executor_options = executor_options or {}
+        self.policies = PolicyRoutes()
+        self.base_url = ""
+        self._load = executor_loader
+        self._lock = threading.Lock()
+        self._contexts: dict[str, LocalJobContext] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._stopping = False
+
+    def start(self, job_id: str) -> JobRecord:
+        """Start a queued job (idempotent: running or finished jobs are left alone)."""
+        with self._lock:
+            job = self.storage.get_job(job_id)
+            if job is None:
+                raise KeyError(job_id)
+            if job.status != "queued" or job_id in self._threads:
+                return job
+            executor = self._load(job.executor)
+            ctx = LocalJobContext(job, self.storage, self)
+            self.storage.set_status(job_id, "running", expect=frozenset({"queued"}))
+            self.storage.add_event(job_id, lifecycle_event(job.kind, "running"), f"{job.kind} job started",
+                                   {"executor": job.executor})
+            thread = threading.Thread(target=self._run, args=(executor, ctx), name=f"job-{job_id}", daemon=True)
+            self._contexts[job_id] = ctx
+            self._threads[job_id] = thread
+            thread.start()
+        refreshed = self.storage.get_job(job_id)
+        assert refreshed is not None
+        return refreshed
+
+    def _run(self, executor: Executor, ctx: LocalJobContext) -> None:
+        try:
+            executor.run(ctx)
+        except Exception as exc:  # an executor bug must fail the job, not the server
+            if ctx.cancelled.is_set():
+                self._finish_cancelled(ctx)
+            else:
+                detail = f"{type(exc).__name__}: {exc}"
+                self._finish(ctx, "failed", error=detail, data={
+                    "error": detail, "traceback": traceback.format_exc(limit=20)})
+        else:
+            if ctx.cancelled.is_set():
+                self._finish_cancelled(ctx)
+            else:
+                self._finish(ctx, "succeeded")
+
+    def _finish_cancelled(self, ctx: LocalJobContext) -> None:
+        if self._stopping and not ctx.cancel_requested:
+            self._finish(ctx, "failed", error=_STOPPED, data={"error": "backend_stopped"})
+        else:
+            self._finish(ctx, "cancelled")
+
+    def _finish(self, ctx: LocalJobContext, status: str, *, error: str | None = None,
+                data: dict[str, Any] | None = None) -> None:
+        with self._lock:
+            if ctx.closed.is_set():
+                return
+            ctx.closed.set()
+            self._contexts.pop(ctx.job_id, None)
+            self._threads.pop(ctx.job_id, None)
+        self.policies.remove_job(ctx.job_id)
+        if status == "failed":
+            self.storage.add_event(ctx.job_id, lifecycle_event(ctx.kind, "failed"), f"Job failed: {error}",
+                                   data, level="error")
+        elif status == "cancelled":
+            self.storage.add_event(ctx.job_id, lifecycle_event(ctx.kind, "cancelled"), "Job cancelled",
+                                   {}, level="warning")
+        self.storage.set_status(ctx.job_id, status, error=error, expect=frozenset({"running"}))
+
+    def cancel(self, job_id: str) -> JobRecord:
+        """Cancel a job: queued -> cancelled now; running -> ``ctx.cancelled`` set, cancelled when it returns.
+
+        An executor that ignores the flag for ``cancel_grace_seconds`` is abandoned and the job is
+        finalised as cancelled anyway (its later writes are dropped).
+        """
+        job = self.storage.get_job(job_id)
+        if job is None:
+            raise KeyError(job_id)
+        if job.status == "queued":
+            self.storage.add_event(job_id, lifecycle_event(job.kind, "cancelled"), "Job cancelled before it started",
+                                   {}, level="warning")
+            self.storage.set_status(job_id, "cancelled", expect=frozenset({"queued"}))
+        elif job.status == "running":
+            self.storage.request_cancel(job_id)
+            with self._lock:
+                ctx = self._contexts.get(job_id)
+            if ctx is not None and not ctx.cancelled.is_set():
+                ctx.cancel_requested = True
+                ctx.cancelled.set()
+                timer = threading.Timer(self.cancel_grace_seconds, self._finish, args=(ctx, "cancelled"))
+                timer.daemon = True
+                timer.start()
+        refreshed = self.storage.get_job(job_id)
+        assert refreshed is not None
+        return refreshed
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Stop every running job (they end ``failed``: the server went away) and wait for the workers."""
+        with self._lock:
+            self._stopping = True
+            contexts = list(self._contexts.values())
+            threads = list(self._threads.values())
+        for ctx in contexts:
+            ctx.cancelled.set()
+        for thread in threads:
+            thread.join(timeout=timeout / max(len(threads), 1))
+        for ctx in contexts:
+            self._finish(ctx, "failed", error=_STOPPED, data={"error": "backend_stopped"})

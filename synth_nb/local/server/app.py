@@ -1,0 +1,119 @@
+"""The local backend's ASGI app: the Synth backend contract on ``/api`` (and ``/api/v1`` for status tools).
+
+Every ``/api`` route needs ``Authorization: Bearer <key>`` (or ``X-API-Key``); errors are always JSON
+``{"detail": ...}``. ``/v1/policies/…`` (policies served by running jobs for their task apps) needs no key.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from synth_nb.local.runner import JobRunner
+from synth_nb.local.server import extras, files, jobs
+from synth_nb.local.server.http import ApiError, error_response
+from synth_nb.local.server.state import BackendState
+from synth_nb.local.server.streaming import JobSignals
+from synth_nb.local.storage import Storage
+
+__all__ = ["close_app", "create_app"]
+
+log = logging.getLogger(__name__)
+
+
+class BearerAuth:
+    """Pure ASGI middleware (streams pass through untouched): 401 JSON for a missing or wrong key."""
+
+    def __init__(self, app: ASGIApp, api_key: str, state: BackendState) -> None:
+        self.app = app
+        self._key = api_key.encode()
+        self._state = state
+
+    def _authorised(self, scope: Scope) -> bool:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        auth = headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        candidates = [token.strip()] if scheme.lower() == "bearer" else []
+        if headers.get("x-api-key"):
+            candidates.append(headers["x-api-key"].strip())
+        return any(hmac.compare_digest(c.encode(), self._key) for c in candidates)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            if not self._state.runner.base_url and scope.get("server"):
+                host, port = scope["server"]
+                self._state.runner.base_url = f"http://{host}:{port}"
+            path = scope.get("path", "")
+            if (path == "/api" or path.startswith("/api/")) and not self._authorised(scope):
+                response = error_response(
+                    401, "missing or invalid API key: send 'Authorization: Bearer <key>' with this backend's key",
+                    headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return error_response(exc.status_code, exc.detail, exc.headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(exc.status_code, exc.detail, dict(exc.headers or {}))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
+
+
+def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | None = None,
+               environment_api_key: str | None = None, max_upload_bytes: int = 200 * 1024 * 1024,
+               keepalive_seconds: float = 15.0, cancel_grace_seconds: float = 30.0,
+               probe_timeout: float = 10.0,
+               executor_options: dict[str, dict[str, Any]] | None = None) -> Starlette:
+    """Build the app over ``data_dir`` (created if needed).
+
+    Jobs that were running when a previous server on this folder stopped are marked failed here.
+    ``environment_api_key`` (default: env ``ENVIRONMENT_API_KEY``) is the task-app key used by R0 and RL.
+    ``default_executor`` runs every job that names none (``"replay"`` makes any client's jobs replay);
+    ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g. ``{"replay": {"speed": 10}}``).
+    """
+    if not api_key:
+        raise ValueError("api_key must be a non-empty string")
+    signals = JobSignals()
+    storage = Storage(Path(data_dir), on_change=signals.notify)
+    interrupted = storage.fail_interrupted()
+    if interrupted:
+        log.warning("marked %d interrupted job(s) as failed: %s", len(interrupted), ", ".join(interrupted))
+    env_key = environment_api_key if environment_api_key is not None else os.environ.get("ENVIRONMENT_API_KEY")
+    runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
+                       executor_options=executor_options)
+    state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key,
+                         default_executor=default_executor, max_upload_bytes=max_upload_bytes,
+                         keepalive_seconds=keepalive_seconds, probe_timeout=probe_timeout)
+    api = [*extras.api_routes, *files.routes, *jobs.routes]
+    handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *extras.policy_routes],
+                    exception_handlers=handlers)
+    app.state.backend = state
+    app.add_middleware(BearerAuth, api_key=api_key, state=state)
+    return app
+
+
+def close_app(app: Starlette) -> None:
+    """Stop the app's running jobs (they end failed) and close its database."""
+    state: BackendState = app.state.backend
+    state.runner.shutdown()
+    state.storage.close()

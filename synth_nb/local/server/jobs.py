@@ -1,0 +1,241 @@
+"""Job routes for the three flows (contract §2.2–2.4, §9.2): create/start/status/events/metrics/timeline/cancel.
+
+SFT jobs live under ``/learning/jobs`` (which also serves RL jobs, the fallback 0.2.24 polls), RL under
+``/rl/jobs``, prompt learning under ``/prompt-learning/online/jobs`` (ids ``pl_…``, bare-array events
+and list, like the hosted backend). A job asked for under another flow's path is 404, never another
+job's data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from synth_nb.local.executors import (
+    ExecutorUnavailable,
+    choose_executor,
+    load_executor,
+    prompt_learning_algorithm,
+)
+from synth_nb.local.executors.base import ExecutorInputError
+from synth_nb.local.lifecycle import new_id
+from synth_nb.local.server.http import ApiError, int_param, json_body
+from synth_nb.local.server.redact import redact
+from synth_nb.local.server.state import BackendState, state_of
+from synth_nb.local.server.streaming import sse_response, wants_sse
+from synth_nb.local.server.validation import check_create_body
+from synth_nb.local.storage import JobRecord
+
+__all__ = ["routes", "status_document"]
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True)
+class FlowRoutes:
+    base: str
+    create_kind: str | None
+    #: kinds of job this path family serves
+    kinds: frozenset[str]
+    id_prefix: str
+    bare_lists: bool = False
+
+
+SFT = FlowRoutes("/learning/jobs", "sft", frozenset({"sft", "rl"}), "job_")
+RL = FlowRoutes("/rl/jobs", "rl", frozenset({"rl"}), "job_")
+PL = FlowRoutes("/prompt-learning/online/jobs", "prompt_learning", frozenset({"prompt_learning"}), "pl_",
+                bare_lists=True)
+
+
+def status_document(job: JobRecord) -> dict[str, Any]:
+    """The status object every flow's ``GET …/{job_id}`` returns (``status`` + ``updated_at`` always set)."""
+    body = job.body
+    raw_data = body.get("data")
+    data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+    doc: dict[str, Any] = {
+        "job_id": job.id, "id": job.id, "object": "job", "type": job.kind, "job_type": job.kind,
+        "status": job.status, "created_at": job.created_at, "updated_at": job.updated_at,
+        "started_at": job.started_at, "finished_at": job.finished_at, "error": job.error,
+        "executor": job.executor, "cancel_requested": job.cancel_requested, "last_seq": job.last_seq,
+    }
+    if job.kind == "sft":
+        doc.update(training_type=body.get("training_type") or "sft_offline", model=body.get("model"),
+                   training_file_id=body.get("training_file_id") or body.get("training_file"),
+                   fine_tuned_model=None, linked_job_id=None)
+    elif job.kind == "rl":
+        doc.update(training_type="rl", model=data.get("base_model") or data.get("model") or body.get("model"),
+                   endpoint_base_url=data.get("endpoint_base_url") or body.get("endpoint_base_url"),
+                   fine_tuned_model=None, linked_job_id=None)
+    else:
+        doc.update(algorithm=prompt_learning_algorithm(body), best_score=None, best_prompt=None)
+    doc.update(redact(job.result))
+    return doc
+
+
+def _job_for(request: Request, flow: FlowRoutes) -> JobRecord:
+    job_id = request.path_params["job_id"]
+    job = state_of(request).storage.get_job(job_id)
+    if job is None or job.kind not in flow.kinds:
+        raise ApiError(404, f"job {job_id!r} not found under {flow.base}")
+    return job
+
+
+def _executor_for(state: BackendState, kind: str, body: dict[str, Any]) -> str:
+    """Pick, check and load the job's executor: 422 for bad bodies, 501 when the executor is missing."""
+    try:
+        name = choose_executor(kind, body, state.default_executor)
+    except ExecutorInputError as exc:
+        raise ApiError(422, str(exc)) from None
+    check_create_body(kind, body, state.storage, real_executor=name != "replay")
+    try:
+        executor = load_executor(name)
+    except ExecutorUnavailable as exc:
+        raise ApiError(501, str(exc)) from None
+    try:
+        executor.validate(kind, body)
+    except Exception as exc:  # an executor's validation failure is the caller's input problem
+        raise ApiError(422, f"{name} executor rejected the job: {exc}") from None
+    return name
+
+
+def _create(flow: FlowRoutes) -> Handler:
+    async def create(request: Request) -> Response:
+        state = state_of(request)
+        kind = flow.create_kind
+        assert kind is not None
+        body = await json_body(request)
+        executor = _executor_for(state, kind, body)
+        key = request.headers.get("idempotency-key") or None
+        job, created = state.storage.create_job(new_id(flow.id_prefix), kind, executor, body, key)
+        auto_start = body.get("auto_start", kind != "sft")
+        if created and (kind == "rl" or auto_start):
+            job = _start(state, job.id)
+        return JSONResponse(status_document(job), status_code=201 if created else 200)
+
+    return create
+
+
+def _start(state: BackendState, job_id: str) -> JobRecord:
+    try:
+        return state.runner.start(job_id)
+    except ExecutorUnavailable as exc:
+        raise ApiError(501, str(exc)) from None
+
+
+def _start_route(flow: FlowRoutes) -> Handler:
+    async def start(request: Request) -> Response:
+        await json_body(request, allow_empty=True)
+        job = _job_for(request, flow)
+        return JSONResponse(status_document(_start(state_of(request), job.id)))
+
+    return start
+
+
+def _status(flow: FlowRoutes) -> Handler:
+    async def status(request: Request) -> Response:
+        return JSONResponse(status_document(_job_for(request, flow)))
+
+    return status
+
+
+def _config(flow: FlowRoutes) -> Handler:
+    async def config(request: Request) -> Response:
+        job = _job_for(request, flow)
+        return JSONResponse({"job_id": job.id, "config": redact(job.body)})
+
+    return config
+
+
+def _cancel(flow: FlowRoutes) -> Handler:
+    async def cancel(request: Request) -> Response:
+        job = _job_for(request, flow)
+        was = job.status
+        job = state_of(request).runner.cancel(job.id)
+        doc = status_document(job)
+        doc["message"] = (f"job already {was}" if was not in ("queued", "running")
+                          else "cancelled" if job.status == "cancelled" else "cancellation requested")
+        return JSONResponse(doc)
+
+    return cancel
+
+
+def _events(flow: FlowRoutes, *, stream_only: bool = False) -> Handler:
+    async def events(request: Request) -> Response:
+        job = _job_for(request, flow)
+        state = state_of(request)
+        if stream_only or wants_sse(request):
+            return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds)
+        since = int_param(request, "since_seq", 0) or 0
+        limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
+        batch = state.storage.events(job.id, since, limit + 1)
+        has_more, batch = len(batch) > limit, batch[:limit]
+        if flow.bare_lists:
+            return JSONResponse(batch)
+        next_seq = batch[-1]["seq"] if batch else since
+        return JSONResponse({"events": batch, "has_more": has_more, "next_seq": next_seq})
+
+    return events
+
+
+def _metrics(flow: FlowRoutes) -> Handler:
+    async def metrics(request: Request) -> Response:
+        job = _job_for(request, flow)
+        limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
+        after = int_param(request, "after_step", None)
+        points = state_of(request).storage.metrics(job.id, limit=limit, after_step=after,
+                                                   name=request.query_params.get("name") or None)
+        return JSONResponse({"points": points})
+
+    return metrics
+
+
+def _timeline(flow: FlowRoutes) -> Handler:
+    async def timeline(request: Request) -> Response:
+        job = _job_for(request, flow)
+        limit = int_param(request, "limit", 1000, minimum=1, maximum=10000) or 1000
+        entries = [{**entry, "job_id": job.id} for entry in job.timeline][-limit:]
+        return JSONResponse({"events": entries, "timeline": entries})
+
+    return timeline
+
+
+def _list(flow: FlowRoutes) -> Handler:
+    async def list_jobs(request: Request) -> Response:
+        limit = int_param(request, "limit", 50, minimum=1, maximum=1000) or 50
+        status = request.query_params.get("status") or None
+        storage = state_of(request).storage
+        kind_filter = request.query_params.get("type") or None
+        jobs = [job for kind in sorted(flow.kinds) if kind_filter in (None, kind)
+                for job in storage.list_jobs(kind=kind, status=status, limit=limit)]
+        jobs.sort(key=lambda j: j.created_at, reverse=True)
+        docs = [status_document(j) for j in jobs[:limit]]
+        if flow.bare_lists:
+            return JSONResponse(docs)
+        return JSONResponse({"jobs": docs, "data": docs, "has_more": False})
+
+    return list_jobs
+
+
+def _flow_routes(flow: FlowRoutes) -> list[Route]:
+    base, item = flow.base, flow.base + "/{job_id}"
+    return [
+        Route(base, _create(flow), methods=["POST"]),
+        Route(base, _list(flow), methods=["GET"]),
+        Route(item, _status(flow), methods=["GET"]),
+        Route(item + "/status", _status(flow), methods=["GET"]),
+        Route(item + "/config", _config(flow), methods=["GET"]),
+        Route(item + "/start", _start_route(flow), methods=["POST"]),
+        Route(item + "/cancel", _cancel(flow), methods=["POST"]),
+        Route(item + "/events", _events(flow), methods=["GET"]),
+        Route(item + "/events/stream", _events(flow, stream_only=True), methods=["GET"]),
+        Route(item + "/metrics", _metrics(flow), methods=["GET"]),
+        Route(item + "/timeline", _timeline(flow), methods=["GET"]),
+    ]
+
+
+routes = [*_flow_routes(SFT), *_flow_routes(RL), *_flow_routes(PL)]

@@ -1,0 +1,294 @@
+"""SQLite (WAL) storage for the local backend: jobs, events, metrics and uploaded files.
+
+One connection guarded by a lock: executors write from worker threads while the HTTP handlers read.
+Events get a per-job monotonic ``seq`` assigned inside the same transaction that bumps ``jobs.last_seq``,
+so a seq is never reused, even across restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
+
+__all__ = ["JobRecord", "Storage"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    id TEXT PRIMARY KEY, kind TEXT NOT NULL, status TEXT NOT NULL, executor TEXT NOT NULL,
+    body TEXT NOT NULL, result TEXT NOT NULL DEFAULT '{}', timeline TEXT NOT NULL DEFAULT '[]',
+    error TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, started_at TEXT, finished_at TEXT,
+    last_seq INTEGER NOT NULL DEFAULT 0, idempotency_key TEXT, cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs(kind, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS events (
+    job_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, level TEXT NOT NULL,
+    message TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (job_id, seq)
+);
+CREATE TABLE IF NOT EXISTS metrics (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, name TEXT NOT NULL, step INTEGER NOT NULL,
+    value REAL NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (job_id, name, step)
+);
+CREATE INDEX IF NOT EXISTS metrics_job ON metrics(job_id, id);
+CREATE TABLE IF NOT EXISTS files (
+    id TEXT PRIMARY KEY, filename TEXT NOT NULL, purpose TEXT NOT NULL, bytes INTEGER NOT NULL,
+    stored_name TEXT NOT NULL, created_at TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    id: str
+    kind: str
+    status: str
+    executor: str
+    body: dict[str, Any]
+    result: dict[str, Any]
+    timeline: list[dict[str, Any]]
+    error: str | None
+    created_at: str
+    updated_at: str
+    started_at: str | None
+    finished_at: str | None
+    last_seq: int
+    cancel_requested: bool
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+def _job(row: sqlite3.Row) -> JobRecord:
+    return JobRecord(
+        id=row["id"], kind=row["kind"], status=row["status"], executor=row["executor"],
+        body=json.loads(row["body"]), result=json.loads(row["result"]), timeline=json.loads(row["timeline"]),
+        error=row["error"], created_at=row["created_at"], updated_at=row["updated_at"],
+        started_at=row["started_at"], finished_at=row["finished_at"], last_seq=row["last_seq"],
+        cancel_requested=bool(row["cancel_requested"]),
+    )
+
+
+def _event(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
+    return {"seq": row["seq"], "type": row["type"], "level": row["level"], "message": row["message"],
+            "data": json.loads(row["data"]), "created_at": row["created_at"], "job_id": job_id}
+
+
+def _metric(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
+    return {"name": row["name"], "step": row["step"], "value": row["value"], "data": json.loads(row["data"]),
+            "created_at": row["created_at"], "job_id": job_id}
+
+
+class Storage:
+    """Thread-safe persistence; ``on_event(job_id)`` is called after each committed event or status change."""
+
+    def __init__(self, data_dir: Path, on_change: Callable[[str], None] | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.files_dir = self.data_dir / "files"
+        self.jobs_dir = self.data_dir / "jobs"
+        self.files_dir.mkdir(parents=True, exist_ok=True)
+        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(self.data_dir / "backend.sqlite3", check_same_thread=False,
+                                   isolation_level=None)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self.on_change = on_change
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def _notify(self, job_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(job_id)
+
+    # ---- jobs -----------------------------------------------------------------------------------
+    def create_job(self, job_id: str, kind: str, executor: str, body: dict[str, Any],
+                   idempotency_key: str | None = None) -> tuple[JobRecord, bool]:
+        """Insert a queued job (plus its creation event); returns ``(job, created)``.
+
+        With an ``idempotency_key`` already used for this kind, the existing job is returned instead.
+        """
+        now = utc_now()
+        with self._lock:
+            if idempotency_key:
+                row = self._db.execute("SELECT * FROM jobs WHERE kind=? AND idempotency_key=?",
+                                       (kind, idempotency_key)).fetchone()
+                if row is not None:
+                    return _job(row), False
+            self._db.execute(
+                "INSERT INTO jobs (id, kind, status, executor, body, timeline, created_at, updated_at,"
+                " idempotency_key) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
+                (job_id, kind, executor, json.dumps(body), json.dumps([{"phase": "queued", "created_at": now}]),
+                 now, now, idempotency_key),
+            )
+            self.add_event(job_id, lifecycle_event(kind, "created"), f"{kind} job created",
+                           {"executor": executor})
+            job = self.get_job(job_id)
+        assert job is not None
+        return job, True
+
+    def get_job(self, job_id: str) -> JobRecord | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
+        return _job(row) if row is not None else None
+
+    def list_jobs(self, kind: str | None = None, status: str | None = None, limit: int = 100) -> list[JobRecord]:
+        sql, args = "SELECT * FROM jobs WHERE 1=1", list[str]()
+        if kind:
+            sql, args = sql + " AND kind=?", [*args, kind]
+        if status:
+            sql, args = sql + " AND status=?", [*args, status]
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit)).fetchall()
+        return [_job(r) for r in rows]
+
+    def set_status(self, job_id: str, status: str, *, error: str | None = None,
+                   expect: frozenset[str] | None = None) -> bool:
+        """Move a job to ``status`` (only from a status in ``expect`` if given); bumps ``updated_at``."""
+        now = utc_now()
+        with self._lock:
+            job = self.get_job(job_id)
+            if job is None or (expect is not None and job.status not in expect):
+                return False
+            timeline = [*job.timeline, {"phase": status, "created_at": now}]
+            self._db.execute(
+                "UPDATE jobs SET status=?, updated_at=?, timeline=?, error=COALESCE(?, error),"
+                " started_at=CASE WHEN ?='running' THEN ? ELSE started_at END,"
+                " finished_at=CASE WHEN ? IN ('succeeded','failed','cancelled') THEN ? ELSE finished_at END"
+                " WHERE id=?",
+                (status, now, json.dumps(timeline), error, status, now, status, now, job_id),
+            )
+        self._notify(job_id)
+        return True
+
+    def request_cancel(self, job_id: str) -> None:
+        with self._lock:
+            self._db.execute("UPDATE jobs SET cancel_requested=1 WHERE id=?", (job_id,))
+
+    def merge_result(self, job_id: str, fields: dict[str, Any]) -> None:
+        with self._lock:
+            job = self.get_job(job_id)
+            if job is None:
+                return
+            merged = {**job.result, **fields}
+            self._db.execute("UPDATE jobs SET result=? WHERE id=?", (json.dumps(merged, default=str), job_id))
+
+    def fail_interrupted(self) -> list[str]:
+        """Mark jobs that were running when the server stopped as failed, with an event saying why."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, kind FROM jobs WHERE status='running'").fetchall()
+        reason = ("The local backend stopped while this job was running; its history is kept but the run "
+                  "cannot continue. Submit the job again.")
+        for row in rows:
+            self.add_event(row["id"], lifecycle_event(row["kind"], "failed"), reason,
+                           {"error": "backend_restarted"}, level="error")
+            self.set_status(row["id"], "failed", error=reason)
+        return [r["id"] for r in rows]
+
+    # ---- events & metrics -----------------------------------------------------------------------
+    def add_event(self, job_id: str, type: str, message: str = "", data: dict[str, Any] | None = None,
+                  level: str = "info") -> int:
+        """Append an event; returns its seq. An empty message is replaced by the type (never empty)."""
+        payload = json.dumps(data or {}, default=str)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute("SELECT last_seq FROM jobs WHERE id=?", (job_id,)).fetchone()
+                if row is None:
+                    raise KeyError(job_id)
+                seq = row["last_seq"] + 1
+                self._db.execute("UPDATE jobs SET last_seq=? WHERE id=?", (seq, job_id))
+                self._db.execute(
+                    "INSERT INTO events (job_id, seq, type, level, message, data, created_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (job_id, seq, type, level or "info", message or type, payload, utc_now()),
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        self._notify(job_id)
+        return seq
+
+    def events(self, job_id: str, since_seq: int = 0, limit: int = 200) -> list[dict[str, Any]]:
+        """Events with ``seq > since_seq``, ascending, at most ``limit``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT * FROM events WHERE job_id=? AND seq>? ORDER BY seq LIMIT ?", (job_id, since_seq, limit)
+            ).fetchall()
+        return [_event(job_id, r) for r in rows]
+
+    def add_metric(self, job_id: str, name: str, step: int, value: float,
+                   data: dict[str, Any] | None = None) -> None:
+        """Append a metric point; a repeated ``(name, step)`` replaces the earlier value."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO metrics (job_id, name, step, value, data, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (job_id, name, int(step), float(value), json.dumps(data or {}, default=str), utc_now()),
+            )
+        self._notify(job_id)
+
+    def metrics(self, job_id: str, *, limit: int = 200, after_step: int | None = None,
+                name: str | None = None) -> list[dict[str, Any]]:
+        """With ``after_step``: the oldest ``limit`` points past it; without: the newest ``limit`` (ascending)."""
+        sql, args = "SELECT * FROM metrics WHERE job_id=?", [job_id]
+        if name:
+            sql, args = sql + " AND name=?", [*args, name]
+        with self._lock:
+            if after_step is not None:
+                rows = self._db.execute(sql + " AND step>? ORDER BY step, id LIMIT ?",
+                                        (*args, after_step, limit)).fetchall()
+            else:
+                rows = self._db.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()[::-1]
+        return [_metric(job_id, r) for r in rows]
+
+    # ---- files ----------------------------------------------------------------------------------
+    def add_file(self, file_id: str, filename: str, purpose: str, size: int, stored_name: str) -> dict[str, Any]:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO files (id, filename, purpose, bytes, stored_name, created_at) VALUES (?,?,?,?,?,?)",
+                (file_id, filename, purpose, size, stored_name, utc_now()),
+            )
+        found = self.get_file(file_id)
+        assert found is not None
+        return found
+
+    def get_file(self, file_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute("SELECT * FROM files WHERE id=?", (file_id,)).fetchone()
+        return dict(row) if row is not None else None
+
+    def list_files(self, purpose: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        sql, args = "SELECT * FROM files", list[str]()
+        if purpose:
+            sql, args = sql + " WHERE purpose=?", [purpose]
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit)).fetchall()
+        return [dict(r) for r in rows]
+
+    def delete_file(self, file_id: str) -> bool:
+        found = self.get_file(file_id)
+        if found is None:
+            return False
+        with self._lock:
+            self._db.execute("DELETE FROM files WHERE id=?", (file_id,))
+        (self.files_dir / found["stored_name"]).unlink(missing_ok=True)
+        return True
+
+    def file_path(self, file_id: str) -> Path:
+        found = self.get_file(file_id)
+        if found is None:
+            raise KeyError(file_id)
+        return self.files_dir / found["stored_name"]

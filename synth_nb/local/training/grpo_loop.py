@@ -1,0 +1,258 @@
+"""GRPO inside the worker: rollouts through the task app, group-normalised advantages, KL to a reference.
+
+Each step sends ``group_size`` rollouts for each of ``batch_size`` seeds to the task app's ``/rollout``.
+Each rollout gets its own policy URL (a slot on the backend's policy route), so the completions sampled
+for it can be paired with the reward in its RolloutResponse. The loss is
+``-A * mean log p(completion) + beta * KL(policy || reference)`` (k3 estimator, per token).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import torch
+
+from synth_nb.local.training.model_choice import ModelChoice
+from synth_nb.local.training.models import apply_lora, load_model, save_model
+from synth_nb.local.training.policy_service import PolicyService, Sample
+from synth_nb.local.training.task_app_client import TaskAppError, rollout_reward
+from synth_nb.local.training.worker import Channel
+
+__all__ = ["group_advantages", "grpo_loss", "run_grpo"]
+
+
+def group_advantages(rewards: list[float]) -> list[float]:
+    """(r - mean) / std within one group; all zeros when every reward is equal (no signal)."""
+    if len(rewards) < 2:
+        return [0.0] * len(rewards)
+    mean, std = statistics.fmean(rewards), statistics.pstdev(rewards)
+    return [0.0] * len(rewards) if std < 1e-6 else [(r - mean) / (std + 1e-4) for r in rewards]
+
+
+def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token log-probs of each completion (padded [n, T]) and the completion mask."""
+    seqs = [s.prompt_ids + s.completion_ids for s in samples]
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    for row, seq in enumerate(seqs):
+        ids[row, : len(seq)] = torch.tensor(seq)
+        attention[row, : len(seq)] = 1
+    logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1, :].float()
+    logps = torch.log_softmax(logits / max(temperature, 1e-3), dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+    mask = torch.zeros_like(logps)
+    for row, sample in enumerate(samples):
+        start = len(sample.prompt_ids) - 1
+        mask[row, start: start + len(sample.completion_ids)] = 1.0
+    return logps, mask
+
+
+def grpo_loss(model: Any, reference: Any, samples: list[Sample], advantages: list[float], *, beta: float,
+              temperature: float, pad_id: int) -> tuple[torch.Tensor, dict[str, float]]:
+    logps, mask = _token_logps(model, samples, temperature, pad_id)
+    with torch.no_grad():
+        ref_logps, _ = _token_logps(reference, samples, temperature, pad_id)
+    lengths = mask.sum(-1).clamp(min=1.0)
+    adv = torch.tensor(advantages, dtype=logps.dtype)
+    policy_term = -(adv * (logps * mask).sum(-1) / lengths)
+    delta = (ref_logps - logps) * mask
+    kl = ((torch.exp(delta) - delta - 1.0) * mask).sum(-1) / lengths
+    loss = (policy_term + beta * kl).mean()
+    return loss, {"pg_loss": float(policy_term.mean()), "kl": float(kl.mean())}
+
+
+class _Rollouts:
+    """Runs one phase of rollouts on threads while the main thread serves the policy."""
+
+    def __init__(self, cfg: dict[str, Any], service: PolicyService, channel: Channel) -> None:
+        self.cfg = cfg
+        self.service = service
+        self.channel = channel
+        self.urls: list[str] = cfg["policy_urls"]
+        self.pool = ThreadPoolExecutor(max_workers=max(1, int(cfg["max_concurrent"])), thread_name_prefix="rollout")
+        self.http = httpx.Client(timeout=httpx.Timeout(float(cfg.get("rollout_timeout_s", 120)), connect=5.0))
+
+    def _payload(self, slot: int, seed: int, mode: str, run_id: str, temperature: float) -> dict[str, Any]:
+        cid = f"{run_id}-{slot}"
+        policy_config = {**self.cfg.get("policy_config", {}), "model": self.cfg["model_label"],
+                         "inference_url": f"{self.urls[slot]}?cid={cid}", "trace_correlation_id": cid,
+                         "temperature": temperature, "top_p": 1.0, "max_tokens": self.cfg["max_new_tokens"]}
+        return {"run_id": run_id, "mode": mode, "ops": self.cfg["ops"],
+                "env": {"env_name": self.cfg.get("env_name"), "config": self.cfg.get("env_config", {}), "seed": seed},
+                "policy": {"policy_name": self.cfg.get("policy_name"), "config": policy_config},
+                "record": {"trajectories": True, "logprobs": False, "value": False, "return_trace": False},
+                "on_done": "reset", "safety": {"max_ops": 100000, "max_time_s": 3600.0}}
+
+    def run(self, seeds: list[int], mode: str, tag: str, temperature: float) -> list[float | Exception] | None:
+        """Rewards per seed (an Exception where a rollout failed); None when cancelled."""
+        self.service.start_phase(temperature)
+        futures: list[Future[float]] = [
+            self.pool.submit(rollout_reward, self.http, self.cfg["task_url"],
+                             self._payload(slot, seed, mode, f"{tag}-r{slot}", temperature), self.cfg["task_key"])
+            for slot, seed in enumerate(seeds)]
+        while not all(f.done() for f in futures):
+            if self.channel.cancelled.is_set():
+                for f in futures:
+                    f.cancel()
+                self.service.refuse_all("the job was cancelled")
+                return None
+            self.service.serve()
+        self.service.serve(wait_s=0.0)
+        return [f.exception() or f.result() for f in futures]  # type: ignore[misc]
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _check_phase(results: list[float | Exception], what: str) -> list[str]:
+    errors = [str(r) for r in results if isinstance(r, Exception)]
+    if errors and len(errors) == len(results):
+        raise TaskAppError(f"every {what} rollout failed; first error: {errors[0]}")
+    return errors
+
+
+def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
+    """Train with GRPO; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
+    work_dir = Path(cfg["work_dir"])
+    mc = cfg["model_choice"]
+    choice = ModelChoice(mc["kind"], mc["requested"], Path(mc["path"]) if mc.get("path") else None, mc["reason"])
+    seed = int(cfg.get("seed", 0))
+    loaded = load_model(choice, sequence_length=int(cfg.get("sequence_length", 256)), seed=seed,
+                        tiny_overrides=cfg.get("tiny") or {})
+    reference = copy.deepcopy(loaded.model).eval()
+    for p in reference.parameters():
+        p.requires_grad_(False)
+    notes = []
+    if cfg.get("lora") and choice.kind == "local":
+        apply_lora(loaded, **cfg["lora"])
+    elif cfg.get("lora"):
+        notes.append("trainer_mode lora on a random-init model: all weights are trained")
+    model = loaded.model
+    model.train()
+    service = PolicyService(loaded, channel, max_new_tokens=int(cfg["max_new_tokens"]), seed=seed)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optim = torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=0.0)
+    total, batch, group = int(cfg["total_steps"]), int(cfg["batch_size"]), int(cfg["group_size"])
+    beta, temperature = float(cfg["kl_beta"]), float(cfg["temperature"])
+    eval_seeds, eval_every = list(cfg["eval_seeds"]), int(cfg["eval_every"])
+    channel.emit("rl.train.started",
+                 f"GRPO on {loaded.description}: {choice.reason}. {total} steps x {batch} seeds x {group} samples, "
+                 f"lr={cfg['learning_rate']}, kl_beta={beta}" + (f". {'; '.join(notes)}" if notes else ""),
+                 {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
+                  "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
+                  "total_steps": total, "batch_size": batch, "group_size": group, "learning_rate": cfg["learning_rate"],
+                  "kl_beta": beta, "temperature": temperature, "task_url": cfg["task_url"], "notes": notes})
+    rollouts = _Rollouts(cfg, service, channel)
+    curve: list[list[float]] = []
+    eval_curve: list[list[float]] = []
+    status, step, next_seed = "succeeded", 0, int(cfg.get("seed_start", 0))
+    started = time.perf_counter()
+
+    def evaluate(at: int) -> bool:
+        if not eval_seeds:
+            return True
+        channel.emit("rl.eval.started", f"evaluating {len(eval_seeds)} seeds (greedy) at step {at}",
+                     {"step": at, "seeds": eval_seeds})
+        results = rollouts.run(eval_seeds, "eval", f"{cfg['job_id']}-eval{at}", 0.0)
+        if results is None:
+            return False
+        errors = _check_phase(results, "evaluation")
+        scores = [r for r in results if isinstance(r, float)]
+        mean = statistics.fmean(scores)
+        eval_curve.append([at, round(mean, 4)])
+        channel.metric("eval.reward_mean", at, mean, {"n": len(scores)})
+        channel.emit("rl.eval.summary", f"step {at} eval reward mean={mean:.3f} (N={len(scores)})",
+                     {"step": at, "reward_mean": mean, "n": len(scores), "failed": len(errors)})
+        return True
+
+    try:
+        if not evaluate(0):
+            status = "cancelled"
+        while status == "succeeded" and step < total:
+            t0 = time.perf_counter()
+            seeds = [next_seed + i for i in range(batch)]
+            next_seed += batch
+            results = rollouts.run([s for s in seeds for _ in range(group)], "rl", f"{cfg['job_id']}-s{step + 1}",
+                                   temperature)
+            if results is None:
+                status = "cancelled"
+                break
+            errors = _check_phase(results, "training")
+            samples, advantages, rewards = [], [], []
+            for g in range(batch):
+                members = list(range(g * group, (g + 1) * group))
+                ok = [k for k in members if isinstance(results[k], float) and service.records.get(k)]
+                group_rewards = [float(results[k]) for k in ok]  # type: ignore[arg-type]
+                rewards += group_rewards
+                for k, adv in zip(ok, group_advantages(group_rewards), strict=True):
+                    for sample in service.records[k]:
+                        samples.append(sample)
+                        advantages.append(adv)
+            t1 = time.perf_counter()
+            if not samples:
+                raise TaskAppError("the task app never called the policy's inference_url, so there is nothing "
+                                   "to train on; it must call policy.config.inference_url")
+            loss, parts = grpo_loss(model, reference, samples, advantages, beta=beta, temperature=temperature,
+                                    pad_id=loaded.tokenizer.pad_id)
+            optim.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optim.step()
+            step += 1
+            mean_reward = statistics.fmean(rewards) if rewards else 0.0
+            curve.append([step, round(mean_reward, 4)])
+            channel.metric("train.reward_mean", step, mean_reward, {"n": len(rewards)})
+            channel.metric("train.loss", step, float(loss))
+            channel.metric("train.kl", step, parts["kl"])
+            channel.emit("rl.train.step", f"step {step}/{total} reward_mean={mean_reward:.3f} loss={float(loss):.4f} "
+                         f"kl={parts['kl']:.4f}",
+                         {"step": step, "total_steps": total, "reward_mean": mean_reward, "loss": float(loss),
+                          "kl": parts["kl"], "rollouts": len(results), "failed_rollouts": len(errors),
+                          "seconds": round(time.perf_counter() - t0, 2), "rollout_seconds": round(t1 - t0, 2),
+                          "generation_seconds": round(service.take_generation_seconds(), 2), "peak_rss_mb": channel.report_memory()},
+                         level="warning" if errors else "info")
+            if eval_seeds and eval_every and step % eval_every == 0 and step < total and not evaluate(step):
+                status = "cancelled"
+        if status == "succeeded" and eval_seeds and (not eval_curve or eval_curve[-1][0] != step) \
+                and not evaluate(step):
+            status = "cancelled"
+    finally:
+        rollouts.close()
+    folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
+    files = save_model(loaded, folder, {"base": choice.requested, "job_id": cfg["job_id"], "step": step,
+                                        "description": loaded.description})
+    summary = _summary(curve, eval_curve, step, total, time.perf_counter() - started, channel.report_memory())
+    file_list = [{"path": str(p.relative_to(work_dir)), "bytes": p.stat().st_size} for p in files]
+    if status == "cancelled":
+        channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, rl=summary)
+        channel.emit("rl.train.cancelled", f"Cancelled at step {step}/{total}; checkpoint kept in {folder.name}/",
+                     {"step": step, "checkpoint": str(folder)}, level="warning")
+        return status
+    channel.result(fine_tuned_model=cfg["fine_tuned_model"], model_path=str(folder), files=file_list, rl=summary,
+                   best_score=summary.get("eval_reward_best"))
+    channel.emit("rl.train.completed",
+                 f"Finished {step} steps: train reward {summary['reward_start']} -> {summary['reward_end']}, eval "
+                 f"{summary.get('eval_reward_start')} -> {summary.get('eval_reward_end')}; saved {cfg['fine_tuned_model']}",
+                 {**summary, "fine_tuned_model": cfg["fine_tuned_model"]})
+    return status
+
+
+def _summary(curve: list[list[float]], eval_curve: list[list[float]], step: int, total: int, seconds: float,
+             peak_rss_mb: float) -> dict[str, Any]:
+    window = max(1, min(5, len(curve) // 4 or 1))
+    start = statistics.fmean(r for _, r in curve[:window]) if curve else None
+    end = statistics.fmean(r for _, r in curve[-window:]) if curve else None
+    out: dict[str, Any] = {"steps": step, "total_steps": total, "reward_curve": curve, "eval_curve": eval_curve,
+                           "reward_start": None if start is None else round(start, 4),
+                           "reward_end": None if end is None else round(end, 4),
+                           "seconds": round(seconds, 1), "peak_rss_mb": round(peak_rss_mb, 1)}
+    if eval_curve:
+        out.update(eval_reward_start=eval_curve[0][1], eval_reward_end=eval_curve[-1][1],
+                   eval_reward_best=max(r for _, r in eval_curve))
+    return out

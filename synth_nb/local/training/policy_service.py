@@ -1,0 +1,146 @@
+"""Serving the model under training as an OpenAI-compatible chat policy, inside the worker process.
+
+Chat requests arrive from the backend's policy route through the worker's stdin (tagged with the policy
+slot they came in on, i.e. which rollout made them). Requests with the same prompt are sampled as one
+batch, and the prompt and sampled token ids are recorded per slot so the trainer can pair them with the
+reward the task app reports for that rollout.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from synth_nb.local.training.models import LoadedModel
+from synth_nb.local.training.tokenizer import encode_chat
+from synth_nb.local.training.worker import Channel
+
+__all__ = ["PolicyService", "Sample", "sample_tokens"]
+
+
+@dataclass
+class Sample:
+    prompt_ids: list[int]
+    completion_ids: list[int]
+
+
+@torch.no_grad()
+def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, temperature: float,
+                  stop_ids: set[int], generator: torch.Generator | None = None) -> list[list[int]]:
+    """``n`` completions of one prompt with a KV cache; temperature 0 is greedy. Stop tokens are kept."""
+    was_training = model.training
+    model.eval()
+    out = model(input_ids=torch.tensor([prompt_ids] * n), use_cache=True)
+    past, logits = out.past_key_values, out.logits[:, -1, :]
+    seqs: list[list[int]] = [[] for _ in range(n)]
+    done = [False] * n
+    for _ in range(max_new):
+        if temperature <= 0:
+            chosen = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits.float() / temperature, dim=-1)
+            chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+        for i, token in enumerate(chosen.tolist()):
+            if not done[i]:
+                seqs[i].append(token)
+                done[i] = token in stop_ids
+        if all(done):
+            break
+        out = model(input_ids=chosen[:, None], past_key_values=past, use_cache=True)
+        past, logits = out.past_key_values, out.logits[:, -1, :]
+    model.train(was_training)
+    return seqs
+
+
+class PolicyService:
+    """Answers chat requests from the current weights; ``records[slot]`` collects what was sampled."""
+
+    def __init__(self, loaded: LoadedModel, channel: Channel, *, max_new_tokens: int, seed: int) -> None:
+        self.loaded = loaded
+        self.channel = channel
+        self.max_new_tokens = max_new_tokens
+        self.temperature = 1.0
+        self.records: dict[int, list[Sample]] = defaultdict(list)
+        self.generator = torch.Generator().manual_seed(seed)
+        tok = loaded.tokenizer
+        self.stop_ids = {tok.end_id} | ({int(tok.eos_id)} if hasattr(tok, "eos_id") else set())
+        self.tokens_generated = 0
+        self._generation_seconds = 0.0
+
+    def take_generation_seconds(self) -> float:
+        """Time spent sampling since the last call."""
+        spent, self._generation_seconds = self._generation_seconds, 0.0
+        return spent
+
+    def start_phase(self, temperature: float) -> None:
+        """A new set of rollouts: forget old records; temperature 0 means greedy (evaluation)."""
+        self.records.clear()
+        self.temperature = temperature
+
+    def _prompt(self, request: dict[str, Any], max_new: int) -> list[int]:
+        messages = request.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise ValueError("chat request has no messages")
+        ids, _ = encode_chat(self.loaded.tokenizer, messages, add_generation_prompt=True)
+        room = self.loaded.max_positions - max_new
+        return ids[-room:]
+
+    def _max_new(self, request: dict[str, Any]) -> int:
+        asked = request.get("max_completion_tokens") or request.get("max_tokens") or self.max_new_tokens
+        return max(1, min(int(asked), self.max_new_tokens))
+
+    def serve(self, wait_s: float = 0.02, gather_s: float = 0.01) -> int:
+        """Answer the requests that are waiting (batched by prompt); returns how many were answered."""
+        try:
+            first = self.channel.chat_requests.get(timeout=wait_s)
+        except queue.Empty:
+            return 0
+        pending = [first]
+        deadline = time.monotonic() + gather_s
+        while time.monotonic() < deadline:
+            try:
+                pending.append(self.channel.chat_requests.get(timeout=max(0.0, deadline - time.monotonic())))
+            except queue.Empty:
+                break
+        groups: dict[tuple[tuple[int, ...], int], list[dict[str, Any]]] = defaultdict(list)
+        for msg in pending:
+            try:
+                max_new = self._max_new(msg["request"])
+                groups[(tuple(self._prompt(msg["request"], max_new)), max_new)].append(msg)
+            except (ValueError, TypeError, KeyError) as exc:
+                self.channel.respond(msg.get("id", ""), error=f"bad chat request: {exc}")
+        for (prompt, max_new), msgs in groups.items():
+            started = time.perf_counter()
+            seqs = sample_tokens(self.loaded.model, list(prompt), len(msgs), max_new, self.temperature,
+                                 self.stop_ids, self.generator)
+            self._generation_seconds += time.perf_counter() - started
+            for msg, seq in zip(msgs, seqs, strict=True):
+                self.records[int(msg.get("slot", -1))].append(Sample(list(prompt), seq))
+                self.tokens_generated += len(seq)
+                self.channel.respond(msg["id"], self._completion(msg["request"], list(prompt), seq))
+        return len(pending)
+
+    def _completion(self, request: dict[str, Any], prompt: list[int], seq: list[int]) -> dict[str, Any]:
+        stopped = bool(seq) and seq[-1] in self.stop_ids
+        text = self.loaded.tokenizer.decode(seq[:-1] if stopped else seq)
+        return {"id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": int(time.time()),
+                "model": str(request.get("model") or "local-policy"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop" if stopped else "length"}],
+                "usage": {"prompt_tokens": len(prompt), "completion_tokens": len(seq),
+                          "total_tokens": len(prompt) + len(seq)}}
+
+    def refuse_all(self, reason: str) -> None:
+        """Answer every waiting request with an error (used when stopping)."""
+        while True:
+            try:
+                msg = self.channel.chat_requests.get_nowait()
+            except queue.Empty:
+                return
+            self.channel.respond(msg.get("id", ""), error=reason)

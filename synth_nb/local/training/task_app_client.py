@@ -1,0 +1,77 @@
+"""Talking to a task app from the RL executor (health check) and its worker (rollouts); torch-free.
+
+Every failure becomes a ``TaskAppError`` whose message says what the task app did wrong, so a job against
+a task app that is down or answers garbage fails with a clear event instead of a stack trace.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+__all__ = ["TaskAppError", "check_task_app", "rollout_reward", "task_app_headers"]
+
+
+class TaskAppError(RuntimeError):
+    """The task app is unreachable, refused the request, or answered something unusable."""
+
+
+def task_app_headers(api_key: str | None) -> dict[str, str]:
+    if not api_key:
+        return {}
+    return {"X-API-Key": api_key, "X-API-Keys": api_key, "Authorization": f"Bearer {api_key}"}
+
+
+def _detail(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    detail = body.get("detail", body) if isinstance(body, dict) else body
+    return str(detail)[:300]
+
+
+def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> dict[str, Any]:
+    """GET /health and /task_info like the 0.2.24 CLI; returns the task_info document."""
+    headers = task_app_headers(api_key)
+    try:
+        with httpx.Client(timeout=timeout) as client:
+            health = client.get(f"{url}/health", headers=headers)
+            if health.status_code != 200:
+                raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: {_detail(health)}"
+                                   + (" (check ENVIRONMENT_API_KEY)" if health.status_code in (400, 401, 403) else ""))
+            info = client.get(f"{url}/task_info", headers=headers)
+    except httpx.HTTPError as exc:
+        raise TaskAppError(f"task app {url} is not reachable ({type(exc).__name__}: {exc}); start it or fix "
+                           "services.task_url") from None
+    if info.status_code != 200:
+        raise TaskAppError(f"task app {url} /task_info answered HTTP {info.status_code}: {_detail(info)}")
+    try:
+        doc = info.json()
+    except ValueError:
+        raise TaskAppError(f"task app {url} /task_info did not answer JSON") from None
+    return doc if isinstance(doc, dict) else {"taskset": doc}
+
+
+def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None) -> float:
+    """POST /rollout and return ``metrics.outcome_score`` (else ``metrics.mean_return``)."""
+    try:
+        response = client.post(f"{url}/rollout", json=payload, headers=task_app_headers(api_key))
+    except httpx.HTTPError as exc:
+        raise TaskAppError(f"POST {url}/rollout failed: {type(exc).__name__}: {exc}") from None
+    if response.status_code != 200:
+        raise TaskAppError(f"POST {url}/rollout answered HTTP {response.status_code}: {_detail(response)}")
+    try:
+        body = response.json()
+    except ValueError:
+        raise TaskAppError(f"POST {url}/rollout did not answer JSON: {response.text[:120]!r}") from None
+    metrics = body.get("metrics") if isinstance(body, dict) else None
+    if not isinstance(metrics, dict):
+        raise TaskAppError(f"POST {url}/rollout answered without a metrics object (not a RolloutResponse)")
+    for key in ("outcome_score", "mean_return", "outcome_reward"):
+        value = metrics.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    raise TaskAppError(f"POST {url}/rollout answered without a numeric metrics.outcome_score or "
+                       "metrics.mean_return")

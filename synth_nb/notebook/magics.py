@@ -1,0 +1,115 @@
+"""``%synth_train`` / ``%%synth_train``: the notebook face of ``synth-nb train``.
+
+The flags are the CLI's own (``synth_nb.cli.args.TRAIN_ARGUMENTS``) applied through IPython's
+``magic_arguments``, so ``%synth_train?`` prints the same help as ``synth-nb train --help``. The magic
+only routes: the wizard when a widget front end is present and ``--yes`` is absent, otherwise a masked
+text preview, and submission through ``synth_nb.notebook._submit`` when ``--yes`` is given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+
+from synth_nb.cli.args import TRAIN_ARGUMENTS
+from synth_nb.errors import SynthNbError
+from synth_nb.notebook import _session, _submit, _text
+from synth_nb.notebook._frontend import has_widget_frontend
+
+__all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
+
+CELL_CONFIG_PREFIX = ".synth_train_cell_"
+
+
+def _with_train_arguments(func: Any) -> Any:
+    """Apply the shared ``TRAIN_ARGUMENTS`` as ``magic_arguments`` (help text and parsing)."""
+    for spec in reversed(TRAIN_ARGUMENTS):
+        func = magic_arguments.argument(*spec.flags, **spec.kwargs)(func)
+    return magic_arguments.magic_arguments()(func)
+
+
+def write_cell_config(folder: Path, text: str) -> Path:
+    """Write a ``%%synth_train`` body next to the notebook (one file per distinct body, reused)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    path = folder / f"{CELL_CONFIG_PREFIX}{digest}.toml"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@magics_class
+class SynthMagics(Magics):
+    """Holds the ``synth_train`` magic; one instance per shell."""
+
+    @_with_train_arguments
+    @line_cell_magic
+    def synth_train(self, line: str, cell: str | None = None) -> Any:
+        """Validate, preview and submit Synth training jobs (RL, SFT, prompt learning).
+
+        With no ``--config`` and a widget front end, opens the wizard. ``%%synth_train`` takes the TOML
+        config in the cell body. Returns the created Job (a list for several configs), or the wizard.
+        """
+        args = magic_arguments.parse_argstring(self.synth_train, line)
+        folder = _session.notebook_folder(self.shell.user_ns if self.shell else None)
+        if cell is not None and cell.strip():
+            args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]
+        request = _session.TrainRequest.from_args(args, folder)
+        try:
+            return self._dispatch(request)
+        except SynthNbError as exc:
+            raise UsageError(str(exc)) from None
+
+    def _dispatch(self, request: _session.TrainRequest) -> Any:
+        widgets = has_widget_frontend(self.shell)
+        if request.list_jobs:
+            return _submit.list_jobs(request, widgets=widgets)
+        if request.attach:
+            return _submit.attach_job(request, widgets=widgets)
+        if widgets and not request.yes and not request.dry_run:
+            from synth_nb.notebook.wizard import open_wizard
+
+            return open_wizard(request)
+        return self._train_without_wizard(request, widgets=widgets)
+
+    def _train_without_wizard(self, request: _session.TrainRequest, *, widgets: bool) -> Any:
+        if not request.configs:
+            request.configs = _submit.only_valid_config(request.folder)
+        backend = _session.backend_url(request.backend)
+        prepared = [
+            _session.prepare(path, overrides=request.overrides, backend=backend, env_files=request.env_files,
+                             modal_secrets=request.modal_secrets, folder=request.folder)
+            for path in request.configs
+        ]
+        if not request.yes or request.dry_run:
+            print(_text.preview_text(prepared, backend_url=backend[0]))
+            if not request.dry_run:
+                print("Nothing was sent. Run again with --yes to submit"
+                      + ("." if not widgets else ", or without --dry-run to open the wizard."))
+            return [p.plan for p in prepared if p.ok] if request.dry_run else None
+        failed = [p for p in prepared if not p.ok]
+        if failed:
+            print(_text.preview_text(failed, backend_url=backend[0]))
+            assert failed[0].error is not None
+            raise failed[0].error
+        jobs = _submit.submit_and_show(prepared, request, widgets=widgets)
+        return jobs[0] if len(jobs) == 1 else jobs
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext synth_nb``: register ``%synth_train`` / ``%%synth_train``."""
+    ipython.register_magics(SynthMagics)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext synth_nb``: remove the magics and stop this kernel's embedded local backend."""
+    magics = ipython.magics_manager.magics
+    for kind in ("line", "cell"):
+        magics[kind].pop("synth_train", None)
+    registry = ipython.magics_manager.registry
+    registry.pop("SynthMagics", None)
+    _session.stop_local_backend()

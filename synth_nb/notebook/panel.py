@@ -1,0 +1,351 @@
+"""The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, artifacts.
+
+The panel only *reads* a ``synth_nb.job.Job`` (``updates()``, ``status``, ``events``, ``status_doc``) and
+calls ``job.cancel()``; all HTTP lives in the client/job layer. It runs as one task on the kernel's
+event loop, so other cells keep running while a job streams. Everything it shows lives in display
+outputs created up front and updated in place by ``display_id`` (status, chart, artifacts) plus a small
+ipywidgets row (Cancel, show-all toggle, Export), so saved notebooks and headless runs keep a readable
+copy and JupyterLab keeps updating after the cell has finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import time
+from collections.abc import Callable, Generator
+from typing import Any
+
+from synth_nb.notebook import artifacts
+from synth_nb.notebook.chart import LiveChart
+from synth_nb.notebook.monitor_view import (
+    PanelState,
+    StallDetector,
+    is_noise,
+    parse_time,
+    progress_of,
+    render_html,
+    render_text,
+    visible_events,
+)
+from synth_nb.records import TERMINAL_STATUSES
+
+__all__ = ["MonitorPanel", "show_job"]
+
+CANCEL_CONFIRM_TIMEOUT = 30.0
+
+
+class MonitorPanel:
+    """A live view of one job. ``display()`` shows it without blocking; ``await panel`` blocks until done."""
+
+    def __init__(self, job: Any, *, max_events: int = 8, show_all: bool = False, tick: float = 0.5,
+                 chart: LiveChart | None = None, stall: StallDetector | None = None,
+                 clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
+                 show_artifacts: bool = True) -> None:
+        self.job = job
+        self.max_events = max_events
+        self.show_all = show_all
+        self.tick = tick
+        self.chart = chart or LiveChart(job.flow)
+        self.stall = stall or StallDetector()
+        self.clock, self.wall = clock, wall
+        self.show_artifacts = show_artifacts
+        self.hidden_count = 0
+        self.note: str | None = None
+        self.error: str | None = None
+        self.final_status: str | None = None
+        self.cancel_requested = False
+        self._started_wall = wall()
+        self._ended_wall: float | None = None
+        self._status_handle: Any = None
+        self._artifacts_handle: Any = None
+        self._controls: Any = None
+        self._task: asyncio.Task[str] | concurrent.futures.Future[str] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._live = False  # True once history is in and updates arrive live (for stall timing)
+        self._status_dirty = True
+        self._last_status_render = float("-inf")
+        self._ingested = 0
+
+    # ------------------------------------------------------------------ state
+    @property
+    def status(self) -> str:
+        return str(getattr(self.job, "status", None) or "queued")
+
+    @property
+    def done(self) -> bool:
+        return self.final_status is not None
+
+    def elapsed(self) -> float | None:
+        doc = getattr(self.job, "status_doc", None) or {}
+        start = next((t for t in (parse_time(doc.get(k)) for k in ("started_at", "created_at")) if t), None)
+        start = start or self._started_wall
+        if self.status in TERMINAL_STATUSES:
+            end = next((t for t in (parse_time(doc.get(k)) for k in ("finished_at", "completed_at")) if t), None)
+            end = end or self._ended_wall or self.wall()
+            self._ended_wall = end
+        else:
+            end = self.wall()
+        return max(0.0, end - start)
+
+    def state(self) -> PanelState:
+        events = list(getattr(self.job, "events", []) or [])
+        elapsed = self.elapsed()
+        now = self.clock()
+        stalled = None if self.status in TERMINAL_STATUSES else self.stall.stalled_for(now)
+        return PanelState(
+            job_id=str(self.job.id), flow=self.job.flow, algorithm=getattr(self.job, "algorithm", None),
+            status=self.status, elapsed=elapsed,
+            progress=progress_of(getattr(self.job, "status_doc", None) or {}, events, elapsed),
+            events=visible_events(self.job.flow, events, self.max_events, show_all=self.show_all),
+            hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
+            usual_gap=self.stall.usual_gap(), note=self.note, error=self.error,
+        )
+
+    def status_bundle(self) -> dict[str, Any]:
+        state = self.state()
+        return {"text/html": render_html(state) + self.chart.html_table(),
+                "text/plain": render_text(state) + "\n" + self.chart.text_table()}
+
+    def ingest(self, update: Any) -> None:
+        """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""
+        kind = getattr(update, "kind", None)
+        if kind == "event" and update.event is not None:
+            self.chart.add_event(update.event)
+            if is_noise(self.job.flow, update.event):
+                self.hidden_count += 1
+            if self._live:
+                self.stall.observe(self.clock())
+        elif kind == "metric" and update.metric is not None:
+            self.chart.add_metric(update.metric)
+            if self._live:
+                self.stall.observe(self.clock())
+        elif kind == "done":
+            self.final_status = str(getattr(update, "status", None) or self.status)
+        self._status_dirty = True
+
+    # ------------------------------------------------------------------ display
+    def display(self, *, start: bool = True) -> MonitorPanel:
+        """Show status, chart, controls and an artifacts slot; start the live task on the running loop."""
+        from IPython.display import display
+
+        self._status_handle = display(self.status_bundle(), raw=True, display_id=True)
+        self.chart.display()
+        self._controls = _make_controls(self)
+        if self._controls is not None:
+            display(self._controls)
+        self._artifacts_handle = display({"text/plain": ""}, raw=True, display_id=True)
+        if start:
+            self.start()
+        return self
+
+    def start(self) -> MonitorPanel:
+        """Schedule :meth:`run` on the kernel's loop (or a private one outside a kernel). Idempotent."""
+        if self._task is None:
+            from synth_nb.notebook._loop import KernelLoop
+
+            kernel_loop = KernelLoop.capture()
+            self._loop = kernel_loop.loop
+            self._task = kernel_loop.spawn(self.run())
+        return self
+
+    def render_status(self, *, force: bool = False) -> None:
+        now = self.clock()
+        if not force and not self._status_dirty and now - self._last_status_render < 1.0:
+            return
+        self._status_dirty = False
+        self._last_status_render = now
+        if self._status_handle is not None:
+            self._status_handle.update(self.status_bundle(), raw=True)
+
+    # ------------------------------------------------------------------ running
+    async def run(self) -> str:
+        """Follow the job to its terminal state, redrawing at most every ``tick``; returns the final status."""
+        if hasattr(self.job, "start_monitoring"):
+            self.job.start_monitoring()
+        consumer = asyncio.ensure_future(self._consume())
+        try:
+            while not consumer.done():
+                await asyncio.wait({consumer}, timeout=self.tick)
+                self._live = True
+                await self.chart.redraw_async()
+                self.render_status()
+            if not consumer.cancelled() and consumer.exception() is not None:
+                exc = consumer.exception()
+                self.error = f"monitoring stopped: {type(exc).__name__}: {exc}"
+        finally:
+            if not consumer.done():
+                consumer.cancel()
+            await self._finish()
+        return self.final_status or self.status
+
+    async def _consume(self) -> None:
+        async for update in self.job.updates():
+            self.ingest(update)
+            self._ingested += 1
+            if self._ingested % 500 == 0:
+                await asyncio.sleep(0)  # a long history must not starve other cells
+            if getattr(update, "kind", None) == "done":
+                return
+
+    async def _finish(self) -> None:
+        if self.final_status is None and self.status in TERMINAL_STATUSES:
+            self.final_status = self.status
+        if self.final_status is not None:
+            self.note = _final_note(self)
+        _disable_cancel(self._controls)
+        png = await asyncio.to_thread(self.chart.render_png)
+        self.chart.publish(png)
+        self.render_status(force=True)
+        if self.show_artifacts and self.final_status is not None:
+            bundle = artifacts.artifact_bundle(self.job, chart_png=png)
+            if self._artifacts_handle is not None and bundle:
+                self._artifacts_handle.update(bundle, raw=True)
+            _enable_export(self._controls)
+
+    async def wait(self, timeout: float | None = None) -> str:
+        """Block (asynchronously) until the job is terminal and the final chart/summary are drawn.
+
+        Interrupting (Ctrl-C / the kernel's stop button) sends the backend cancel and waits for the
+        confirmed terminal state.
+        """
+        self.start()
+        assert self._task is not None
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(self._task)
+                                          if isinstance(self._task, concurrent.futures.Future)
+                                          else asyncio.shield(self._task), timeout)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            await asyncio.shield(self.cancel())
+            raise
+
+    def __await__(self) -> Generator[Any, None, str]:
+        return self.wait().__await__()
+
+    async def cancel(self) -> str:
+        """Send the backend cancel and wait for the confirmed terminal state (shown in the panel)."""
+        self.cancel_requested = True
+        self.note = "cancel requested…"
+        self.render_status(force=True)
+        try:
+            status = str(await self.job.cancel())
+            if status not in TERMINAL_STATUSES:
+                status = str(await self.job.wait(timeout=CANCEL_CONFIRM_TIMEOUT))
+        except Exception as exc:  # shown in the panel, never swallowed silently
+            self.error = f"cancel failed: {type(exc).__name__}: {exc}"
+            self.render_status(force=True)
+            raise
+        self.note = f"cancelled: the backend confirmed status {status}"
+        self.render_status(force=True)
+        return status
+
+    def request_cancel(self) -> None:
+        """Thread-safe cancel for button callbacks (may run on a comm thread)."""
+        from synth_nb.notebook._loop import KernelLoop
+
+        loop = KernelLoop(self._loop) if self._loop is not None else KernelLoop.capture()
+        loop.spawn(self.cancel())
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": f"MonitorPanel(job={self.job.id!r}, status={self.status!r})"}
+
+
+def _final_note(panel: MonitorPanel) -> str:
+    status = panel.final_status
+    if panel.cancel_requested and status == "cancelled":
+        return "cancelled: the backend confirmed status cancelled"
+    return f"finished: {status}"
+
+
+def _make_controls(panel: MonitorPanel) -> Any:
+    """Cancel / show-all / Export buttons (ipywidgets); None where widgets are unavailable."""
+    try:
+        import ipywidgets as w
+    except ImportError:  # pragma: no cover - ipywidgets is a core dependency
+        return None
+    cancel = w.Button(description="Cancel job", button_style="danger", icon="stop",
+                      tooltip="Send cancel to the backend and wait for the confirmed terminal state")
+    cancel.add_class("synth-cancel")
+    toggle = w.ToggleButton(value=panel.show_all, description="Show all events",
+                            tooltip="Include routine events the CLI hides")
+    toggle.add_class("synth-show-all")
+    export = w.Button(description="Export summary", icon="download", disabled=True,
+                      tooltip="Write summary.md (and the curve PNG) next to the notebook")
+    export.add_class("synth-export")
+    export.layout.display = "" if panel.job.flow == "prompt_learning" else "none"
+    out = w.HTML(value="")
+    out.add_class("synth-controls-msg")
+
+    def on_cancel(_: Any) -> None:
+        cancel.disabled = True
+        cancel.description = "Cancelling…"
+        panel.request_cancel()
+
+    def on_toggle(change: dict[str, Any]) -> None:
+        panel.show_all = bool(change["new"])
+        panel.render_status(force=True)
+
+    def on_export(_: Any) -> None:
+        try:
+            written = artifacts.export_summary(panel.job, chart_png=panel.chart.png)
+            out.value = "Wrote " + ", ".join(p.name for p in written)
+        except Exception as exc:  # show the problem next to the button
+            out.value = f"Export failed: {type(exc).__name__}: {exc}"
+
+    cancel.on_click(on_cancel)
+    toggle.observe(on_toggle, names="value")
+    export.on_click(on_export)
+    return w.HBox([cancel, toggle, export, out])
+
+
+def _disable_cancel(controls: Any) -> None:
+    if controls is not None:
+        cancel = controls.children[0]
+        cancel.disabled = True
+        cancel.description = "Job finished"
+
+
+def _enable_export(controls: Any) -> None:
+    if controls is not None:
+        controls.children[2].disabled = False
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def show_job(job: Any, *, wait: bool = False, **options: Any) -> MonitorPanel:
+    """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
+
+    Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: from
+    plain Python (or a worker thread) the panel runs on a private loop; inside a cell on the kernel's
+    loop the call cannot block that loop, so it displays live and the cell should ``await panel``.
+    """
+    panel = MonitorPanel(job, **options)
+    if not wait:
+        return panel.display()
+    running = _running_loop()
+    job_loop = getattr(job, "loop", None)
+    if running is not None and (job_loop is None or job_loop is running):
+        panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
+        return panel.display()
+    panel.display(start=False)
+    target = job_loop if job_loop is not None else None
+    if target is None:
+        from synth_nb.notebook._loop import KernelLoop
+
+        target = KernelLoop.capture().loop
+    future = asyncio.run_coroutine_threadsafe(panel.run(), target)
+    panel._task, panel._loop = future, target
+    try:
+        future.result()
+    except KeyboardInterrupt:
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(panel.cancel(), target).result(CANCEL_CONFIRM_TIMEOUT)
+            future.result(CANCEL_CONFIRM_TIMEOUT)
+        raise
+    return panel

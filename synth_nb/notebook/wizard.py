@@ -1,0 +1,343 @@
+"""The ``%synth_train`` wizard: configs → secrets → overrides → preview → submit, in one anywidget.
+
+Secrets never enter a synced trait. The front end receives masked values only; a pasted key travels
+in a custom message (``model.send``), is kept kernel-side as a ``SecretStr`` and the password field is
+cleared by the front end as soon as the message is sent. Every state change is recomputed on the
+kernel loop (``_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+from pydantic import SecretStr
+
+from synth_nb.errors import SynthNbError
+from synth_nb.notebook import _session, _submit, _text
+from synth_nb.notebook._loop import KernelLoop
+from synth_nb.notebook._wizard_state import (
+    OVERRIDE_SPECS,
+    discover,
+    env_files_in,
+    parse_overrides,
+    prefill_overrides,
+)
+
+__all__ = ["Wizard", "open_wizard"]
+
+STEPS = ("configs", "secrets", "overrides", "preview", "submit")
+LAST_SUBMISSION = Path(".synth_nb") / "last_submission.json"
+
+
+class Wizard(anywidget.AnyWidget):
+    """One composite panel; ``.jobs`` holds the submitted ``Job`` objects."""
+
+    #: the most recently created wizard in this kernel (``Wizard.latest.jobs`` after submitting)
+    latest: Wizard | None = None
+
+    _esm = Path(__file__).resolve().parent.parent / "static" / "wizard.js"
+    _css = Path(__file__).resolve().parent.parent / "static" / "wizard.css"
+
+    step = traitlets.Unicode("configs").tag(sync=True)
+    folder = traitlets.Unicode("").tag(sync=True)
+    configs = traitlets.List(traitlets.Dict()).tag(sync=True)
+    selected = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    env_files_available = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    env_file = traitlets.Unicode("").tag(sync=True)
+    use_modal = traitlets.Bool(False).tag(sync=True)
+    modal_secret = traitlets.Unicode("").tag(sync=True)
+    secrets = traitlets.List(traitlets.Dict()).tag(sync=True)
+    backend = traitlets.Unicode("").tag(sync=True)
+    override_fields = traitlets.List(traitlets.Dict()).tag(sync=True)
+    overrides = traitlets.Dict().tag(sync=True)
+    override_errors = traitlets.Dict().tag(sync=True)
+    previews = traitlets.List(traitlets.Dict()).tag(sync=True)
+    blockers = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    can_submit = traitlets.Bool(False).tag(sync=True)
+    submitting = traitlets.Bool(False).tag(sync=True)
+    submitted = traitlets.List(traitlets.Dict()).tag(sync=True)
+    submit_error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, folder: Path, *, preselect: list[Path] | None = None, overrides: dict[str, Any] | None = None,
+                 env_files: list[Path] | None = None, modal_secrets: list[str] | None = None,
+                 backend: str | None = None, environ: dict[str, str] | None = None,
+                 loop: KernelLoop | None = None, on_submitted: Any = None) -> None:
+        super().__init__()
+        self._folder = Path(folder).resolve()
+        self._environ = dict(os.environ if environ is None else environ)
+        self._loop = loop or KernelLoop.capture()
+        self._pasted: dict[str, SecretStr] = {}
+        self._prepared: list[_session.Prepared] = []
+        self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+        self._on_submitted = on_submitted
+        self.jobs: list[Any] = []
+        #: where the monitor panels of submitted jobs appear (an ``ipywidgets.Output`` once displayed)
+        self.output: Any = None
+        self.submit_task: asyncio.Future[Any] | None = None
+        self.folder = str(self._folder)
+        self.configs = self._discover()
+        self.env_files_available = env_files_in(self._folder)
+        extra_env = [self._rel(p) for p in env_files or []]
+        self.env_file = extra_env[0] if extra_env else ""
+        self.modal_secret = (modal_secrets or [""])[0]
+        self.use_modal = bool(modal_secrets)
+        self.backend = backend or ""
+        wanted = {self._rel(p) for p in preselect or []}
+        self.selected = [c["path"] for c in self.configs if c["path"] in wanted] or [
+            c["path"] for c in self.configs if c["valid"]][:1]
+        self.override_fields = [dict(spec) for spec in OVERRIDE_SPECS]
+        self._refresh_prefill()
+        self.observe(self._changed, names=["selected", "env_file", "use_modal", "modal_secret", "backend",
+                                           "overrides"])
+        self.on_msg(self._message)
+        self._recompute()
+        Wizard.latest = self
+
+    # ------------------------------------------------------------------ kernel-side plumbing
+
+    def _rel(self, path: Path | str) -> str:
+        p = Path(path)
+        try:
+            return str(p.resolve().relative_to(self._folder))
+        except ValueError:
+            return str(p)
+
+    def _short(self, text: str) -> str:
+        """Messages and sources name files relative to the notebook folder (shorter, no home paths)."""
+        return text.replace(str(self._folder) + os.sep, "") if text else text
+
+    def _changed(self, change: dict[str, Any]) -> None:
+        self._loop.call_soon(self._apply_change, change["name"])
+
+    def _apply_change(self, name: str) -> None:
+        if name == "selected":
+            self._refresh_prefill()
+        self._recompute()
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("type")
+        if kind == "paste_secret":
+            name, value = str(content.get("name", "")), str(content.get("value", ""))
+            content.clear()  # drop our reference to the raw value as early as possible
+            self._loop.call_soon(self._paste, name, SecretStr(value.strip()))
+        elif kind == "submit":
+            self._loop.call_soon(self._start_submit)
+        elif kind == "refresh":
+            self._loop.call_soon(self._rediscover)
+
+    def _paste(self, name: str, value: SecretStr) -> None:
+        if value.get_secret_value():
+            self._pasted[name] = value
+        else:
+            self._pasted.pop(name, None)
+        self.send({"type": "secret_received", "name": name})
+        self._recompute()
+
+    def _discover(self) -> list[dict[str, Any]]:
+        return [{**row, "error": self._short(row["error"])} for row in discover(self._folder)]
+
+    def _rediscover(self) -> None:
+        self.configs = self._discover()
+        self.env_files_available = env_files_in(self._folder)
+        known = {c["path"] for c in self.configs}
+        self.selected = [p for p in self.selected if p in known]
+        self._recompute()
+
+    def _refresh_prefill(self) -> None:
+        first = next((c for c in self.configs if c["path"] in self.selected and c["valid"]), None)
+        prefill = prefill_overrides(self._folder / first["path"]) if first else {}
+        fields = []
+        for spec in OVERRIDE_SPECS:
+            field = dict(spec)
+            field["prefill"] = prefill.get(spec["name"], "")
+            fields.append(field)
+        self.override_fields = fields
+        merged = {f["name"]: f["prefill"] for f in fields}
+        merged.update({k: v for k, v in self._initial_overrides.items()})
+        self.overrides = {k: ("" if v is None else v) for k, v in merged.items()}
+
+    # ------------------------------------------------------------------ validation and preview
+
+    def _changed_overrides(self) -> tuple[dict[str, Any], dict[str, str]]:
+        """Parsed override values that differ from the config's own, plus inline errors per field."""
+        values, errors = parse_overrides(self.overrides)
+        prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
+        changed = {k: v for k, v in values.items()
+                   if str(v) != str(prefill.get(k, "")) and not (v is False and not prefill.get(k))}
+        if "dataset" in changed:
+            changed["dataset"] = str(self._folder / str(changed["dataset"]))
+        return changed, errors
+
+    def _recompute(self) -> None:
+        changed, errors = self._changed_overrides()
+        blockers: list[str] = []
+        by_path = {c["path"]: c for c in self.configs}
+        if not self.selected:
+            blockers.append("Select at least one config.")
+        for rel in self.selected:
+            info = by_path.get(rel)
+            if info is not None and not info["valid"]:
+                blockers.append(self._short(f"{rel} is invalid: {info['error']}"))
+        prepared: list[_session.Prepared] = []
+        backend: tuple[str, str | None] = ("", None)
+        if not errors and self.selected:
+            try:
+                backend = _session.backend_url(self.backend.strip() or None, self._environ)
+            except SynthNbError as exc:
+                errors["backend"] = str(exc)
+        if not errors:
+            env_files = [self._folder / self.env_file] if self.env_file else []
+            modal = [self.modal_secret.strip()] if self.use_modal and self.modal_secret.strip() else []
+            for rel in self.selected:
+                if rel in by_path and by_path[rel]["valid"]:
+                    prepared.append(_session.prepare(
+                        self._folder / rel, overrides=changed, backend=backend, env_files=env_files,
+                        modal_secrets=modal, pasted=self._pasted, environ=self._environ, folder=self._folder))
+        for item in prepared:
+            if item.error is not None:
+                field = _override_field_of(item.error)
+                if field:
+                    errors.setdefault(field, str(item.error))
+                else:
+                    blockers.append(self._short(f"{self._rel(item.path)}: {item.error}"))
+        if errors:
+            blockers.append("Fix the highlighted overrides.")
+        self._prepared = prepared
+        self.override_errors = errors
+        self.secrets = [{**row, "source": self._short(row["source"])} for row in _merge_secret_rows(prepared)]
+        if any(not row["found"] for row in self.secrets):
+            blockers.append("Provide the missing keys: " + ", ".join(r["name"] for r in self.secrets
+                                                                      if not r["found"]) + ".")
+        self.previews = [self._preview_of(item) for item in prepared]
+        self.blockers = list(dict.fromkeys(blockers))
+        self.can_submit = not self.blockers and bool(prepared) and all(p.ok for p in prepared)
+
+    def _preview_of(self, item: _session.Prepared) -> dict[str, Any]:
+        rel = self._rel(item.path)
+        text = item.plan.preview_json() if item.plan is not None else ""
+        last = _load_last(self._folder).get(rel)
+        diff: list[str] = []
+        if text and last is not None:
+            diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), "last submission", "now",
+                                             lineterm="", n=1))
+        return {
+            "path": rel,
+            "flow": getattr(item.config, "flow", None),
+            "algorithm": getattr(item.config, "algorithm", None),
+            "error": str(item.error) if item.error else "",
+            "preview": text,
+            "diff": diff,
+            "has_last": last is not None,
+        }
+
+    # ------------------------------------------------------------------ submit
+
+    def _start_submit(self) -> None:
+        self._recompute()
+        if not self.can_submit or self.submitting:
+            self.submit_error = "Nothing was sent: " + " ".join(self.blockers) if self.blockers else ""
+            return
+        self.submitting = True
+        self.submit_error = ""
+        self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared)))
+
+    async def _submit(self, prepared: list[_session.Prepared]) -> list[Any]:
+        try:
+            jobs = await _submit.submit_prepared_async(prepared, folder=self._folder)
+        except SynthNbError as exc:
+            self.submit_error = str(exc)
+            return []
+        except Exception as exc:  # keep the panel alive; the message is already masked by the client
+            self.submit_error = f"{type(exc).__name__}: {exc}"
+            return []
+        finally:
+            self.submitting = False
+        self.jobs = jobs
+        _save_last(self._folder, {p["path"]: p["preview"] for p in self.previews if p["preview"]})
+        self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
+                          for job, p in zip(jobs, prepared, strict=False)]
+        self.step = "submit"
+        self._recompute()
+        if self._on_submitted is not None:
+            self._on_submitted(jobs)
+        else:
+            _submit.show_jobs_in(self.output, jobs)
+        return jobs
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        if isinstance(data, dict):
+            data["text/plain"] = self.text_summary()
+        return bundle
+
+    def _ipython_display_(self, **kwargs: Any) -> None:
+        """Show the panel and, below it, the area where the monitor panels of submitted jobs appear."""
+        import ipywidgets
+        from IPython.display import display
+
+        bundle = self._repr_mimebundle_()
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        display(data, metadata=metadata, raw=True)
+        if self.output is None:
+            self.output = ipywidgets.Output()
+        display(self.output)
+
+    def text_summary(self) -> str:
+        """The fallback shown where the widget cannot render (masked, like the widget itself)."""
+        if not self._prepared:
+            return f"synth-nb wizard ({len(self.configs)} configs found in {self.folder})"
+        return _text.preview_text(self._prepared, backend_url=self.backend)
+
+
+def _override_field_of(error: SynthNbError) -> str | None:
+    text = str(error).lower()
+    for spec in OVERRIDE_SPECS:
+        name = spec["name"]
+        if f"--{name.replace('_', '-')}" in text or getattr(error, "key", None) == name:
+            return name
+    return None
+
+
+def _merge_secret_rows(prepared: list[_session.Prepared]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for item in prepared:
+        for row in _text.secrets_rows(item.secrets):
+            if row["name"] not in rows or not rows[row["name"]]["found"]:
+                rows[row["name"]] = row
+    return list(rows.values())
+
+
+def _load_last(folder: Path) -> dict[str, str]:
+    try:
+        data = json.loads((folder / LAST_SUBMISSION).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_last(folder: Path, previews: dict[str, str]) -> None:
+    """Remember the masked previews of this submission for the next diff (never raw values)."""
+    path = folder / LAST_SUBMISSION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = _load_last(folder)
+    data.update(previews)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def open_wizard(request: _session.TrainRequest) -> Wizard:
+    """The wizard for a magic call: its flags preselect configs and prefill overrides.
+
+    The magic returns it, so IPython displays it as the cell's result (``_.jobs`` after submitting).
+    """
+    return Wizard(request.folder, preselect=request.configs, overrides=request.overrides,
+                  env_files=request.env_files, modal_secrets=request.modal_secrets, backend=request.backend)

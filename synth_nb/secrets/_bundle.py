@@ -1,0 +1,116 @@
+"""Resolved secrets: values held as ``SecretStr``, every display path masked, sources recorded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+from pydantic import SecretStr
+
+from synth_nb.errors import SecretsError
+from synth_nb.secrets._keys import SETTING_KEYS
+from synth_nb.secrets._mask import mask
+
+__all__ = ["ResolvedSecret", "ResolvedSetting", "SecretBundle"]
+
+_HOW_TO_SET = (
+    "export it, put it in a .env file next to the config (or any parent folder), "
+    "pass --env-file PATH, or --modal-secret NAME"
+)
+
+
+@dataclass(frozen=True)
+class ResolvedSecret:
+    """One secret and where it came from (``source`` is e.g. ``"environment"``, ``".env:/p/.env"``)."""
+
+    name: str
+    value: SecretStr
+    source: str
+
+    @property
+    def masked(self) -> str:
+        return mask(self.value)
+
+    def __repr__(self) -> str:  # the dataclass repr would be safe too; this one is shorter
+        return f"ResolvedSecret(name={self.name!r}, value={self.masked!r}, source={self.source!r})"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True)
+class ResolvedSetting:
+    """A non-secret variable (``TASK_APP_URL``, ``SDK_EXPERIMENTAL``...) and its source."""
+
+    name: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class SecretBundle:
+    """Everything ``resolve_secrets`` found for one flow.
+
+    ``required`` lists the keys the flow needs; ``missing`` those of them that were not found.
+    """
+
+    secrets: dict[str, ResolvedSecret] = field(default_factory=dict)
+    settings: dict[str, ResolvedSetting] = field(default_factory=dict)
+    required: tuple[str, ...] = ()
+    #: human-readable notes (which .env files were read, ignored sources...)
+    notes: tuple[str, ...] = ()
+
+    def get(self, name: str) -> ResolvedSecret | None:
+        return self.secrets.get(name)
+
+    def secret_value(self, name: str) -> str | None:
+        """The raw value, for the HTTP layer only. Never print it."""
+        found = self.secrets.get(name)
+        return found.value.get_secret_value() if found else None
+
+    def setting(self, name: str) -> str | None:
+        found = self.settings.get(name)
+        return found.value if found else None
+
+    def values(self) -> list[SecretStr]:
+        """Every secret value (aliases split), for masking previews and logs."""
+        out: list[SecretStr] = []
+        for item in self.secrets.values():
+            out.append(item.value)
+            raw = item.value.get_secret_value()
+            if "," in raw:
+                out.extend(SecretStr(part.strip()) for part in raw.split(",") if part.strip())
+        return out
+
+    @property
+    def missing(self) -> list[str]:
+        return [k for k in self.required if k not in self.secrets]
+
+    def require(self) -> SecretBundle:
+        """Raise ``SecretsError`` naming every missing key and how to provide it; return self."""
+        missing = self.missing
+        if missing:
+            names = ", ".join(missing)
+            noun = "key" if len(missing) == 1 else "keys"
+            raise SecretsError(f"missing required {noun} {names}: {_HOW_TO_SET}")
+        return self
+
+    def as_masked_dict(self) -> dict[str, dict[str, str]]:
+        """``{name: {"masked": "••••1a2b", "source": "environment"}}`` for every secret found."""
+        return {name: {"masked": s.masked, "source": s.source} for name, s in self.secrets.items()}
+
+    def with_value(self, name: str, value: str, source: str = "pasted") -> SecretBundle:
+        """A copy with ``name`` set (e.g. a key pasted into the wizard)."""
+        if name in SETTING_KEYS:
+            settings = {**self.settings, name: ResolvedSetting(name, value, source)}
+            return replace(self, settings=settings)
+        secrets = {**self.secrets, name: ResolvedSecret(name, SecretStr(value), source)}
+        return replace(self, secrets=secrets)
+
+    def __iter__(self) -> Iterator[ResolvedSecret]:
+        return iter(self.secrets.values())
+
+    def __repr__(self) -> str:
+        found = ", ".join(f"{n}={s.masked}" for n, s in self.secrets.items())
+        return f"SecretBundle({found}; missing={self.missing})"
+
+    __str__ = __repr__

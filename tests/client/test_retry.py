@@ -1,0 +1,80 @@
+"""Retry policy: what is retried, how Retry-After is honoured, and that creation never duplicates."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from synth_nb.client import AsyncSynthClient
+from synth_nb.client._retry import RetryableStatus, RetryPolicy, parse_retry_after
+from synth_nb.errors import NetworkError, RateLimitedError, ServerError
+
+
+def _status(code: int, **headers: str) -> RetryableStatus:
+    return RetryableStatus(httpx.Response(code, headers=headers, request=httpx.Request("GET", "http://x")))
+
+
+def test_retry_after_seconds_and_http_date() -> None:
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after("10000") == 60.0  # capped
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
+    assert parse_retry_after("soon") is None
+    assert parse_retry_after(None) is None
+
+
+def test_policy_honours_retry_after_and_protects_non_idempotent_posts() -> None:
+    safe, unsafe = RetryPolicy(replay_safe=True), RetryPolicy(replay_safe=False)
+    request = httpx.Request("POST", "http://x")
+    assert safe.should_retry(_status(429, **{"Retry-After": "2"})) == 2.0
+    assert unsafe.should_retry(_status(429)) is True  # a 429 was not processed
+    assert safe.should_retry(_status(502)) is True
+    assert unsafe.should_retry(_status(502)) is False
+    assert unsafe.should_retry(httpx.ConnectError("refused", request=request)) is True  # never sent
+    assert unsafe.should_retry(httpx.ReadError("reset", request=request)) is False  # may have been processed
+    assert safe.should_retry(httpx.ReadError("reset", request=request)) is True
+    assert safe.should_retry(ValueError("bug")) is False
+
+
+async def test_post_without_idempotency_key_is_not_replayed_after_a_reset(no_backoff) -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        raise httpx.ReadError("reset", request=request)
+
+    async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(handler)) as client:
+        with pytest.raises(NetworkError):
+            await client.request_json("POST", "/rl/jobs", json={})
+    assert len(calls) == 1
+
+
+async def test_creation_is_retried_with_the_same_key(no_backoff) -> None:
+    keys = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        keys.append(request.headers.get("idempotency-key"))
+        if len(keys) == 1:
+            raise httpx.ReadError("reset after the server created the job", request=request)
+        if len(keys) == 2:
+            return httpx.Response(500, json={"detail": "oops"})
+        return httpx.Response(201, json={"job_id": "job_1"})
+
+    async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(handler)) as client:
+        assert (await client.create_job("rl", {}))["job_id"] == "job_1"
+    assert len(keys) == 3 and len(set(keys)) == 1 and keys[0]
+
+
+async def test_persistent_429_and_5xx_become_typed_errors(no_backoff) -> None:
+    def too_many(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(429, headers={"Retry-After": "1"}, json={"detail": "rate limited"})
+
+    def broken(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, text="<html>internal</html>")
+
+    async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(too_many)) as client:
+        with pytest.raises(RateLimitedError, match="rate limited"):
+            await client.get_status("rl", "job_1")
+    async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(broken)) as client:
+        with pytest.raises(ServerError, match="internal") as info:
+            await client.get_status("rl", "job_1")
+    assert info.value.status_code == 500

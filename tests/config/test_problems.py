@@ -1,0 +1,67 @@
+"""pydantic errors become dotted-key problems with fixes; unknown keys are found at every depth."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from synth_nb.config._problems import pydantic_problems, unknown_keys
+from synth_nb.config.prompt_learning import PromptLearningConfig
+from synth_nb.config.rl import RlConfig
+
+
+def _problems(model: type, raw: dict) -> list:
+    with pytest.raises(ValidationError) as info:
+        model.model_validate(raw)
+    return pydantic_problems(info.value, model, raw)
+
+
+def test_missing_table_vs_missing_key() -> None:
+    problems = {p.key: p for p in _problems(RlConfig, {"algorithm": {"type": "online", "method": "x"}})}
+    assert problems[("rollout",)].message == "[rollout] section is required"
+    assert problems[("compute",)].message == "[compute] section is required"
+    assert problems[("algorithm", "variety")].message == "variety is required"
+    assert problems[("algorithm", "variety")].hint == "add variety = ... to [algorithm]"
+
+
+def test_typo_suggestion_for_missing_key() -> None:
+    raw = {"prompt_learning": {"algorithm": "gepa", "task_app_url": "http://x",
+                               "policy": {"modle": "m", "provider": "openai", "inference_mode": "synth_hosted"}}}
+    [problem] = _problems(PromptLearningConfig, raw)
+    assert problem.key == ("prompt_learning", "policy", "model")
+    assert "did you mean 'model'" in problem.hint
+
+
+def test_type_and_bound_messages_never_echo_secret_values() -> None:
+    canary = "sk-live-canary-value-98765"
+    raw = {"prompt_learning": {"algorithm": canary, "task_app_url": "http://x", "task_app_api_key": 5,
+                               "policy": {"model": "m", "provider": "openai", "inference_mode": "synth_hosted",
+                                          "max_completion_tokens": -1}}}
+    problems = {p.key: p for p in _problems(PromptLearningConfig, raw)}
+    assert problems[("prompt_learning", "task_app_api_key")].message == "must be a string (got an integer)"
+    assert problems[("prompt_learning", "policy", "max_completion_tokens")].message == "must be > 0 (got -1)"
+    assert "'gepa' or 'mipro'" in problems[("prompt_learning", "algorithm")].message
+    secret = {"prompt_learning": {**raw["prompt_learning"], "algorithm": "gepa", "task_app_api_key": canary}}
+    secret["prompt_learning"]["policy"] = {**raw["prompt_learning"]["policy"], "provider": canary,
+                                           "max_completion_tokens": 5}
+    text = " ".join(p.message for p in _problems(PromptLearningConfig, secret))
+    assert "canary-value" in text  # provider is not a secret-looking key...
+    raw_api = {"algorithm": {"type": "online", "method": "policy_gradient", "variety": "gspo"},
+               "judge": {"options": {"provider": "openai", "model": "m", "timeout_s": -3}},
+               "services": {"task_url": "http://x"}}
+    assert all("canary" not in p.message for p in _problems(RlConfig, raw_api))
+
+
+def test_unknown_keys_walk_nested_models_and_lists() -> None:
+    raw = {"prompt_learning": {
+        "algorithm": "gepa", "task_app_url": "http://x", "typo_key": 1,
+        "policy": {"model": "m", "provider": "openai", "inference_mode": "synth_hosted", "temprature": 0.1},
+        "gepa": {"modules": [{"module_id": "a", "extra": True}]}}, "whatever": {}}
+    model = PromptLearningConfig.model_validate(raw)
+    found = dict(unknown_keys(model))
+    assert found == {
+        ("whatever",): None,
+        ("prompt_learning", "typo_key"): None,
+        ("prompt_learning", "policy", "temprature"): "temperature",
+        ("prompt_learning", "gepa", "modules", 0, "extra"): None,
+    }

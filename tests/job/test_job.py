@@ -1,0 +1,135 @@
+"""Job: dedup, ordering, status normalisation, wait/cancel/updates/timeout, DataFrames."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from synth_nb.client import AsyncSynthClient
+from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError
+from synth_nb.job import Job, JobUpdate
+from synth_nb.records import Event, MetricPoint
+
+
+def _job() -> Job:
+    return Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", "k"))
+
+
+def test_events_dedupe_by_seq_and_stay_ordered() -> None:
+    job = _job()
+    for seq in (1, 3, 2, 3, 1, 4):
+        job.ingest_event(Event(seq=seq, type="x"))
+    assert [e.seq for e in job.events] == [1, 2, 3, 4]
+    assert job.last_seq == 4
+
+
+def test_metrics_dedupe_by_name_and_step() -> None:
+    job = _job()
+    for name, step in (("loss", 1), ("loss", 2), ("val", 1), ("loss", 1), ("loss", 0)):
+        job.ingest_metric(MetricPoint(name=name, step=step, value=float(step)))
+    assert [(m.name, m.step) for m in job.metrics] == [("loss", 0), ("loss", 1), ("val", 1), ("loss", 2)]
+    assert job.metric_series("loss") == [(0, 0.0), (1, 1.0), (2, 2.0)]
+
+
+@pytest.mark.parametrize(("raw", "status"), [("COMPLETED", "succeeded"), ("canceled", "cancelled"),
+                                             ("in_progress", "running"), ("error", "error")])
+def test_status_is_normalised_and_error_is_terminal(raw: str, status: str) -> None:
+    job = _job()
+    job.ingest_status({"status": raw})
+    assert job.status == status
+    assert job.terminal == (status in ("succeeded", "cancelled", "error"))
+
+
+def test_raise_for_status() -> None:
+    job = _job()
+    job.ingest_status({"status": "failed"})
+    job.ingest_event(Event(seq=1, type="sft.job.failed", level="error", data={"detail": "OOM"}))
+    with pytest.raises(JobFailedError, match="OOM"):
+        job.raise_for_status()
+    job.ingest_status({"status": "cancelled"})
+    with pytest.raises(JobCancelledError):
+        job.raise_for_status()
+
+
+def test_dataframes() -> None:
+    job = _job()
+    job.ingest_event(Event(seq=1, type="a", message="hi"))
+    job.ingest_metric(MetricPoint(name="loss", step=1, value=0.5))
+    assert list(job.events_df()["type"]) == ["a"]
+    assert list(job.metrics_df()["value"]) == [0.5]
+    assert list(_job().events_df().columns)[:2] == ["seq", "type"]
+
+
+async def _create(fake_backend, flow: str, fake: dict) -> tuple[AsyncSynthClient, str]:
+    client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
+    created = await client.create_job(flow, {"metadata": {"fake": fake}})
+    if flow == "sft":
+        await client.start(flow, created["job_id"])
+    return client, created["job_id"]
+
+
+@pytest.mark.parametrize("sse", [True, False])
+async def test_wait_collects_everything_exactly_once(fake_backend, sse: bool) -> None:
+    fake_backend.state.sse = sse
+    client, job_id = await _create(fake_backend, "sft", {"events": 300, "metrics": 120, "batch": 25,
+                                                         "interval": 0.005})
+    async with client:
+        job = Job(job_id, "sft", client, poll_interval=0.5)
+        assert await job.wait(timeout=30) == "succeeded"
+    server = fake_backend.job(job_id)
+    assert [e.seq for e in job.events] == [e["seq"] for e in server.events]
+    assert sorted((m.name, m.step) for m in job.metrics) == sorted((p["name"], p["step"]) for p in server.metrics)
+    assert job.done and job.succeeded
+    assert job.stream_mode == ("sse" if sse else "poll")
+
+
+async def test_failed_job_raises_on_raise_for_status(fake_backend) -> None:
+    client, job_id = await _create(fake_backend, "rl", {"events": 3, "final": "failed"})
+    async with client:
+        job = Job(job_id, "rl", client, poll_interval=0.5)
+        assert await job.wait(timeout=30) == "failed"
+        with pytest.raises(JobFailedError, match="boom"):
+            job.raise_for_status()
+
+
+async def test_poll_timeout_raises_and_leaves_the_job_running(fake_backend) -> None:
+    client, job_id = await _create(fake_backend, "rl", {"events": 2, "hang": True})
+    async with client:
+        job = Job(job_id, "rl", client, poll_interval=0.2)
+        with pytest.raises(JobTimeoutError, match="synth-nb attach"):
+            await job.wait(timeout=0.3)
+        await job.stop_monitoring()
+    assert fake_backend.job(job_id).status == "running"
+
+
+async def test_cancel_sends_request_and_confirms_terminal_state(fake_backend) -> None:
+    client, job_id = await _create(fake_backend, "prompt_learning", {"events": 2, "hang": True})
+    async with client:
+        job = Job(job_id, "prompt_learning", client, poll_interval=0.2)
+        job.start_monitoring()
+        while not job.events:
+            await asyncio.sleep(0.01)
+        assert await job.cancel() == "cancelled"
+        assert job.done
+    assert any(path.endswith(f"/{job_id}/cancel") for _m, path, _h in fake_backend.state.requests)
+    assert job.events[-1].type == "job.cancelled"
+
+
+async def test_updates_give_history_then_live_to_several_consumers(fake_backend) -> None:
+    client, job_id = await _create(fake_backend, "rl", {"events": 40, "metrics": 5, "interval": 0.002})
+    async with client:
+        job = Job(job_id, "rl", client, poll_interval=0.2)
+
+        async def consume() -> list[JobUpdate]:
+            return [u async for u in job.updates()]
+
+        first = asyncio.ensure_future(consume())
+        await asyncio.sleep(0.05)
+        second = asyncio.ensure_future(consume())
+        a, b = await asyncio.wait_for(asyncio.gather(first, second), 30)
+        late = [u async for u in job.updates()]
+    for seen in (a, b, late):
+        assert [u.event.seq for u in seen if u.kind == "event"] == [e.seq for e in job.events]
+        assert len([u for u in seen if u.kind == "metric"]) == len(job.metrics) > 0
+        assert seen[-1].kind == "done"

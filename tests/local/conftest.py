@@ -1,0 +1,70 @@
+"""A real local backend on a free loopback port per test, and an authenticated httpx client for it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from synth_nb.local import LocalBackend, start_backend
+from synth_nb.local.lifecycle import TERMINAL
+from task_app_stub import create_stub_app
+
+API_KEY = "sk_local_test_canary_5f2c9d"
+ENV_KEY = "sk_env_test_canary_77aa01"
+
+
+@pytest.fixture
+def backend(tmp_path: Path) -> Iterator[LocalBackend]:
+    with start_backend(data_dir=tmp_path / "data", api_key=API_KEY, environment_api_key=ENV_KEY,
+                       executor_options={"replay": {"speed": 40}}, keepalive_seconds=0.2,
+                       cancel_grace_seconds=2.0, max_upload_bytes=64 * 1024) as running:
+        yield running
+
+
+@pytest.fixture
+def client(backend: LocalBackend) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=backend.url + "/api", headers={"Authorization": f"Bearer {API_KEY}"},
+                      timeout=10.0, trust_env=False) as http:
+        yield http
+
+
+def wait_terminal(client: httpx.Client, path: str, timeout: float = 20.0) -> dict[str, Any]:
+    """Poll ``path`` until the job's status is terminal; returns the status document."""
+    deadline = time.monotonic() + timeout
+    while True:
+        doc: dict[str, Any] = client.get(path).json()
+        if doc["status"] in TERMINAL or time.monotonic() > deadline:
+            return doc
+        time.sleep(0.05)
+
+
+def replay_body(recording: str = "sft", speed: float | None = None, **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"local_executor": "replay", "recording": recording}
+    if speed is not None:
+        meta["replay_speed"] = speed
+    return {"metadata": meta, **extra}
+
+
+@pytest.fixture
+def task_app() -> Iterator[Callable[[], str]]:
+    """Start the stub task app (``/health`` + ``/task_info`` behind ENV_KEY); yields a URL getter."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_stub_app(ENV_KEY), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    yield lambda: url
+    server.should_exit = True
+    thread.join(timeout=5)

@@ -1,0 +1,65 @@
+"""Executors used by the tests in place of the real ones (plugged in through ``EXECUTORS``)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from synth_nb.local.executors.base import ExecutorInputError, JobContext
+
+#: released by tests to let ``Blocking`` jobs finish
+RELEASE = threading.Event()
+
+
+class Boom:
+    name = "boom"
+
+    def validate(self, kind: str, body: dict[str, Any]) -> None:
+        if body.get("reject"):
+            raise ExecutorInputError("reject was set")
+
+    def run(self, ctx: JobContext) -> None:
+        ctx.emit("boom.before", "about to fail")
+        raise RuntimeError("deliberate executor failure")
+
+
+class Blocking:
+    """Serves a policy, reports progress, and waits for cancellation (or RELEASE)."""
+
+    name = "blocking"
+
+    def validate(self, kind: str, body: dict[str, Any]) -> None:
+        return None
+
+    def run(self, ctx: JobContext) -> None:
+        def policy(request: dict[str, Any]) -> dict[str, Any]:
+            if "messages" not in request:
+                raise ValueError("messages is required")
+            text = request["messages"][-1]["content"]
+            return {"object": "chat.completion", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": f"echo: {text}"}, "finish_reason": "stop"}]}
+
+        url = ctx.serve_policy(policy)
+        ctx.update_result(policy_url=url, env_key_seen=ctx.environment_api_key is not None,
+                          backend_url=ctx.backend_url)
+        ctx.emit("blocking.ready", "policy served", {"inference_url": url})
+        step = 0
+        while not ctx.cancelled.wait(0.02):
+            if RELEASE.is_set():
+                return
+            step += 1
+            if step <= 3:
+                ctx.metric("progress", step, float(step))
+
+
+class Stubborn:
+    """Ignores cancellation until RELEASE (exercises the cancel grace period)."""
+
+    name = "stubborn"
+
+    def validate(self, kind: str, body: dict[str, Any]) -> None:
+        return None
+
+    def run(self, ctx: JobContext) -> None:
+        RELEASE.wait(10)
+        ctx.emit("stubborn.late", "this write comes after the job was finalised")

@@ -1,0 +1,32 @@
+"""The smallest task app 0.2.24's pre-submission checks accept: ``/health`` and ``/task_info`` behind
+``X-API-Key`` (400 on a wrong key, like the synth-ai scaffold). It serves no rollouts: replay jobs need none.
+"""
+
+from __future__ import annotations
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+def create_stub_app(api_key: str) -> Starlette:
+    def _authorised(request: Request) -> bool:
+        bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        keys = {request.headers.get("x-api-key"), bearer, *request.headers.get("x-api-keys", "").split(",")}
+        return api_key in keys
+
+    async def health(request: Request) -> JSONResponse:
+        if not _authorised(request):
+            return JSONResponse({"detail": {"error": {"code": "unauthorised"}}}, status_code=400)
+        return JSONResponse({"healthy": True, "auth": {"required": True}})
+
+    async def task_info(request: Request) -> JSONResponse:
+        if not _authorised(request):
+            return JSONResponse({"detail": {"error": {"code": "unauthorised"}}}, status_code=400)
+        return JSONResponse({"taskset": {"id": "stub", "name": "stub task app"}})
+
+    async def root(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "service": "stub"})
+
+    return Starlette(routes=[Route("/", root), Route("/health", health), Route("/task_info", task_info)])

@@ -1,0 +1,75 @@
+"""A notebook folder with training configs and canary secrets, shared by the magic/wizard tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+#: canary values: if one of these shows up in a trait, an output or a saved notebook, a secret leaked
+CANARY_SYNTH = "sk-canary-SYNTH-7f3a9c1e5b2d"
+CANARY_ENV = "env-canary-TASK-4e8b2a6c0d9f"
+CANARY_PASTED = "pasted-canary-KEY-1c5e9a3f7b0d"
+CANARIES = (CANARY_SYNTH, CANARY_ENV, CANARY_PASTED)
+
+SFT = """\
+[algorithm]
+type = "offline"
+method = "sft"
+variety = "fft"
+
+[job]
+model = "Qwen/Qwen3-0.6B"
+data = "train.jsonl"
+
+[compute]
+gpu_type = "H100"
+gpu_count = 1
+"""
+
+GEPA = """\
+[prompt_learning]
+algorithm = "gepa"
+task_app_url = "http://127.0.0.1:8102"
+results_folder = "results"
+
+[prompt_learning.policy]
+inference_mode = "synth_hosted"
+provider = "groq"
+model = "llama-3.1-8b-instant"
+
+[prompt_learning.gepa.evaluation]
+train_seeds = [0, 1, 2]
+val_seeds = [3, 4]
+"""
+
+BROKEN_RL = """\
+[algorithm]
+type = "online"
+method = "policy_gradient"
+variety = "gspo"
+
+[model]
+base = "Qwen/Qwen3-4B"
+"""
+
+
+def make_project(folder: Path, *, env_file: bool = True) -> Path:
+    """``sft.toml`` + ``train.jsonl``, ``gepa.toml``, an invalid ``broken.toml`` and a ``.env``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sft.toml").write_text(SFT)
+    (folder / "gepa.toml").write_text(GEPA)
+    (folder / "broken.toml").write_text(BROKEN_RL)
+    rows = [{"messages": [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}"}]}
+            for i in range(4)]
+    (folder / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if env_file:
+        (folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\nENVIRONMENT_API_KEY={CANARY_ENV}\n")
+    return folder
+
+
+def clean_environ() -> dict[str, str]:
+    """An environment with no Synth keys, so only the project's files count."""
+    import os
+
+    drop = {"SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_BACKEND_URL"}
+    return {k: v for k, v in os.environ.items() if k not in drop}

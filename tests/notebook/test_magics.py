@@ -1,0 +1,161 @@
+"""``%synth_train``: flags shared with the CLI, help, headless preview, cell configs, submission."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _wizard_support import CANARIES, GEPA, clean_environ, make_project
+from IPython.core import magic_arguments
+from IPython.core.error import UsageError
+
+from synth_nb.cli.args import TRAIN_ARGUMENTS, build_train_parser
+from synth_nb.notebook import _session
+from synth_nb.notebook.magics import CELL_CONFIG_PREFIX
+
+
+@pytest.fixture(scope="module")
+def ip() -> Any:
+    from IPython.testing.globalipapp import start_ipython
+
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "synth_nb")
+    return shell
+
+
+@pytest.fixture
+def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    folder = make_project(tmp_path / "nb")
+    ip.user_ns["__session__"] = str(folder / "train.ipynb")
+    for name in set(__import__("os").environ) - set(clean_environ()):
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("SYNTH_NB_WIDGETS", "0")
+    yield folder
+    ip.user_ns.pop("__session__", None)
+
+
+def magic(ip: Any) -> Any:
+    return ip.find_line_magic("synth_train")
+
+
+@pytest.mark.parametrize("line", [
+    "",
+    "--config a.toml -c b.toml --env-file x.env --backend local --yes --wait",
+    "--model Qwen/Qwen3-4B --dataset d.jsonl --examples 5 --task-url http://127.0.0.1:1 --idempotency k",
+    "--no-poll --poll-interval 1.5 --poll-timeout 30 --stream-format chart --allow-experimental",
+    "--attach job_123 --record run.jsonl",
+    "--jobs --dry-run --json --no-allow-experimental --modal-secret team",
+])
+def test_magic_parses_exactly_like_the_cli(ip: Any, line: str) -> None:
+    parsed = magic_arguments.parse_argstring(magic(ip), line)
+    assert vars(parsed) == vars(build_train_parser().parse_args(shlex.split(line)))
+
+
+def test_help_lists_every_cli_flag(ip: Any) -> None:
+    doc = magic(ip).__doc__
+    assert doc.startswith("::\n\n  %synth_train")
+    for spec in TRAIN_ARGUMENTS:
+        for flag in spec.flags:
+            assert flag in doc
+    assert "Training TOML" in doc
+
+
+def test_bad_flags_raise_usage_error(ip: Any) -> None:
+    with pytest.raises(UsageError):
+        ip.run_line_magic("synth_train", "--examples many")
+    with pytest.raises(UsageError):
+        ip.run_line_magic("synth_train", "--stream-format fancy")
+
+
+def test_headless_without_yes_prints_a_masked_preview_and_sends_nothing(
+        ip: Any, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = ip.run_line_magic("synth_train", "--config gepa.toml --backend http://127.0.0.1:9")
+    out = capsys.readouterr().out
+    assert result is None
+    assert "gepa.toml  (prompt_learning/gepa)" in out and '"task_app_url": "http://127.0.0.1:8102"' in out
+    assert "ENVIRONMENT_API_KEY: ••••" in out and "Nothing was sent" in out and "--yes" in out
+    for canary in CANARIES:
+        assert canary not in out
+
+
+def test_dry_run_returns_the_plans(ip: Any, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plans = ip.run_line_magic("synth_train", "-c gepa.toml -c sft.toml --dry-run --backend http://127.0.0.1:9")
+    assert [p.flow for p in plans] == ["prompt_learning", "sft"]
+    assert "Nothing was sent" not in capsys.readouterr().out
+
+
+def test_invalid_config_with_yes_reports_the_error_as_usage_error(ip: Any, project: Path) -> None:
+    with pytest.raises(UsageError, match="trainer_mode"):
+        ip.run_line_magic("synth_train", "-c broken.toml --yes --backend http://127.0.0.1:9")
+
+
+def test_without_config_headless_needs_exactly_one_valid_config(ip: Any, project: Path) -> None:
+    with pytest.raises(UsageError, match="found 2 valid training configs"):
+        ip.run_line_magic("synth_train", "--yes")
+
+
+def test_cell_magic_writes_the_body_next_to_the_notebook(ip: Any, project: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    plans = ip.run_cell_magic("synth_train", "--dry-run --backend http://127.0.0.1:9", GEPA)
+    written = list(project.glob(f"{CELL_CONFIG_PREFIX}*.toml"))
+    assert len(written) == 1 and written[0].read_text() == GEPA
+    assert plans[0].config_path == written[0]
+    ip.run_cell_magic("synth_train", "--dry-run --backend http://127.0.0.1:9", GEPA)
+    assert list(project.glob(f"{CELL_CONFIG_PREFIX}*.toml")) == written  # same body, same file
+    capsys.readouterr()
+
+
+def test_with_a_widget_front_end_the_magic_returns_the_wizard(ip: Any, project: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth_nb.notebook.wizard import Wizard
+
+    monkeypatch.setenv("SYNTH_NB_WIDGETS", "1")
+    wizard = ip.run_line_magic("synth_train", "-c sft.toml --examples 2 --backend http://127.0.0.1:9")
+    assert isinstance(wizard, Wizard)
+    assert wizard.selected == ["sft.toml"] and wizard.overrides["examples"] == 2
+    assert Wizard.latest is wizard
+
+
+@pytest.fixture
+def replay_backend() -> Iterator[Any]:
+    from synth_nb.local import start_backend
+
+    backend = start_backend(default_executor="replay")
+    _session.use_local_backend(backend)
+    yield backend
+    _session.stop_local_backend()
+
+
+def test_yes_submits_to_the_local_backend_waits_headless_and_lists_the_job(
+        ip: Any, project: Path, replay_backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    job = ip.run_line_magic("synth_train", "-c sft.toml --backend local --yes --poll-timeout 120")
+    out = capsys.readouterr().out
+    assert f"submitted sft job {job.id}" in out
+    assert job.done and job.status == "succeeded"
+    records = ip.run_line_magic("synth_train", "--jobs")
+    assert [r.job_id for r in records] == [job.id]
+    again = ip.run_line_magic("synth_train", f"--attach {job.id} --backend local")
+    assert again.id == job.id and again.status == "succeeded"
+    capsys.readouterr()
+
+
+def test_no_poll_returns_right_after_submission(ip: Any, project: Path, replay_backend: Any,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = ip.run_line_magic("synth_train", "-c sft.toml -c gepa.toml --backend local --yes --no-poll")
+    assert [j.flow for j in jobs] == ["sft", "prompt_learning"]
+    assert all(j.id for j in jobs)
+    capsys.readouterr()
+
+
+def test_unload_removes_the_magic() -> None:
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "synth_nb")
+    shell.run_line_magic("unload_ext", "synth_nb")
+    assert shell.find_line_magic("synth_train") is None
+    shell.run_line_magic("load_ext", "synth_nb")
+    assert shell.find_line_magic("synth_train") is not None

@@ -1,0 +1,95 @@
+"""Noise filtering as the CLI does it, progress/ETA, stall detection, and the HTML/text rendering."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace as NS
+
+from synth_nb.notebook.monitor_view import (
+    PanelState,
+    Progress,
+    StallDetector,
+    format_duration,
+    is_noise,
+    progress_of,
+    render_html,
+    render_text,
+    visible_events,
+)
+
+
+def ev(seq: int, type_: str, message: str = "", level: str = "info", **data):
+    return NS(seq=seq, type=type_, message=message, level=level, data=data)
+
+
+def test_noise_lists_match_the_cli_per_flow_and_never_hide_errors() -> None:
+    assert is_noise("sft", ev(1, "sft.worker.alive"))
+    assert not is_noise("sft", ev(1, "sft.training.started"))
+    assert is_noise("rl", ev(1, "rl.job.created", data_note="modal container"))
+    assert is_noise("rl", ev(1, "rl.status", "Hatchet queued"))
+    assert is_noise("prompt_learning", ev(1, "mipro.tpe.update"))
+    assert not is_noise("prompt_learning", ev(1, "prompt.learning.trial.results"))
+    assert not is_noise("sft", ev(1, "sft.worker.alive", level="error"))
+    assert not is_noise("rl", ev(1, "modal.boot.failed"))
+
+
+def test_visible_events_keeps_the_newest_n_and_can_show_all() -> None:
+    events = [ev(i, "sft.worker.alive" if i % 2 else "sft.training.step") for i in range(1, 21)]
+    shown = visible_events("sft", events, 3)
+    assert [e.seq for e in shown] == [16, 18, 20]
+    assert [e.seq for e in visible_events("sft", events, 3, show_all=True)] == [18, 19, 20]
+
+
+def test_progress_from_rollout_events_uses_backend_eta() -> None:
+    events = [ev(1, "prompt.learning.progress", rollouts_completed=30, rollouts_total=120, eta_seconds=90)]
+    p = progress_of({}, events, elapsed=30.0)
+    assert (p.done, p.total, p.unit, p.eta_seconds) == (30, 120, "rollouts", 90)
+    assert p.label() == "30/120 rollouts (25%)"
+
+
+def test_progress_from_steps_extrapolates_eta_and_reads_total_from_status() -> None:
+    p = progress_of({"total_steps": 100}, [ev(1, "sft.training.step", step=25)], elapsed=60.0)
+    assert p.fraction == 0.25 and p.eta_seconds == 180.0
+
+
+def test_progress_from_status_document_only() -> None:
+    assert progress_of({"current_step": 5, "total_steps": 10}, [], elapsed=None).label() == "5/10 steps (50%)"
+    assert progress_of({}, [], elapsed=None) == Progress()
+
+
+def test_stall_detector_uses_the_usual_gap_with_a_floor() -> None:
+    d = StallDetector(factor=5, min_seconds=30)
+    for t in range(0, 100, 10):  # one event every 10 s
+        d.observe(float(t))
+    assert d.usual_gap() == 10
+    assert d.stalled_for(90 + 40) is None  # 40 s quiet < 5 x 10 s
+    assert d.stalled_for(90 + 51) == 51
+    quick = StallDetector(factor=5, min_seconds=30)
+    for t in range(10):
+        quick.observe(t * 0.1)
+    assert quick.stalled_for(0.9 + 20) is None  # floor of 30 s
+
+
+def test_format_duration() -> None:
+    assert [format_duration(s) for s in (None, 5, 65, 3720)] == ["–", "5s", "1m05s", "1h02m"]
+
+
+def _state(**kw) -> PanelState:
+    base = dict(job_id="job_1", flow="sft", algorithm=None, status="running", elapsed=65.0,
+                progress=Progress(5, 10, "steps", 65.0), events=[ev(3, "sft.job.failed", "boom <b>", "error")],
+                hidden_count=4, show_all=False)
+    base.update(kw)
+    return PanelState(**base)
+
+
+def test_html_escapes_highlights_errors_and_shows_stall() -> None:
+    page = render_html(_state(stalled_for=120.0, usual_gap=2.0))
+    assert "boom &lt;b&gt;" in page and "boom <b>" not in page
+    assert "class='synth-err'" in page
+    assert "role='alert'" in page and "No event for 2m00s" in page
+    assert "4 routine hidden" in page
+    assert "data-status='running'" in page
+
+
+def test_text_alternative_has_status_progress_and_events() -> None:
+    text = render_text(_state())
+    assert "status=running" in text and "5/10 steps (50%)" in text and "! [3] sft.job.failed (error): boom" in text

@@ -1,0 +1,186 @@
+"""MonitorPanel against a fake job: live task on the loop, final state, cancel, artifacts, headless wait."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import pytest
+from _fake_job import FakeJob
+
+from synth_nb.notebook import panel as panel_mod
+from synth_nb.notebook.panel import MonitorPanel, show_job
+
+
+class Handle:
+    def __init__(self, first: dict) -> None:
+        self.shown = [first]
+
+    def update(self, bundle: dict, raw: bool = False) -> None:
+        self.shown.append(bundle)
+
+    @property
+    def last(self) -> dict:
+        return self.shown[-1]
+
+
+@pytest.fixture()
+def outputs(monkeypatch):
+    """Capture display() calls; returns the list of handles (or widgets) in display order."""
+    import IPython.display
+
+    shown: list = []
+
+    def fake_display(obj, raw: bool = False, display_id: bool = False, **_):
+        item = Handle(obj) if display_id else obj
+        shown.append(item)
+        return item if display_id else None
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    return shown
+
+
+def _sft_history(job: FakeJob, steps: int = 20) -> None:
+    job.event("sft.created")
+    job.event("sft.training.started", "training", total_steps=steps)
+    for s in range(1, steps + 1):
+        job.metric("train.loss", s, 2.0 / s)
+        job.event("sft.worker.alive")
+    job.event("sft.training.step", step=steps, total_steps=steps)
+
+
+async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifacts(outputs) -> None:
+    job = FakeJob("sft")
+    _sft_history(job)
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, chart, controls, artifacts = outputs
+    job.metric("val.loss", 20, 0.5)
+    job.finish("succeeded", fine_tuned_model="ft:qwen:abc", training_file="file_123")
+    final = await asyncio.wait_for(panel.wait(), 5)
+    assert final == "succeeded" and job.monitoring_started == 1
+    assert "data-status='succeeded'" in status.last["text/html"]
+    assert "20/20 steps" in status.last["text/plain"]
+    assert "21 routine hidden" in status.last["text/html"]  # sft.created + 20 worker.alive
+    assert base64.b64decode(chart.last["image/png"]).startswith(b"\x89PNG")
+    assert "validation loss" in chart.last["text/plain"]
+    assert "ft:qwen:abc" in artifacts.last["text/markdown"] and "file_123" in artifacts.last["text/markdown"]
+    assert controls.children[0].disabled
+
+
+async def test_live_updates_redraw_while_other_work_runs(outputs) -> None:
+    job = FakeJob("rl")
+    panel = MonitorPanel(job, tick=0.01).display()
+    chart = outputs[1]
+    ticks = 0
+    for step in range(1, 6):
+        job.metric("train.reward_mean", step, step / 10)
+        for _ in range(3):
+            await asyncio.sleep(0.02)
+            ticks += 1
+    await asyncio.sleep(0.6)  # past the 0.5 s rate limit
+    job.finish()
+    await asyncio.wait_for(panel.wait(), 5)
+    assert ticks == 15
+    assert len(chart.shown) >= 3  # initial frame, live redraw(s), final frame
+
+
+async def test_long_history_yields_to_other_tasks(outputs) -> None:
+    job = FakeJob("sft")
+    for s in range(3000):
+        job.metric("train.loss", s, 1.0)
+    job.finish()
+    progressed = 0
+
+    async def other_cell() -> None:
+        nonlocal progressed
+        while True:
+            progressed += 1
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(other_cell())
+    panel = MonitorPanel(job, tick=0.01).display()
+    await asyncio.wait_for(panel.wait(), 10)
+    other.cancel()
+    assert progressed > 3  # consumer paused every 500 updates
+    assert panel.chart.point_count == 3000
+
+
+async def test_show_all_toggle_and_error_highlight(outputs) -> None:
+    job = FakeJob("prompt_learning", algorithm="mipro")
+    job.event("mipro.tpe.update")
+    job.event("prompt.learning.trial.results", "trial 1", mean=0.4)
+    job.event("mipro.worker.failed", "worker crashed", level="error")
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, _, controls, _ = outputs
+    await asyncio.sleep(0.05)
+    panel.render_status(force=True)
+    assert "mipro.tpe.update" not in status.last["text/html"]
+    assert "class='synth-err'" in status.last["text/html"]
+    controls.children[1].value = True
+    assert "mipro.tpe.update" in status.last["text/html"]
+    job.finish("failed")
+    assert await asyncio.wait_for(panel.wait(), 5) == "failed"
+
+
+async def test_cancel_button_sends_backend_cancel_and_shows_confirmed_state(outputs) -> None:
+    job = FakeJob("rl")
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, _, controls, artifacts = outputs
+    controls.children[0].click()
+    final = await asyncio.wait_for(panel.wait(), 5)
+    assert final == "cancelled" and job.cancel_calls == 1
+    assert "backend confirmed status cancelled" in status.last["text/plain"]
+    assert '"status": "cancelled"' in artifacts.last["text/plain"]
+
+
+async def test_stall_notice_appears_after_a_long_quiet_spell(outputs) -> None:
+    now = [0.0]
+    job = FakeJob("sft")
+    panel = MonitorPanel(job, tick=0.01, clock=lambda: now[0]).display()
+    await asyncio.sleep(0.03)
+    for _ in range(5):
+        now[0] += 1.0
+        job.event("sft.training.step", step=1)
+        await asyncio.sleep(0.03)
+    now[0] += 120
+    panel.render_status(force=True)
+    assert "may be stalled" in outputs[0].last["text/html"]
+    job.finish()
+    await asyncio.wait_for(panel.wait(), 5)
+    assert "may be stalled" not in outputs[0].last["text/html"]
+
+
+async def test_monitoring_error_is_shown_not_swallowed(outputs) -> None:
+    job = FakeJob("sft")
+
+    async def broken():
+        raise RuntimeError("stream lost")
+        yield  # pragma: no cover
+
+    job.updates = broken  # type: ignore[method-assign]
+    panel = MonitorPanel(job, tick=0.01).display()
+    await asyncio.wait_for(panel.wait(), 5)
+    assert "monitoring stopped: RuntimeError: stream lost" in outputs[0].last["text/plain"]
+
+
+def test_show_job_wait_blocks_until_terminal_outside_a_running_loop(outputs) -> None:
+    job = FakeJob("sft")
+    _sft_history(job, steps=5)
+    job.finish("succeeded", fine_tuned_model="ft:done")
+    panel = show_job(job, wait=True)
+    assert panel.final_status == "succeeded"
+    assert "ft:done" in outputs[3].last["text/markdown"]
+
+
+async def test_show_job_inside_the_loop_does_not_block_and_can_be_awaited(outputs) -> None:
+    job = FakeJob("sft")
+    panel = show_job(job, wait=True)
+    assert not panel.done
+    assert "await panel" in (panel.note or "")
+    job.finish()
+    assert await asyncio.wait_for(panel, 5) == "succeeded"
+
+
+def test_repr_is_short_text() -> None:
+    panel = panel_mod.MonitorPanel(FakeJob("rl"))
+    assert panel._repr_mimebundle_() == {"text/plain": "MonitorPanel(job='job_test123', status='running')"}

@@ -1,0 +1,224 @@
+"""``synth_nb.notebook.wizard``: state transitions, inline validation, secret handling, submission."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
+
+from synth_nb.notebook import _submit
+from synth_nb.notebook.wizard import Wizard
+
+
+def synced_state(widget: Wizard) -> str:
+    """Everything the front end (and a saved notebook) can ever see of the widget."""
+    return json.dumps(widget.get_state(), default=str)
+
+
+def assert_no_canary(text: str) -> None:
+    for canary in CANARIES:
+        assert canary not in text
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "nb")
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record submissions instead of talking to a backend."""
+    calls: list[Any] = []
+
+    async def fake_submit(prepared: Any, *, folder: Path) -> list[Any]:
+        calls.append(list(prepared))
+        return [type("J", (), {"id": f"job-{i}", "flow": p.config.flow})() for i, p in enumerate(prepared)]
+
+    monkeypatch.setattr(_submit, "submit_prepared_async", fake_submit)
+    monkeypatch.setattr(_submit, "show_jobs_in", lambda output, jobs: None)
+    return calls
+
+
+async def test_opens_on_the_first_valid_config_with_masked_keys(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    assert wizard.step == "configs"
+    assert [c["path"] for c in wizard.configs] == ["broken.toml", "gepa.toml", "sft.toml"]
+    assert wizard.selected == ["gepa.toml"]
+    rows = {r["name"]: r for r in wizard.secrets}
+    assert rows["ENVIRONMENT_API_KEY"]["found"] and rows["ENVIRONMENT_API_KEY"]["source"] == ".env:.env"
+    assert rows["ENVIRONMENT_API_KEY"]["masked"] == "••••" + CANARY_ENV[-4:]
+    assert wizard.can_submit and wizard.blockers == []
+    assert '"flow": "prompt_learning"' in wizard.previews[0]["preview"]
+    assert_no_canary(synced_state(wizard))
+
+
+async def test_secret_traits_are_the_only_synced_ones_and_hold_no_values(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    synced = set(wizard.keys)
+    assert "_pasted" not in synced and "jobs" not in synced
+    assert_no_canary(repr(wizard.secrets) + wizard.text_summary())
+
+
+async def test_selecting_an_invalid_config_blocks_submission_with_its_first_error(project: Path, sent: list) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.selected = ["broken.toml"]
+    assert not wizard.can_submit
+    assert any("broken.toml is invalid" in b and "trainer_mode" in b for b in wizard.blockers)
+    wizard.send({"type": "noop"})  # harmless
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert sent == []
+    assert wizard.submit_error.startswith("Nothing was sent")
+
+
+async def test_multi_select_prepares_one_preview_per_config(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.selected = ["gepa.toml", "sft.toml"]
+    assert [p["path"] for p in wizard.previews] == ["gepa.toml", "sft.toml"]
+    assert [p["flow"] for p in wizard.previews] == ["prompt_learning", "sft"]
+
+
+async def test_wrong_override_type_is_flagged_inline_and_nothing_is_sent(project: Path, sent: list) -> None:
+    wizard = Wizard(project, preselect=[project / "sft.toml"], environ=clean_environ())
+    assert wizard.overrides["model"] == "Qwen/Qwen3-0.6B"  # prefilled from [job].model
+    wizard.overrides = {**wizard.overrides, "examples": "ten"}
+    assert "whole number" in wizard.override_errors["examples"]
+    assert not wizard.can_submit
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert sent == []
+    wizard.overrides = {**wizard.overrides, "examples": "2"}
+    assert wizard.override_errors == {} and wizard.can_submit
+
+
+async def test_changing_an_override_updates_the_preview(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    assert "http://127.0.0.1:8102" in wizard.previews[0]["preview"]
+    wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
+    assert "http://127.0.0.1:9999" in wizard.previews[0]["preview"]
+    wizard.overrides = {**wizard.overrides, "task_url": "not-a-url"}
+    assert "http" in wizard.override_errors["task_url"] and not wizard.can_submit
+
+
+async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, sent: list) -> None:
+    (project / ".env").write_text("SYNTH_API_KEY=sk-canary-SYNTH-7f3a9c1e5b2d\n")
+    wizard = Wizard(project, environ=clean_environ())
+    missing = [r for r in wizard.secrets if not r["found"]]
+    assert [r["name"] for r in missing] == ["ENVIRONMENT_API_KEY"]
+    assert not wizard.can_submit and any("ENVIRONMENT_API_KEY" in b for b in wizard.blockers)
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert sent == []
+
+    replies: list[Any] = []
+    wizard.send = lambda content, buffers=None: replies.append(content)  # type: ignore[method-assign]
+    wizard._handle_custom_msg({"type": "paste_secret", "name": "ENVIRONMENT_API_KEY", "value": CANARY_PASTED}, [])
+    assert replies == [{"type": "secret_received", "name": "ENVIRONMENT_API_KEY"}]
+    row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
+    assert row == {"name": "ENVIRONMENT_API_KEY", "masked": "••••" + CANARY_PASTED[-4:], "source": "pasted",
+                   "found": True}
+    assert wizard.can_submit
+    assert_no_canary(synced_state(wizard) + wizard.text_summary() + json.dumps(wizard.previews))
+
+
+async def test_pasting_an_empty_value_forgets_the_key(project: Path) -> None:
+    (project / ".env").write_text("SYNTH_API_KEY=sk-canary-SYNTH-7f3a9c1e5b2d\n")
+    wizard = Wizard(project, environ=clean_environ())
+    wizard._handle_custom_msg({"type": "paste_secret", "name": "ENVIRONMENT_API_KEY", "value": CANARY_PASTED}, [])
+    assert wizard.can_submit
+    wizard._handle_custom_msg({"type": "paste_secret", "name": "ENVIRONMENT_API_KEY", "value": "  "}, [])
+    assert not wizard.can_submit
+
+
+async def test_choosing_an_env_file_changes_the_source(project: Path) -> None:
+    (project / ".env").unlink()
+    (project / "team.env").write_text(f"SYNTH_API_KEY=sk-team-0123456789abc\nENVIRONMENT_API_KEY={CANARY_ENV}\n")
+    wizard = Wizard(project, environ=clean_environ())
+    assert wizard.env_files_available == ["team.env"]
+    assert not wizard.can_submit
+    wizard.env_file = "team.env"
+    rows = {r["name"]: r for r in wizard.secrets}
+    assert rows["ENVIRONMENT_API_KEY"]["found"] and "team.env" in rows["ENVIRONMENT_API_KEY"]["source"]
+    assert wizard.can_submit
+    assert_no_canary(synced_state(wizard))
+
+
+async def test_a_bad_backend_is_flagged_on_the_backend_field(project: Path, sent: list) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.backend = "ftp://nowhere"
+    assert "backend" in wizard.override_errors and not wizard.can_submit
+
+
+async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(project: Path, sent: list) -> None:
+    handed: list[Any] = []
+    wizard = Wizard(project, environ=clean_environ(), on_submitted=handed.append)
+    assert wizard.previews[0]["has_last"] is False
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    jobs = await wizard.submit_task
+    assert [j.id for j in jobs] == ["job-0"] and handed == [jobs]
+    assert wizard.submitted == [{"job_id": "job-0", "flow": "prompt_learning", "path": "gepa.toml"}]
+    assert wizard.step == "submit" and not wizard.submitting
+    assert len(sent) == 1
+    last = (project / ".synth_nb" / "last_submission.json").read_text()
+    assert_no_canary(last)
+
+    wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
+    preview = wizard.previews[0]
+    assert preview["has_last"]
+    assert any(line.startswith("+") and "9999" in line for line in preview["diff"])
+    assert any(line.startswith("-") and "8102" in line for line in preview["diff"])
+
+
+async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth_nb.errors import AuthError
+
+    async def refuse(prepared: Any, *, folder: Path) -> list[Any]:
+        raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
+
+    monkeypatch.setattr(_submit, "submit_prepared_async", refuse)
+    wizard = Wizard(project, environ=clean_environ())
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    assert await wizard.submit_task == []
+    assert "401" in wizard.submit_error and not wizard.submitting and wizard.submitted == []
+
+
+async def test_front_end_messages_from_another_thread_are_handled_on_the_kernel_loop(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    loop_thread = threading.current_thread()
+    seen: list[threading.Thread] = []
+    original = wizard._recompute
+
+    def spy() -> None:
+        seen.append(threading.current_thread())
+        original()
+
+    wizard._recompute = spy  # type: ignore[method-assign]
+    thread = threading.Thread(target=lambda: setattr(wizard, "selected", ["sft.toml"]), name="subshell")
+    thread.start()
+    thread.join()
+    for _ in range(50):
+        if seen:
+            break
+        await asyncio.sleep(0.01)
+    assert seen and all(t is loop_thread for t in seen)
+    assert wizard.previews[0]["path"] == "sft.toml"
+
+
+async def test_rescan_picks_up_new_configs(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    (project / "sft2.toml").write_text((project / "sft.toml").read_text())
+    wizard._handle_custom_msg({"type": "refresh"}, [])
+    assert "sft2.toml" in [c["path"] for c in wizard.configs]
+
+
+async def test_text_fallback_is_masked(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    data = wizard._repr_mimebundle_()
+    bundle = data[0] if isinstance(data, tuple) else data
+    assert "gepa.toml" in bundle["text/plain"] and "ENVIRONMENT_API_KEY" in bundle["text/plain"]
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert_no_canary(json.dumps(bundle, default=str))
