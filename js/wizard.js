@@ -50,6 +50,18 @@ function set(model, name, value) {
   model.save_changes();
 }
 
+/** Enter commits a text field like leaving it does (the notebook would otherwise take the key). */
+function commitOnEnter(input, commit) {
+  input.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    e.preventDefault();
+    e.stopPropagation();
+    commit(input.value);
+  });
+  input.addEventListener("change", () => commit(input.value));
+  return input;
+}
+
 function configsStep(model, s, uid) {
   const all = s.configs.map((c) => c.path);
   const rows = s.configs.map((c, i) => {
@@ -87,7 +99,7 @@ function secretsStep(model, s, uid) {
       paste.value = ""; // cleared as soon as it is read: the key never stays in the page
       if (value) model.send({ type: "paste_secret", name: row.name, value });
     };
-    paste.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); use(); } });
+    paste.addEventListener("keydown", (e) => { if (e.key === "Enter") { e.preventDefault(); e.stopPropagation(); use(); } });
     cells.push(h("td", {}, paste, h("button", { type: "button", class: "synth-secondary", onclick: use,
       "aria-label": `Use pasted ${row.name}`, text: "Use" })));
     return h("tr", {}, cells);
@@ -109,8 +121,8 @@ function secretsStep(model, s, uid) {
       h("input", { type: "checkbox", id: modalId, checked: s.use_modal,
         onchange: (e) => set(model, "use_modal", e.target.checked) }),
       h("label", { for: modalId, text: "Also read a Modal secret" }),
-      s.use_modal ? h("input", { type: "text", "aria-label": "Modal secret name", value: s.modal_secret,
-        onchange: (e) => set(model, "modal_secret", e.target.value.trim()) }) : null));
+      s.use_modal ? commitOnEnter(h("input", { type: "text", "aria-label": "Modal secret name", value: s.modal_secret }),
+        (v) => set(model, "modal_secret", v.trim())) : null));
 }
 
 function overridesStep(model, s, uid) {
@@ -123,10 +135,10 @@ function overridesStep(model, s, uid) {
     const input = spec.type === "bool"
       ? h("input", { type: "checkbox", id, checked: value === true || value === "true",
           onchange: (e) => update(e.target.checked) })
-      : h("input", { type: "text", id, value: value === undefined || value === null ? "" : String(value),
+      : commitOnEnter(h("input", { type: "text", id, value: value === undefined || value === null ? "" : String(value),
           inputmode: spec.type === "int" ? "numeric" : undefined, placeholder: spec.prefill || spec.hint,
           "aria-invalid": error ? "true" : "false", "aria-describedby": `${id}-msg`,
-          "data-testid": `override-${spec.name}`, onchange: (e) => update(e.target.value) });
+          "data-testid": `override-${spec.name}` }), update);
     return h("div", { class: `synth-field${error ? " synth-field--invalid" : ""}` },
       h("label", { for: id, text: spec.label }), input,
       h("div", { id: `${id}-msg`, class: error ? "synth-error" : "synth-hint", role: error ? "alert" : undefined,
@@ -136,8 +148,8 @@ function overridesStep(model, s, uid) {
     h("legend", { text: "Overrides (prefilled from the first selected config)" }),
     h("div", { class: "synth-field" },
       h("label", { for: backendId, text: "Backend" }),
-      h("input", { type: "text", id: backendId, value: s.backend, "data-testid": "override-backend",
-        "aria-describedby": `${backendId}-msg`, onchange: (e) => set(model, "backend", e.target.value.trim()) }),
+      commitOnEnter(h("input", { type: "text", id: backendId, value: s.backend, "data-testid": "override-backend",
+        "aria-describedby": `${backendId}-msg` }), (v) => set(model, "backend", v.trim())),
       h("div", { id: `${backendId}-msg`, class: s.override_errors.backend ? "synth-error" : "synth-hint",
         text: s.override_errors.backend || "'local' for the embedded backend, a URL, or blank for the default (SYNTH_BACKEND_OVERRIDE or the hosted backend)" })),
     fields);

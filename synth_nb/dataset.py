@@ -79,8 +79,7 @@ class DatasetReport:
                 head += f" (showing the first {shown}; {more} more not listed)"
             subs: list[ConfigError] = [DatasetError(p.message, path=self.path, key=p.field or None, line=p.line)
                                        for p in self.problems]
-            first = self.problems[0]
-            raise DatasetError(head, path=self.path, line=first.line, problems=subs,
+            raise DatasetError(head, path=self.path, problems=subs,
                                hint="each line must be {\"messages\": [{\"role\": ..., \"content\": ...}, ...]}")
         return self
 

@@ -38,7 +38,7 @@ class Step:
 
     method: str
     path: str
-    body: Any = None
+    body: Any = field(default=None, repr=False)  # may hold secrets; use Plan.preview() to show it
     kind: StepKind = "json"
     description: str = ""
     upload: Path | None = None
@@ -53,7 +53,7 @@ class Plan:
 
     flow: str
     algorithm: str | None
-    steps: list[Step]
+    steps: list[Step] = field(repr=False)  # bodies may hold secrets; use preview()
     config_path: Path | None = None
     backend_url: str = ""
     idempotency_key: str | None = None

@@ -75,18 +75,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try --port 0)",
               file=sys.stderr)
         return 2
-    shown = key if args.print_key else _mask(key)
-    print(f"synth-nb local backend on {backend.url}  (data: {data_dir})")
-    print(f"API key: {shown}  (from {source})")
-    print(f"Connect: synth-nb train --backend {backend.url}   |   SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train")
-    print("Ctrl-C to stop.", flush=True)
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = signal.signal(signal.SIGTERM, _on_signal)
-    try:
+    try:  # everything after the start is inside: Ctrl-C at any point stops the server cleanly
+        shown = key if args.print_key else _mask(key)
+        print(f"synth-nb local backend on {backend.url}  (data: {data_dir})")
+        print(f"API key: {shown}  (from {source})")
+        print(f"Connect: synth-nb train --backend {backend.url}   |   "
+              f"SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train")
+        print("Ctrl-C to stop.", flush=True)
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:

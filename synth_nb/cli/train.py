@@ -99,12 +99,30 @@ def prepare(args: argparse.Namespace, config_paths: list[Path], overrides: Any, 
     return jobs
 
 
+def _pretty(value: Any, indent: int = 0) -> str:
+    """Indented JSON, but lists of plain values (seed lists...) stay on one line."""
+    pad, inner = " " * indent, " " * (indent + 2)
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, indent + 2)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list) and value:
+        flat = json.dumps(value, ensure_ascii=False)
+        if all(not isinstance(v, dict | list) for v in value) and (
+                all(isinstance(v, int | float) for v in value) or len(flat) <= 100):
+            return flat
+        return "[\n" + ",\n".join(f"{inner}{_pretty(v, indent + 2)}" for v in value) + f"\n{pad}]"
+    return json.dumps(value, ensure_ascii=False)
+
+
 def render_plan(job: PreparedJob) -> str:
     """The human-readable, masked preview of one plan."""
     plan = job.plan
     secret_values = [s.get_secret_value() for s in plan.secrets]
     algo = f" ({plan.algorithm})" if plan.algorithm else ""
-    out = [f"== {plan.config_path}", f"flow:      {plan.flow}{algo}", f"backend:   {plan.backend_url}"]
+    backend = plan.backend_url
+    if backend == _BACKEND_LOCAL:
+        backend += " (the embedded backend is started on submission and its URL replaces 'local')"
+    out = [f"== {plan.config_path}", f"flow:      {plan.flow}{algo}", f"backend:   {backend}"]
     for name, info in job.secrets.as_masked_dict().items():
         out.append(f"secret:    {name} = {info['masked']}  (from {info['source']})")
     for name, setting in job.secrets.settings.items():
@@ -121,7 +139,7 @@ def render_plan(job: PreparedJob) -> str:
             out.append(f"  file: {step.upload}")
         for header, value in step.headers.items():
             out.append(f"  header {header}: {value}")
-        out.append(json.dumps(mask_payload(step.body, secret_values), indent=2, ensure_ascii=False))
+        out.append(_pretty(mask_payload(step.body, secret_values)))
     return "\n".join(out)
 
 

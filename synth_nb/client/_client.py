@@ -6,6 +6,7 @@ retries in ``_retry``, error mapping in ``_errors`` and streaming in ``_stream``
 
 from __future__ import annotations
 
+import json
 import platform
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from pydantic import BaseModel, TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb import __version__
 from synth_nb.client._errors import error_for_response, network_error
@@ -243,7 +246,7 @@ class AsyncSynthClient:
         ep = endpoints_for(flow)
         return _as_dict(await self.request_json("POST", ep.create, json=body, idempotency_key=key, timeout=180.0))
 
-    async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> Any:
+    async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> httpx.Response:
         """GET the first path that does not 404 (remembering it); raise the primary 404 otherwise."""
         cache_key = (kind, job_id)
         remembered = self._working_paths.get(cache_key)
@@ -251,7 +254,7 @@ class AsyncSynthClient:
         first_error: NotFoundError | None = None
         for template in ordered:
             try:
-                result = await self.request_json("GET", template.replace("{job_id}", job_id), **kwargs)
+                result = await self.request("GET", template.replace("{job_id}", job_id), **kwargs)
             except NotFoundError as exc:
                 first_error = first_error or exc
                 continue
@@ -263,15 +266,15 @@ class AsyncSynthClient:
     async def get_status(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
         """The job's status document (primary path, then the flow's fallback status paths)."""
         ep = endpoints_for(flow)
-        return _as_dict(await self._first_working("status", job_id, [ep.status, *ep.fallback_status]))
+        return _as_dict(_json_body(await self._first_working("status", job_id, [ep.status, *ep.fallback_status])))
 
     async def get_events(self, flow: FlowRef, job_id: str, since_seq: int = 0, limit: int = 200) -> list[Event]:
         """Events with ``seq > since_seq``, ascending (primary path, then fallback event paths)."""
         ep = endpoints_for(flow)
-        data = await self._first_working(
+        response = await self._first_working(
             "events", job_id, [ep.events, *ep.fallback_events], params={"since_seq": since_seq, "limit": limit}
         )
-        return parse_events(extract_list(data, "events"))
+        return parse_events_body(response.content)
 
     async def get_metrics(
         self, flow: FlowRef, job_id: str, *, after_step: int | None = None, name: str | None = None,
@@ -344,6 +347,27 @@ def parse_event(item: Any) -> Event | None:
         return Event.model_validate(item)
     except ValueError:
         return None
+
+
+class _EventsPage(BaseModel):
+    events: list[Event]
+
+
+_EVENT_LIST = TypeAdapter(list[Event])
+
+
+def parse_events_body(raw: bytes) -> list[Event]:
+    """Events from a response body: validated straight from JSON when well-formed, else leniently."""
+    try:
+        if raw[:1] == b"[":
+            return _EVENT_LIST.validate_json(raw)
+        return _EventsPage.model_validate_json(raw).events
+    except PydanticValidationError:
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError:
+            return []
+        return parse_events(extract_list(data, "events"))
 
 
 def parse_events(items: list[Any]) -> list[Event]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse
+from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb.client._errors import error_for_response, network_error
 from synth_nb.client._retry import RetryableStatus, RetryPolicy
@@ -32,6 +33,9 @@ EventSink = Callable[[Event], Any]
 FrameSink = Callable[[str, dict[str, Any]], Any]
 
 _UNSUPPORTED = (404, 405, 406, 501)
+#: page size when fetching history (bigger pages, fewer round trips)
+DRAIN_PAGE = 5000
+_NON_EVENT_FRAMES = frozenset({"status", "metric", "metrics", "heartbeat"})
 
 
 class EventStream:
@@ -51,7 +55,7 @@ class EventStream:
         since_seq: int = 0,
         poll_interval: float = 5.0,
         min_interval: float = 0.05,
-        limit: int = 500,
+        limit: int = 1000,
         use_sse: bool = True,
         until_terminal: bool = True,
         on_frame: FrameSink | None = None,
@@ -71,6 +75,8 @@ class EventStream:
         #: "sse" or "poll" once known; SSE is tried first when the flow has a stream path
         self.mode: str | None = None if use_sse and self.endpoints.events_stream else "poll"
         self.reconnects = 0
+        #: the waiting primitive (tests substitute a recorder)
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self._progressed = False
 
     # -- public ---------------------------------------------------------------------------------
@@ -92,7 +98,7 @@ class EventStream:
                     return
                 self.reconnects += 1
                 idle_closes = 0 if self._progressed else idle_closes + 1
-                await asyncio.sleep(min(self.poll_interval, self.min_interval * 2**idle_closes))
+                await self.sleep(min(self.poll_interval, self.min_interval * 2**idle_closes))
                 continue
             await self._poll(sink)
             return
@@ -100,11 +106,12 @@ class EventStream:
     async def drain(self, sink: EventSink) -> int:
         """Fetch every event after the cursor by plain polling (used once the job is terminal)."""
         count = 0
-        while True:
-            events = await self.client.get_events(self.flow, self.job_id, since_seq=self.last_seq, limit=self.limit)
+        while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
+            events = await self.client.get_events(self.flow, self.job_id, since_seq=self.last_seq,
+                                                  limit=max(self.limit, DRAIN_PAGE))
             fresh = self._emit(events, sink)
             count += fresh
-            if fresh == 0 or len(events) < self.limit:
+            if fresh == 0:
                 return count
 
     # -- internals ------------------------------------------------------------------------------
@@ -188,10 +195,15 @@ class EventStream:
     def _handle_frame(self, name: str, data: str, frame_id: str | None, sink: EventSink) -> bool:
         from synth_nb.client._client import parse_event
 
+        if name not in _NON_EVENT_FRAMES:
+            try:  # fast path: a well-formed event frame
+                return self._emit([Event.model_validate_json(data)], sink) > 0
+            except PydanticValidationError:
+                pass
         payload = json.loads(data)  # a truncated frame raises ValueError -> reconnect from the cursor
         if not isinstance(payload, dict):
             return False
-        if name in ("status", "metric", "heartbeat", "metrics"):
+        if name in _NON_EVENT_FRAMES:
             if self.on_frame is not None:
                 self.on_frame(name, payload)
             return True
@@ -211,7 +223,7 @@ class EventStream:
                 )
             except TRANSIENT_ERRORS:
                 interval = min(self.poll_interval, interval * 2)
-                await asyncio.sleep(interval)
+                await self.sleep(interval)
                 continue
             fresh = self._emit(events, sink)
             if fresh:
@@ -227,4 +239,4 @@ class EventStream:
                     except TRANSIENT_ERRORS:
                         pass
                 interval = min(self.poll_interval, interval * 1.5)
-            await asyncio.sleep(interval)
+            await self.sleep(interval)

@@ -3,6 +3,7 @@
 from synth_nb.config.detect import Flow, detect_flow
 from synth_nb.config.discover import DiscoveredConfig, discover_configs
 from synth_nb.config.loader import LoadedConfig, load_config, load_config_text, validate_config
+from synth_nb.config.rl import resolve_rl_model
 from synth_nb.errors import ConfigError
 
 __all__ = [
@@ -14,5 +15,6 @@ __all__ = [
     "discover_configs",
     "load_config",
     "load_config_text",
+    "resolve_rl_model",
     "validate_config",
 ]

@@ -26,10 +26,10 @@ PL = "prompt_learning"
 
 
 def normalise_prompt_learning(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Move MIPRO seed pools from ``[prompt_learning]`` into ``[prompt_learning.mipro]``.
+    """Copy MIPRO seed pools written at ``[prompt_learning]`` level into ``[prompt_learning.mipro]``.
 
-    0.2.24's validator accepts them at either level but its builder then fails with an
-    AssertionError; here they are moved (when the mipro table does not set them itself) with a note.
+    0.2.24's builder copies them too, except ``bootstrap_train_seeds`` / ``online_pool``, which its
+    validator accepts at the top level but its builder then asserts on; those get a note.
     """
     section = raw.get(PL)
     if not isinstance(section, Mapping) or section.get("algorithm") != "mipro":
@@ -37,16 +37,18 @@ def normalise_prompt_learning(raw: dict[str, Any]) -> tuple[dict[str, Any], list
     mipro = section.get("mipro")
     if not isinstance(mipro, Mapping):
         return raw, []
-    moved = [k for k in MIPRO_POOLS if k in section and k not in mipro]
-    shadowed = [k for k in MIPRO_POOLS if k in section and k in mipro]
-    notes = [f"{PL}.{k} is also set in [{PL}.mipro]; the mipro value is used" for k in shadowed]
-    if not moved:
+    copied = [k for k in MIPRO_POOLS if k in section and k not in mipro]
+    shadowed = [k for k in MIPRO_POOLS if k in section and k in mipro and section[k] != mipro[k]]
+    notes = [f"{PL}.{k} differs from [{PL}.mipro].{k}; the mipro value is used" for k in shadowed]
+    if not copied:
         return raw, notes
     out = copy.deepcopy(raw)
-    for key in moved:
-        out[PL]["mipro"][key] = out[PL].pop(key)
-    notes.insert(0, f"moved {', '.join(f'{PL}.{k}' for k in moved)} into [{PL}.mipro], where the MIPRO "
-                    "builder reads them (synth-ai 0.2.24 rejected this layout)")
+    for key in copied:
+        out[PL]["mipro"][key] = copy.deepcopy(out[PL][key])
+    fixed = [k for k in copied if k in ("bootstrap_train_seeds", "online_pool")]
+    if fixed:
+        notes.insert(0, f"using {', '.join(f'{PL}.{k}' for k in fixed)} as [{PL}.mipro] seed pools, where the "
+                        "MIPRO builder reads them (synth-ai 0.2.24 crashed on this layout)")
     return out, notes
 
 
@@ -63,6 +65,11 @@ def check_prompt_learning(cfg: PromptLearningConfig, raw: Mapping[str, Any]) -> 
         if key in raw_policy:
             problems.append(Problem((PL, "policy", key), f"{key} must not be set in [{PL}.policy]",
                                     f"remove {key}: the trainer provides the inference URL in rollout requests"))
+    prompt = pl.initial_prompt
+    if prompt is not None and "messages" in prompt.model_fields_set and not prompt.messages:
+        problems.append(Problem((PL, "initial_prompt", "messages"), "messages must not be empty",
+                                f"add [[{PL}.initial_prompt.messages]] entries with role and pattern, "
+                                "or remove messages"))
     why = catalogue.check_provider_model(pl.policy.provider, pl.policy.model)
     if why:
         problems.append(Problem((PL, "policy", "model"), why, "pick a supported model for this provider"))

@@ -13,7 +13,7 @@ from synth_nb.errors import ConfigError
 
 __all__ = ["DiscoveredConfig", "discover_configs"]
 
-_SKIP_DIRS = {"node_modules", "site-packages", "__pycache__", "venv", "env", "dist-packages"}
+_SKIP_DIRS = {"node_modules", "site-packages", "dist-packages", "__pycache__", "venv"}
 _MAX_BYTES = 2_000_000
 
 

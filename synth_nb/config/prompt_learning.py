@@ -17,6 +17,7 @@ from synth_nb.config.shared import (
 )
 
 __all__ = [
+    "DisplayConfig",
     "GepaConfig",
     "MiproConfig",
     "PromptLearningConfig",
@@ -169,19 +170,19 @@ class MiproStage(ExtraModel):
 
 class MiproModule(ExtraModel):
     module_id: str | None = None
-    stages: list[MiproStage] | None = None
+    stages: list[MiproStage] = []
     edges: list[Any] | None = None
 
 
 class MiproSeeds(ExtraModel):
-    bootstrap: list[int] | None = None
-    online: list[int] | None = None
-    test: list[int] | None = None
-    reference: list[int] | None = None
+    bootstrap: list[int] = []
+    online: list[int] = []
+    test: list[int] = []
+    reference: list[int] = []
 
 
 class MiproConfig(ExtraModel):
-    """``[prompt_learning.mipro]``; seed pools live here (the loader moves top-level ones in)."""
+    """``[prompt_learning.mipro]``; seed pools live here (the loader copies top-level ones in)."""
 
     task_app_url: str | None = None
     task_app_api_key: str | None = None
@@ -256,11 +257,23 @@ class PromptLearningSection(ExtraModel):
     reference_pool: list[int] | None = None
 
 
+class DisplayConfig(ExtraModel):
+    """``[display]``: local presentation switches (never sent; 0.2.24 parsed them but never used them)."""
+
+    local_backend: bool = False
+    tui: bool = False
+    show_curve: bool = True
+    verbose_summary: bool = True
+    show_trial_results: bool = True
+    show_transformations: bool = False
+    show_validation: bool = True
+
+
 class PromptLearningConfig(ExtraModel):
     """A whole prompt-learning TOML file; only ``prompt_learning`` is sent."""
 
     prompt_learning: PromptLearningSection
-    display: FreeTable | None = None
+    display: DisplayConfig | None = None
     termination_config: FreeTable | None = None
     results_folder: str | None = None
 

@@ -108,7 +108,7 @@ class JudgeOptions(ExtraModel):
 
 
 class JudgeRubric(ExtraModel):
-    enabled: bool | None = None
+    enabled: bool = False
     reward_blend: dict[str, float] | None = None
 
 
@@ -178,8 +178,8 @@ def check_rl(cfg: RlConfig) -> tuple[list[Problem], list[str]]:
         if not cfg.model.base and not cfg.model.source:
             warnings.append("[model] has neither base nor source: pass --model, or set [model].base")
     elif cfg.policy is not None:
-        warnings.append("the RL builder selects the model from [model] only (as in synth-ai 0.2.24): "
-                        "pass --model, or add [model] with base or source")
+        warnings.append("no [model] table: the model to train is taken from [policy] "
+                        "(synth-ai 0.2.24 required [model] or --model)")
     if cfg.topology is None and (cfg.compute.topology is None):
         problems.append(Problem(("topology",), "[topology] or [compute.topology] is required",
                                 "add [topology] with gpus_for_vllm / gpus_for_training / gpus_for_ref"))

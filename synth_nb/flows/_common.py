@@ -113,7 +113,7 @@ def check_experimental(config: ConfigLike, model: str, key: str, overrides: Over
 
 
 def start_warnings(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> list[str]:
-    """Config warnings, ignored overrides and secret-source notes, in that order."""
+    """The plan's first warnings: the config's own, then one per override the flow ignores."""
     out = list(getattr(config, "warnings", None) or [])
     out.extend(overrides.ignored_by(config.flow))
     return out

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Job", "JobUpdate"]
 
+#: page size when paging through metric history
+BACKFILL_PAGE = 5000
+
 UpdateKind = Literal["status", "event", "metric", "done"]
 
 
@@ -112,7 +115,8 @@ class Job:
             self.events.append(event)
         else:
             bisect.insort(self.events, event, key=lambda e: e.seq)
-        self._publish(JobUpdate("event", self.status, event=event))
+        if self._listeners or self._queues:
+            self._publish(JobUpdate("event", self.status, event=event))
         return True
 
     def ingest_metric(self, point: MetricPoint) -> bool:
@@ -127,7 +131,8 @@ class Job:
             self.metrics.append(point)
         else:
             bisect.insort(self.metrics, point, key=lambda m: (m.step, m.name))
-        self._publish(JobUpdate("metric", self.status, metric=point))
+        if self._listeners or self._queues:
+            self._publish(JobUpdate("metric", self.status, metric=point))
         return True
 
     def ingest_status(self, doc: dict[str, Any]) -> bool:
@@ -314,10 +319,10 @@ class Job:
     async def _backfill_metrics(self, cursor: int = -1) -> None:
         """Page through every point with ``step > cursor`` (``after_step`` ascending)."""
         while True:
-            page = await self.client.get_metrics(self.flow, self.id, after_step=cursor, limit=self.metrics_limit)
+            page = await self.client.get_metrics(self.flow, self.id, after_step=cursor, limit=BACKFILL_PAGE)
             for point in page:
                 self.ingest_metric(point)
-            if len(page) < self.metrics_limit:
+            if not page:  # only an empty page ends it: a backend may cap ``limit``
                 return
             top = max(p.step for p in page)
             cursor = top - 1 if top - 1 > cursor else top  # re-read the boundary step: names may share it

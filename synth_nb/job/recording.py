@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,7 +27,7 @@ RECORD_KINDS = ("meta", "status", "event", "metric")
 class Recorder:
     """Append-only JSONL writer; use as a context manager or call ``close()``."""
 
-    def __init__(self, path: str | Path, *, secrets: list[str | SecretStr] | tuple[Any, ...] = ()) -> None:
+    def __init__(self, path: str | Path, *, secrets: Sequence[str | SecretStr] = ()) -> None:
         self.path = Path(path)
         self._secrets = [s.get_secret_value() if isinstance(s, SecretStr) else str(s) for s in secrets if s]
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,10 +55,16 @@ class Recorder:
         self.count += 1
 
     def follow(self, job: Any) -> None:
-        """Record ``job``'s meta now and every status/event/metric from here on."""
+        """Record ``job``'s meta, what it already holds, and every status/event/metric from here on."""
         self.write("meta", {"job_id": job.id, "flow": job.flow, "algorithm": job.algorithm,
                             "backend_url": job.backend_url})
         self._job = job
+        if job.events or job.metrics:  # a re-attached job: its history first
+            self.write("status", {**(job.status_doc or {}), "status": job.status})
+            for event in job.events:
+                self.write("event", event.model_dump(mode="json"))
+            for point in job.metrics:
+                self.write("metric", point.model_dump(mode="json"))
         job.add_listener(self._on_update)
 
     def _on_update(self, update: Any) -> None:

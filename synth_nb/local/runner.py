@@ -6,6 +6,7 @@ exception fails the job with the error (and traceback) in an event; it never rea
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 from synth_nb.local.executors import load_executor
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.redact import scrub, secret_values
 from synth_nb.local.storage import JobRecord, Storage
 
 __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
@@ -68,11 +70,25 @@ class LocalJobContext:
         self.cancel_requested = False
         self._storage = storage
         self._runner = runner
+        env_key = runner.environment_api_key
+        self._secrets = [*secret_values(job.body), *([env_key] if env_key else [])]
 
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
              level: str = "info") -> None:
         if not self.closed.is_set():
+            message, data = self.scrub(message, data)
             self._storage.add_event(self.job_id, type, message, data, level)
+
+    def scrub(self, message: str, data: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+        """Mask the job's secrets (task-app keys from its body, the backend's env key) if they slipped in."""
+        if not self._secrets:
+            return message, data
+        message = scrub(message, self._secrets)
+        if data:
+            dumped = json.dumps(data, default=str)
+            if any(secret in dumped for secret in self._secrets):
+                data = json.loads(scrub(dumped, self._secrets))
+        return message, data
 
     def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
         if not self.closed.is_set():
@@ -160,6 +176,8 @@ class JobRunner:
             self._contexts.pop(ctx.job_id, None)
             self._threads.pop(ctx.job_id, None)
         self.policies.remove_job(ctx.job_id)
+        if error is not None:
+            error, data = ctx.scrub(error, data)
         if status == "failed":
             self.storage.add_event(ctx.job_id, lifecycle_event(ctx.kind, "failed"), f"Job failed: {error}",
                                    data, level="error")

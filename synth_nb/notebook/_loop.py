@@ -9,8 +9,8 @@ running and hop through it from callbacks.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -66,7 +66,7 @@ def _chain(task: asyncio.Task[T], future: concurrent.futures.Future[T]) -> None:
         if t.cancelled():
             future.cancel()
         elif t.exception() is not None:
-            future.set_exception(t.exception())  # type: ignore[arg-type]
+            future.set_exception(t.exception())
         else:
             future.set_result(t.result())
 

@@ -85,8 +85,9 @@ class TrainRequest:
             return None if p is None else _resolve(folder, p)
 
         overrides = {name: getattr(args, name, None) for name in OVERRIDE_FIELDS}
-        if overrides.get("dataset"):
-            overrides["dataset"] = str(_resolve(folder, overrides["dataset"]))
+        dataset = overrides.get("dataset")
+        if dataset:
+            overrides["dataset"] = str(_resolve(folder, str(dataset)))
         return cls(
             folder=folder,
             configs=[_resolve(folder, c) for c in args.configs or []],

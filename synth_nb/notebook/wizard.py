@@ -19,7 +19,7 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb.errors import SynthNbError
+from synth_nb.errors import SecretsError, SynthNbError
 from synth_nb.notebook import _session, _submit, _text
 from synth_nb.notebook._loop import KernelLoop
 from synth_nb.notebook._wizard_state import (
@@ -203,7 +203,7 @@ class Wizard(anywidget.AnyWidget):
                         self._folder / rel, overrides=changed, backend=backend, env_files=env_files,
                         modal_secrets=modal, pasted=self._pasted, environ=self._environ, folder=self._folder))
         for item in prepared:
-            if item.error is not None:
+            if item.error is not None and not _is_missing_keys(item):
                 field = _override_field_of(item.error)
                 if field:
                     errors.setdefault(field, str(item.error))
@@ -306,6 +306,11 @@ def _override_field_of(error: SynthNbError) -> str | None:
         if f"--{name.replace('_', '-')}" in text or getattr(error, "key", None) == name:
             return name
     return None
+
+
+def _is_missing_keys(item: _session.Prepared) -> bool:
+    """Missing keys are shown on the secrets step (one row each), not repeated as a config error."""
+    return isinstance(item.error, SecretsError) and bool(getattr(item.secrets, "missing", None))
 
 
 def _merge_secret_rows(prepared: list[_session.Prepared]) -> list[dict[str, Any]]:

@@ -136,6 +136,16 @@ function set(model, name, value) {
   model.set(name, value);
   model.save_changes();
 }
+function commitOnEnter(input, commit) {
+  input.addEventListener("keydown", (e) => {
+    if (e.key !== "Enter") return;
+    e.preventDefault();
+    e.stopPropagation();
+    commit(input.value);
+  });
+  input.addEventListener("change", () => commit(input.value));
+  return input;
+}
 function configsStep(model, s, uid) {
   const all = s.configs.map((c) => c.path);
   const rows = s.configs.map((c, i) => {
@@ -204,6 +214,7 @@ function secretsStep(model, s, uid) {
     paste.addEventListener("keydown", (e) => {
       if (e.key === "Enter") {
         e.preventDefault();
+        e.stopPropagation();
         use();
       }
     });
@@ -255,12 +266,10 @@ function secretsStep(model, s, uid) {
         onchange: (e) => set(model, "use_modal", e.target.checked)
       }),
       h("label", { for: modalId, text: "Also read a Modal secret" }),
-      s.use_modal ? h("input", {
-        type: "text",
-        "aria-label": "Modal secret name",
-        value: s.modal_secret,
-        onchange: (e) => set(model, "modal_secret", e.target.value.trim())
-      }) : null
+      s.use_modal ? commitOnEnter(
+        h("input", { type: "text", "aria-label": "Modal secret name", value: s.modal_secret }),
+        (v) => set(model, "modal_secret", v.trim())
+      ) : null
     )
   );
 }
@@ -276,7 +285,7 @@ function overridesStep(model, s, uid) {
       id,
       checked: value === true || value === "true",
       onchange: (e) => update(e.target.checked)
-    }) : h("input", {
+    }) : commitOnEnter(h("input", {
       type: "text",
       id,
       value: value === void 0 || value === null ? "" : String(value),
@@ -284,9 +293,8 @@ function overridesStep(model, s, uid) {
       placeholder: spec.prefill || spec.hint,
       "aria-invalid": error ? "true" : "false",
       "aria-describedby": `${id}-msg`,
-      "data-testid": `override-${spec.name}`,
-      onchange: (e) => update(e.target.value)
-    });
+      "data-testid": `override-${spec.name}`
+    }), update);
     return h(
       "div",
       { class: `synth-field${error ? " synth-field--invalid" : ""}` },
@@ -309,18 +317,17 @@ function overridesStep(model, s, uid) {
       "div",
       { class: "synth-field" },
       h("label", { for: backendId, text: "Backend" }),
-      h("input", {
+      commitOnEnter(h("input", {
         type: "text",
         id: backendId,
         value: s.backend,
         "data-testid": "override-backend",
-        "aria-describedby": `${backendId}-msg`,
-        onchange: (e) => set(model, "backend", e.target.value.trim())
-      }),
+        "aria-describedby": `${backendId}-msg`
+      }), (v) => set(model, "backend", v.trim())),
       h("div", {
         id: `${backendId}-msg`,
         class: s.override_errors.backend ? "synth-error" : "synth-hint",
-        text: s.override_errors.backend || "'local' for the embedded backend, or a URL"
+        text: s.override_errors.backend || "'local' for the embedded backend, a URL, or blank for the default (SYNTH_BACKEND_OVERRIDE or the hosted backend)"
       })
     ),
     fields

@@ -84,6 +84,7 @@ def _notebook(folder: Path) -> Path:
     ]
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     path = folder / "monitor.ipynb"
     nbformat.write(nb, path)
     return path

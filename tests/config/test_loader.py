@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from synth_nb.config import ConfigError, LoadedConfig, load_config, load_config_text, validate_config
 from synth_nb.config._source import KeyLines, parse_toml_text
-from tests.config.conftest import FIXTURES, INVALID_EXAMPLES, MINIMAL_GEPA, MINIMAL_SFT, VALID_EXAMPLES
+
+from ._samples import FIXTURES, INVALID_EXAMPLES, MINIMAL_GEPA, MINIMAL_SFT, VALID_EXAMPLES
 
 EXPECTED_FLOWS = {
     "banking77_gepa.toml": ("prompt_learning", "gepa"),
@@ -162,8 +163,13 @@ def _assert_only_config_errors(call: Any) -> LoadedConfig | None:
         return None
 
 
+_SHIPPED_LINES = sorted({line for name in VALID_EXAMPLES + INVALID_EXAMPLES
+                         for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines()})
+_TOMLISH_TEXT = st.lists(st.sampled_from(_SHIPPED_LINES) | st.text(max_size=30), max_size=40).map("\n".join)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=400))
+@given(st.text(max_size=400) | _TOMLISH_TEXT)
 def test_arbitrary_text_only_raises_config_error(text: str) -> None:
     _assert_only_config_errors(lambda: load_config_text(text, "fuzz.toml"))
 
@@ -257,3 +263,61 @@ def test_generated_toml_text_loads_or_fails_cleanly_and_every_key_has_a_line(raw
     for path in _paths(parsed):
         assert locator.line_of(path, exact=True) is not None, (path, text)
     _assert_only_config_errors(lambda: load_config_text(text, "fuzz.toml"))
+
+
+# -- the validated model dumps to what synth-ai 0.2.24 sent ---------------------------------------------------
+
+_PARITY = Path(__file__).parent.parent / "flows" / "fixtures"  # 0.2.24 builder outputs, shared with tests/flows
+_PARITY_CASES = sorted(p for p in (_PARITY / "expected").glob("*.json") if "--" not in p.stem
+                       and json.loads(p.read_text())["flow"] in ("rl", "prompt_learning"))
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def test_parity_cases_cover_both_flows() -> None:
+    assert len(_PARITY_CASES) >= 60
+
+
+@pytest.mark.parametrize("case", _PARITY_CASES, ids=lambda p: p.stem[:70])
+def test_model_dump_equals_what_0_2_24_sent(case: Path) -> None:
+    """Every RL / prompt-learning config 0.2.24 accepts: ``model_dump(exclude_none=True)`` is its body's
+    config section, apart from the values its builder injects (task URL/key, copied seeds, placements)."""
+    expected = json.loads(case.read_text())
+    loaded = load_config(_PARITY / "configs" / f"{case.stem}.toml")
+    raw = loaded.raw
+    if expected["flow"] == "prompt_learning":
+        mine = loaded.model.prompt_learning.model_dump(exclude_none=True)
+        sent = expected["body"]["config_body"]["prompt_learning"]
+        injected = {"task_app_url", "task_app_api_key", "train_seeds", "evaluation_seeds", "env_name"}
+        injected -= set(raw["prompt_learning"])
+        injected |= {"task_app_url", "task_app_api_key"}
+    else:
+        mine = loaded.model.model_dump(exclude_none=True)
+        mine.pop("smoke", None)
+        sent = json.loads(json.dumps(expected["body"]["data"]["config"]))
+        sent["services"].pop("task_url")
+        mine.get("services", {}).pop("task_url", None)
+        if "services" not in raw:
+            sent.pop("services")
+        if "placement" not in raw.get("reference", {}):
+            sent["reference"].pop("placement")
+            if not sent["reference"] and "reference" not in raw:
+                sent.pop("reference")
+        topology = sent["compute"].get("topology", {})
+        if "reference_placement" not in raw["compute"].get("topology", {}):
+            topology.pop("reference_placement", None)
+            if not topology and "topology" not in raw["compute"]:
+                sent["compute"].pop("topology")
+        injected = set()
+    for key in injected:
+        mine.pop(key, None)
+        sent.pop(key, None)
+    assert _json_equal(mine, sent)

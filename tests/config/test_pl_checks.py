@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from synth_nb.config import ConfigError, load_config, load_config_text
-from tests.config.conftest import FIXTURES, MINIMAL_GEPA, MINIMAL_MIPRO
+
+from ._samples import FIXTURES, MINIMAL_GEPA, MINIMAL_MIPRO
 
 
 def _problems(text: str) -> list[ConfigError]:
@@ -16,15 +17,16 @@ def _problems(text: str) -> list[ConfigError]:
     return info.value.problems
 
 
-def test_mipro_seed_pools_at_prompt_learning_level_are_moved_into_mipro() -> None:
+def test_mipro_seed_pools_at_prompt_learning_level_are_used_for_mipro() -> None:
     """0.2.24's builder died with an AssertionError on this layout (7 shipped examples)."""
     loaded = load_config(FIXTURES / "heartdisease_mipro_dspy.toml")
     mipro = loaded.model.prompt_learning.mipro
     assert mipro.bootstrap_train_seeds == [0, 1, 2, 3, 4]
     assert mipro.online_pool == [5, 6, 7, 8, 9]
     assert mipro.reference_pool == [15, 16, 17, 18, 19]
-    assert loaded.model.prompt_learning.bootstrap_train_seeds is None
-    assert loaded.warnings[0].startswith("moved prompt_learning.bootstrap_train_seeds, prompt_learning.online_pool")
+    assert loaded.model.prompt_learning.bootstrap_train_seeds == [0, 1, 2, 3, 4]  # kept, as 0.2.24 sends it
+    assert loaded.warnings[0].startswith("using prompt_learning.bootstrap_train_seeds, prompt_learning.online_pool "
+                                         "as [prompt_learning.mipro] seed pools")
     assert loaded.raw["prompt_learning"]["bootstrap_train_seeds"] == [0, 1, 2, 3, 4]  # raw is untouched
 
 
@@ -33,6 +35,13 @@ def test_pool_in_both_places_keeps_the_mipro_value() -> None:
     loaded = load_config_text(text, "m.toml")
     assert loaded.model.prompt_learning.mipro.online_pool == [3, 4, 5]
     assert any("the mipro value is used" in w for w in loaded.warnings)
+
+
+def test_top_level_test_pool_is_copied_silently_like_0_2_24() -> None:
+    text = MINIMAL_MIPRO.replace('results_folder = "results"', 'results_folder = "results"\ntest_pool = [9]')
+    loaded = load_config_text(text, "m.toml")
+    assert loaded.model.prompt_learning.mipro.test_pool == [9] and loaded.model.prompt_learning.test_pool == [9]
+    assert loaded.warnings == []
 
 
 def test_mipro_needs_both_pools_non_empty() -> None:
@@ -174,3 +183,8 @@ def test_secret_values_never_appear_in_messages() -> None:
     assert canary not in str(info.value)
     loaded = load_config_text(MINIMAL_GEPA + f'\n[prompt_learning.gepa.x]\napi_key = "{canary}"\n', "g.toml")
     assert all(canary not in w for w in loaded.warnings)
+
+
+def test_initial_prompt_messages_must_not_be_empty_when_given() -> None:
+    [problem] = _problems(MINIMAL_GEPA + "\n[prompt_learning.initial_prompt]\nid = \"p\"\nmessages = []\n")
+    assert problem.key == "prompt_learning.initial_prompt.messages" and problem.line == 17

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from synth_nb.config import load_config, load_config_text
 from synth_nb.config.prompt_learning import GepaConfig, MiproConfig, PromptLearningConfig
-from tests.config.conftest import FIXTURES, MINIMAL_GEPA, MINIMAL_MIPRO
+
+from ._samples import FIXTURES, MINIMAL_GEPA, MINIMAL_MIPRO
 
 
 def test_minimal_gepa_dump_matches_0_2_24() -> None:
     loaded = load_config_text(MINIMAL_GEPA, "gepa.toml")
     assert isinstance(loaded.model, PromptLearningConfig)
+    assert loaded.model.prompt_learning.gepa is not None
     gepa = loaded.model.prompt_learning.gepa.model_dump(exclude_none=True)
     # spec §5.3: "gepa: {env_name, proposer_type, evaluation: {train_seeds, val_seeds}}"
     assert gepa == {"env_name": "banking77", "proposer_type": "dspy",
@@ -86,6 +88,13 @@ def test_shipped_examples_keep_extras_in_the_dump() -> None:
     dumped = loaded.model.prompt_learning.model_dump(exclude_none=True)
     assert dumped["gepa"]["archive"]["max_size"] == 10  # unknown but passed through, as in 0.2.24
     assert dumped["termination_config"] == {"max_cost_usd": 1.0, "max_trials": 300}
-    assert loaded.model.display["show_curve"] is True
+    assert loaded.model.display.show_curve is True and loaded.model.display.local_backend is True
     messages = loaded.model.prompt_learning.initial_prompt.messages
     assert [m.order for m in messages] == [0, 1]
+
+
+def test_display_table_is_typed_and_typos_warn() -> None:
+    loaded = load_config_text(MINIMAL_GEPA + "\n[display]\nshow_curv = false\nshow_validation = false\n", "g.toml")
+    assert loaded.model.display.show_curve is True and loaded.model.display.show_validation is False
+    assert loaded.warnings == ["unknown key display.show_curv (did you mean 'show_curve'?) — ignored (only "
+                               "[prompt_learning] is sent)"]

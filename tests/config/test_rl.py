@@ -8,7 +8,8 @@ import pytest
 
 from synth_nb.config import ConfigError, load_config, load_config_text
 from synth_nb.config.rl import RlConfig, resolve_rl_model
-from tests.config.conftest import FIXTURES, MINIMAL_RL
+
+from ._samples import FIXTURES, MINIMAL_RL
 
 
 def _problems(text: str) -> list[ConfigError]:

@@ -6,7 +6,8 @@ import pytest
 
 from synth_nb.config import ConfigError, load_config, load_config_text
 from synth_nb.config.sft import SftConfig
-from tests.config.conftest import FIXTURES, MINIMAL_SFT
+
+from ._samples import FIXTURES, MINIMAL_SFT
 
 
 def _problems(text: str) -> list[ConfigError]:

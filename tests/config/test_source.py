@@ -8,7 +8,8 @@ import pytest
 
 from synth_nb.config._source import KeyLines, format_key, parse_key_path, parse_toml_text, read_toml_file
 from synth_nb.errors import ConfigError
-from tests.config.conftest import FIXTURES
+
+from ._samples import FIXTURES
 
 
 def test_syntax_error_reports_file_line_and_column(tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from task_app_stub import create_stub_app
 
 from synth_nb.local import LocalBackend, start_backend
 from synth_nb.local.lifecycle import TERMINAL
-from task_app_stub import create_stub_app
 
 API_KEY = "sk_local_test_canary_5f2c9d"
 ENV_KEY = "sk_env_test_canary_77aa01"

@@ -19,8 +19,9 @@ class Boom:
             raise ExecutorInputError("reject was set")
 
     def run(self, ctx: JobContext) -> None:
-        ctx.emit("boom.before", "about to fail")
-        raise RuntimeError("deliberate executor failure")
+        key = ctx.body.get("task_app_api_key", "")
+        ctx.emit("boom.before", f"about to fail with {key}", {"nested": {"echo": key}})
+        raise RuntimeError(f"deliberate executor failure (key {key})")
 
 
 class Blocking:

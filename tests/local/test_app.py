@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-
 from conftest import API_KEY
+
 from synth_nb.local import LocalBackend, start_backend
 
 

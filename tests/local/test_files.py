@@ -56,7 +56,7 @@ def test_chunked_oversized_upload_is_413_too(backend: LocalBackend, client: http
     payload = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.jsonl\"\r\n"
                f"Content-Type: application/jsonl\r\n\r\n").encode() + b"x" * (80 * 1024) + f"\r\n--{boundary}--\r\n".encode()
 
-    def chunks():  # type: ignore[no-untyped-def]
+    def chunks():
         for start in range(0, len(payload), 8192):
             yield payload[start:start + 8192]
 

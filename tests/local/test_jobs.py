@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import httpx
-
 from conftest import ENV_KEY, replay_body, wait_terminal
 
 TERMINAL_PHASES = {"succeeded", "failed", "cancelled"}
@@ -68,7 +67,7 @@ def test_metrics_newest_first_without_cursor_and_after_step(client: httpx.Client
     assert len(losses) == 120 and sum(losses[:10]) > sum(losses[-10:])  # the demo loss falls
 
 
-def test_rl_job_auto_starts_and_learning_path_serves_it(client: httpx.Client, task_app) -> None:  # type: ignore[no-untyped-def]
+def test_rl_job_auto_starts_and_learning_path_serves_it(client: httpx.Client, task_app) -> None:
     body = {"job_type": "rl", "data": {"endpoint_base_url": task_app(), "base_model": "Qwen/Qwen3-0.6B",
                                        "config": {}}, "metadata": {"local_executor": "replay"}}
     created = client.post("/rl/jobs", json=body, headers={"Idempotency-Key": "rl-once"})
@@ -120,7 +119,7 @@ def test_gepa_by_algorithm_uses_its_recording(client: httpx.Client) -> None:
     assert {p["name"] for p in points} == {"gepa.transformation.mean_score"}
 
 
-def test_missing_executor_is_501_not_a_fake_run(client: httpx.Client, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_missing_executor_is_501_not_a_fake_run(client: httpx.Client, monkeypatch) -> None:
     from synth_nb.local import executors
 
     monkeypatch.setitem(executors.EXECUTORS, "sft", "synth_nb.local.executors.not_written_yet:Nope")

@@ -8,9 +8,8 @@ import time
 
 import httpx
 import pytest
-from httpx_sse import connect_sse
-
 from conftest import replay_body, wait_terminal
+from httpx_sse import connect_sse
 
 FLOW_PATHS = {
     "sft": ("/learning/jobs", replay_body("sft", auto_start=True)),

@@ -123,7 +123,7 @@ def test_with_a_widget_front_end_the_magic_returns_the_wizard(ip: Any, project: 
 def replay_backend() -> Iterator[Any]:
     from synth_nb.local import start_backend
 
-    backend = start_backend(default_executor="replay")
+    backend = start_backend(default_executor="replay", executor_options={"replay": {"speed": 50}})
     _session.use_local_backend(backend)
     yield backend
     _session.stop_local_backend()

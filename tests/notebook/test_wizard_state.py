@@ -6,7 +6,13 @@ from pathlib import Path
 
 from _wizard_support import make_project
 
-from synth_nb.notebook._wizard_state import OVERRIDE_SPECS, discover, env_files_in, parse_overrides, prefill_overrides
+from synth_nb.notebook._wizard_state import (
+    OVERRIDE_SPECS,
+    discover,
+    env_files_in,
+    parse_overrides,
+    prefill_overrides,
+)
 
 
 def test_discover_lists_training_configs_with_badges_and_skips_other_toml(tmp_path: Path) -> None:

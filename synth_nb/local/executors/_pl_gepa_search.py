@@ -2,7 +2,7 @@
 
 The adapter scores a candidate by running task-app rollouts through its own interceptor URL. Budget and
 cancellation are enforced here, not by the package: each batch reserves its rollouts first, and a batch
-that would exceed the budget (or a cancellation) raises ``SearchHalted``, which unwinds ``gepa.optimize``;
+that would exceed the budget (or a cancellation) raises ``_pl_rollouts.SearchHalted``, which unwinds ``gepa.optimize``;
 the candidates seen so far are kept by the callbacks, so the best one survives.
 
 Metric points: ``gepa.trial.score`` (step = rollouts used, value = minibatch mean), ``gepa.best_score``
@@ -18,7 +18,7 @@ from typing import Any
 from gepa.core.adapter import EvaluationBatch
 
 from synth_nb.local.executors._pl_report import Candidate, Reporter
-from synth_nb.local.executors._pl_rollouts import Rollout, SearchHalted, TaskAppRunner
+from synth_nb.local.executors._pl_rollouts import Rollout, TaskAppRunner
 from synth_nb.local.executors._pl_router import CandidateRouter
 from synth_nb.local.executors.base import JobContext
 
@@ -202,6 +202,7 @@ class GepaTracker:
         if is_best and idx:
             self.ctx.emit("prompt.learning.gepa.new_best", f"new best candidate {idx}: {cand.score:.3f}",
                           {"candidate_index": idx, "best_score": cand.score, "previous_best": previous})
-        self.ctx.metric("gepa.candidate.val_score", idx, cand.score, {"n": len(scores), "generation": generation})
+        self.ctx.metric("gepa.candidate.val_score", idx, float(ev["average_score"]),
+                        {"n": len(scores), "generation": generation})
         self.ctx.metric("gepa.best_score", rollouts, float(self.reporter.best_score or 0.0), {"candidate_index": idx})
         self.reporter.progress(force=True)

@@ -1,8 +1,8 @@
 """Proposers: how a new prompt text is written from the failures of the current one.
 
-* ``offline`` (deterministic, no model): for each misclassified example it adds the query (at most 12 words)
-  as a phrase to the gold intent's line in the prompt's ``Intents:`` section (created when missing), at
-  most 8 phrases per intent. It uses only what an LLM reflector would see: the inputs, outputs and feedback.
+* ``offline`` (deterministic, no model): when some examples of the reflective minibatch failed, it adds each
+  failed query (at most 12 words), then each solved one, as a phrase of its gold intent's line in the
+  prompt's ``Intents:`` section (created when missing), at most 8 phrases per intent. It uses only what an LLM reflector would see: the inputs, outputs and feedback.
 * ``llm``: the configured proposer model through an OpenAI-compatible endpoint (``mutation.llm_*`` for
   GEPA, ``meta_model*``/``meta.*`` for MIPRO). A failing call falls back to the offline rewrite for that
   proposal, and the executor says so in a warning event.
@@ -63,9 +63,11 @@ def offline_rewrite(text: str, failures: Sequence[tuple[str, str]], *, max_per_i
     return "\n".join(lines[:start] + block + lines[end:])
 
 
-def _failures(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    return [(str(r.get("query", "")), str(r["expected"])) for r in records
-            if not r.get("correct") and r.get("expected") and r.get("query")]
+def _grounding(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """Failed examples first, then (only when something failed) the solved ones as extra grounding."""
+    usable = [r for r in records if r.get("expected") and r.get("query")]
+    failed = [(str(r["query"]), str(r["expected"])) for r in usable if not r.get("correct")]
+    return failed + [(str(r["query"]), str(r["expected"])) for r in usable if r.get("correct")] if failed else []
 
 
 class Proposer:
@@ -126,7 +128,7 @@ class Proposer:
                 if self._warn is not None:
                     self._warn(f"proposer model call failed ({type(exc).__name__}: {str(exc)[:160]}); "
                                "used the offline rewrite for this proposal")
-        return offline_rewrite(text, _failures(records))
+        return offline_rewrite(text, _grounding(records))
 
     def gepa_proposer(self) -> Callable[..., dict[str, str]]:
         """``custom_candidate_proposer`` for ``gepa.optimize``."""

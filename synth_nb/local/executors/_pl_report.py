@@ -20,7 +20,7 @@ from synth_nb.local.executors._pl_router import CandidateRouter, render_sections
 from synth_nb.local.executors._pl_settings import PromptSettings
 from synth_nb.local.executors.base import JobContext
 
-__all__ = ["Candidate", "Reporter"]
+__all__ = ["Candidate", "Outcome", "Reporter"]
 
 
 @dataclass
@@ -34,6 +34,20 @@ class Candidate:
     instance_scores: dict[int, float] = field(default_factory=dict)
     minibatch_score: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What the held-out evaluation found; ``heldout`` maps candidate index -> its held-out rollouts."""
+
+    best: Candidate
+    best_score: float | None
+    baseline: Candidate
+    baseline_heldout: float | None
+    best_prompt: dict[str, Any]
+    ranked: list[Candidate]
+    heldout: dict[int, list[Rollout]]
+    heldout_seeds: list[int]
 
 
 def _mean(rollouts: list[Rollout]) -> float:
@@ -127,9 +141,9 @@ class Reporter:
             pass
         return ranked, results
 
-    def finish(self, candidates: list[Candidate], *, finish_reason: str, heldout_seeds: list[int],
-               heldout_split: str, top_k: int) -> dict[str, Any]:
-        """Held-out evaluation, then the result events and the status-document fields; returns the latter."""
+    def finish(self, candidates: list[Candidate], *, heldout_seeds: list[int], heldout_split: str,
+               top_k: int) -> Outcome:
+        """Held-out evaluation of the baseline and the top candidates, then the shared result events."""
         ranked, heldout = self.heldout(candidates, seeds=heldout_seeds, split=heldout_split, top_k=top_k)
         baseline = candidates[0]
         best = ranked[0] if ranked else baseline
@@ -177,11 +191,12 @@ class Reporter:
             "best_prompt": best_prompt, "best_score": best_score, "baseline_score": base_held,
             "attempted_candidates": [self._entry(c, heldout) for c in candidates],
             "optimized_candidates": optimized, "validation": validation})
-        return self._completed(finish_reason, best, best_score, baseline, base_held, best_prompt, heldout)
+        return Outcome(best, best_score, baseline, base_held, best_prompt, ranked, heldout, heldout_seeds)
 
-    def _completed(self, finish_reason: str, best: Candidate, best_score: float | None, baseline: Candidate,
-                   base_held: float | None, best_prompt: dict[str, Any], heldout: dict[int, list[Rollout]]
-                   ) -> dict[str, Any]:
+    def complete(self, outcome: Outcome, finish_reason: str) -> dict[str, Any]:
+        """``prompt.learning.completed`` + ``billing.end`` and the status-document fields (returned)."""
+        best, best_score, baseline = outcome.best, outcome.best_score, outcome.baseline
+        base_held, best_prompt = outcome.baseline_heldout, outcome.best_prompt
         elapsed = time.monotonic() - self.started
         minutes = max(elapsed / 60.0, 1e-9)
         runner = self.runner

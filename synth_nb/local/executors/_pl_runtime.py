@@ -14,7 +14,7 @@ from synth_nb.local.executors._pl_proposers import Proposer
 from synth_nb.local.executors._pl_report import Reporter
 from synth_nb.local.executors._pl_rollouts import RolloutBudget, TaskAppRunner
 from synth_nb.local.executors._pl_router import CandidateRouter
-from synth_nb.local.executors._pl_settings import PromptSettings, ProposerSpec
+from synth_nb.local.executors._pl_settings import PromptSettings, ProposerSpec, as_table
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.policies import Policy, PolicySpec, build_policy
 
@@ -84,6 +84,10 @@ class PromptRuntime:
         except Exception:
             self.__exit__(None, None, None)
             raise
+        task = as_table(self.taskset.get("task"))
+        ctx.emit("prompt.learning.task_app.ready", f"task app healthy: {s.task_app_url}",
+                 {"task_app_url": s.task_app_url, "env_name": s.env_name, "task_id": task.get("id"),
+                  "task_name": task.get("name")})
         return self
 
     def __exit__(self, *exc: object) -> None:

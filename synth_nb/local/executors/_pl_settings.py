@@ -18,9 +18,14 @@ from typing import Any
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.policies import OFFLINE_ENVS, POLICY_KINDS, PolicySpec
 
-__all__ = ["Message", "ProposerSpec", "PromptSettings", "parse_prompt_settings", "section", "get_path"]
+__all__ = ["Message", "ProposerSpec", "PromptSettings", "as_table", "get_path", "parse_prompt_settings", "section"]
 
 _WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def as_table(value: Any) -> dict[str, Any]:
+    """``value`` when it is a TOML table, else an empty one (absent optional sections)."""
+    return value if isinstance(value, dict) else {}
 
 
 def section(body: dict[str, Any]) -> dict[str, Any]:
@@ -148,13 +153,13 @@ def _messages(pl: dict[str, Any]) -> list[Message]:
         item = parsed[idx][2]
         base = str(item.get("name") or item.get("id") or item["role"])
         names[idx] = base if base not in names.values() else f"{base}_{idx}"
-    return [Message(role=m["role"], pattern=m.get("pattern", m.get("content")), order=o, component=names.get(idx))
-            for idx, (o, _, m) in enumerate(parsed)]
+    return [Message(role=m["role"], pattern=str(m.get("pattern", m.get("content"))), order=o,
+                    component=names.get(idx)) for idx, (o, _, m) in enumerate(parsed)]
 
 
 def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> PolicySpec:
-    policy = pl.get("policy") if isinstance(pl.get("policy"), dict) else {}
-    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    policy = as_table(pl.get("policy"))
+    meta = as_table(body.get("metadata"))
     url = policy.get("inference_url") or policy.get("api_base") or policy.get("base_url")
     kind = meta.get("local_policy") or policy.get("local_policy") or ("upstream" if url else "offline")
     if kind not in POLICY_KINDS:
@@ -204,13 +209,13 @@ def parse_prompt_settings(body: dict[str, Any], algorithm: str, proposer: Propos
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise ExecutorInputError("prompt_learning.task_app_url must be the http(s) URL of a running task app "
                                  f"(got {url!r}); start one with `synth-nb task-app banking`")
-    algo_table = pl.get(algorithm) if isinstance(pl.get(algorithm), dict) else {}
+    algo_table = as_table(pl.get(algorithm))
     env_name = str(pl.get("env_name") or algo_table.get("env_name") or pl.get("task_app_id") or "banking77")
     env_config = algo_table.get("env_config") or pl.get("env_config") or {}
     if not isinstance(env_config, dict):
         raise ExecutorInputError("prompt_learning.env_config must be a table")
-    termination = pl.get("termination_config") if isinstance(pl.get("termination_config"), dict) else {}
-    policy = pl.get("policy") if isinstance(pl.get("policy"), dict) else {}
+    termination = as_table(pl.get("termination_config"))
+    policy = as_table(pl.get("policy"))
     return PromptSettings(
         algorithm=algorithm, task_app_url=url.rstrip("/"),
         task_app_api_key=pl.get("task_app_api_key") if isinstance(pl.get("task_app_api_key"), str) else None,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 from synth_nb.local.executors.base import ExecutorInputError, JobContext
 from synth_nb.local.training.process import TrainingWorker, WorkerFailed
 
-__all__ = ["TrainingFailed", "local_settings", "number", "run_worker", "section"]
+__all__ = ["TrainingFailed", "auto_threads", "local_settings", "number", "run_worker", "section"]
 
 
 class TrainingFailed(RuntimeError):
@@ -36,12 +37,23 @@ def number(table: dict[str, Any], key: str, where: str, default: Any, *, kind: C
     return kind(value)
 
 
+def auto_threads() -> int:
+    """Two torch threads on a quiet machine, one when it is busy: with other work on the same two cores,
+    a second OpenMP thread makes the tiny model several times slower (measured), not faster."""
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0] >= max(1.0, cores / 2)
+    except OSError:
+        busy = False
+    return 1 if busy or cores < 2 else 2
+
+
 def local_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``metadata.local_training``: knobs that only exist locally (threads, memory limit, seed, tiny shape)."""
     table = section(body, "metadata", "local_training")
     where = "metadata.local_training"
     return {
-        "threads": number(table, "threads", where, 2),
+        "threads": number(table, "threads", where, None) or auto_threads(),
         "memory_limit_mb": number(table, "memory_limit_mb", where, 4096, kind=float),
         "seed": number(table, "seed", where, 0, minimum=0, strict=False),
         "tiny": {k: number(table.get("tiny") or {}, k, f"{where}.tiny", None)

@@ -26,6 +26,7 @@ from typing import Any
 from synth_nb.local.executors._pl_runtime import PromptRuntime, seed_split
 from synth_nb.local.executors._pl_settings import (
     PromptSettings,
+    as_table,
     check_modules,
     get_path,
     parse_prompt_settings,
@@ -93,7 +94,7 @@ def parse_gepa_settings(body: dict[str, Any]) -> GepaSettings:
     modules = g.get("modules") or []
     check_modules([m.get("module_id") if isinstance(m, dict) else m for m in modules], common,
                   "prompt_learning.gepa.modules")
-    population = g.get("population") if isinstance(g.get("population"), dict) else {}
+    population = as_table(g.get("population"))
     crossover = float(population.get("crossover_rate", g.get("crossover_rate", 0.0)) or 0.0)
     generations, children = population.get("num_generations"), population.get("children_per_generation")
     patience = population.get("patience_generations", g.get("patience_generations"))
@@ -138,7 +139,7 @@ class GepaExecutor:
                      {"train_seeds": s.train_seeds, "validation_seeds": s.val_seeds, "test_pool": s.test_seeds,
                       "validation_split": s.val_split, "test_split": test_split})
             roles = {m.component: m.role for m in s.common.messages if m.component}
-            tracker = GepaTracker(ctx, rt.reporter, rt.runner, s.val_seeds, rt.proposer.kind, roles)  # type: ignore[arg-type]
+            tracker = GepaTracker(ctx, rt.reporter, rt.runner, s.val_seeds, rt.proposer.kind, roles)
             stop = StopRules(ctx, rt.runner, iteration_cost=2 * s.minibatch_size, max_seconds=s.max_seconds,
                              max_proposals=s.max_proposals, patience=s.patience, tracker=tracker)
             reason = "budget_exhausted"
@@ -147,12 +148,13 @@ class GepaExecutor:
                     seed_candidate=s.common.components,
                     trainset=[{"seed": seed, "split": s.common.train_split} for seed in s.train_seeds],
                     valset=[{"seed": seed, "split": s.val_split} for seed in s.val_seeds],
-                    adapter=TaskAppAdapter(rt.runner, rt.router),
+                    adapter=TaskAppAdapter(rt.runner, rt.router),  # type: ignore[arg-type]
                     custom_candidate_proposer=rt.proposer.gepa_proposer(),
                     reflection_minibatch_size=s.minibatch_size, candidate_selection_strategy="pareto",
-                    use_merge=s.use_merge, max_metric_calls=s.budget, stop_callbacks=[stop],
-                    callbacks=[tracker], logger=_QuietLogger(), seed=s.rng_seed, raise_on_exception=True,
-                    display_progress_bar=False)
+                    use_merge=s.use_merge, max_metric_calls=s.budget,
+                    stop_callbacks=[stop],  # type: ignore[list-item]
+                    callbacks=[tracker],  # type: ignore[list-item]
+                    logger=_QuietLogger(), seed=s.rng_seed, raise_on_exception=True, display_progress_bar=False)
                 reason = stop.reason or "budget_exhausted"
             except Exception as exc:
                 from synth_nb.local.executors._pl_rollouts import SearchHalted
@@ -167,12 +169,13 @@ class GepaExecutor:
                 raise RuntimeError("the search stopped before the baseline prompt was scored "
                                    f"({reason}); raise prompt_learning.gepa.rollout.budget")
             rt.reporter.progress(force=True)
-            result = rt.reporter.finish(tracker.candidates, finish_reason="cancelled" if ctx.cancelled.is_set()
-                                        else reason, heldout_seeds=s.test_seeds or s.val_seeds,
-                                        heldout_split=test_split, top_k=s.top_k)
-            ctx.emit("prompt.learning.gepa.complete", f"GEPA finished: best score {result['best_score']}",
-                     {"best_score": result["best_score"], "finish_reason": result["finish_reason"],
+            reason = "cancelled" if ctx.cancelled.is_set() else reason
+            outcome = rt.reporter.finish(tracker.candidates, heldout_seeds=s.test_seeds or s.val_seeds,
+                                         heldout_split=test_split, top_k=s.top_k)
+            ctx.emit("prompt.learning.gepa.complete", f"GEPA finished: best score {outcome.best_score}",
+                     {"best_score": outcome.best_score, "finish_reason": reason,
                       "candidates": len(tracker.candidates), "proposals": tracker.proposals})
+            rt.reporter.complete(outcome, reason)
 
 
 class _QuietLogger:

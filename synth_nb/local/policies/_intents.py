@@ -58,7 +58,8 @@ def _tool(request: dict[str, Any]) -> tuple[str | None, list[str]]:
 def parse_intent_request(request: dict[str, Any]) -> IntentRequest:
     """Extract query, labels (tool enum › ``Available Intents`` list › described labels) and prototypes."""
     messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
-    texts = [(m.get("role"), m.get("content") if isinstance(m.get("content"), str) else "") for m in messages]
+    texts: list[tuple[Any, str]] = [(m.get("role"), c if isinstance(c := m.get("content"), str) else "")
+                                    for m in messages]
     tool_name, labels = _tool(request)
     user_texts = [t for role, t in texts if role == "user"]
     last_user = user_texts[-1] if user_texts else ""

@@ -15,10 +15,11 @@ from synth_nb.local.policies._intents import chat_completion, parse_intent_reque
 __all__ = ["KeywordPolicy"]
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset(
+_STOP_WORDS = (
     "a an the i my me we our you your is are was were be been it its this that to of in on at for from with and or "
     "but if so do does did have has had not no can could would should will just still yet please what why how when "
-    "where who which there their they them he she her his am as by about into than then up out".split())
+    "where who which there their they them he she her his am as by about into than then up out")
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 def _stems(text: str) -> frozenset[str]:

@@ -24,8 +24,8 @@ from synth_nb.local.executors import (
 )
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.lifecycle import new_id
+from synth_nb.local.redact import redact
 from synth_nb.local.server.http import ApiError, int_param, json_body
-from synth_nb.local.server.redact import redact
 from synth_nb.local.server.state import BackendState, state_of
 from synth_nb.local.server.streaming import sse_response, wants_sse
 from synth_nb.local.server.validation import check_create_body

@@ -129,6 +129,7 @@ class TrainingWorker:
         env = dict(os.environ)
         threads = str(self.config.get("threads", 2))
         env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
+                    "OMP_WAIT_POLICY": "PASSIVE",
                     "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                     "HF_DATASETS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
                     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"})

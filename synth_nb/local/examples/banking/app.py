@@ -45,6 +45,10 @@ def normalize_inference_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
 
 
+def as_table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _tool_schema(intents: tuple[str, ...]) -> dict[str, Any]:
     return {"type": "function", "function": {
         "name": TOOL_NAME, "description": "Return the single intent label of the customer query.",
@@ -139,16 +143,16 @@ class BankingTaskApp:
         for field in ("run_id", "env", "policy", "ops", "mode"):
             if field not in body:
                 raise _BadRequest(422, f"rollout request is missing '{field}'")
-        env = body["env"] if isinstance(body["env"], dict) else {}
-        config = env.get("config") if isinstance(env.get("config"), dict) else {}
+        env = as_table(body["env"])
+        config = as_table(env.get("config"))
         split = str(config.get("split") or config.get("pool") or "train")
         if split not in self.dataset.splits:
             raise _BadRequest(422, f"unknown split {split!r}; this task app has {sorted(self.dataset.splits)}")
         seed = env.get("seed", config.get("index", 0))
         if not isinstance(seed, int) or seed < 0:
             raise _BadRequest(422, f"env.seed must be a non-negative integer, got {seed!r}")
-        policy = body["policy"] if isinstance(body["policy"], dict) else {}
-        policy_config = policy.get("config") if isinstance(policy.get("config"), dict) else {}
+        policy = as_table(body["policy"])
+        policy_config = as_table(policy.get("config"))
         inference_url = policy_config.get("inference_url")
         if not isinstance(inference_url, str) or not inference_url.startswith(("http://", "https://")):
             raise _BadRequest(422, "policy.config.inference_url is required (an OpenAI-compatible base URL)")

@@ -1,10 +1,9 @@
-"""Shared fixtures: the shipped synth-ai example configs (MIT, see fixtures/LICENSE-synth-ai)."""
+"""Sample configs shared by the config tests: the shipped synth-ai examples (MIT, see
+fixtures/LICENSE-synth-ai) and the minimal valid TOMLs of spec §3.6."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -95,8 +94,3 @@ model = "gpt-4o-mini"
 bootstrap_train_seeds = [0, 1, 2]
 online_pool = [3, 4, 5]
 """
-
-
-@pytest.fixture
-def fixtures() -> Path:
-    return FIXTURES

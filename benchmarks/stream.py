@@ -1,0 +1,156 @@
+"""Client streaming figures: ingest throughput and insert->client latency (SSE vs polling).
+
+Runs the local backend in a separate process (so server and client do not share a GIL) and prints:
+  * events/s for parse + dedupe + state alone (pre-encoded pages, no HTTP)
+  * events/s for a full history fetch over HTTP (polling pages) and over SSE, from the local backend
+  * p50/p95 latency from the backend's event insert (its ``created_at``) to the client's state, for SSE and
+    for adaptive polling, with events every 10 ms (dense) and every 300 ms (sparse)
+Goals: ingest >= 20k events/s; SSE p95 < 0.5 s on loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+from synth_nb.client import AsyncSynthClient, EventStream
+from synth_nb.client._client import parse_events_body
+from synth_nb.job import Job
+
+API_KEY = "sk_bench_0123456789abcdef"
+
+
+def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    code = (
+        "import sys, time\n"
+        "from synth_nb.local import start_backend\n"
+        f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r})\n"
+        "print(b.url, flush=True)\n"
+        "sys.stdin.read()\n"
+        "b.stop()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http"):
+        proc.kill()
+        raise SystemExit("could not start the local backend")
+    return proc, url
+
+
+def write_recording(path: Path, events: int, spacing: float) -> Path:
+    lines = [{"t": 0, "kind": "meta", "payload": {"flow": "rl"}},
+             {"t": 0, "kind": "status", "payload": {"status": "running"}}]
+    for i in range(events):
+        lines.append({"t": round(i * spacing, 4), "kind": "event",
+                      "payload": {"type": "rl.train.step", "message": f"step {i}/{events} reward_mean=0.41",
+                                  "data": {"step": i, "total_steps": events, "reward_mean": 0.41}}})
+    lines.append({"t": round(events * spacing, 4), "kind": "status", "payload": {"status": "succeeded"}})
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+def bench_parse_only(n: int = 200_000, page: int = 500) -> float:
+    template = {"type": "rl.train.step", "level": "info", "message": "step 3/20 reward_mean=0.41",
+                "data": {"step": 3, "total_steps": 20, "reward_mean": 0.41}, "created_at": "2026-01-01T00:00:00.000000Z"}
+    pages = [json.dumps({"events": [{**template, "seq": s} for s in range(start + 1, start + page + 1)]}).encode()
+             for start in range(0, n, page)]
+    job = Job("job_bench", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"))
+    started = time.perf_counter()
+    for raw in pages + pages[:20]:  # the repeated pages exercise dedupe
+        for event in parse_events_body(raw):
+            job.ingest_event(event)
+    elapsed = time.perf_counter() - started
+    assert len(job.events) == n
+    return (n + 20 * page) / elapsed
+
+
+async def create_replay(client: AsyncSynthClient, recording: Path, speed: float = 1.0) -> str:
+    created = await client.create_job("rl", {"metadata": {"local_executor": "replay", "recording": str(recording),
+                                                          "replay_speed": speed}})
+    return str(created.get("job_id") or created["id"])
+
+
+async def bench_http_ingest(url: str, tmp: Path, n: int) -> tuple[float, float]:
+    async with AsyncSynthClient(url, API_KEY) as client:
+        job_id = await create_replay(client, write_recording(tmp / "burst.jsonl", n, 0.0))
+        while (await client.get_status("rl", job_id)).get("status") not in ("succeeded", "failed"):
+            await asyncio.sleep(0.1)
+        job = Job(job_id, "rl", client)
+        started = time.perf_counter()
+        await job.refresh()
+        polled = len(job.events) / (time.perf_counter() - started)
+        sse_job = Job(job_id, "rl", client)
+        stream = EventStream(client, "rl", job_id)
+        started = time.perf_counter()
+        await stream.run(sse_job.ingest_event)
+        streamed = len(sse_job.events) / (time.perf_counter() - started)
+        assert stream.mode == "sse" and len(sse_job.events) == len(job.events)
+    return polled, streamed
+
+
+def _ts(created_at: str) -> float:
+    return datetime.fromisoformat(created_at.replace("Z", "+00:00")).timestamp()
+
+
+async def bench_latency(url: str, recording: Path, use_sse: bool, poll_interval: float) -> tuple[float, float, int]:
+    async with AsyncSynthClient(url, API_KEY) as client:
+        job_id = await create_replay(client, recording)
+        job = Job(job_id, "rl", client, use_sse=use_sse, poll_interval=poll_interval)
+        latencies: list[float] = []
+
+        def on_update(update: object) -> None:
+            event = getattr(update, "event", None)
+            if event is not None and event.type == "rl.train.step" and event.created_at:
+                latencies.append(time.time() - _ts(event.created_at))
+
+        job.add_listener(on_update)
+        await job.wait(timeout=600)
+        assert job.stream_mode == ("sse" if use_sse else "poll"), job.stream_mode
+    latencies.sort()
+    p95 = latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))]
+    return statistics.median(latencies), p95, len(latencies)
+
+
+async def run(url: str, tmp: Path, n: int) -> None:
+    polled, streamed = await bench_http_ingest(url, tmp, n)
+    print(f"ingest over HTTP from the local backend ({n} events): polling pages {polled:,.0f} events/s, "
+          f"SSE {streamed:,.0f} events/s")
+    dense = write_recording(tmp / "dense.jsonl", 300, 0.01)
+    sparse = write_recording(tmp / "sparse.jsonl", 12, 0.3)
+    for label, recording in (("dense, every 10 ms", dense), ("sparse, every 300 ms", sparse)):
+        for mode, use_sse in (("SSE", True), ("polling", False)):
+            p50, p95, count = await bench_latency(url, recording, use_sse, poll_interval=5.0)
+            print(f"latency insert->client, {label:<21} {mode:<8} p50 {p50 * 1000:7.1f} ms   "
+                  f"p95 {p95 * 1000:7.1f} ms   (n={count}, --poll-interval 5)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=20_000, help="events for the HTTP ingest run")
+    args = parser.parse_args()
+    print(f"parse + dedupe + state (no HTTP): {bench_parse_only():,.0f} events/s")
+    with tempfile.TemporaryDirectory(prefix="synth-nb-bench-") as folder:
+        tmp = Path(folder)
+        proc, url = start_backend_process(tmp / "backend")
+        try:
+            asyncio.run(run(url, tmp, args.events))
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The wizard in real JupyterLab and Notebook 7 (headless Chromium): pick, fix, preview, submit.
+
+The project has a valid prompt-learning config, an invalid RL config and a ``.env`` with only
+``SYNTH_API_KEY``; the missing ``ENVIRONMENT_API_KEY`` is pasted through the UI. Jobs go to an
+embedded local backend that replays bundled recordings, so nothing trains and nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "notebook"))
+from _wizard_support import CANARIES, CANARY_PASTED, CANARY_SYNTH, make_project  # noqa: E402
+
+SETUP = (
+    "%load_ext synth_nb\n"
+    "from synth_nb.local import start_backend\n"
+    "from synth_nb.notebook._session import use_local_backend\n"
+    "from synth_nb.notebook.wizard import Wizard\n"
+    "from synth_nb.job import JobRegistry\n"
+    "use_local_backend(start_backend(default_executor='replay', executor_options={'replay': {'speed': 20}}))"
+)
+CELLS = [
+    SETUP,
+    "%synth_train --backend local",
+    "print('SENT', len(JobRegistry('.').list()))",
+    "print('JOB_IDS', json.dumps([j.id for j in Wizard.latest.jobs]))".replace("json.dumps", "__import__('json').dumps"),
+]
+
+
+def wizard_step(lab, step: str):  # type: ignore[no-untyped-def]
+    wizard = lab.page.locator(".synth-wizard")
+    wizard.locator(f"[data-testid=step-{step}]").click()
+    return wizard
+
+
+@pytest.mark.browser
+def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: ignore[no-untyped-def]
+    make_project(lab.folder)
+    (lab.folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\n")
+    lab.write_notebook("wizard.ipynb", CELLS)
+    lab.open("wizard.ipynb")
+    lab.run_cell(0)
+    lab.run_cell(1)
+    page = lab.page
+    wizard = page.locator(".synth-wizard")
+    wizard.wait_for()
+    lab.screenshot("wizard-opened", wizard)
+
+    # 1. configs: the invalid one shows its badge and first error; submit is refused with it selected
+    wizard.locator("[data-testid='config-broken.toml']").check()
+    broken_row = wizard.locator(".synth-config", has_text="broken.toml")
+    assert broken_row.locator(".synth-badge").inner_text() == "invalid"
+    assert "trainer_mode" in broken_row.locator(".synth-error").inner_text()
+    submit = wizard_step(lab, "submit").locator("button.synth-submit")
+    assert submit.is_disabled()
+    assert "broken.toml is invalid" in wizard.locator(".synth-blockers").inner_text()
+    lab.screenshot("invalid-config-blocks-submit", wizard)
+    wizard_step(lab, "configs").locator("[data-testid='config-broken.toml']").uncheck()
+    assert wizard.locator("[data-testid='config-gepa.toml']").is_checked()
+
+    # 2. secrets: masked values with their source; the missing key is pasted and the field emptied
+    wizard_step(lab, "secrets")
+    env_key = wizard.locator("[data-testid=secret-ENVIRONMENT_API_KEY]")
+    assert env_key.inner_text() == "missing"
+    assert re.fullmatch(r"found in local backend \(••••\S{4}\)",
+                        wizard.locator("[data-testid=secret-SYNTH_API_KEY]").inner_text())
+    assert wizard_step(lab, "submit").locator("button.synth-submit").is_disabled()
+    wizard_step(lab, "secrets")
+    field = wizard.get_by_label("Paste ENVIRONMENT_API_KEY")
+    field.fill(CANARY_PASTED)
+    wizard.get_by_role("button", name="Use pasted ENVIRONMENT_API_KEY").click()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=secret-ENVIRONMENT_API_KEY]').textContent.includes('pasted')")
+    assert env_key.inner_text() == f"found in pasted (••••{CANARY_PASTED[-4:]})"
+    assert wizard.get_by_label("Paste ENVIRONMENT_API_KEY").input_value() == ""
+    lab.screenshot("masked-keys", wizard)
+
+    # 3. overrides: a wrong value is flagged inline and blocks submit; a good one updates the preview
+    wizard_step(lab, "overrides")
+    task_url = wizard.locator("[data-testid=override-task_url]")
+    assert task_url.input_value() == "http://127.0.0.1:8102"
+    task_url.fill("localhost:8111")
+    task_url.press("Enter")
+    error = wizard.locator("[data-testid=override-error-task_url]")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=override-error-task_url]').classList.contains('synth-error')")
+    assert "http" in error.inner_text()
+    assert wizard.locator("[data-testid=override-task_url]").get_attribute("aria-invalid") == "true"
+    lab.screenshot("override-flagged", wizard)
+    assert wizard_step(lab, "submit").locator("button.synth-submit").is_disabled()
+    task_url = wizard_step(lab, "overrides").locator("[data-testid=override-task_url]")
+    task_url.fill("http://127.0.0.1:8111")
+    task_url.press("Enter")
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=override-error-task_url]').classList.contains('synth-error')")
+    assert error.get_attribute("class") == "synth-hint"
+
+    # nothing was sent by any of the refused attempts
+    lab.run_cell(2)
+    assert "SENT 0" in lab.wait_output(2, "SENT")
+
+    # 4. preview: the masked payload carries the new task URL and no secret
+    wizard_step(lab, "preview")
+    payload = wizard.locator("[data-testid='preview-gepa.toml'] pre.synth-json")
+    payload.wait_for()
+    assert '"task_app_url": "http://127.0.0.1:8111"' in payload.inner_text()
+    assert f"••••{CANARY_PASTED[-4:]}" in payload.inner_text()
+    lab.screenshot("preview", wizard)
+
+    # 5. submit: keyboard-operable, shows the job id, hands over to the monitor panel
+    submit = wizard_step(lab, "submit").locator("button.synth-submit")
+    page.wait_for_function("() => !document.querySelector('.synth-wizard button.synth-submit').disabled",
+                           timeout=15_000)
+    submit.focus()
+    page.keyboard.press("Enter")
+    done = wizard.locator("[data-testid=submitted]")
+    done.wait_for(timeout=60_000)
+    shown_id = wizard.locator(".synth-job-id").first.inner_text()
+    lab.screenshot("submitted", page.locator(".jp-Cell").nth(1))
+    lab.run_cell(3)
+    ids = json.loads(lab.wait_output(3, "JOB_IDS").split("JOB_IDS", 1)[1].strip().splitlines()[0])
+    assert ids == [shown_id]
+
+    assert not any(c in page.content() for c in CANARIES)
+    lab.save()
+    saved = (lab.folder / "wizard.ipynb").read_text()
+    assert shown_id in saved
+    assert not any(c in saved for c in CANARIES)
+
+    # Notebook 7 renders the same wizard
+    lab.shutdown_kernels()
+    lab.open_notebook7("wizard.ipynb")
+    lab.run_cell(0)
+    lab.run_cell(1)
+    wizard = page.locator(".synth-wizard")
+    wizard.wait_for()
+    assert wizard.locator("[data-testid='config-gepa.toml']").is_checked()
+    assert wizard.locator("[data-testid=step-configs]").get_attribute("aria-current") == "step"
+    lab.screenshot("notebook7", wizard)

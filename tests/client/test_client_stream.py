@@ -1,0 +1,99 @@
+"""EventStream: SSE when offered, polling fallback, resume from the cursor, adaptive interval."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import pytest
+
+from synth_nb.client import AsyncSynthClient, EventStream
+
+
+async def _job(client: AsyncSynthClient, fake: dict) -> str:
+    created = await client.create_job("rl", {"metadata": {"fake": fake}})
+    return str(created["job_id"])
+
+
+async def test_sse_is_used_when_the_backend_offers_it(fake_backend) -> None:
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job_id = await _job(client, {"events": 50})
+        stream = EventStream(client, "rl", job_id)
+        seqs = [e.seq async for e in stream]
+    assert seqs == [e["seq"] for e in fake_backend.job(job_id).events]
+    assert stream.mode == "sse"
+    stream_calls = [h for _m, p, h in fake_backend.state.requests if p.endswith("/events/stream")]
+    assert stream_calls and stream_calls[0]["accept"] == "text/event-stream"
+
+
+async def test_falls_back_to_polling_when_the_stream_404s(fake_backend) -> None:
+    fake_backend.state.sse = False
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job_id = await _job(client, {"events": 30, "interval": 0.002})
+        stream = EventStream(client, "rl", job_id, poll_interval=0.2)
+        seqs = [e.seq async for e in stream]
+    assert seqs == [e["seq"] for e in fake_backend.job(job_id).events]
+    assert stream.mode == "poll"
+    polls = [p for _m, p, _h in fake_backend.state.requests if p.endswith("/events")]
+    assert len(polls) > 1
+
+
+async def test_reconnect_resumes_after_the_last_seen_seq(fake_backend) -> None:
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job_id = await _job(client, {"events": 20})
+        while fake_backend.job(job_id).status != "succeeded":
+            await asyncio.sleep(0.01)
+        seqs = [e.seq async for e in EventStream(client, "rl", job_id, since_seq=10)]
+    assert seqs[0] == 11
+    stream_call = [h for _m, p, h in fake_backend.state.requests if p.endswith("/events/stream")][0]
+    assert stream_call["last-event-id"] == "10"
+
+
+async def test_truncated_frames_are_dropped_and_re_read() -> None:
+    """A frame cut mid-JSON never reaches the consumer; the reconnect re-reads it from the cursor."""
+    events = [{"seq": i, "type": "x", "message": f"m{i}", "data": {}} for i in range(1, 6)]
+    connections: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/events/stream"):
+            since = int(request.headers.get("last-event-id", "0"))
+            connections.append(since)
+            body = "".join(f"id: {e['seq']}\ndata: {json.dumps(e)}\n\n" for e in events if e["seq"] > since)
+            if len(connections) == 1:
+                body = body[: body.index('"seq": 3') + 5]  # cut inside the third frame
+            return httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+        if request.url.path.endswith("/events"):
+            since = int(request.url.params.get("since_seq", "0"))
+            return httpx.Response(200, json={"events": [e for e in events if e["seq"] > since]})
+        return httpx.Response(200, json={"status": "succeeded" if len(connections) > 1 else "running"})
+
+    async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(handler)) as client:
+        seqs = [e.seq async for e in EventStream(client, "rl", "job_1", min_interval=0.001)]
+    assert seqs == [1, 2, 3, 4, 5]
+    assert connections[:2] == [0, 2]
+
+
+async def test_poll_interval_is_fast_while_events_flow_and_never_slower_than_the_limit(fake_backend) -> None:
+    fake_backend.state.sse = False
+    sleeps: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def recording_sleep(delay: float) -> None:
+        sleeps.append(delay)
+        await real_sleep(min(delay, 0.01))
+
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job_id = await _job(client, {"events": 5, "hang": True})
+        stream = EventStream(client, "rl", job_id, poll_interval=0.4, min_interval=0.05, until_terminal=False)
+        stream.sleep = recording_sleep
+        seen: list[int] = []
+        task = asyncio.ensure_future(stream.run(lambda e: seen.append(e.seq)))
+        while len(sleeps) < 15:
+            await real_sleep(0.01)
+        task.cancel()
+    assert max(sleeps) <= 0.4
+    assert sleeps[0] == pytest.approx(0.05)  # events were waiting: stay fast
+    assert sleeps[-1] == pytest.approx(0.4)  # idle: backed off to the --poll-interval ceiling
+    assert sleeps == sorted(sleeps)
+    assert seen == list(range(1, 8))  # created, started, 5 progress events

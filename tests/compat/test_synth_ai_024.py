@@ -1,0 +1,84 @@
+"""synth-ai 0.2.24's own ``synth-ai train``, pointed at the local backend, runs every flow to success.
+
+The backend replays its bundled recordings for every job (``default_executor="replay"``), so no GPU, model
+or LLM is needed; the stub task app answers the CLI's and the backend's ``/health`` + ``/task_info`` checks.
+The 0.2.24 venv is ``$SYNTH_AI_024_VENV`` if set, else built once under ``.ci-cache/synth-ai-0.2.24``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from synth_nb.local import LocalBackend, start_backend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "local"))
+from task_app_stub import create_stub_app  # noqa: E402
+
+pytestmark = pytest.mark.compat
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGS = Path(__file__).resolve().parent / "configs"
+ENV_KEY = "sk_env_compat_canary_0123"
+
+
+@pytest.fixture(scope="module")
+def synth_ai() -> Path:
+    venv = Path(os.environ.get("SYNTH_AI_024_VENV") or REPO / ".ci-cache" / "synth-ai-0.2.24")
+    cli = venv / "bin" / "synth-ai"
+    if not cli.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "synth-ai==0.2.24"], check=True)
+    return cli
+
+
+@pytest.fixture(scope="module")
+def task_app_url() -> Iterator[str]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_stub_app(ENV_KEY), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server.should_exit = True
+    thread.join(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def backend(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalBackend]:
+    with start_backend(data_dir=tmp_path_factory.mktemp("backend"), default_executor="replay",
+                       environment_api_key=ENV_KEY, executor_options={"replay": {"speed": 10}}) as running:
+        yield running
+
+
+@pytest.mark.parametrize("flow", ["sft", "rl", "gepa", "mipro"])
+def test_synth_ai_train_reaches_success(flow: str, synth_ai: Path, backend: LocalBackend, task_app_url: str,
+                                        tmp_path: Path) -> None:
+    for item in CONFIGS.iterdir():
+        shutil.copy(item, tmp_path / item.name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYNTH", "BACKEND", "ENVIRONMENT"))}
+    env.update(SYNTH_BACKEND_OVERRIDE=backend.url, BACKEND_OVERRIDE=backend.url, SYNTH_API_KEY=backend.api_key,
+               ENVIRONMENT_API_KEY=ENV_KEY, SYNTH_DISABLE_LOGGING="1", NO_COLOR="1", HOME=str(tmp_path))
+    command = [str(synth_ai), "train", f"{flow}.toml", "--poll-interval", "1"]
+    if flow != "sft":
+        command += ["--task-url", task_app_url]
+    result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Final status: succeeded" in result.stdout
+    assert backend.api_key not in result.stdout + result.stderr
+    if flow == "rl":
+        assert "Verification OK" in result.stdout  # R0: the backend probed the task app itself
+    if flow in ("gepa", "mipro"):
+        assert list((tmp_path / "results").glob(f"{flow}_results_pl_*.txt"))

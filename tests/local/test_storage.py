@@ -1,0 +1,82 @@
+"""Storage: per-job monotonic seq under concurrent writers, and history that survives a crashed server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+from conftest import replay_body
+
+from synth_nb.local import start_backend
+from synth_nb.local.storage import Storage
+
+RUN_CLI = ("import argparse, sys; from synth_nb.cli import backend; p = argparse.ArgumentParser(); "
+           "backend.configure(p); sys.exit(backend.run(p.parse_args(sys.argv[1:])))")
+KEY = "sk_local_crash_test_key_0042"
+
+
+def test_concurrent_writers_get_unique_consecutive_seqs(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    storage.create_job("job_a", "sft", "replay", {})
+    threads = [threading.Thread(target=lambda: [storage.add_event("job_a", "t", "m") for _ in range(50)])
+               for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seqs = [e["seq"] for e in storage.events("job_a", 0, 10_000)]
+    assert seqs == list(range(1, 402))  # creation event + 8 * 50
+    storage.close()
+
+
+def test_history_survives_a_killed_server(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    proc = subprocess.Popen([sys.executable, "-c", RUN_CLI, "--port", "0", "--data-dir", str(data_dir),
+                             "--api-key", KEY], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split(" on ")[1].split()[0]
+        with httpx.Client(base_url=url + "/api", headers={"Authorization": f"Bearer {KEY}"},
+                          trust_env=False) as client:
+            job = client.post("/learning/jobs", json=replay_body("sft", speed=1, auto_start=True)).json()["job_id"]
+            while len(client.get(f"/learning/jobs/{job}/events").json()["events"]) < 5:
+                time.sleep(0.05)
+            before = client.get(f"/learning/jobs/{job}/events").json()["events"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+
+    with start_backend(data_dir=data_dir, api_key=KEY) as backend, httpx.Client(
+            base_url=backend.url + "/api", headers={"Authorization": f"Bearer {KEY}"}, trust_env=False) as client:
+        doc = client.get(f"/learning/jobs/{job}").json()
+        assert doc["status"] == "failed" and "backend stopped while this job was running" in doc["error"]
+        after = client.get(f"/learning/jobs/{job}/events", params={"limit": 1000}).json()["events"]
+        assert after[:len(before)] == before
+        assert after[-1]["type"] == "sft.job.failed" and after[-1]["data"]["error"] == "backend_restarted"
+        assert [e["seq"] for e in after] == list(range(1, len(after) + 1))
+        assert [t["phase"] for t in client.get(f"/learning/jobs/{job}/timeline").json()["events"]][-1] == "failed"
+
+
+def test_cli_generates_saves_and_masks_the_key(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    outputs = []
+    for extra in ([], ["--print-key"]):
+        proc = subprocess.Popen([sys.executable, "-c", RUN_CLI, "--port", "0", "--data-dir", str(data_dir), *extra],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(4)]
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=15)
+        assert proc.returncode == 0
+        outputs.append("".join(lines) + rest)
+    key_file = data_dir / "api_key"
+    key = key_file.read_text().strip()
+    assert key.startswith("sk_local_") and oct(os.stat(key_file).st_mode & 0o777) == "0o600"
+    assert key not in outputs[0] and f"••••{key[-4:]}" in outputs[0] and "(new)" in outputs[0]
+    assert key in outputs[1] and "(new)" not in outputs[1]  # reused, shown on request
