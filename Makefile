@@ -45,7 +45,7 @@ test: venv lint js-check
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q
 
 demo: venv
-	$(VENV)/bin/python -m synth_nb.local.demo --out demo-output
+	$(VENV)/bin/python example_notebooks/run_demo.py --out demo-output
 
 bench: venv
 	for f in benchmarks/*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done

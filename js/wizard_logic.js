@@ -49,7 +49,7 @@ export function secretStatus(row) {
 
 /** Same rules as the kernel's `parse_overrides`: blank is fine (the config's value is used). */
 export function overrideError(spec, value) {
-  if (value === undefined || value === null) return "";
+  if (value === undefined || value === null || value === "") return "";
   if (spec.type === "bool") return typeof value === "boolean" || /^(true|false|1|0|yes|no|on|off)$/i.test(String(value).trim()) ? "" : "Expected true or false.";
   const text = String(value).trim();
   if (!text) return "";

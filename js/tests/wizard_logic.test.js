@@ -45,6 +45,7 @@ test("overrideError mirrors the kernel's type rules", () => {
   assert.match(logic.overrideError(spec("task_url", "url"), "localhost:8000"), /http/);
   assert.equal(logic.overrideError(spec("task_url", "url"), "http://127.0.0.1:8102"), "");
   assert.equal(logic.overrideError(spec("allow_experimental", "bool"), true), "");
+  assert.equal(logic.overrideError(spec("allow_experimental", "bool"), ""), "");
   assert.match(logic.overrideError(spec("allow_experimental", "bool"), "maybe"), /true or false/);
 });
 
@@ -60,6 +61,9 @@ test("submit stays disabled until the kernel says it can submit and nothing is f
     override_fields: [spec("examples", "int")],
   };
   assert.equal(logic.canSubmit(base), true);
+  const withBlankBool = { ...base, override_fields: [...base.override_fields, spec("allow_experimental", "bool")],
+    overrides: { examples: "5", allow_experimental: "" } };
+  assert.equal(logic.canSubmit(withBlankBool), true);
   assert.equal(logic.canSubmit({ ...base, can_submit: false }), false);
   assert.deepEqual(logic.submitBlockers({ ...base, can_submit: false }), ["Waiting for the kernel to validate."]);
   assert.equal(logic.canSubmit({ ...base, overrides: { examples: "five" } }), false);

@@ -83,13 +83,20 @@ def format_metric(point: MetricPoint) -> str:
 
 
 class LinePrinter:
-    """Job listener that prints one masked line per meaningful update."""
+    """Job listener that prints one masked line per meaningful update.
 
-    def __init__(self, job: Job, secrets: list[str], *, prefix: str = "", out: TextIO | None = None) -> None:
+    Metric points are thinned to at most one line per metric name every ``metric_every`` seconds (a
+    training loss per step would drown the events); the final block repeats the last value of each.
+    """
+
+    def __init__(self, job: Job, secrets: list[str], *, prefix: str = "", out: TextIO | None = None,
+                 metric_every: float = 1.0) -> None:
         self.job = job
         self.secrets = tuple(s for s in secrets if s)
         self.prefix = prefix
         self.out = out or sys.stdout
+        self.metric_every = metric_every
+        self._metric_printed: dict[str, float] = {}
 
     def emit(self, text: str) -> None:
         for line in text.splitlines() or [""]:
@@ -102,7 +109,10 @@ class LinePrinter:
             if not is_hidden(self.job.flow, update.event):
                 self.emit("\n".join(format_event(update.event)))
         elif update.kind == "metric" and update.metric is not None:
-            self.emit(format_metric(update.metric))
+            now = time.monotonic()
+            if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
+                self._metric_printed[update.metric.name] = now
+                self.emit(format_metric(update.metric))
 
 
 def final_block(job: Job, secrets: list[str], note: str = "") -> str:
@@ -111,6 +121,13 @@ def final_block(job: Job, secrets: list[str], note: str = "") -> str:
              f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
              f"  backend:  {job.backend_url}",
              f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
+    latest: dict[str, MetricPoint] = {}
+    for point in job.metrics:
+        if point.name not in latest or point.step >= latest[point.name].step:
+            latest[point.name] = point
+    if latest:
+        lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
+                                                    for p in latest.values()))
     for key in ("fine_tuned_model", "best_score", "error"):
         if doc.get(key) not in (None, ""):
             lines.append(f"  {key}: {doc[key]}")

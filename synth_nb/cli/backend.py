@@ -75,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try --port 0)",
               file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # the data dir is in use by another server
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     stop = threading.Event()
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:

@@ -6,7 +6,6 @@ retries in ``_retry``, error mapping in ``_errors`` and streaming in ``_stream``
 
 from __future__ import annotations
 
-import json
 import platform
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -14,23 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, TypeAdapter
-from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb import __version__
 from synth_nb.client._errors import error_for_response, network_error
+from synth_nb.client._parse import extract_list, parse_events_body, parse_metrics
 from synth_nb.client._retry import RetryableStatus, RetryPolicy
 from synth_nb.errors import ConfigError, NotFoundError, ValidationError
 from synth_nb.flows._base import FlowEndpoints
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets._mask import mask
 
-__all__ = ["AsyncSynthClient", "FlowRef", "endpoints_for", "extract_list", "normalize_backend_url"]
+__all__ = ["AsyncSynthClient", "FlowRef", "endpoints_for", "normalize_backend_url"]
 
 FlowRef = str | FlowEndpoints
-
-#: keys a list may hide under in lenient list responses (0.2.24 ``_extract_list``)
-_LIST_CONTAINERS = ("data", "result", "results", "items", "payload", "records", "entries", "values")
 
 
 def normalize_backend_url(url: str) -> str:
@@ -59,22 +54,6 @@ def endpoints_for(flow: FlowRef) -> FlowEndpoints:
         return endpoints
     except KeyError as exc:
         raise ConfigError(str(exc.args[0]), key="flow") from None
-
-
-def extract_list(data: Any, field: str) -> list[Any]:
-    """Find the list in a lenient response: a bare list, ``{field: [...]}`` or nested containers."""
-    if isinstance(data, list):
-        return data
-    if isinstance(data, dict):
-        value = data.get(field)
-        if isinstance(value, list):
-            return value
-        for key in _LIST_CONTAINERS:
-            if key in data:
-                found = extract_list(data[key], field)
-                if found:
-                    return found
-    return []
 
 
 class AsyncSynthClient:
@@ -238,6 +217,13 @@ class AsyncSynthClient:
     async def get_file(self, file_id: str) -> dict[str, Any]:
         return _as_dict(await self.request_json("GET", f"/files/{file_id}"))
 
+    async def list_files(self, *, purpose: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
+        params: dict[str, Any] = {"limit": limit}
+        if purpose:
+            params["purpose"] = purpose
+        data = await self.request_json("GET", "/files", params=params)
+        return [f for f in extract_list(data, "files") or extract_list(data, "data") if isinstance(f, dict)]
+
     # -- jobs -----------------------------------------------------------------------------------
 
     async def create_job(self, flow: FlowRef, body: Any, *, idempotency_key: str | None = None) -> dict[str, Any]:
@@ -329,65 +315,6 @@ class AsyncSynthClient:
         from synth_nb.client._stream import EventStream
 
         return EventStream(self, flow, job_id, since_seq=since_seq, **options).__aiter__()
-
-
-def parse_event(item: Any) -> Event | None:
-    """One wire event -> ``Event`` (tolerating ``event_type``, null ``data``/``message``); None if unusable."""
-    if not isinstance(item, dict) or item.get("seq") is None:
-        return None
-    data = item.get("data", {})
-    if "type" not in item or not isinstance(data, dict) or item.get("message") is None:
-        item = dict(item)
-        item.setdefault("type", item.get("event_type") or "event")
-        if not isinstance(data, dict):
-            item["data"] = {} if data is None else {"value": data}
-        if item.get("message") is None:
-            item["message"] = ""
-    try:
-        return Event.model_validate(item)
-    except ValueError:
-        return None
-
-
-class _EventsPage(BaseModel):
-    events: list[Event]
-
-
-_EVENT_LIST = TypeAdapter(list[Event])
-
-
-def parse_events_body(raw: bytes) -> list[Event]:
-    """Events from a response body: validated straight from JSON when well-formed, else leniently."""
-    try:
-        if raw[:1] == b"[":
-            return _EVENT_LIST.validate_json(raw)
-        return _EventsPage.model_validate_json(raw).events
-    except PydanticValidationError:
-        try:
-            data = json.loads(raw) if raw else {}
-        except ValueError:
-            return []
-        return parse_events(extract_list(data, "events"))
-
-
-def parse_events(items: list[Any]) -> list[Event]:
-    events = []
-    for item in items:
-        event = parse_event(item)
-        if event is not None:
-            events.append(event)
-    return events
-
-
-def parse_metrics(items: list[Any]) -> list[MetricPoint]:
-    points = []
-    for item in items:
-        if isinstance(item, dict) and item.get("name") and item.get("step") is not None:
-            try:
-                points.append(MetricPoint.model_validate(item))
-            except ValueError:
-                continue
-    return points
 
 
 def _json_body(response: httpx.Response) -> Any:

@@ -193,7 +193,7 @@ class EventStream:
         return "closed"
 
     def _handle_frame(self, name: str, data: str, frame_id: str | None, sink: EventSink) -> bool:
-        from synth_nb.client._client import parse_event
+        from synth_nb.client._parse import parse_event
 
         if name not in _NON_EVENT_FRAMES:
             try:  # fast path: a well-formed event frame

@@ -6,12 +6,15 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from synth_nb.client._client import AsyncSynthClient, FlowRef
 from synth_nb.records import Event, MetricPoint
+
+if TYPE_CHECKING:
+    from synth_nb.job import Job
 
 __all__ = ["SynthClient"]
 
@@ -87,3 +90,14 @@ class SynthClient:
 
     def create_job(self, flow: FlowRef, body: Any, *, idempotency_key: str | None = None) -> dict[str, Any]:
         return self._call(self._async.create_job(flow, body, idempotency_key=idempotency_key))
+
+    def follow(self, job_id: str, *, flow: str | None = None, timeout: float | None = None) -> Job:
+        """Re-attach to ``job_id`` and block until it ends; the returned ``Job`` holds its whole history."""
+        from synth_nb.job import attach
+
+        async def run() -> Job:
+            job = await attach(job_id, self._async, flow=flow)
+            await job.wait(timeout=timeout)
+            return job
+
+        return self._call(run())

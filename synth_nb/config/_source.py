@@ -269,7 +269,10 @@ class KeyLines:
             if s[i] == "]":
                 return i + 1
             self._record((*path, index), i)
-            i = self._skip_ws(self._value(i, (*path, index)), newlines=True)
+            end = self._value(i, (*path, index))
+            if end <= i:
+                raise ValueError("no progress")  # not valid TOML: give up rather than loop
+            i = self._skip_ws(end, newlines=True)
             index += 1
             if s[i] == ",":
                 i += 1

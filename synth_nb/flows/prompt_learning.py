@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from synth_nb.errors import SecretsError
 from synth_nb.flows._base import FlowEndpoints
 from synth_nb.flows._common import (
     ConfigLike,
@@ -77,8 +78,8 @@ def _task_app_key(config: ConfigLike, table: dict[str, Any], secrets: SecretBund
     in_toml = table.get("task_app_api_key")
     if isinstance(in_toml, str) and in_toml.strip() and not in_toml.strip().startswith("${"):
         return in_toml.strip()
-    raise config_error(config, "prompt_learning.task_app_api_key", "no task app key",
-                       hint="set ENVIRONMENT_API_KEY (environment, .env or --env-file)")
+    raise SecretsError("missing required key ENVIRONMENT_API_KEY (the task app key prompt learning sends): "
+                       "export it, put it in a .env file next to the config, or pass --env-file PATH")
 
 
 def _gepa_seeds(table: dict[str, Any]) -> None:

@@ -159,6 +159,8 @@ def _validation_file(config: ConfigLike, warnings: list[str]) -> Path | None:
 def build_plan(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
     """Validate the dataset(s) locally, then: upload training file, [upload validation file], create, start."""
     warnings = start_warnings(config, overrides, secrets)
+    if overrides.dataset is not None:  # the config's "no [job].data" advice is answered by --dataset
+        warnings = [w for w in warnings if not w.startswith("no [job].data")]
     model = _model(config, overrides, secrets)
     dataset = _dataset(config, overrides, warnings)
     report = validate_jsonl(dataset, limit=overrides.examples).raise_for_problems()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from synth_nb.client._stream import TRANSIENT_ERRORS, EventStream
-from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError, SynthNbError
+from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError, NotFoundError, SynthNbError
 from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_status
 
 if TYPE_CHECKING:
@@ -200,7 +200,14 @@ class Job:
         """Send the cancel request, then follow the job until the backend confirms a terminal state."""
         if self.done:
             return self.status
-        doc = await self.client.cancel(self.flow, self.id)
+        try:
+            doc = await self.client.cancel(self.flow, self.id)
+        except NotFoundError as exc:
+            raise NotFoundError(
+                f"cannot cancel job {self.id}: this backend has no cancel endpoint for {self.flow} jobs "
+                f"(the hosted backend of synth-ai 0.2.24 has none for prompt learning); the job keeps running",
+                status_code=exc.status_code, method=exc.method, url=exc.url, body=exc.body,
+            ) from None
         if doc.get("status"):
             self.ingest_status(doc)
         loop = asyncio.get_running_loop()
@@ -286,7 +293,7 @@ class Job:
         )
 
     def _on_frame(self, kind: str, payload: dict[str, Any]) -> None:
-        from synth_nb.client._client import parse_metrics
+        from synth_nb.client._parse import parse_metrics
 
         if kind == "status":
             self.ingest_status(payload)
@@ -344,11 +351,15 @@ class Job:
                 self.stream_mode = stream.mode
                 if self.terminal:
                     break
-                if events_task.done() and events_task.exception() is not None:
-                    raise events_task.exception()  # type: ignore[misc]
                 active = changed or len(self.events) != seen
                 interval = 4 * self.min_interval if active else min(self.poll_interval, interval * 1.5)
-                await asyncio.wait({events_task}, timeout=interval)
+                if events_task.done():  # the stream saw the end (or failed): only the status is left to poll
+                    error = events_task.exception()
+                    if error is not None:
+                        raise error
+                    await asyncio.sleep(interval)
+                else:
+                    await asyncio.wait({events_task}, timeout=interval)
             events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await events_task
@@ -356,7 +367,7 @@ class Job:
         except asyncio.CancelledError:
             events_task.cancel()
             raise
-        except BaseException as exc:  # AuthError, NotFoundError...: stop following, surface in wait()
+        except Exception as exc:  # AuthError, NotFoundError...: stop following, surface in wait()
             events_task.cancel()
             self._fatal = exc
         self._finish()

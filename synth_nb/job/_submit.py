@@ -86,18 +86,22 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
             job_id = _response_id(result)
             if not job_id:
                 raise ClientError(f"{step.method} {path} answered without a job id (got {str(result)[:200]!r})")
+            if registry is not None:  # recorded at once, so a failing later step still leaves it findable
+                _register(registry, plan, client, job_id)
         if step.ref and _response_id(result):
             refs[step.ref] = _response_id(result) or ""
     assert job_id is not None  # create_step exists, so the loop set it or raised
-    if registry is not None:
-        registry.record(JobRecord(
-            job_id=job_id, flow=plan.flow, backend_url=client.base_url, algorithm=plan.algorithm,
-            config_hash=config_hash(plan.config_path, plan.preview_json()),
-            config_path=str(plan.config_path) if plan.config_path else None,
-            submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        ))
     return Job(job_id, plan.flow, client, algorithm=plan.algorithm, registry=registry,
                poll_interval=poll_interval)
+
+
+def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_id: str) -> None:
+    registry.record(JobRecord(
+        job_id=job_id, flow=plan.flow, backend_url=client.base_url, algorithm=plan.algorithm,
+        config_hash=config_hash(plan.config_path, plan.preview_json()),
+        config_path=str(plan.config_path) if plan.config_path else None,
+        submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    ))
 
 
 def guess_flow(job_id: str) -> list[str]:

@@ -126,13 +126,18 @@ class JobRunner:
 
     def start(self, job_id: str) -> JobRecord:
         """Start a queued job (idempotent: running or finished jobs are left alone)."""
+        job = self.storage.get_job(job_id)
+        if job is None:
+            raise KeyError(job_id)
+        if job.status != "queued":
+            return job
+        executor = self._load(job.executor)  # outside the lock: may import torch
         with self._lock:
             job = self.storage.get_job(job_id)
             if job is None:
                 raise KeyError(job_id)
-            if job.status != "queued" or job_id in self._threads:
+            if job.status != "queued" or job_id in self._threads or self._stopping:  # started meanwhile
                 return job
-            executor = self._load(job.executor)
             ctx = LocalJobContext(job, self.storage, self)
             self.storage.set_status(job_id, "running", expect=frozenset({"queued"}))
             self.storage.add_event(job_id, lifecycle_event(job.kind, "running"), f"{job.kind} job started",
@@ -195,11 +200,13 @@ class JobRunner:
         job = self.storage.get_job(job_id)
         if job is None:
             raise KeyError(job_id)
-        if job.status == "queued":
-            self.storage.add_event(job_id, lifecycle_event(job.kind, "cancelled"), "Job cancelled before it started",
-                                   {}, level="warning")
-            self.storage.set_status(job_id, "cancelled", expect=frozenset({"queued"}))
-        elif job.status == "running":
+        with self._lock:  # start() moves queued -> running under the same lock
+            job = self.storage.get_job(job_id)
+            if job is not None and job.status == "queued":
+                self.storage.add_event(job_id, lifecycle_event(job.kind, "cancelled"),
+                                       "Job cancelled before it started", {}, level="warning")
+                self.storage.set_status(job_id, "cancelled", expect=frozenset({"queued"}))
+        if job is not None and job.status == "running":
             self.storage.request_cancel(job_id)
             with self._lock:
                 ctx = self._contexts.get(job_id)

@@ -51,6 +51,7 @@ class LocalBackend:
             return
         self._stopped = True
         self.app.state.backend.runner.shutdown()
+        self.app.state.backend.signals.close()
         self._server.should_exit = True
         self._thread.join(timeout=timeout)
         close_app(self.app)

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
 
@@ -86,6 +86,22 @@ def _metric(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
             "created_at": row["created_at"], "job_id": job_id}
 
 
+def _lock_folder(data_dir: Path) -> IO[str] | None:
+    """Hold an exclusive lock on the data dir: a second live server would fail the first one's jobs."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return None
+    handle = open(data_dir / "backend.lock", "w")  # noqa: SIM115 - held for the server's lifetime
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise RuntimeError(f"another local backend is already using {data_dir}; stop it or pick another "
+                           "--data-dir") from None
+    return handle
+
+
 class Storage:
     """Thread-safe persistence; ``on_event(job_id)`` is called after each committed event or status change."""
 
@@ -95,6 +111,7 @@ class Storage:
         self.jobs_dir = self.data_dir / "jobs"
         self.files_dir.mkdir(parents=True, exist_ok=True)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self._folder_lock = _lock_folder(self.data_dir)
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.data_dir / "backend.sqlite3", check_same_thread=False,
                                    isolation_level=None)
@@ -107,6 +124,9 @@ class Storage:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        if self._folder_lock is not None:
+            self._folder_lock.close()
+            self._folder_lock = None
 
     def _notify(self, job_id: str) -> None:
         if self.on_change is not None:

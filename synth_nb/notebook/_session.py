@@ -74,6 +74,7 @@ class TrainRequest:
     wait: bool = False
     dry_run: bool = False
     poll: bool = True
+    poll_interval: float = 5.0
     poll_timeout: float | None = None
     attach: str | None = None
     list_jobs: bool = False
@@ -99,6 +100,7 @@ class TrainRequest:
             wait=bool(args.wait),
             dry_run=bool(args.dry_run),
             poll=bool(args.poll),
+            poll_interval=float(args.poll_interval),
             poll_timeout=args.poll_timeout,
             attach=args.attach,
             list_jobs=bool(args.list_jobs),

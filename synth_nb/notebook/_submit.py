@@ -17,10 +17,9 @@ from typing import Any
 
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.notebook import _session
-from synth_nb.notebook._loop import KernelLoop, background_loop, run_sync
+from synth_nb.notebook._loop import background_loop, run_sync
 
-__all__ = ["attach_job", "list_jobs", "only_valid_config", "show_jobs_in", "submit_and_show",
-           "submit_prepared_async"]
+__all__ = ["attach_job", "list_jobs", "only_valid_config", "submit_and_show", "submit_prepared_async"]
 
 
 def only_valid_config(folder: Path) -> list[Path]:
@@ -44,7 +43,8 @@ def _client(base_url: str, api_key: str) -> Any:
     return AsyncSynthClient(base_url, api_key)
 
 
-async def submit_prepared_async(prepared: Sequence[_session.Prepared], *, folder: Path) -> list[Any]:
+async def submit_prepared_async(prepared: Sequence[_session.Prepared], *, folder: Path,
+                                poll_interval: float = 5.0) -> list[Any]:
     """Submit each prepared plan on the running loop; one client per job (it follows the job)."""
     from synth_nb.job import JobRegistry, submit
 
@@ -54,7 +54,7 @@ async def submit_prepared_async(prepared: Sequence[_session.Prepared], *, folder
         if not item.ok:
             raise item.error or ConfigError(f"{item.path}: not ready to submit")
         client = _client(item.plan.backend_url, _session.api_key_for(item))
-        jobs.append(await submit(item.plan, client, registry=registry))
+        jobs.append(await submit(item.plan, client, registry=registry, poll_interval=poll_interval))
     return jobs
 
 
@@ -64,7 +64,7 @@ def _bind_to_kernel_loop(job: Any) -> Any:
 
     client = _client(job.client.base_url, (job.client.secrets or [""])[0])
     fresh = Job(job.id, job.flow, client, algorithm=job.algorithm, backend_url=job.backend_url,
-                registry=job.registry)
+                registry=job.registry, poll_interval=job.poll_interval)
     if job.status_doc:
         fresh.ingest_status(job.status_doc)
     return fresh
@@ -75,23 +75,34 @@ async def _close_clients(jobs: Sequence[Any]) -> None:
         await job.client.aclose()
 
 
+def _record(jobs: Sequence[Any], path: Path | None) -> None:
+    """``--record PATH``: one JSONL recording per job (``PATH`` itself when there is one job)."""
+    if path is None:
+        return
+    from synth_nb.job import Recorder
+
+    for job in jobs:
+        target = path if len(jobs) == 1 else path.with_name(f"{path.stem}-{job.id}{path.suffix}")
+        Recorder(target, secrets=job.client.secrets).follow(job)
+
+
 def _hand_over(jobs: list[Any], request: _session.TrainRequest, *, widgets: bool) -> list[Any]:
     """Show one panel per job; block on the background loop when waiting, else rebind to the kernel."""
+    from synth_nb.notebook.panel import show_job
+
     blocking = request.wait or not widgets
     if not request.poll:
         run_sync(_close_clients(jobs))
         return jobs
     if blocking:
-        from synth_nb.notebook.panel import show_job
-
+        _record(jobs, request.record)
         for job in jobs:
             job.loop = background_loop()  # the panel runs where the job lives
             show_job(job, wait=True)
         return jobs
     bound = [_bind_to_kernel_loop(job) for job in jobs]
     run_sync(_close_clients(jobs))
-    from synth_nb.notebook.panel import show_job
-
+    _record(bound, request.record)
     for job in bound:
         show_job(job, wait=False)
     return bound
@@ -100,7 +111,7 @@ def _hand_over(jobs: list[Any], request: _session.TrainRequest, *, widgets: bool
 def submit_and_show(prepared: Sequence[_session.Prepared], request: _session.TrainRequest, *,
                     widgets: bool) -> list[Any]:
     """The magic's ``--yes`` path: submit every plan, then hand the jobs to the monitor panel."""
-    jobs = run_sync(submit_prepared_async(prepared, folder=request.folder))
+    jobs = run_sync(submit_prepared_async(prepared, folder=request.folder, poll_interval=request.poll_interval))
     for job in jobs:
         print(f"submitted {job.flow} job {job.id}")
     return _hand_over(jobs, request, widgets=widgets)
@@ -167,21 +178,3 @@ def _jobs_bundle(records: Sequence[Any]) -> dict[str, str]:
               f"</tr></thead><tbody>{cells}</tbody></table><p>Re-attach with <code>%synth_train --attach "
               f"JOB_ID</code>.</p>")
     return {"text/plain": text, "text/html": markup}
-
-
-def show_jobs_in(output: Any, jobs: Sequence[Any]) -> None:
-    """Wizard hand-over: open a monitor panel per job inside the wizard's output area."""
-    from synth_nb.notebook.panel import show_job
-
-    loop = KernelLoop.capture()
-
-    def show() -> None:
-        if output is None:
-            for job in jobs:
-                show_job(job, wait=False)
-            return
-        with output:
-            for job in jobs:
-                show_job(job, wait=False)
-
-    loop.call_soon(show)

@@ -31,6 +31,8 @@ class SeriesSpec:
     from_event: EventSampler | None = None
     #: key of another series this one is the running best of (prompt learning best-so-far)
     best_of: str | None = None
+    #: event samples win over metric points (trial events number trials; metrics may count rollouts)
+    prefer_events: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class ChartSpec:
 
 
 class SeriesBuffer:
-    """Append-only (x, y) points for one series; metric points win over event-derived ones."""
+    """(x, y) points for one series, kept in step order, from metric points or from events."""
 
     def __init__(self, spec: SeriesSpec) -> None:
         self.spec = spec
@@ -73,7 +75,8 @@ class SeriesBuffer:
                 return x, y
             return x, np.fmax.accumulate(y) if self.source.spec.higher_is_better else np.fmin.accumulate(y)
         if self._cache is None:
-            xs, ys = (self.metric_x, self.metric_y) if self.metric_x else (self.event_x, self.event_y)
+            use_events = bool(self.event_x) and (self.spec.prefer_events or not self.metric_x)
+            xs, ys = (self.event_x, self.event_y) if use_events else (self.metric_x, self.metric_y)
             self._cache = (np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
         return self._cache
 
@@ -111,7 +114,7 @@ def _trial_sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int,
     if score is None:
         return None
     trial = _num(data.get("trial_num"), data.get("cumulative_trials"))
-    if trial is None and etype == "prompt.learning.trial.complete":
+    if trial is None and etype != "mipro.trial.complete":  # MIPRO's ``trial`` restarts every iteration
         trial = _num(data.get("trial")) or None  # a trial value of 0 is treated as missing (0.2.24)
     return (int(trial) if trial else count, score)
 
@@ -122,7 +125,7 @@ def _pl_baseline(etype: str, data: Mapping[str, Any]) -> float | None:
         return _num(base) if not isinstance(base, Mapping) else _num(base.get("accuracy"), base.get("score"))
     if etype == "mipro.baseline.test":
         return _num(data.get("test_score"), data.get("score"))
-    if etype == "prompt.learning.validation.scored" and data.get("is_baseline"):
+    if etype in ("prompt.learning.validation.scored", "prompt.learning.candidate.evaluated") and data.get("is_baseline"):
         return _num(data.get("accuracy"), data.get("score"))
     if etype.endswith(".baseline"):
         return _num(data.get("baseline_score"), data.get("score"), data.get("accuracy"))
@@ -166,7 +169,8 @@ PROMPT_LEARNING = ChartSpec(
         SeriesSpec("trial", "trial score",
                    frozenset({"gepa.transformation.mean_score", "prompt_learning.trial.score", "trial.score",
                               "mipro.trial.score", "mipro.minibatch_score", "prompt.learning.trial.score"}),
-                   style="points", color="#1f77b4", higher_is_better=True, from_event=_trial_sample),
+                   style="points", color="#1f77b4", higher_is_better=True, from_event=_trial_sample,
+                   prefer_events=True),
         SeriesSpec("best", "best so far", style="step", color="#ff7f0e", higher_is_better=True, best_of="trial"),
     ),
     baseline_metrics=frozenset({"baseline.score", "prompt_learning.baseline", "gepa.baseline", "mipro.baseline",

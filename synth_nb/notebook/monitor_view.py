@@ -143,20 +143,20 @@ def progress_of(status_doc: dict[str, Any], events: Sequence[Any], elapsed: floa
 
     ETA prefers the backend's own ``eta_seconds``; otherwise it extrapolates the elapsed time linearly.
     """
-    totals: dict[str, float] = {}
-    for event in reversed(events[-scan:]):
+    recent = list(reversed(events[-scan:]))
+    for i, event in enumerate(recent):
         data = getattr(event, "data", None) or {}
         for done_keys, total_keys, unit in _PAIRS:
             done = _first(data, done_keys)
-            total = _first(data, total_keys) or totals.get(unit)
             if done is None:
-                t = _first(data, total_keys)
-                if t is not None:
-                    totals.setdefault(unit, t)
                 continue
-            total = total or _first(status_doc, total_keys)
-            eta = _first(data, ("eta_seconds",))
-            return _with_eta(Progress(done, total, unit, eta), elapsed)
+            total = _first(data, total_keys)
+            for older in recent[i + 1:]:  # the budget is often announced once, at the start
+                if total is not None:
+                    break
+                total = _first(getattr(older, "data", None) or {}, total_keys)
+            total = total if total is not None else _first(status_doc, total_keys)
+            return _with_eta(Progress(done, total, unit, _first(data, ("eta_seconds",))), elapsed)
     for done_keys, total_keys, unit in _PAIRS:
         done, total = _first(status_doc, done_keys), _first(status_doc, total_keys)
         if done is not None:

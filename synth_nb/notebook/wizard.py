@@ -20,7 +20,7 @@ import traitlets
 from pydantic import SecretStr
 
 from synth_nb.errors import SecretsError, SynthNbError
-from synth_nb.notebook import _session, _submit, _text
+from synth_nb.notebook import _handover, _session, _submit, _text
 from synth_nb.notebook._loop import KernelLoop
 from synth_nb.notebook._wizard_state import (
     OVERRIDE_SPECS,
@@ -78,6 +78,8 @@ class Wizard(anywidget.AnyWidget):
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self._on_submitted = on_submitted
         self.jobs: list[Any] = []
+        #: the monitor panels opened for ``jobs`` (``await wizard.panels[0]`` blocks until the end)
+        self.panels: list[Any] = []
         #: where the monitor panels of submitted jobs appear (an ``ipywidgets.Output`` once displayed)
         self.output: Any = None
         self.submit_task: asyncio.Future[Any] | None = None
@@ -270,7 +272,7 @@ class Wizard(anywidget.AnyWidget):
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:
-            _submit.show_jobs_in(self.output, jobs)
+            self.panels = _handover.show_jobs_in(self.output, jobs)
         return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:

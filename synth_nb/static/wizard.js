@@ -35,7 +35,7 @@ function secretStatus(row) {
   return { text: row.masked ? `${where} (${row.masked})` : where, kind: "ok" };
 }
 function overrideError(spec, value) {
-  if (value === void 0 || value === null) return "";
+  if (value === void 0 || value === null || value === "") return "";
   if (spec.type === "bool") return typeof value === "boolean" || /^(true|false|1|0|yes|no|on|off)$/i.test(String(value).trim()) ? "" : "Expected true or false.";
   const text = String(value).trim();
   if (!text) return "";

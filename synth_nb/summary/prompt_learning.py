@@ -88,10 +88,12 @@ def _scores(status: dict[str, Any], log: _Log) -> tuple[float | None, float | No
     baseline = baseline if baseline is not None else (summary.get("baseline") or {}).get("accuracy")
     baseline = baseline if baseline is not None else log.last("mipro.baseline.test").get("test_score")
     baseline = baseline if baseline is not None else status.get("baseline_score")
-    best = status.get("best_score")
-    for source in (final.get("best_score"), log.last("prompt.learning.best.prompt").get("best_score")):
-        best = source if best is None else best
-    return baseline, best
+    candidates = (status.get("best_score"), final.get("best_score"),
+                  log.last("prompt.learning.best.prompt").get("best_score"),
+                  log.last("prompt.learning.mipro.complete").get("best_score"),
+                  log.last("mipro.job.completed").get("best_score"),
+                  log.last("prompt.learning.gepa.complete").get("best_score"))
+    return baseline, next((value for value in candidates if value is not None), None)
 
 
 def _overview(job_id: str, status: dict[str, Any], log: _Log, algorithm: str) -> list[str]:

@@ -6,21 +6,19 @@ import json
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from _jlab import VISIBLE_NOTEBOOK, cell, chromium_page, open_notebook, run_cell, running_lab, screenshot
-from _jlab import wait_kernel_idle as wait_idle
 
 pytestmark = pytest.mark.browser
 
 SETUP = """\
-import os
+import json
 from pathlib import Path
 from synth_nb.client import AsyncSynthClient
 from synth_nb.job import Job, attach
 from synth_nb.notebook.panel import show_job
 
-client = AsyncSynthClient(os.environ["SYNTH_NB_TEST_BACKEND"], os.environ["SYNTH_API_KEY"])
+backend = json.loads(Path("backend.json").read_text())
+client = AsyncSynthClient(backend["url"], backend["key"])
 
 async def replay(recording, flow="sft"):
     doc = await client.create_job(flow, {"metadata": {"local_executor": "replay", "recording": recording}})
@@ -67,13 +65,13 @@ def pl_recording(path: Path, *, trials: int, seconds: float) -> str:
     return _write(path, lines)
 
 
-def _notebook(folder: Path) -> Path:
+def _cells(folder: Path) -> list[str]:
     recs = {
         "live": sft_recording(folder / "live.jsonl", steps=240, seconds=30),
         "long": sft_recording(folder / "long.jsonl", steps=20, seconds=900),
         "pl": pl_recording(folder / "pl.jsonl", trials=12, seconds=3),
     }
-    sources = [
+    return [
         SETUP,
         f"job = await replay({recs['live']!r})\nPath('job_id.txt').write_text(job.id)\npanel = show_job(job)",
         "import time\nprint('other cell ran at', time.strftime('%X'))",
@@ -82,88 +80,75 @@ def _notebook(folder: Path) -> Path:
         "print('reattached with', len(job3.metrics), 'metric points')",
         f"job4 = await replay({recs['pl']!r}, 'prompt_learning')\npanel4 = show_job(job4)\nawait panel4",
     ]
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    path = folder / "monitor.ipynb"
-    nbformat.write(nb, path)
-    return path
 
 
-def _chart_src(page, index: int) -> str | None:
-    img = cell(page, index).locator(".jp-OutputArea-output img").first
-    return img.get_attribute("src") if img.count() else None
+def _chart_src(lab, index: int) -> str | None:
+    img = lab.cell(index).locator(".jp-OutputArea-output img")
+    return img.first.get_attribute("src") if img.count() else None
 
 
-def _wait_text(page, index: int, text: str, timeout: float = 60.0) -> None:
-    cell(page, index).locator(".jp-OutputArea", has_text=text).first.wait_for(timeout=timeout * 1000)
+def _status(lab, index: int, status: str, timeout: float = 60.0) -> None:
+    lab.cell(index).scroll_into_view_if_needed()
+    lab.cell(index).locator(f".synth-monitor[data-status='{status}']").wait_for(timeout=timeout * 1000)
 
 
-def test_live_chart_cancel_reattach_and_export(tmp_path: Path) -> None:
+def test_live_chart_cancel_reattach_and_export(lab) -> None:
     from synth_nb.local import start_backend
 
-    root = tmp_path / "nb"
-    root.mkdir()
-    _notebook(root)
-    with start_backend() as backend, running_lab(root, tmp_path / "state", env={
-        "SYNTH_NB_TEST_BACKEND": backend.url + "/api", "SYNTH_API_KEY": backend.api_key,
-    }) as lab, chromium_page() as page:
-        open_notebook(page, lab, "monitor.ipynb")
-        run_cell(page, 0)
-        _wait_text(page, 0, "setup ok", 90)
+    with start_backend() as backend:
+        # the kernel reads the backend address from a file next to the notebook: no key in the notebook
+        (lab.folder / "backend.json").write_text(json.dumps({"url": backend.url + "/api", "key": backend.api_key}))
+        lab.write_notebook("monitor.ipynb", _cells(lab.folder))
+        lab.open("monitor.ipynb")
+        lab.run_cell(0)
+        lab.wait_output(0, "setup ok", 60)
 
         # 1. a replayed job: the chart image changes in place while another cell runs
-        run_cell(page, 1)
-        _wait_text(page, 1, "sft", 30)
+        lab.run_cell(1)
+        _status(lab, 1, "running", 30)
         seen: set[str] = set()
-        deadline = time.monotonic() + 25
         other_ran = False
+        deadline = time.monotonic() + 25
         while time.monotonic() < deadline and (len(seen) < 4 or not other_ran):
-            src = _chart_src(page, 1)
+            src = _chart_src(lab, 1)
             if src:
                 seen.add(src)
             if len(seen) == 2 and not other_ran:
-                run_cell(page, 2)
-                _wait_text(page, 2, "other cell ran", 20)
+                lab.run_cell(2)
+                lab.wait_output(2, "other cell ran", 20)
                 other_ran = True
             time.sleep(0.7)
-        screenshot(page, "monitor_live_chart.png")
+        lab.screenshot("live-chart", lab.cell(1))
         assert other_ran
         assert len(seen) >= 3, f"chart changed only {len(seen)} times"
-        assert cell(page, 1).locator(".jp-OutputArea-output img").count() == 1  # one output, updated in place
+        assert lab.cell(1).locator(".jp-OutputArea-output img").count() == 1  # one output, updated in place
 
         # 2. Cancel on a running local job shows the backend-confirmed terminal state
-        run_cell(page, 3)
-        cancel = cell(page, 3).locator("button.synth-cancel")
-        cancel.wait_for(timeout=30_000)
-        _wait_text(page, 3, "running", 30)
-        cancel.click()
-        cell(page, 3).locator(".synth-monitor[data-status='cancelled']").wait_for(timeout=60_000)
-        _wait_text(page, 3, "backend confirmed status cancelled", 30)
-        screenshot(page, "monitor_cancelled.png")
+        lab.run_cell(3)
+        _status(lab, 3, "running", 30)
+        lab.cell(3).locator("button.synth-cancel").click()
+        _status(lab, 3, "cancelled", 60)
+        lab.wait_output(3, "backend confirmed status cancelled", 30)
+        lab.screenshot("cancelled", lab.cell(3))
 
-        # 3. restart the kernel, re-attach by id: the whole history comes back
-        cell(page, 1).locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=60_000)
-        page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:restart')")
-        page.locator(".jp-Dialog-button.jp-mod-accept").click()
+        # 3. restart the kernel and re-attach by id: the whole history comes back
+        _status(lab, 1, "succeeded", 60)
+        lab.page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:restart')")
+        lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()
         time.sleep(1.0)
-        wait_idle(page)
-        run_cell(page, 0)
-        _wait_text(page, 0, "setup ok", 60)
-        run_cell(page, 4)
-        _wait_text(page, 4, "reattached with 240 metric points", 60)
-        cell(page, 4).locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=60_000)
-        assert cell(page, 4).locator(".jp-OutputArea-output img").count() == 1
-        screenshot(page, "monitor_reattached.png")
+        lab.wait_idle()
+        lab.run_cell(0)
+        lab.wait_output(0, "setup ok", 60)
+        lab.run_cell(4)
+        lab.wait_output(4, "reattached with 240 metric points", 60)
+        _status(lab, 4, "succeeded", 60)
+        assert lab.cell(4).locator(".jp-OutputArea-output img").count() == 1
+        lab.screenshot("reattached", lab.cell(4))
 
         # 4. a prompt-learning job's summary is rendered and exported next to the notebook
-        run_cell(page, 5)
-        export = cell(page, 5).locator("button.synth-export")
-        export.wait_for(timeout=60_000)
-        cell(page, 5).locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=60_000)
-        export.click()
-        _wait_text(page, 5, "Wrote summary.md", 30)
-        cell(page, 5).scroll_into_view_if_needed()
-        screenshot(page, "monitor_export.png")
-        assert (root / "summary.md").is_file()
-        assert page.locator(f"{VISIBLE_NOTEBOOK} .jp-OutputArea-output").count() > 0
+        lab.run_cell(5)
+        _status(lab, 5, "succeeded", 60)
+        lab.cell(5).locator("button.synth-export").click()
+        lab.wait_output(5, "Wrote summary.md", 30)
+        lab.screenshot("export", lab.cell(5))
+        assert (lab.folder / "summary.md").is_file()

@@ -122,7 +122,12 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     done = wizard.locator("[data-testid=submitted]")
     done.wait_for(timeout=60_000)
     shown_id = wizard.locator(".synth-job-id").first.inner_text()
-    lab.screenshot("submitted", page.locator(".jp-Cell").nth(1))
+    # the monitor panel opens in the same cell, under the wizard, and follows the job to its end
+    monitor = lab.cell(1).locator(".synth-monitor")
+    monitor.wait_for(timeout=60_000)
+    page.wait_for_function("() => /succeeded/.test(document.querySelector('.synth-monitor').textContent)",
+                           timeout=90_000)
+    lab.screenshot("submitted-and-monitored", lab.cell(1))
     lab.run_cell(3)
     ids = json.loads(lab.wait_output(3, "JOB_IDS").split("JOB_IDS", 1)[1].strip().splitlines()[0])
     assert ids == [shown_id]

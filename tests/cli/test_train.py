@@ -185,3 +185,29 @@ def test_human_preview_json_is_valid_and_keeps_seed_lists_on_one_line() -> None:
     text = _pretty(value)
     assert json.loads(text) == value
     assert '"a": [1, 2, 3]' in text
+
+
+def test_backend_local_starts_plans_and_stops_the_embedded_backend(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import synth_nb.cli._stream as stream
+    import synth_nb.local as local
+
+    events: list[str] = []
+
+    class FakeBackend:
+        url = "http://127.0.0.1:5555"
+        api_key = "sk_local_backend_key_0000"
+
+        def stop(self) -> None:
+            events.append("stopped")
+
+    def fake_run_plans(plans: list[Any], args: Any, backend_url: str, api_key: str) -> int:
+        events.append(f"{plans[0].backend_url} {backend_url} {api_key}")
+        return 0
+
+    monkeypatch.setattr(local, "start_backend", lambda port=0: FakeBackend(), raising=False)
+    monkeypatch.setattr(stream, "run_plans", fake_run_plans)
+    monkeypatch.delenv("SYNTH_API_KEY")  # the embedded backend brings its own key
+    (workdir / "sft.toml").write_text(SFT)
+    (workdir / "train.jsonl").write_text(LINE * 4)
+    assert main(["train", "-c", "sft.toml", "--backend", "local", "--no-poll"]) == 0
+    assert events == ["http://127.0.0.1:5555/api http://127.0.0.1:5555/api sk_local_backend_key_0000", "stopped"]

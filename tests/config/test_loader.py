@@ -174,7 +174,7 @@ def test_arbitrary_text_only_raises_config_error(text: str) -> None:
     _assert_only_config_errors(lambda: load_config_text(text, "fuzz.toml"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_DOCS)
 def test_arbitrary_dicts_only_raise_config_error(raw: dict[str, Any]) -> None:
     _assert_only_config_errors(lambda: validate_config(raw, path="fuzz.toml"))
@@ -200,7 +200,7 @@ def _set_path(doc: Any, path: tuple, value: Any, delete: bool) -> None:
         doc[path[-1]] = value
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(VALID_EXAMPLES + INVALID_EXAMPLES), st.data())
 def test_mutated_shipped_examples_only_raise_config_error(name: str, data: st.DataObject) -> None:
     text = _shipped(name)
@@ -252,7 +252,7 @@ def _emit(table: dict, header: tuple[str, ...], out: list[str]) -> None:
                 _emit(item, path, out)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_DOCS)
 def test_generated_toml_text_loads_or_fails_cleanly_and_every_key_has_a_line(raw: dict[str, Any]) -> None:
     lines: list[str] = []

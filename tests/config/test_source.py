@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from synth_nb.config._source import KeyLines, format_key, parse_key_path, parse_toml_text, read_toml_file
 from synth_nb.errors import ConfigError
@@ -113,3 +115,11 @@ def test_dotted_headers_define_their_parents() -> None:
     lines = KeyLines("[x]\n[a.b.c]\nk = 1\n")
     assert lines.line_of("a", exact=True) == 2
     assert lines.line_of("a.b.c.k", exact=True) == 3
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("[]{}=,.\"'#\n ab1")), max_size=80) | st.text(max_size=80))
+def test_scanner_terminates_on_any_text(text: str) -> None:
+    """Only valid TOML is scanned in practice, but no text may hang or crash the locator."""
+    lines = KeyLines(text)
+    assert all(isinstance(n, int) and n >= 1 for n in lines.lines.values())

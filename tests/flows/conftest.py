@@ -1,4 +1,4 @@
-"""Shared helpers for plan tests: a minimal config object, canary secrets, a clean environment."""
+"""Shared pieces for plan tests: a minimal config object, canary secrets, a clean environment."""
 
 from __future__ import annotations
 

@@ -95,3 +95,10 @@ def test_plan_and_step_reprs_do_not_leak_the_task_app_key(tmp_path: Path) -> Non
     plan = plan_for(write_config(tmp_path, GEPA), Overrides(), bundle())
     for text in (repr(plan), str(plan), repr(plan.create_step), repr(plan.steps)):
         assert ENV_KEY not in text and SYNTH_KEY not in text
+
+
+def test_missing_environment_key_is_a_secrets_error(tmp_path: Path) -> None:
+    from synth_nb.errors import SecretsError
+
+    with pytest.raises(SecretsError, match="ENVIRONMENT_API_KEY"):
+        plan_for(write_config(tmp_path, GEPA), Overrides(), bundle(env_key=None))

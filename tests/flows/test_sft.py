@@ -68,6 +68,7 @@ def test_dataset_override_replaces_job_data_and_is_enough_without_it(tmp_path: P
     loaded = load_config(tmp_path / "config.toml")  # deliberate fix: [job].data is optional
     plan = plan_for(loaded, Overrides(dataset=other), bundle())
     assert plan.steps[0].upload == other
+    assert not any("[job].data" in w for w in plan.warnings)
     with pytest.raises(ConfigError, match=r"job\.data.*--dataset"):
         plan_for(loaded, Overrides(), bundle())
 

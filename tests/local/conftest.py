@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import uvicorn
+from local_backend_helpers import API_KEY, ENV_KEY
 from task_app_stub import create_stub_app
 
 from synth_nb.local import LocalBackend, start_backend
-from synth_nb.local.lifecycle import TERMINAL
-
-API_KEY = "sk_local_test_canary_5f2c9d"
-ENV_KEY = "sk_env_test_canary_77aa01"
 
 
 @pytest.fixture
@@ -35,28 +32,9 @@ def client(backend: LocalBackend) -> Iterator[httpx.Client]:
         yield http
 
 
-def wait_terminal(client: httpx.Client, path: str, timeout: float = 20.0) -> dict[str, Any]:
-    """Poll ``path`` until the job's status is terminal; returns the status document."""
-    deadline = time.monotonic() + timeout
-    while True:
-        doc: dict[str, Any] = client.get(path).json()
-        if doc["status"] in TERMINAL or time.monotonic() > deadline:
-            return doc
-        time.sleep(0.05)
-
-
-def replay_body(recording: str = "sft", speed: float | None = None, **extra: Any) -> dict[str, Any]:
-    meta: dict[str, Any] = {"local_executor": "replay", "recording": recording}
-    if speed is not None:
-        meta["replay_speed"] = speed
-    return {"metadata": meta, **extra}
-
-
 @pytest.fixture
 def task_app() -> Iterator[Callable[[], str]]:
     """Start the stub task app (``/health`` + ``/task_info`` behind ENV_KEY); yields a URL getter."""
-    import socket
-
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(create_stub_app(ENV_KEY), log_level="warning", lifespan="off"))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest import API_KEY
+from local_backend_helpers import API_KEY
 
 from synth_nb.local import LocalBackend, start_backend
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-from conftest import API_KEY, ENV_KEY
+from local_backend_helpers import API_KEY, ENV_KEY
 
 from synth_nb.local import start_backend
 

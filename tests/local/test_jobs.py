@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from conftest import ENV_KEY, replay_body, wait_terminal
+from local_backend_helpers import ENV_KEY, replay_body, wait_terminal
 
 TERMINAL_PHASES = {"succeeded", "failed", "cancelled"}
 
@@ -160,3 +160,21 @@ def test_list_learning_jobs_filters(client: httpx.Client) -> None:
     listing = client.get("/learning/jobs", params={"status": "queued"}).json()
     assert [j["job_id"] for j in listing["jobs"]] == [second] and listing["data"] == listing["jobs"]
     assert len(client.get("/learning/jobs", params={"limit": 1}).json()["jobs"]) == 1
+
+
+def test_list_accepts_the_status_cli_type_names(client: httpx.Client) -> None:
+    job = client.post("/learning/jobs", json=replay_body("sft")).json()["job_id"]
+    assert [j["job_id"] for j in client.get("/v1/learning/jobs", params={"type": "sft_offline"}).json()["jobs"]] == [job]
+    assert client.get("/learning/jobs", params={"type": "rl"}).json()["jobs"] == []
+
+
+def test_openai_style_sft_route_and_model_list(client: httpx.Client) -> None:
+    file_id = _upload(client)
+    assert client.post("/sft/jobs", json={"model": "Qwen/Qwen3-0.6B", "training_file": "file_nope"}).status_code == 422
+    body = replay_body("sft", model="Qwen/Qwen3-0.6B", training_file=file_id, auto_start=True)
+    job = client.post("/sft/jobs", json=body).json()
+    assert job["training_file_id"] == file_id
+    wait_terminal(client, f"/sft/jobs/{job['job_id']}")
+    models = client.get("/learning/models").json()["data"]
+    assert [(m["id"], m["job_id"], m["base_model"]) for m in models] == [
+        ("peft:Qwen/Qwen3-0.6B:demo-sft", job["job_id"], "Qwen/Qwen3-0.6B")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import replay_body, wait_terminal
+from local_backend_helpers import replay_body, wait_terminal
 from make_recordings import BUILDERS, render
 
 from synth_nb.local.executors.replay import BUNDLED_DIR, load_recording

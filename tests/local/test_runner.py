@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import local_executor_doubles as doubles
 import pytest
-from conftest import wait_terminal
+from local_backend_helpers import wait_terminal
 
 from synth_nb.local import LocalBackend, start_backend
 from synth_nb.local.executors import EXECUTORS

@@ -52,3 +52,10 @@ def test_empty_api_key_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError):
         create_app(tmp_path, "")
+
+
+def test_one_server_per_data_dir(tmp_path: Path) -> None:
+    with start_backend(data_dir=tmp_path), pytest.raises(RuntimeError, match="already using"):
+        start_backend(data_dir=tmp_path)
+    with start_backend(data_dir=tmp_path) as again:  # free once the first one stopped
+        assert again.url

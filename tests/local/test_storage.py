@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
-from conftest import replay_body
+from local_backend_helpers import replay_body
 
 from synth_nb.local import start_backend
 from synth_nb.local.storage import Storage

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
-from conftest import replay_body, wait_terminal
 from httpx_sse import connect_sse
+from local_backend_helpers import replay_body, wait_terminal
 
 FLOW_PATHS = {
     "sft": ("/learning/jobs", replay_body("sft", auto_start=True)),
@@ -81,3 +82,26 @@ def test_bad_resume_cursor_is_422(client: httpx.Client) -> None:
     job = client.post("/learning/jobs", json=replay_body("sft")).json()["job_id"]
     response = client.get(f"/learning/jobs/{job}/events/stream", headers={"Last-Event-ID": "abc"})
     assert response.status_code == 422 and "Last-Event-ID" in response.json()["detail"]
+
+
+def test_open_streams_end_when_the_backend_stops(tmp_path: Path) -> None:
+    from synth_nb.local import start_backend
+
+    backend = start_backend(data_dir=tmp_path)
+    http = httpx.Client(base_url=backend.api_url, headers={"Authorization": f"Bearer {backend.api_key}"},
+                        trust_env=False, timeout=30)
+    job = http.post("/learning/jobs", json=replay_body("sft")).json()["job_id"]  # queued: would stream forever
+    lines: list[str] = []
+
+    def consume() -> None:
+        with http.stream("GET", f"/learning/jobs/{job}/events/stream") as response:
+            lines.extend(response.iter_lines())
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    while not lines:
+        time.sleep(0.01)
+    backend.stop()
+    reader.join(timeout=20)
+    http.close()
+    assert not reader.is_alive() and lines[0] == ": connected"

@@ -77,11 +77,14 @@ def test_prompt_learning_events_give_trials_best_so_far_and_baseline() -> None:
     assert "baseline" in chart.text_table()
 
 
-def test_metric_points_win_over_event_samples_for_the_same_series() -> None:
+def test_trial_events_win_over_metric_points_which_are_the_fallback() -> None:
     chart = LiveChart("prompt_learning")
-    chart.add_event(NS(type="mipro.trial.complete", data={"minibatch_score": 0.1}))
     chart.add_metric(NS(name="gepa.transformation.mean_score", step=1, value=0.9))
     assert list(chart.series["trial"].xy()[1]) == [0.9]
+    chart.add_event(NS(type="mipro.trial.complete", data={"minibatch_score": 0.1, "trial": 0}))
+    chart.add_event(NS(type="mipro.trial.complete", data={"minibatch_score": 0.3, "trial": 0}))
+    x, y = chart.series["trial"].xy()
+    assert list(x) == [1, 2] and list(y) == [0.1, 0.3]
 
 
 def test_redraw_is_rate_limited_to_the_interval_and_updates_one_handle() -> None:

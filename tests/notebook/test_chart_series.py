@@ -29,3 +29,4 @@ def test_mipro_and_gepa_event_shapes_are_understood() -> None:
     assert spec.baseline_from_event("mipro.baseline.test", {"test_score": 0.33}) == 0.33
     assert spec.baseline_from_event("prompt.learning.validation.summary", {"baseline": 0.2}) == 0.2
     assert spec.baseline_from_event("prompt.learning.validation.scored", {"accuracy": 0.9}) is None
+    assert spec.baseline_from_event("prompt.learning.candidate.evaluated", {"score": 0.6, "is_baseline": True}) == 0.6

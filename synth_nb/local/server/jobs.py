@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -47,6 +48,8 @@ class FlowRoutes:
 
 
 SFT = FlowRoutes("/learning/jobs", "sft", frozenset({"sft", "rl"}), "job_")
+#: the SDK's OpenAI-style variant (``JobsClient.sft``, body uses ``training_file``)
+SFT_OPENAI = FlowRoutes("/sft/jobs", "sft", frozenset({"sft"}), "job_")
 RL = FlowRoutes("/rl/jobs", "rl", frozenset({"rl"}), "job_")
 PL = FlowRoutes("/prompt-learning/online/jobs", "prompt_learning", frozenset({"prompt_learning"}), "pl_",
                 bare_lists=True)
@@ -109,12 +112,13 @@ def _create(flow: FlowRoutes) -> Handler:
         kind = flow.create_kind
         assert kind is not None
         body = await json_body(request)
-        executor = _executor_for(state, kind, body)
+        # importing an executor (torch…) and its validation may take a while: keep the event loop free
+        executor = await run_in_threadpool(_executor_for, state, kind, body)
         key = request.headers.get("idempotency-key") or None
         job, created = state.storage.create_job(new_id(flow.id_prefix), kind, executor, body, key)
         auto_start = body.get("auto_start", kind != "sft")
         if created and (kind == "rl" or auto_start):
-            job = _start(state, job.id)
+            job = await run_in_threadpool(_start, state, job.id)
         return JSONResponse(status_document(job), status_code=201 if created else 200)
 
     return create
@@ -131,7 +135,7 @@ def _start_route(flow: FlowRoutes) -> Handler:
     async def start(request: Request) -> Response:
         await json_body(request, allow_empty=True)
         job = _job_for(request, flow)
-        return JSONResponse(status_document(_start(state_of(request), job.id)))
+        return JSONResponse(status_document(await run_in_threadpool(_start, state_of(request), job.id)))
 
     return start
 
@@ -204,12 +208,17 @@ def _timeline(flow: FlowRoutes) -> Handler:
     return timeline
 
 
+#: ``?type=`` values the status CLI may send, mapped to job kinds
+_TYPE_ALIASES = {"sft_offline": "sft", "sft": "sft", "rl": "rl", "prompt_learning": "prompt_learning",
+                 "": None}
+
+
 def _list(flow: FlowRoutes) -> Handler:
     async def list_jobs(request: Request) -> Response:
         limit = int_param(request, "limit", 50, minimum=1, maximum=1000) or 50
         status = request.query_params.get("status") or None
         storage = state_of(request).storage
-        kind_filter = request.query_params.get("type") or None
+        kind_filter = _TYPE_ALIASES.get(request.query_params.get("type") or "", request.query_params.get("type"))
         jobs = [job for kind in sorted(flow.kinds) if kind_filter in (None, kind)
                 for job in storage.list_jobs(kind=kind, status=status, limit=limit)]
         jobs.sort(key=lambda j: j.created_at, reverse=True)
@@ -238,4 +247,14 @@ def _flow_routes(flow: FlowRoutes) -> list[Route]:
     ]
 
 
-routes = [*_flow_routes(SFT), *_flow_routes(RL), *_flow_routes(PL)]
+async def list_models(request: Request) -> Response:
+    """Fine-tuned models of finished SFT/RL jobs (``GET /learning/models``)."""
+    models = [{"id": j.result["fine_tuned_model"], "object": "model", "job_id": j.id, "status": "ready",
+               "base_model": status_document(j).get("model"), "created_at": j.finished_at}
+              for kind in ("sft", "rl") for j in state_of(request).storage.list_jobs(kind=kind, status="succeeded")
+              if j.result.get("fine_tuned_model")]
+    return JSONResponse({"object": "list", "data": models, "models": models})
+
+
+routes = [*_flow_routes(SFT), *_flow_routes(SFT_OPENAI), *_flow_routes(RL), *_flow_routes(PL),
+          Route("/learning/models", list_models, methods=["GET"])]

@@ -31,6 +31,15 @@ class JobSignals:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        #: set when the server stops: open streams end instead of holding the shutdown up
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+        with self._lock:
+            job_ids = list(self._waiters)
+        for job_id in job_ids:
+            self.notify(job_id)
 
     def notify(self, job_id: str) -> None:
         with self._lock:
@@ -89,7 +98,7 @@ def sse_response(request: Request, storage: Storage, signals: JobSignals, job_id
                     yield "".join(_frame(event) for event in batch)
                     continue
                 job = storage.get_job(job_id)
-                if job is None or (job.terminal and not storage.events(job_id, cursor, 1)):
+                if signals.closed or job is None or (job.terminal and not storage.events(job_id, cursor, 1)):
                     return
                 try:
                     await asyncio.wait_for(entry[1].wait(), timeout=keepalive_seconds)

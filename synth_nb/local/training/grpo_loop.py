@@ -35,7 +35,8 @@ def group_advantages(rewards: list[float]) -> list[float]:
     return [0.0] * len(rewards) if std < 1e-6 else [(r - mean) / (std + 1e-4) for r in rewards]
 
 
-def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: int,
+                 logit_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token log-probs of each completion (padded [n, T]) and the completion mask."""
     seqs = [s.prompt_ids + s.completion_ids for s in samples]
     width = max(len(s) for s in seqs)
@@ -45,7 +46,10 @@ def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: 
         ids[row, : len(seq)] = torch.tensor(seq)
         attention[row, : len(seq)] = 1
     logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1, :].float()
+    if logit_mask is not None:  # the sampling restriction, so log-probs match what the policy sampled from
+        logits = logits + logit_mask
     logps = torch.log_softmax(logits / max(temperature, 1e-3), dim=-1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+    logps = torch.nan_to_num(logps, neginf=0.0)  # prompt positions may hold masked-out tokens; never counted
     mask = torch.zeros_like(logps)
     for row, sample in enumerate(samples):
         start = len(sample.prompt_ids) - 1
@@ -54,10 +58,11 @@ def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: 
 
 
 def grpo_loss(model: Any, reference: Any, samples: list[Sample], advantages: list[float], *, beta: float,
-              temperature: float, pad_id: int) -> tuple[torch.Tensor, dict[str, float]]:
-    logps, mask = _token_logps(model, samples, temperature, pad_id)
+              temperature: float, pad_id: int, logit_mask: torch.Tensor | None = None
+              ) -> tuple[torch.Tensor, dict[str, float]]:
+    logps, mask = _token_logps(model, samples, temperature, pad_id, logit_mask)
     with torch.no_grad():
-        ref_logps, _ = _token_logps(reference, samples, temperature, pad_id)
+        ref_logps, _ = _token_logps(reference, samples, temperature, pad_id, logit_mask)
     lengths = mask.sum(-1).clamp(min=1.0)
     adv = torch.tensor(advantages, dtype=logps.dtype)
     policy_term = -(adv * (logps * mask).sum(-1) / lengths)
@@ -199,7 +204,7 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
                 raise TaskAppError("the task app never called the policy's inference_url, so there is nothing "
                                    "to train on; it must call policy.config.inference_url")
             loss, parts = grpo_loss(model, reference, samples, advantages, beta=beta, temperature=temperature,
-                                    pad_id=loaded.tokenizer.pad_id)
+                                    pad_id=loaded.tokenizer.pad_id, logit_mask=service.logit_mask)
             optim.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)

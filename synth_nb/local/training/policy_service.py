@@ -21,7 +21,7 @@ from synth_nb.local.training.models import LoadedModel
 from synth_nb.local.training.tokenizer import encode_chat
 from synth_nb.local.training.worker import Channel
 
-__all__ = ["PolicyService", "Sample", "sample_tokens"]
+__all__ = ["PolicyService", "Sample", "sample_tokens", "text_logit_mask"]
 
 
 @dataclass
@@ -32,19 +32,25 @@ class Sample:
 
 @torch.no_grad()
 def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, temperature: float,
-                  stop_ids: set[int], generator: torch.Generator | None = None) -> list[list[int]]:
-    """``n`` completions of one prompt with a KV cache; temperature 0 is greedy. Stop tokens are kept."""
+                  stop_ids: set[int], generator: torch.Generator | None = None,
+                  logit_mask: torch.Tensor | None = None) -> list[list[int]]:
+    """``n`` completions of one prompt with a KV cache; temperature 0 is greedy. Stop tokens are kept.
+
+    ``logit_mask`` (0 / -inf per vocabulary entry) restricts what may be sampled; training must apply it too.
+    """
     was_training = model.training
     model.eval()
     out = model(input_ids=torch.tensor([prompt_ids] * n), use_cache=True)
     past, logits = out.past_key_values, out.logits[:, -1, :]
+    mask = logit_mask if logit_mask is not None else torch.zeros(())
     seqs: list[list[int]] = [[] for _ in range(n)]
     done = [False] * n
     for _ in range(max_new):
+        logits = logits.float() + mask
         if temperature <= 0:
             chosen = logits.argmax(-1)
         else:
-            probs = torch.softmax(logits.float() / temperature, dim=-1)
+            probs = torch.softmax(logits / temperature, dim=-1)
             chosen = torch.multinomial(probs, 1, generator=generator).squeeze(-1)
         for i, token in enumerate(chosen.tolist()):
             if not done[i]:
@@ -56,6 +62,17 @@ def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, tempe
         past, logits = out.past_key_values, out.logits[:, -1, :]
     model.train(was_training)
     return seqs
+
+
+def text_logit_mask(loaded: LoadedModel) -> torch.Tensor | None:
+    """For the byte tokenizer: only text bytes and the end token may be sampled (0 / -inf per token)."""
+    allowed = getattr(loaded.tokenizer, "text_token_ids", None)
+    if allowed is None:
+        return None
+    width = int(loaded.model.get_output_embeddings().weight.shape[0])
+    mask = torch.full((width,), float("-inf"))
+    mask[torch.tensor(allowed())] = 0.0
+    return mask
 
 
 class PolicyService:
@@ -70,6 +87,7 @@ class PolicyService:
         self.generator = torch.Generator().manual_seed(seed)
         tok = loaded.tokenizer
         self.stop_ids = {tok.end_id} | ({int(tok.eos_id)} if hasattr(tok, "eos_id") else set())
+        self.logit_mask = text_logit_mask(loaded)
         self.tokens_generated = 0
         self._generation_seconds = 0.0
 
@@ -118,7 +136,7 @@ class PolicyService:
         for (prompt, max_new), msgs in groups.items():
             started = time.perf_counter()
             seqs = sample_tokens(self.loaded.model, list(prompt), len(msgs), max_new, self.temperature,
-                                 self.stop_ids, self.generator)
+                                 self.stop_ids, self.generator, self.logit_mask)
             self._generation_seconds += time.perf_counter() - started
             for msg, seq in zip(msgs, seqs, strict=True):
                 self.records[int(msg.get("slot", -1))].append(Sample(list(prompt), seq))

@@ -121,7 +121,7 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
                   "n_examples": len(train), "n_validation": len(val), "dropped_examples": dropped,
                   "total_steps": total_steps, "batch_size": batch_size, "learning_rate": cfg["learning_rate"],
                   "sequence_length": seq_len, "notes": notes})
-    log_every = max(1, total_steps // 50)
+    log_every = max(1, min(25, total_steps // 50))
     step, epoch, tokens, padded = 0, 0, 0, 0
     first_loss: float | None = None
     last_loss = float("nan")

@@ -55,6 +55,10 @@ class ByteTokenizer:
     def decode(self, ids: list[int]) -> str:
         return bytes(i for i in ids if 0 <= i < 256).decode("utf-8", errors="replace")
 
+    def text_token_ids(self) -> list[int]:
+        """Tokens a chat policy may sample: printable ASCII, newline and tab, and ``<|end|>`` to stop."""
+        return [*range(32, 127), 9, 10, self.end_id]
+
     def describe(self) -> dict[str, Any]:
         return {"type": "byte", "vocab_size": self.vocab_size}
 

@@ -78,7 +78,7 @@ async def test_backend_errors_map_to_the_hierarchy(backend) -> None:
             await client.create_job("rl", {"metadata": {"local_executor": "replay", "replay_speed": -1}})
 
 
-@pytest.mark.parametrize(("sse", "faults"), [(True, 50), (False, 200)], ids=["sse", "polling"])
+@pytest.mark.parametrize(("sse", "faults"), [(True, 40), (False, 100)], ids=["sse", "polling"])
 async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
     backend, no_backoff, faulty_transport, tmp_path: Path, sse: bool, faults: int
 ) -> None:
