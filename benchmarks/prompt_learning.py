@@ -93,7 +93,7 @@ def main() -> int:
               f"(min {min(gains) * 100:+.1f}, max {max(gains) * 100:+.1f}); "
               f"mean throughput {statistics.mean(rates):.1f} rollouts/s")
 
-        print(f"\n== Rollout throughput, budget {args.throughput_budget}, no held-out pool")
+        print(f"\n== Rollout throughput, budget {args.throughput_budget} (+ final re-scoring on the validation seeds)")
         for concurrent in (1, None):
             result = run_job(client, gepa_body(task_app, seed=0, budget=args.throughput_budget, concurrent=concurrent,
                                                test_pool=False))

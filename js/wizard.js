@@ -173,7 +173,7 @@ function submitStep(model, s, uid) {
   return h("div", {},
     h("button", { type: "button", class: "synth-submit synth-primary", disabled: !ok, "aria-disabled": ok ? "false" : "true",
       "aria-describedby": `${uid}-why`, onclick: () => { if (canSubmit(state(model))) model.send({ type: "submit" }); },
-      text: s.submitting ? "Submitting…" : `Submit ${s.selected.length > 1 ? `${s.selected.length} jobs` : "job"}` }),
+      text: s.submitting ? "Submitting…" : `Submit ${s.submitted.length ? "again" : s.selected.length > 1 ? `${s.selected.length} jobs` : "job"}` }),
     blockers.length && !s.submitted.length
       ? h("ul", { id: `${uid}-why`, class: "synth-blockers" }, blockers.map((b) => h("li", { text: b })))
       : null,

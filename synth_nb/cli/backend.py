@@ -88,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
         shown = key if args.print_key else _mask(key)
         print(f"synth-nb local backend on {backend.url}  (data: {data_dir})")
         print(f"API key: {shown}  (from {source})")
-        print(f"Connect: synth-nb train --backend {backend.url}   |   "
-              f"SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train")
+        key_hint = f"$(cat {data_dir / 'api_key'})" if source != "--api-key" else "<your key>"
+        print(f"Connect: export SYNTH_API_KEY={key_hint}")
+        print(f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)")
         print("Ctrl-C to stop.", flush=True)
         while not stop.wait(0.5):
             pass

@@ -7,6 +7,7 @@ A POST is only retried when it cannot create a duplicate: either the request nev
 from __future__ import annotations
 
 import email.utils
+import logging
 import time
 from dataclasses import dataclass
 
@@ -14,6 +15,10 @@ import httpx
 import stamina
 
 __all__ = ["RetryableStatus", "RetryPolicy", "parse_retry_after"]
+
+# stamina logs every scheduled retry at WARNING; without this, Python's last-resort handler would print
+# them into terminals and notebook cells. Applications that configure logging still receive them.
+logging.getLogger("stamina").addHandler(logging.NullHandler())
 
 #: never sleep longer than this for one Retry-After, whatever the server says
 MAX_RETRY_AFTER = 60.0

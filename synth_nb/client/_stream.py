@@ -133,6 +133,8 @@ class EventStream:
 
     def _emit(self, events: list[Event], sink: EventSink) -> int:
         fresh = 0
+        if any(a.seq > b.seq for a, b in zip(events, events[1:], strict=False)):
+            events = sorted(events, key=lambda e: e.seq)  # the contract says ascending; be safe anyway
         for event in events:
             if event.seq > self.last_seq:
                 self.last_seq = event.seq

@@ -374,13 +374,16 @@ class Job:
 
     async def _final_sync(self, stream: EventStream) -> None:
         """After a terminal status: fetch every remaining event and metric, riding out transient errors."""
-        for attempt in range(20):
+        attempts = 20
+        for attempt in range(attempts):
             try:
                 stream.last_seq = self.last_seq
                 await stream.drain(self.ingest_event)
                 await self._backfill_metrics()
                 return
             except TRANSIENT_ERRORS:
+                if attempt == attempts - 1:
+                    raise  # surfaces in wait(): the history may be incomplete, so do not pretend otherwise
                 await asyncio.sleep(min(self.poll_interval, self.min_interval * 2**attempt))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import secrets
 import threading
 import traceback
@@ -70,6 +71,7 @@ class LocalJobContext:
         self.cancel_requested = False
         self._storage = storage
         self._runner = runner
+        self._non_finite: set[str] = set()
         env_key = runner.environment_api_key
         self._secrets = [*secret_values(job.body), *([env_key] if env_key else [])]
 
@@ -91,8 +93,15 @@ class LocalJobContext:
         return message, data
 
     def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
-        if not self.closed.is_set():
-            self._storage.add_metric(self.job_id, name, step, value, data)
+        if self.closed.is_set():
+            return
+        if not math.isfinite(value):  # a diverged loss: say so once per metric rather than store NaN
+            if name not in self._non_finite:
+                self._non_finite.add(name)
+                self.emit("metric.non_finite", f"{name} became {value} at step {step}; such points are not stored",
+                          {"name": name, "step": step, "value": str(value)}, level="warning")
+            return
+        self._storage.add_metric(self.job_id, name, step, value, data)
 
     def update_result(self, **fields: Any) -> None:
         if not self.closed.is_set():

@@ -8,6 +8,7 @@ so a seq is never reused, even across restarts.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -64,6 +65,25 @@ class JobRecord:
     @property
     def terminal(self) -> bool:
         return self.status in TERMINAL
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with NaN/±inf floats replaced by their names (strict JSON, which clients parse, has neither)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json(value: Any) -> str:
+    """Strict JSON for storage: anything non-serialisable becomes a string, non-finite floats their names."""
+    try:
+        return json.dumps(value, default=str, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), default=str, allow_nan=False)
 
 
 def _job(row: sqlite3.Row) -> JobRecord:
@@ -149,7 +169,7 @@ class Storage:
             self._db.execute(
                 "INSERT INTO jobs (id, kind, status, executor, body, timeline, created_at, updated_at,"
                 " idempotency_key) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?)",
-                (job_id, kind, executor, json.dumps(body), json.dumps([{"phase": "queued", "created_at": now}]),
+                (job_id, kind, executor, to_json(body), json.dumps([{"phase": "queued", "created_at": now}]),
                  now, now, idempotency_key),
             )
             self.add_event(job_id, lifecycle_event(kind, "created"), f"{kind} job created",
@@ -202,7 +222,7 @@ class Storage:
             if job is None:
                 return
             merged = {**job.result, **fields}
-            self._db.execute("UPDATE jobs SET result=? WHERE id=?", (json.dumps(merged, default=str), job_id))
+            self._db.execute("UPDATE jobs SET result=? WHERE id=?", (to_json(merged), job_id))
 
     def fail_interrupted(self) -> list[str]:
         """Mark jobs that were running when the server stopped as failed, with an event saying why."""
@@ -220,7 +240,7 @@ class Storage:
     def add_event(self, job_id: str, type: str, message: str = "", data: dict[str, Any] | None = None,
                   level: str = "info") -> int:
         """Append an event; returns its seq. An empty message is replaced by the type (never empty)."""
-        payload = json.dumps(data or {}, default=str)
+        payload = to_json(data or {})
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -256,7 +276,7 @@ class Storage:
             self._db.execute(
                 "INSERT OR REPLACE INTO metrics (job_id, name, step, value, data, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (job_id, name, int(step), float(value), json.dumps(data or {}, default=str), utc_now()),
+                (job_id, name, int(step), float(value), to_json(data or {}), utc_now()),
             )
         self._notify(job_id)
 

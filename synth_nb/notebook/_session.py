@@ -73,6 +73,7 @@ class TrainRequest:
     yes: bool = False
     wait: bool = False
     dry_run: bool = False
+    json_output: bool = False
     poll: bool = True
     poll_interval: float = 5.0
     poll_timeout: float | None = None
@@ -99,6 +100,7 @@ class TrainRequest:
             yes=bool(args.yes),
             wait=bool(args.wait),
             dry_run=bool(args.dry_run),
+            json_output=bool(getattr(args, "json_output", False)),
             poll=bool(args.poll),
             poll_interval=float(args.poll_interval),
             poll_timeout=args.poll_timeout,

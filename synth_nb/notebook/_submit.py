@@ -19,17 +19,20 @@ from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.notebook import _session
 from synth_nb.notebook._loop import background_loop, run_sync
 
-__all__ = ["attach_job", "list_jobs", "only_valid_config", "submit_and_show", "submit_prepared_async"]
+__all__ = ["attach_job", "list_jobs", "submit_and_show", "submit_prepared_async", "valid_configs"]
 
 
-def only_valid_config(folder: Path) -> list[Path]:
-    """Without ``--config`` and without the wizard: the one valid config in the folder, or an error."""
+def valid_configs(folder: Path, *, exactly_one: bool) -> list[Path]:
+    """Configs to use when no ``--config`` is given and there is no wizard.
+
+    Previewing takes every valid config in the folder; submitting needs exactly one.
+    """
     from synth_nb.notebook._wizard_state import discover
 
     rows = discover(folder)
     valid = [r for r in rows if r["valid"]]
-    if len(valid) == 1:
-        return [folder / valid[0]["path"]]
+    if valid and (len(valid) == 1 or not exactly_one):
+        return [folder / r["path"] for r in valid]
     listing = ", ".join(r["path"] for r in rows) or "none"
     raise ConfigError(
         f"found {len(valid)} valid training configs in {folder} ({listing}); pick one with --config PATH"

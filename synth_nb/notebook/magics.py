@@ -9,6 +9,7 @@ text preview, and submission through ``synth_nb.notebook._submit`` when ``--yes`
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -78,13 +79,17 @@ class SynthMagics(Magics):
 
     def _train_without_wizard(self, request: _session.TrainRequest, *, widgets: bool) -> Any:
         if not request.configs:
-            request.configs = _submit.only_valid_config(request.folder)
+            request.configs = _submit.valid_configs(request.folder, exactly_one=request.yes and not request.dry_run)
         backend = _session.backend_url(request.backend)
         prepared = [
             _session.prepare(path, overrides=request.overrides, backend=backend, env_files=request.env_files,
                              modal_secrets=request.modal_secrets, folder=request.folder)
             for path in request.configs
         ]
+        if request.dry_run and request.json_output:
+            print(json.dumps([p.plan.preview() if p.ok else {"config": str(p.path), "error": str(p.error)}
+                              for p in prepared], indent=2, ensure_ascii=False))
+            return [p.plan for p in prepared if p.ok]
         if not request.yes or request.dry_run:
             print(_text.preview_text(prepared, backend_url=backend[0]))
             if not request.dry_run:

@@ -365,7 +365,7 @@ function submitStep(model, s, uid) {
       onclick: () => {
         if (canSubmit(state(model))) model.send({ type: "submit" });
       },
-      text: s.submitting ? "Submitting\u2026" : `Submit ${s.selected.length > 1 ? `${s.selected.length} jobs` : "job"}`
+      text: s.submitting ? "Submitting\u2026" : `Submit ${s.submitted.length ? "again" : s.selected.length > 1 ? `${s.selected.length} jobs` : "job"}`
     }),
     blockers.length && !s.submitted.length ? h("ul", { id: `${uid}-why`, class: "synth-blockers" }, blockers.map((b) => h("li", { text: b }))) : null,
     s.submit_error ? h("div", { class: "synth-error", role: "alert", "data-testid": "submit-error", text: s.submit_error }) : null,

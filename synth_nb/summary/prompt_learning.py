@@ -195,7 +195,7 @@ def _proposals(log: _Log) -> list[str]:
     if gepa:
         accepted = sum(1 for s in scored if s.get("accepted"))
         lines += [f"{len(gepa)} GEPA transformations proposed, {accepted} accepted after the minibatch check.", "",
-                  "| # | Parent | Minibatch score | Accepted | New text (start) |", "|---|---|---|---|---|"]
+                  "| # | Parent | Minibatch score | Accepted | New text (end) |", "|---|---|---|---|---|"]
         verdicts = {s.get("proposal"): s for s in scored}
         for n, prop in enumerate(gepa[:15], start=1):
             verdict = verdicts.get(n, {})
@@ -237,6 +237,8 @@ def _series(metrics: list[dict[str, Any]], log: _Log, algorithm: str) -> tuple[l
         means = [d.get("mean", d.get("minibatch_score")) for d in log.all("prompt.learning.trial.results",
                                                                            "mipro.trial.complete")]
         trials = [(i, float(v)) for i, v in enumerate(means, start=1) if isinstance(v, int | float)]
+    if best and trials and trials[-1][0] > best[-1][0]:
+        best.append((trials[-1][0], best[-1][1]))  # carry the best-so-far line to the last trial
     return trials, best
 
 

@@ -251,6 +251,8 @@ def lab(jupyter_server: JupyterServer, browser: Any, request: pytest.FixtureRequ
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(PAGE_TIMEOUT_MS)
     page = context.new_page()
+    for stale in SCREENSHOTS.glob(f"{name}-*.png"):
+        stale.unlink()
     helper = Lab(jupyter_server, page, folder, name)
     try:
         yield helper

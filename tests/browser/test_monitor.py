@@ -133,7 +133,8 @@ def test_live_chart_cancel_reattach_and_export(lab) -> None:
 
         # 3. restart the kernel and re-attach by id: the whole history comes back
         _status(lab, 1, "succeeded", 60)
-        lab.page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:restart')")
+        # do not return the command's promise: it resolves only after the dialog is answered
+        lab.page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
         lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()
         time.sleep(1.0)
         lab.wait_idle()

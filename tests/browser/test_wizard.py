@@ -133,6 +133,15 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     assert ids == [shown_id]
 
     assert not any(c in page.content() for c in CANARIES)
+
+    # the same panel in the dark theme: colours come from JupyterLab's theme variables
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    wizard_step(lab, "configs")
+    colors = wizard.evaluate("el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+    assert colors[0] != colors[1]
+    lab.screenshot("dark-theme", wizard)
+    page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})")
     lab.save()
     saved = (lab.folder / "wizard.ipynb").read_text()
     assert shown_id in saved

@@ -111,3 +111,35 @@ async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
     assert [e.seq for e in job.events] == [e.seq for e in truth]
     assert sorted((m.name, m.step) for m in job.metrics) == sorted((p.name, p.step) for p in points)
     assert len(jobs) == 1
+
+
+async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path: Path, no_backoff) -> None:
+    """The server dies mid-job and comes back on the same port and data: the client catches up exactly."""
+    data_dir = tmp_path / "backend"
+    first = local.start_backend(port=0, data_dir=data_dir, api_key="sk_restart_test_0123456789")
+    port = int(first.url.rsplit(":", 1)[1])
+    recording = tmp_path / "slow.jsonl"
+    lines = [{"t": 0, "kind": "meta", "payload": {"flow": "rl"}}]
+    lines += [{"t": i * 0.02, "kind": "event", "payload": {"type": "rl.train.step", "message": f"step {i}"}}
+              for i in range(500)]
+    recording.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    second = None
+    try:
+        async with AsyncSynthClient(first.url, first.api_key, max_attempts=3) as client:
+            created = await client.create_job("rl", _replay_body("rl", recording, speed=1.0))
+            job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.1)
+            job.start_monitoring()
+            while len(job.events) < 20:
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(first.stop)
+            await asyncio.sleep(0.5)  # the client now sees refused connections
+            second = await asyncio.to_thread(local.start_backend, port=port, data_dir=data_dir,
+                                             api_key="sk_restart_test_0123456789")
+            assert await job.wait(timeout=60) == "failed"  # running jobs end failed when the server died
+            truth = await client.get_events("rl", job.id, limit=10000)
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert [e.seq for e in job.events] == [e.seq for e in truth]
+    assert job.events[-1].type == "rl.job.failed" and "stopped" in job.events[-1].message

@@ -64,3 +64,19 @@ class Stubborn:
     def run(self, ctx: JobContext) -> None:
         RELEASE.wait(10)
         ctx.emit("stubborn.late", "this write comes after the job was finalised")
+
+
+class NonFinite:
+    """Reports a diverging loss and NaN-laden data."""
+
+    name = "non_finite"
+
+    def validate(self, kind: str, body: dict[str, Any]) -> None:
+        return None
+
+    def run(self, ctx: JobContext) -> None:
+        ctx.metric("train.loss", 1, 1.5)
+        ctx.metric("train.loss", 2, float("nan"))
+        ctx.metric("train.loss", 3, float("inf"))
+        ctx.emit("sft.progress", "diverged", {"loss": float("nan"), "grad": [float("-inf"), 1.0]})
+        ctx.update_result(best_score=float("nan"))

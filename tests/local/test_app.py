@@ -56,6 +56,8 @@ def test_api_v1_mirror_serves_the_same_routes(client: httpx.Client) -> None:
     ("POST", "/learning/jobs", {"content": b""}, 400),
     ("POST", "/learning/jobs", {"content": b"[1, 2]"}, 422),
     ("POST", "/learning/jobs", {"content": b"\xff\xfe"}, 400),
+    ("POST", "/learning/jobs", {"content": b'{"model": NaN}'}, 400),
+    ("POST", "/learning/jobs", {"content": b'{"metadata": {"local_executor": "replay", "replay_speed": Infinity}}'}, 400),
     ("POST", "/learning/jobs", {"json": {"model": 5}}, 422),
     ("POST", "/learning/jobs", {"json": {"model": "Qwen/Qwen3-0.6B", "hyperparameters": []}}, 422),
     ("POST", "/learning/jobs", {"json": {"metadata": "x"}}, 422),

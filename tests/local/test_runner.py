@@ -130,3 +130,18 @@ def test_stopping_the_backend_fails_running_jobs(tmp_path) -> None:
             trust_env=False) as client:
         doc = client.get(f"/rl/jobs/{job}").json()
         assert doc["status"] == "failed" and "stopped while this job was running" in doc["error"]
+
+
+def test_non_finite_numbers_never_break_json(client: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EXECUTORS, "mipro", "local_executor_doubles:NonFinite")
+    job = client.post("/prompt-learning/online/jobs", json={"algorithm": "mipro",
+                                                            "config_body": {"prompt_learning": {}}}).json()["job_id"]
+    done = wait_terminal(client, f"/prompt-learning/online/jobs/{job}")
+    assert done["status"] == "succeeded" and done["best_score"] == "nan"
+    points = client.get(f"/prompt-learning/online/jobs/{job}/metrics").json()["points"]
+    assert [(p["step"], p["value"]) for p in points] == [(1, 1.5)]
+    events = client.get(f"/prompt-learning/online/jobs/{job}/events").json()
+    warnings = [e for e in events if e["type"] == "metric.non_finite"]
+    assert len(warnings) == 1 and warnings[0]["level"] == "warning"
+    progress = next(e for e in events if e["type"] == "sft.progress")
+    assert progress["data"] == {"loss": "nan", "grad": ["-inf", 1.0]}

@@ -70,7 +70,7 @@ def test_cli_generates_saves_and_masks_the_key(tmp_path: Path) -> None:
         proc = subprocess.Popen([sys.executable, "-c", RUN_CLI, "--port", "0", "--data-dir", str(data_dir), *extra],
                                 stdout=subprocess.PIPE, text=True)
         assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(4)]
+        lines = [proc.stdout.readline() for _ in range(5)]
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=15)
         assert proc.returncode == 0

@@ -87,6 +87,24 @@ def test_dry_run_returns_the_plans(ip: Any, project: Path, capsys: pytest.Captur
     assert "Nothing was sent" not in capsys.readouterr().out
 
 
+def test_dry_run_json_prints_the_masked_previews(ip: Any, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    ip.run_line_magic("synth_train", "-c gepa.toml --dry-run --json --backend http://127.0.0.1:9")
+    out = capsys.readouterr().out
+    (preview,) = json.loads(out)
+    assert preview["flow"] == "prompt_learning" and preview["steps"][0]["path"] == "/prompt-learning/online/jobs"
+    for canary in CANARIES:
+        assert canary not in out
+
+
+def test_without_config_headless_previews_every_valid_config(ip: Any, project: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    ip.run_line_magic("synth_train", "--backend http://127.0.0.1:9")
+    out = capsys.readouterr().out
+    assert "== gepa.toml" in out and "== sft.toml" in out and "broken.toml" not in out
+
+
 def test_invalid_config_with_yes_reports_the_error_as_usage_error(ip: Any, project: Path) -> None:
     with pytest.raises(UsageError, match="trainer_mode"):
         ip.run_line_magic("synth_train", "-c broken.toml --yes --backend http://127.0.0.1:9")

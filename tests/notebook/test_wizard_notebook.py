@@ -30,6 +30,9 @@ CELLS = [
     "print('SUBMITTED', [s['job_id'] for s in w.submitted], w.submit_error)",
     "%env SYNTH_NB_WIDGETS=0\n%synth_train -c gepa.toml --backend local",
     "print(repr(w.secrets))",
+    # --yes with a front end: returns at once with a Job bound to the kernel's loop, awaitable later
+    "%env SYNTH_NB_WIDGETS=1\njob = %synth_train -c sft.toml --backend local --yes\nprint('RETURNED', job.done)",
+    "print('WAITED', await job.wait())",
 ]
 
 
@@ -53,6 +56,8 @@ def test_saved_notebook_with_widget_state_holds_no_canary(tmp_path: Path, monkey
     assert "SUBMITTED ['" in outputs[5] and "SUBMITTED []" not in outputs[5]
     assert "Nothing was sent" in outputs[6] and "ENVIRONMENT_API_KEY" in outputs[6]
     assert "'source': 'pasted'" in outputs[7]
+    assert "RETURNED False" in outputs[8]
+    assert "WAITED succeeded" in outputs[9]
 
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     wizard_states = [s["state"] for s in state.values() if s["state"].get("_anywidget_id", "").endswith("Wizard")]

@@ -107,7 +107,7 @@ class GepaTracker:
         self._iteration = 0
 
     def _rollouts(self) -> int:
-        return self.runner.completed - self.runner.unbudgeted
+        return self.runner.budgeted_done
 
     def on_iteration_start(self, ev: dict[str, Any]) -> None:
         self._iteration = int(ev["iteration"])

@@ -62,7 +62,7 @@ class MiproSearch:
         self.started = time.monotonic()
 
     def _rollouts(self) -> int:
-        return self.runner.completed - self.runner.unbudgeted
+        return self.runner.budgeted_done
 
     def components(self, instruction: int, demos: int) -> dict[str, str]:
         text = render_demos(self.instructions[instruction], self.demo_sets[demos])

@@ -82,7 +82,7 @@ class Reporter:
             if not force and now - self._last_progress < 0.5:
                 return
             self._last_progress = now
-        done = self.runner.completed - self.runner.unbudgeted if self.runner else 0
+        done = self.runner.budgeted_done if self.runner else 0
         total = self.budget_total
         elapsed = now - self.started
         fraction = min(1.0, done / total) if total else None
@@ -132,6 +132,11 @@ class Reporter:
         if not seeds or self.runner is None or self.ctx.cancelled.is_set():
             return ranked, results
         todo = [candidates[0], *ranked[:top_k]]
+        distinct = list(dict.fromkeys(c.idx for c in todo))
+        self.ctx.emit("prompt.learning.heldout.start",
+                      f"scoring {len(distinct)} prompts (baseline and top candidates) on {len(seeds)} held-out "
+                      f"seeds ({split} split)",
+                      {"candidates": distinct, "seeds": seeds, "split": split})
         try:
             for cand in todo:
                 if cand.idx not in results:
@@ -200,7 +205,7 @@ class Reporter:
         elapsed = time.monotonic() - self.started
         minutes = max(elapsed / 60.0, 1e-9)
         runner = self.runner
-        rollouts = (runner.completed - runner.unbudgeted) if runner else 0
+        rollouts = runner.budgeted_done if runner else 0
         heldout_n = runner.unbudgeted if runner else 0
         prompt_t, completion_t = self.router.prompt_tokens, self.router.completion_tokens
         local_only = self.settings.policy.kind != "upstream" and self.proposer.kind == "offline"

@@ -97,7 +97,9 @@ class TaskAppRunner:
         self.budget = budget
         self.cancelled = cancelled
         self.on_rollout = on_rollout
+        #: rollouts finished: all of them, and those counted against the budget
         self.completed = 0
+        self.budgeted_done = 0
         self.unbudgeted = 0
         self._lock = threading.Lock()
         headers = {"X-API-Key": api_key} if api_key else {}
@@ -121,7 +123,7 @@ class TaskAppRunner:
         body = info.json()
         return body.get("taskset", body) if isinstance(body, dict) else {}
 
-    def _one(self, inference_url: str, seed: int, split: str, tag: str) -> Rollout:
+    def _one(self, inference_url: str, seed: int, split: str, tag: str, budgeted: bool) -> Rollout:
         if self.cancelled.is_set():
             return Rollout(seed, split, 0.0, error="cancelled")
         cid = f"cid_{uuid.uuid4().hex[:12]}"
@@ -144,7 +146,8 @@ class TaskAppRunner:
             result = Rollout(seed, split, 0.0, error=f"{type(exc).__name__}: {exc}")
         with self._lock:
             self.completed += 1
-        if self.on_rollout is not None:
+            self.budgeted_done += budgeted
+        if budgeted and self.on_rollout is not None:
             self.on_rollout(result)
         return result
 
@@ -157,7 +160,7 @@ class TaskAppRunner:
             raise SearchHalted("budget_exhausted")
         if not budgeted:
             self.unbudgeted += len(seeds)
-        futures = [self._pool.submit(self._one, inference_url, seed, split, tag) for seed in seeds]
+        futures = [self._pool.submit(self._one, inference_url, seed, split, tag, budgeted) for seed in seeds]
         results = [f.result() for f in futures]
         if self.cancelled.is_set():
             raise SearchHalted("cancelled")

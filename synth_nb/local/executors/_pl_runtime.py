@@ -91,7 +91,8 @@ class PromptRuntime:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.runner.close() if hasattr(self, "runner") else None
+        if hasattr(self, "runner"):
+            self.runner.close()
         if self.policy is not None:
             self.policy.close()
         self.proposer.close()

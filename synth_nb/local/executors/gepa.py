@@ -14,8 +14,10 @@ Events: ``prompt.learning.gepa.start``, ``prompt.learning.proposer.selected``, `
 ``prompt.learning.rollouts.start``, ``prompt.learning.progress``, ``prompt.learning.trial.results``,
 ``prompt.learning.trial.complete``, ``gepa.transformation.proposed``, ``prompt.learning.proposal.scored``,
 ``prompt.learning.candidate.evaluated``, ``prompt.learning.gepa.new_best``, ``prompt.learning.gepa.merge``,
-then the result events of ``_pl_report`` and ``prompt.learning.gepa.complete``. Metrics: see
-``_pl_gepa_search``.
+``prompt.learning.heldout.start``, then the result events of ``_pl_report`` and
+``prompt.learning.gepa.complete``. Metric points (what our chart reads): ``gepa.trial.score`` and
+``gepa.best_score`` (step = search rollouts used), ``gepa.candidate.val_score`` (step = candidate index),
+``gepa.transformation.mean_score`` (step = proposal number; the one 0.2.24's CLI shows).
 """
 
 from __future__ import annotations

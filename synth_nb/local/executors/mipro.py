@@ -14,7 +14,8 @@ Events: ``mipro.job.started``, ``mipro.bootstrap.progress``, ``mipro.instruction
 ``mipro.iteration.complete``, ``mipro.optimization.exhausted``, ``mipro.baseline.test``,
 ``mipro.topk.evaluated``, ``mipro.test.complete``, ``mipro.budget.summary``, ``mipro.job.completed``,
 ``prompt.learning.mipro.complete``, plus the shared ones of ``_pl_report`` (progress, validation, best
-prompt, final results, completed, billing). Metrics: see ``_pl_mipro_search``.
+prompt, final results, completed, billing). Metric points (what our chart reads): ``mipro.trial.score``,
+``mipro.fulleval.score`` and ``mipro.best_score``, all with step = search rollouts used.
 """
 
 from __future__ import annotations

@@ -36,12 +36,17 @@ async def json_body(request: Request, *, max_bytes: int = 16 * 1024 * 1024,
             return {}
         raise ApiError(400, "request body is empty; send a JSON object")
     try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        body = json.loads(raw, parse_constant=_reject_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ApiError(422, f"request body must be a JSON object, got {type(body).__name__}")
     return body
+
+
+def _reject_constant(name: str) -> Any:
+    """Python's json accepts NaN/Infinity; JSON (and our responses) do not."""
+    raise ValueError(f"{name} is not a valid JSON number")
 
 
 def int_param(request: Request, name: str, default: int | None, *, minimum: int | None = None,

@@ -47,9 +47,9 @@ class Instance:
     prompt: str
 
 
-def instance(seed: int) -> Instance:
-    """The task for ``seed`` (deterministic; seeds cycle through every class)."""
-    names = list(CLASSES)
+def instance(seed: int, classes: list[str] | None = None) -> Instance:
+    """The task for ``seed`` (deterministic; seeds cycle through ``classes``, default all of them)."""
+    names = classes or list(CLASSES)
     name = names[seed % len(names)]
     template = random.Random(seed).choice(_TEMPLATES)
     return Instance(seed, name, template.format(name=name, Name=name.capitalize(), n=REPLY_CHARS))
@@ -110,7 +110,12 @@ async def _rollout(body: dict[str, Any], env_key: str, http: httpx.AsyncClient) 
     url = config.get("inference_url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise _Refused(422, "policy.config.inference_url is required (an OpenAI-compatible base URL)")
-    task = instance(seed)
+    env_config = env.get("config") if isinstance(env.get("config"), dict) else {}
+    classes = env_config.get("classes")
+    if classes is not None and (not isinstance(classes, list) or not classes
+                                or any(c not in CLASSES for c in classes)):
+        raise _Refused(422, f"env.config.classes must be a non-empty list drawn from {list(CLASSES)}")
+    task = instance(seed, classes)
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task.prompt}]
     request = {"model": config.get("model") or "policy", "messages": messages,
                "temperature": config.get("temperature", 1.0),
