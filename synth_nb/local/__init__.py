@@ -3,6 +3,12 @@
 Needs the ``local`` extra. Depends only on the public HTTP contract (like any external server would):
 nothing here imports synth_nb's client, job monitor or notebook layers. Names are imported lazily so
 ``import synth_nb.local`` stays cheap.
+
+    with start_backend() as backend:            # 127.0.0.1, free port, temporary data dir, generated key
+        ...  # point a client at backend.url with backend.api_key
+
+``start_backend(default_executor="replay", executor_options={"replay": {"speed": 10}})`` replays the
+bundled recordings for every job (demos, tests, any client including synth-ai 0.2.24's CLI).
 """
 
 from __future__ import annotations

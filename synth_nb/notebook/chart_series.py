@@ -168,7 +168,8 @@ PROMPT_LEARNING = ChartSpec(
     series=(
         SeriesSpec("trial", "trial score",
                    frozenset({"gepa.transformation.mean_score", "prompt_learning.trial.score", "trial.score",
-                              "mipro.trial.score", "mipro.minibatch_score", "prompt.learning.trial.score"}),
+                              "mipro.trial.score", "mipro.minibatch_score", "mipro.trial.minibatch_score",
+                              "prompt.learning.trial.score"}),
                    style="points", color="#1f77b4", higher_is_better=True, from_event=_trial_sample,
                    prefer_events=True),
         SeriesSpec("best", "best so far", style="step", color="#ff7f0e", higher_is_better=True, best_of="trial"),

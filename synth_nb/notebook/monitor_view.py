@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from synth_nb.records import TERMINAL_STATUSES
+
 __all__ = [
     "Progress",
     "StallDetector",
@@ -222,6 +224,10 @@ class PanelState:
     error: str | None = None
 
 
+def _terminal(state: PanelState) -> bool:
+    return state.status in TERMINAL_STATUSES
+
+
 def _event_line(event: Any) -> str:
     level = (getattr(event, "level", "") or "info").lower()
     msg = (getattr(event, "message", "") or "").strip()
@@ -235,7 +241,8 @@ def render_text(state: PanelState) -> str:
     flow = state.flow + (f"/{state.algorithm}" if state.algorithm else "")
     lines = [f"{state.job_id} · {flow} · status={state.status} · elapsed {format_duration(state.elapsed)}"]
     if state.progress.done is not None:
-        lines.append(f"progress {state.progress.label()} · ETA {format_duration(state.progress.eta_seconds)}")
+        eta = "" if _terminal(state) else f" · ETA {format_duration(state.progress.eta_seconds)}"
+        lines.append(f"progress {state.progress.label()}{eta}")
     if state.stalled_for is not None:
         lines.append(f"! no event for {format_duration(state.stalled_for)}"
                      f" (usual gap {format_duration(state.usual_gap)})")
@@ -262,7 +269,7 @@ def render_html(state: PanelState) -> str:
     ]
     p = state.progress
     if p.done is not None:
-        parts.append(f" · ETA {format_duration(p.eta_seconds)}</div>")
+        parts.append("</div>" if _terminal(state) else f" · ETA {format_duration(p.eta_seconds)}</div>")
         if p.fraction is not None:
             parts.append(f"<progress class='synth-progress' max='1' value='{p.fraction:.4f}' "
                          f"aria-label='progress'></progress> ")

@@ -51,6 +51,7 @@ class MonitorPanel:
         self.stall = stall or StallDetector()
         self.clock, self.wall = clock, wall
         self.show_artifacts = show_artifacts
+        self._artifacts_bundle: dict[str, Any] | None = None
         self.hidden_count = 0
         self.note: str | None = None
         self.error: str | None = None
@@ -199,9 +200,9 @@ class MonitorPanel:
         self.chart.publish(png)
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
-            bundle = artifacts.artifact_bundle(self.job, chart_png=png)
-            if self._artifacts_handle is not None and bundle:
-                self._artifacts_handle.update(bundle, raw=True)
+            self._artifacts_bundle = artifacts.artifact_bundle(self.job, chart_png=png)
+            if self._artifacts_handle is not None and self._artifacts_bundle:
+                self._artifacts_handle.update(self._artifacts_bundle, raw=True)
             _enable_export(self._controls)
 
     async def wait(self, timeout: float | None = None) -> str:
@@ -213,12 +214,27 @@ class MonitorPanel:
         self.start()
         assert self._task is not None
         try:
-            return await asyncio.wait_for(asyncio.wrap_future(self._task)
-                                          if isinstance(self._task, concurrent.futures.Future)
-                                          else asyncio.shield(self._task), timeout)
+            status = await asyncio.wait_for(asyncio.wrap_future(self._task)
+                                            if isinstance(self._task, concurrent.futures.Future)
+                                            else asyncio.shield(self._task), timeout)
         except (KeyboardInterrupt, asyncio.CancelledError):
             await asyncio.shield(self.cancel())
             raise
+        self.republish()
+        return status
+
+    def republish(self) -> None:
+        """Send the final frames again from the *calling* cell.
+
+        Headless runners (nbclient, papermill) keep only output messages whose parent is the cell being
+        executed; the live task's updates belong to the cell that started it, so a later ``await panel``
+        re-sends the final status, chart and artifacts, which then replace the outputs by display id.
+        """
+        self.render_status(force=True)
+        if self.chart.png is not None:
+            self.chart.publish(self.chart.png)
+        if self._artifacts_handle is not None and self._artifacts_bundle:
+            self._artifacts_handle.update(self._artifacts_bundle, raw=True)
 
     def __await__(self) -> Generator[Any, None, str]:
         return self.wait().__await__()
@@ -303,6 +319,7 @@ def _disable_cancel(controls: Any) -> None:
     if controls is not None:
         cancel = controls.children[0]
         cancel.disabled = True
+        cancel.button_style = ""
         cancel.description = "Job finished"
 
 

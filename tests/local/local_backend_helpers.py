@@ -11,6 +11,9 @@ from synth_nb.local.lifecycle import TERMINAL
 
 API_KEY = "sk_local_test_canary_5f2c9d"
 ENV_KEY = "sk_env_test_canary_77aa01"
+#: ``python -c RUN_CLI --port 0 …`` runs ``synth-nb backend`` alone (without the other sub-commands' imports)
+RUN_CLI = ("import argparse, sys; from synth_nb.cli import backend; p = argparse.ArgumentParser(); "
+           "backend.configure(p); sys.exit(backend.run(p.parse_args(sys.argv[1:])))")
 
 
 def wait_terminal(client: httpx.Client, path: str, timeout: float = 20.0) -> dict[str, Any]:

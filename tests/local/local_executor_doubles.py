@@ -16,7 +16,7 @@ class Boom:
 
     def validate(self, kind: str, body: dict[str, Any]) -> None:
         if body.get("reject"):
-            raise ExecutorInputError("reject was set")
+            raise ExecutorInputError(f"reject was set (task_app_api_key={body.get('task_app_api_key')})")
 
     def run(self, ctx: JobContext) -> None:
         key = ctx.body.get("task_app_api_key", "")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from local_backend_helpers import replay_body, wait_terminal
+from local_backend_helpers import API_KEY, replay_body, wait_terminal
 from make_recordings import BUILDERS, render
 
 from synth_nb.local.executors.replay import BUNDLED_DIR, load_recording
@@ -99,3 +99,35 @@ def test_unknown_recording_lists_the_bundled_ones(client: httpx.Client) -> None:
 def test_flow_mismatch_between_job_and_bundled_recording(client: httpx.Client) -> None:
     response = client.post("/learning/jobs", json=replay_body("gepa"))
     assert response.status_code == 422 and "prompt_learning job" in response.json()["detail"]
+
+
+def test_a_recorded_local_job_replays_identically(client: httpx.Client, tmp_path: Path) -> None:
+    """Record a job with synth_nb's own ``Recorder`` (history written as it is polled), replay it, compare."""
+    from synth_nb.job.recording import Recorder
+
+    job = client.post("/rl/jobs", json={"metadata": {"local_executor": "replay"}}).json()["job_id"]
+    path = tmp_path / "recorded.jsonl"
+    with Recorder(path, secrets=[API_KEY]) as recorder:
+        recorder.write("meta", {"job_id": job, "flow": "rl"})
+        since, done = 0, False
+        while not done:
+            status = client.get(f"/rl/jobs/{job}").json()
+            done = status["status"] in ("succeeded", "failed", "cancelled")
+            for event in client.get(f"/rl/jobs/{job}/events", params={"since_seq": since}).json()["events"]:
+                recorder.write("event", event)
+                since = event["seq"]
+            recorder.write("status", status)
+        for point in client.get(f"/rl/jobs/{job}/metrics", params={"limit": 10000}).json()["points"]:
+            recorder.write("metric", point)
+    again = client.post("/rl/jobs", json={"metadata": {"local_executor": "replay", "recording": str(path)}})
+    replayed = again.json()["job_id"]
+    doc = wait_terminal(client, f"/rl/jobs/{replayed}")
+    assert doc["status"] == "succeeded" and doc["fine_tuned_model"] == "rl:Qwen/Qwen3-0.6B:demo-rl"
+
+    def shape(job_id: str) -> tuple[list[str], list[tuple[str, int, float]]]:
+        events = client.get(f"/rl/jobs/{job_id}/events", params={"limit": 1000}).json()["events"]
+        points = client.get(f"/rl/jobs/{job_id}/metrics", params={"limit": 10000}).json()["points"]
+        return [e["type"] for e in events], sorted((p["name"], p["step"], p["value"]) for p in points)
+
+    assert shape(replayed) == shape(job)
+    assert API_KEY not in path.read_text()

@@ -57,8 +57,10 @@ def test_executor_exception_fails_the_job_not_the_server(client: httpx.Client) -
 
 def test_validate_rejection_is_422(client: httpx.Client) -> None:
     upload = client.post("/files", files={"file": ("t.jsonl", b"{}\n")}, data={"purpose": "fine-tune"}).json()
-    response = client.post("/learning/jobs", json={"reject": True, "model": "m", "training_file_id": upload["id"]})
+    body = {"reject": True, "model": "m", "training_file_id": upload["id"], "task_app_api_key": SECRET}
+    response = client.post("/learning/jobs", json=body)
     assert response.status_code == 422 and "reject was set" in response.json()["detail"]
+    assert SECRET not in response.text
 
 
 def test_policy_is_served_until_the_job_ends(backend: LocalBackend, client: httpx.Client) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,13 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
-from local_backend_helpers import replay_body
+from local_backend_helpers import RUN_CLI, replay_body
 
 from synth_nb.local import start_backend
 from synth_nb.local.storage import Storage
 
-RUN_CLI = ("import argparse, sys; from synth_nb.cli import backend; p = argparse.ArgumentParser(); "
-           "backend.configure(p); sys.exit(backend.run(p.parse_args(sys.argv[1:])))")
 KEY = "sk_local_crash_test_key_0042"
 
 
@@ -61,22 +58,3 @@ def test_history_survives_a_killed_server(tmp_path: Path) -> None:
         assert after[-1]["type"] == "sft.job.failed" and after[-1]["data"]["error"] == "backend_restarted"
         assert [e["seq"] for e in after] == list(range(1, len(after) + 1))
         assert [t["phase"] for t in client.get(f"/learning/jobs/{job}/timeline").json()["events"]][-1] == "failed"
-
-
-def test_cli_generates_saves_and_masks_the_key(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
-    outputs = []
-    for extra in ([], ["--print-key"]):
-        proc = subprocess.Popen([sys.executable, "-c", RUN_CLI, "--port", "0", "--data-dir", str(data_dir), *extra],
-                                stdout=subprocess.PIPE, text=True)
-        assert proc.stdout is not None
-        lines = [proc.stdout.readline() for _ in range(5)]
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=15)
-        assert proc.returncode == 0
-        outputs.append("".join(lines) + rest)
-    key_file = data_dir / "api_key"
-    key = key_file.read_text().strip()
-    assert key.startswith("sk_local_") and oct(os.stat(key_file).st_mode & 0o777) == "0o600"
-    assert key not in outputs[0] and f"••••{key[-4:]}" in outputs[0] and "(new)" in outputs[0]
-    assert key in outputs[1] and "(new)" not in outputs[1]  # reused, shown on request

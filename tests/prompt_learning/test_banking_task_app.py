@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import TASK_APP_KEY
+from _pl_support import TASK_APP_KEY
 
 from synth_nb.local.examples.banking import load_dataset
 from synth_nb.local.examples.banking.app import normalize_inference_url

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from _bodies import small_gepa
+from _pl_bodies import small_gepa
 
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.executors.gepa import GepaExecutor, parse_gepa_settings
@@ -144,3 +144,35 @@ def test_llm_proposer_is_used_when_reachable(task_app, make_ctx, policy_server) 
     selected = ctx.of_type("prompt.learning.proposer.selected")[0]["data"]
     assert selected["proposer"] == "llm" and selected["model"] == "tiny-proposer"
     assert calls and ctx.of_type("prompt.learning.completed")[0]["data"]["token_count_mutation"] >= 120
+
+
+def test_upstream_policy_receives_the_candidate_prompts(task_app, make_ctx, policy_server, monkeypatch) -> None:
+    from synth_nb.local.policies.keyword import KeywordPolicy
+
+    systems: list[str] = []
+    keyword = KeywordPolicy()
+
+    def upstream(request: dict) -> dict:
+        systems.append(request["messages"][0]["content"])
+        assert request["model"] == "my-model"
+        return keyword.complete(request)
+
+    url = policy_server.add(upstream)
+    monkeypatch.setenv("MY_UPSTREAM_KEY", "sk-upstream-canary-0123456789")
+    body = small_gepa(task_app, budget=80)
+    policy = body["config_body"]["prompt_learning"]["policy"]
+    policy.update({"local_policy": "upstream", "inference_url": url,
+                   "model": "my-model", "api_key_env": "MY_UPSTREAM_KEY"})
+    ctx = make_ctx(body)
+    GepaExecutor().run(ctx)
+    assert any("Intents:" in s for s in systems) and any("Intents:" not in s for s in systems)
+    ready = ctx.of_type("prompt.learning.policy.ready")[0]["data"]
+    assert ready["policy"] == "upstream" and ready["api_key_source"] == "MY_UPSTREAM_KEY"
+    assert "sk-upstream-canary" not in repr(ctx.events) + repr(ctx.result)
+    assert "total_usd" not in ctx.of_type("prompt.learning.completed")[0]["data"]
+
+
+def test_executors_are_registered_for_the_backend() -> None:
+    from synth_nb.local.executors import load_executor
+
+    assert load_executor("gepa").name == "gepa" and load_executor("mipro").name == "mipro"

@@ -6,7 +6,7 @@ import time
 
 import httpx
 import pytest
-from _bodies import small_gepa
+from _pl_bodies import small_gepa
 
 from synth_nb.local.serve import start_backend
 

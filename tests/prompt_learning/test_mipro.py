@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from _bodies import small_mipro
+from _pl_bodies import small_mipro
 
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.executors.mipro import MiproExecutor, parse_mipro_settings

@@ -17,13 +17,17 @@ class PolicyServer:
 
     def __init__(self) -> None:
         self.handlers: dict[str, Any] = {}
+        #: chat requests received, whatever their outcome
+        self.calls = 0
         routes = self.handlers
+        owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+                owner.calls += 1
                 parts = self.path.split("?")[0].strip("/").split("/")
                 handler = routes.get(parts[2]) if len(parts) > 2 else None
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")

@@ -36,32 +36,8 @@ def charclass():
     handle.stop()
 
 
-def _counting(policy_server):
-    """Count the chat requests the policy route receives."""
-    calls = {"n": 0}
-    original = policy_server.handlers
-
-    class Counting(dict):
-        def get(self, key, default=None):
-            handler = original.get(key, default)
-            if handler is None:
-                return None
-
-            def wrapped(request):
-                calls["n"] += 1
-                return handler(request)
-            return wrapped
-
-        def __setitem__(self, key, value):
-            original[key] = value
-
-    policy_server.handlers = Counting()
-    return calls
-
-
 @pytest.mark.torch
 def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, policy_server, charclass):
-    calls = _counting(policy_server)
     ctx = FakeContext("rl", _body(charclass), tmp_path, policy_server, environment_api_key=CANARY)
     RlExecutor().run(ctx)
     types = ctx.event_types()
@@ -72,7 +48,7 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
     assert len(rewards) == 3 and all(0.0 <= r <= 1.0 for r in rewards)
     assert len(ctx.series("train.loss")) == 3 and len(ctx.series("train.kl")) == 3
     assert len(ctx.series("eval.reward_mean")) == 3
-    assert calls["n"] == 3 * 2 * 4 + 3 * 4  # every training and eval rollout called the served policy once
+    assert policy_server.calls == 3 * 2 * 4 + 3 * 4  # every training and eval rollout called the served policy once
     summary = ctx.result["rl"]
     assert [s for s, _ in summary["reward_curve"]] == [1, 2, 3]
     assert summary["eval_reward_start"] is not None and summary["eval_reward_end"] is not None

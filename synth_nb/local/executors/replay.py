@@ -138,7 +138,7 @@ class ReplayExecutor:
         options = getattr(ctx, "options", None) or {}
         lines = load_recording(resolve_recording(ctx.kind, ctx.body))
         speed = _speed(ctx.body, options)
-        skipped = server_event_types(ctx.kind)
+        skipped = server_event_types(ctx.kind) | {"replay.started"}
         ctx.emit("replay.started", f"Replaying a recorded {ctx.kind} job at {speed:g}x",
                  {"lines": len(lines), "speed": speed})
         start, began = lines[0].t, time.monotonic()

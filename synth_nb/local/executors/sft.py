@@ -27,7 +27,7 @@ def _lora(body: dict[str, Any]) -> dict[str, Any] | None:
     """LoRA settings when the config asks for them (training.mode lora/qlora, train_kind peft, lora_rank)."""
     hp = section(body, "hyperparameters")
     training = section(body, "metadata", "effective_config", "training")
-    table = training.get("lora") if isinstance(training.get("lora"), dict) else {}
+    table: dict[str, Any] = training["lora"] if isinstance(training.get("lora"), dict) else {}
     mode = str(training.get("mode") or "").lower()
     wanted = (mode in ("lora", "qlora") or bool(training.get("use_qlora"))
               or str(hp.get("train_kind") or "").lower() in ("peft", "lora") or "lora_rank" in hp or bool(table))

@@ -25,7 +25,7 @@ from synth_nb.local.executors import (
 )
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.lifecycle import new_id
-from synth_nb.local.redact import redact
+from synth_nb.local.redact import redact, scrub, secret_values
 from synth_nb.local.server.http import ApiError, int_param, json_body
 from synth_nb.local.server.state import BackendState, state_of
 from synth_nb.local.server.streaming import sse_response, wants_sse
@@ -102,7 +102,8 @@ def _executor_for(state: BackendState, kind: str, body: dict[str, Any]) -> str:
     try:
         executor.validate(kind, body)
     except Exception as exc:  # an executor's validation failure is the caller's input problem
-        raise ApiError(422, f"{name} executor rejected the job: {exc}") from None
+        detail = scrub(f"{name} executor rejected the job: {exc}", secret_values(body))
+        raise ApiError(422, detail) from None
     return name
 
 

@@ -38,10 +38,12 @@ class LoadedModel:
 
 def _tiny(choice: ModelChoice, sequence_length: int, seed: int, overrides: dict[str, Any]) -> LoadedModel:
     tok = ByteTokenizer()
-    shape = {**TINY_DEFAULTS, **{k: int(v) for k, v in overrides.items() if k in TINY_DEFAULTS}}
+    shape: dict[str, Any] = {**TINY_DEFAULTS, **{k: int(v) for k, v in overrides.items() if k in TINY_DEFAULTS}}
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=tok.vocab_size, n_positions=max(64, sequence_length),
-                        bos_token_id=tok.bos_id, eos_token_id=tok.end_id, pad_token_id=tok.pad_id, **shape)
+    settings: dict[str, Any] = {"vocab_size": tok.vocab_size, "n_positions": max(64, sequence_length),
+                                "bos_token_id": tok.bos_id, "eos_token_id": tok.end_id, "pad_token_id": tok.pad_id,
+                                **shape}
+    config = GPT2Config(**settings)
     model = GPT2LMHeadModel(config)
     desc = f"tiny random-init GPT-2 (L{shape['n_layer']}, d{shape['n_embd']}, byte tokenizer)"
     return LoadedModel(model, tok, desc, config.n_positions)

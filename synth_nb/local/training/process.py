@@ -7,6 +7,7 @@ its memory is measured from /proc and it is killed when it exceeds the limit.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -177,10 +178,8 @@ class TrainingWorker:
                     return "memory"
             if self.ctx.cancelled.is_set() and cancel_deadline is None:
                 cancel_deadline = time.monotonic() + self.cancel_grace_s
-                try:
+                with contextlib.suppress(RuntimeError):
                     self._write({"op": "cancel"})
-                except RuntimeError:
-                    pass
             if cancel_deadline is not None and time.monotonic() > cancel_deadline:
                 proc.kill()
                 proc.wait()

@@ -69,10 +69,15 @@ def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int)
     return total / max(1, count)
 
 
-def _batches(n: int, batch_size: int, rng: random.Random) -> list[list[int]]:
-    order = list(range(n))
+def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Shuffled batches of similar length (sorted within windows of 8 batches) to waste less on padding."""
+    order = list(range(len(lengths)))
     rng.shuffle(order)
-    return [order[i: i + batch_size] for i in range(0, n, batch_size)]
+    window = batch_size * 8
+    order = [i for w in range(0, len(order), window) for i in sorted(order[w: w + window], key=lengths.__getitem__)]
+    batches = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
@@ -128,7 +133,7 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
     train_time = 0.0
     status = "succeeded"
     while step < total_steps and status == "succeeded":
-        groups = _batches(len(train), batch_size, rng)
+        groups = _batches([len(ids) for ids, _ in train], batch_size, rng)
         for g in range(0, len(groups), accum):
             if channel.cancelled.is_set():
                 status = "cancelled"

@@ -9,6 +9,7 @@ are redirected to stderr): ``event``, ``metric``, ``result``, ``chat_response``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -79,10 +80,8 @@ def _configure_torch(threads: int) -> None:
     import torch
 
     torch.set_num_threads(max(1, threads))
-    try:
+    with contextlib.suppress(RuntimeError):  # already set in this process
         torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass  # already set in this process
 
 
 def main() -> int:

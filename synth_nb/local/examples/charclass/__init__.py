@@ -6,7 +6,14 @@ import os
 import secrets
 from typing import Any
 
-from synth_nb.local.examples.charclass.app import APP_ID, CLASSES, REPLY_CHARS, create_app, instance, score_reply
+from synth_nb.local.examples.charclass.app import (
+    APP_ID,
+    CLASSES,
+    REPLY_CHARS,
+    create_app,
+    instance,
+    score_reply,
+)
 
 __all__ = ["APP_ID", "CLASSES", "REPLY_CHARS", "create_app", "instance", "score_reply", "serve"]
 

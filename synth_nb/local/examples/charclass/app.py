@@ -36,8 +36,7 @@ CLASSES: dict[str, str] = {
     "capital letters": string.ascii_uppercase,
     "punctuation marks": "!?.,;:",
 }
-_TEMPLATES = ("Reply using only {name}.", "Write {n} {name} and nothing else.", "{Name} only, please.")
-SYSTEM_PROMPT = "Follow the instruction exactly."
+_TEMPLATES = ("Only {name}.", "{Name} only!", "Write {name}.")
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ def instance(seed: int, classes: list[str] | None = None) -> Instance:
     names = classes or list(CLASSES)
     name = names[seed % len(names)]
     template = random.Random(seed).choice(_TEMPLATES)
-    return Instance(seed, name, template.format(name=name, Name=name.capitalize(), n=REPLY_CHARS))
+    return Instance(seed, name, template.format(name=name, Name=name.capitalize()))
 
 
 def score_reply(reply: str, class_name: str) -> float:
@@ -101,22 +100,22 @@ async def _rollout(body: dict[str, Any], env_key: str, http: httpx.AsyncClient) 
     for field in ("run_id", "env", "policy", "ops", "mode"):
         if field not in body:
             raise _Refused(422, f"rollout request is missing '{field}'")
-    env = body["env"] if isinstance(body["env"], dict) else {}
+    env: dict[str, Any] = body["env"] if isinstance(body["env"], dict) else {}
     seed = env.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise _Refused(422, f"env.seed must be a non-negative integer, got {seed!r}")
-    policy = body["policy"] if isinstance(body["policy"], dict) else {}
-    config = policy.get("config") if isinstance(policy.get("config"), dict) else {}
+    policy: dict[str, Any] = body["policy"] if isinstance(body["policy"], dict) else {}
+    config: dict[str, Any] = policy["config"] if isinstance(policy.get("config"), dict) else {}
     url = config.get("inference_url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise _Refused(422, "policy.config.inference_url is required (an OpenAI-compatible base URL)")
-    env_config = env.get("config") if isinstance(env.get("config"), dict) else {}
+    env_config: dict[str, Any] = env["config"] if isinstance(env.get("config"), dict) else {}
     classes = env_config.get("classes")
     if classes is not None and (not isinstance(classes, list) or not classes
                                 or any(c not in CLASSES for c in classes)):
         raise _Refused(422, f"env.config.classes must be a non-empty list drawn from {list(CLASSES)}")
     task = instance(seed, classes)
-    messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task.prompt}]
+    messages = [{"role": "user", "content": task.prompt}]
     request = {"model": config.get("model") or "policy", "messages": messages,
                "temperature": config.get("temperature", 1.0),
                "max_tokens": config.get("max_tokens") or config.get("max_completion_tokens") or REPLY_CHARS + 4}

@@ -1,0 +1,115 @@
+"""Every example notebook runs top to bottom through a real kernel (nbclient) on the local backend.
+
+The saved notebook must keep the final panel (status, one chart image, artifacts), stay small, and hold no
+secret: the local backend's key, the task app's key and a canary planted in the kernel's environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+pytestmark = pytest.mark.notebook
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
+CANARY = "sk-canary-notebook-0123456789abcdef"
+MAX_SAVED_BYTES = 150 * 1024
+
+
+def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 900) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # a forced Agg kills inline PNGs
+    env.update(SYNTH_NB_OUTPUT_DIR=str(out), OPENAI_API_KEY=CANARY, GROQ_API_KEY=CANARY)
+    for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY"):
+        env.pop(key, None)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute(env=env)
+
+
+def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+def _assert_clean(saved: Path) -> str:
+    text = saved.read_text(encoding="utf-8")
+    assert saved.stat().st_size <= MAX_SAVED_BYTES, f"{saved.name} is {saved.stat().st_size} bytes"
+    for secret in (CANARY, "sk_local_", "sk_env_"):
+        assert secret not in text, f"{secret!r} leaked into {saved.name}"
+    return text
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.ipynb")))
+def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) -> None:
+    folder = tmp_path / "example_notebooks"
+    shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns(".synth_nb", "results", "*.ipynb"))
+    shutil.copy(EXAMPLES / name, folder / name)
+    out = tmp_path / "out"
+    nb = nbformat.read(folder / name, as_version=4)
+    _execute(nb, folder, out)
+    saved = tmp_path / name
+    nbformat.write(nb, saved)
+    text = _assert_clean(saved)
+
+    outputs = _outputs(nb)
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    pngs = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(pngs) == 1, "one chart output, updated in place"
+    assert "waiting for metrics" not in pngs[0]["data"]["text/plain"]
+    assert "data-status='succeeded'" in text
+    bundles = [o["data"] for o in outputs if "data" in o]
+    if name.startswith("prompt_learning"):
+        assert any("summary" in b.get("text/markdown", "").lower() for b in bundles)
+        assert (out / "summary.md").is_file() and (out / "summary_curve.png").is_file()
+    elif name == "sft.ipynb":
+        assert any("Model id:** `ft:" in b.get("text/markdown", "") for b in bundles)
+    elif name == "rl.ipynb":
+        assert any("data:application/json;base64," in b.get("text/html", "") for b in bundles)
+        assert json.loads(next(out.glob("*_status.json")).read_text())["status"] == "succeeded"
+
+
+def _recording(path: Path, steps: int, seconds: float) -> Path:
+    lines = [{"t": 0, "kind": "meta", "payload": {"flow": "sft"}},
+             {"t": 0, "kind": "status", "payload": {"status": "running"}}]
+    for step in range(1, steps + 1):
+        t = round(seconds * step / steps, 4)
+        lines.append({"t": t, "kind": "metric", "payload": {"name": "train.loss", "step": step,
+                                                              "value": 2.0 / (1 + step / 100)}})
+        if step % 100 == 0:
+            lines.append({"t": t, "kind": "event", "payload": {"type": "sft.progress", "message": f"step {step}",
+                                                               "data": {"step": step, "total_steps": steps}}})
+    lines.append({"t": seconds, "kind": "status", "payload": {"status": "succeeded"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_saved_notebook_after_a_10k_step_job_is_small_and_has_no_key(tmp_path: Path) -> None:
+    rec = _recording(tmp_path / "sft10k.jsonl", 10_000, 6.0)
+    setup = f"""
+from synth_nb.local import start_backend
+from synth_nb.client import AsyncSynthClient
+from synth_nb.job import Job
+from synth_nb.notebook.panel import show_job
+
+backend = start_backend()
+client = AsyncSynthClient(backend.url + "/api", backend.api_key)
+doc = await client.create_job("sft", {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
+await client.start("sft", doc["id"])
+job = Job(doc["id"], "sft", client, poll_interval=0.5)
+panel = show_job(job)
+"""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(setup),
+        nbformat.v4.new_code_cell("status = await panel\nprint(status, len(job.metrics))"),
+        nbformat.v4.new_code_cell("await client.aclose()\nbackend.stop()"),
+    ])
+    _execute(nb, tmp_path, tmp_path / "out", timeout=300)
+    saved = tmp_path / "sft10k.ipynb"
+    nbformat.write(nb, saved)
+    text = _assert_clean(saved)
+    assert "succeeded 10000" in text
+    assert "10000/10000 steps" in text  # the final frame replaced the live one (re-sent by `await panel`)
