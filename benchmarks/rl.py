@@ -57,7 +57,7 @@ def main() -> int:
             rows.append((seed, rl["reward_start"], rl["reward_end"], rl.get("eval_reward_start"),
                          rl.get("eval_reward_end"), wall, rl.get("seconds"), doc.get("worker_peak_rss_mb"),
                          worst_health))
-            print(f"seed {seed}: train reward {rl['reward_start']:.3f} -> {rl['reward_end']:.3f}, eval (greedy) "
+            print(f"seed {seed}: train reward {rl['reward_start']:.3f} -> {rl['reward_end']:.3f}, eval "
                   f"{rl.get('eval_reward_start')} -> {rl.get('eval_reward_end')}, {steps} steps, wall {wall:.0f} s "
                   f"(training {rl.get('seconds')} s), peak RSS {doc.get('worker_peak_rss_mb')} MB, worst /health "
                   f"{worst_health * 1000:.0f} ms", flush=True)

@@ -58,6 +58,8 @@ class Plan:
     backend_url: str = ""
     idempotency_key: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: where result files (prompt-learning ``summary.md`` and curve) are written after the job ends
+    results_folder: Path | None = None
     #: secret values that must never be shown; used by ``preview`` on top of key-name masking
     secrets: list[SecretStr] = field(default_factory=list, repr=False)
 

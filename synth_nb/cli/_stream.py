@@ -139,7 +139,20 @@ def _record_path(base: str, job: Job, several: bool) -> Path:
     return path.with_name(f"{path.stem}-{job.id}{path.suffix or '.jsonl'}") if several else path
 
 
-async def _watch(job: Job, timeout: float | None, secrets: list[str], out: TextIO) -> bool:
+def write_results(job: Job, folder: Path, out: TextIO) -> Path | None:
+    """Prompt learning: write ``summary.md`` and the curve PNG into ``folder/<job id>/``."""
+    if job.flow != "prompt_learning":
+        return None
+    from synth_nb.summary.prompt_learning import render_summary
+
+    target = folder / job.id
+    render_summary(job.status_doc, job.events, job.metrics, job_id=job.id, out_dir=target)
+    print(f"  summary:  {target / 'summary.md'}", file=out, flush=True)
+    return target
+
+
+async def _watch(job: Job, timeout: float | None, secrets: list[str], out: TextIO,
+                 results_folder: Path | None = None) -> bool:
     try:
         await job.wait(timeout=timeout)
     except JobTimeoutError as exc:
@@ -151,6 +164,12 @@ async def _watch(job: Job, timeout: float | None, secrets: list[str], out: TextI
               file=sys.stderr, flush=True)
         return False
     print(final_block(job, secrets), file=out, flush=True)
+    if results_folder is not None:
+        try:
+            write_results(job, results_folder, out)
+        except OSError as exc:
+            print(f"error: could not write results to {results_folder}: {exc}", file=sys.stderr, flush=True)
+            return False
     return job.succeeded
 
 
@@ -177,6 +196,7 @@ async def _main(plans: list[Plan], args: argparse.Namespace, backend_url: str, a
     poll_interval = float(getattr(args, "poll_interval", 5.0) or 5.0)
     registry = JobRegistry(Path.cwd())
     jobs: list[Job] = []
+    results: dict[str, Path | None] = {}
     failed_submissions = 0
     async with AsyncSynthClient(backend_url, api_key) as client:
         attach_id = getattr(args, "attach", None)
@@ -198,6 +218,7 @@ async def _main(plans: list[Plan], args: argparse.Namespace, backend_url: str, a
                 continue
             print(f"submitted {plan.flow} job {job.id} to {client.base_url}", file=out, flush=True)
             jobs.append(job)
+            results[job.id] = plan.results_folder
         if not getattr(args, "poll", True):
             for job in jobs:
                 print(job.id, file=out, flush=True)
@@ -216,7 +237,8 @@ async def _main(plans: list[Plan], args: argparse.Namespace, backend_url: str, a
             job.add_listener(printer)
         timeout = getattr(args, "poll_timeout", None)
         try:
-            results = await asyncio.gather(*(_watch(job, timeout, secrets, out) for job in jobs))
+            outcomes = await asyncio.gather(*(_watch(job, timeout, secrets, out, results.get(job.id))
+                                              for job in jobs))
         except asyncio.CancelledError:
             with contextlib.suppress(asyncio.CancelledError):
                 await _cancel_all(jobs, secrets)
@@ -226,7 +248,7 @@ async def _main(plans: list[Plan], args: argparse.Namespace, backend_url: str, a
                 recorder.close()
             for job in jobs:
                 await job.stop_monitoring()
-    return 0 if all(results) and not failed_submissions else 1
+    return 0 if all(outcomes) and not failed_submissions else 1
 
 
 def _history(job: Job) -> list[JobUpdate]:

@@ -70,6 +70,10 @@ def _bind_to_kernel_loop(job: Any) -> Any:
                 registry=job.registry, poll_interval=job.poll_interval)
     if job.status_doc:
         fresh.ingest_status(job.status_doc)
+    for event in job.events:  # history already fetched (``--attach``) is not fetched twice
+        fresh.ingest_event(event)
+    for point in job.metrics:
+        fresh.ingest_metric(point)
     return fresh
 
 

@@ -49,11 +49,66 @@ def minmax_downsample(x: np.ndarray, y: np.ndarray, buckets: int = DEFAULT_BUCKE
     return x[idx], y[idx]
 
 
-@dataclass
-class _Rendered:
-    png: bytes
-    points_drawn: int
-    seconds: float
+class _Canvas:
+    """One Agg figure kept across redraws: only line data, limits and the legend change.
+
+    Rebuilding the figure each time cost about twice as much (axes, ticks and text layout dominate).
+    """
+
+    def __init__(self, spec: ChartSpec, title: str, figsize: tuple[float, float], dpi: int) -> None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        self.spec, self.dpi = spec, dpi
+        self.fig = Figure(figsize=figsize, dpi=dpi)
+        FigureCanvasAgg(self.fig)
+        self.ax = self.fig.add_subplot(1, 1, 1)
+        self.ax.set_title(title, fontsize=10)
+        self.ax.set_xlabel(spec.xlabel)
+        self.ax.set_ylabel(spec.ylabel)
+        self.ax.grid(True, alpha=0.3)
+        # fixed margins: tight_layout measured ~50 ms per redraw, a third of the budget
+        self.fig.subplots_adjust(left=0.12, right=0.98, top=0.9, bottom=0.17)
+        self.waiting = self.ax.text(0.5, 0.5, "waiting for metrics…", ha="center", va="center",
+                                    transform=self.ax.transAxes, color="0.5")
+        self.lines: dict[str, Any] = {}
+        self.baseline: Any = None
+        self.legend_key: tuple[Any, ...] = ()
+
+    def _line(self, s: SeriesSpec) -> Any:
+        if s.key not in self.lines:
+            if s.style == "points":
+                (line,) = self.ax.plot([], [], linestyle="none", marker="o", markersize=3, alpha=0.6,
+                                       label=s.label, color=s.color)
+            elif s.style == "step":
+                (line,) = self.ax.plot([], [], drawstyle="steps-post", linewidth=1.8, label=s.label, color=s.color)
+            else:
+                (line,) = self.ax.plot([], [], linewidth=1.2, markersize=3, label=s.label, color=s.color)
+            self.lines[s.key] = line
+        return self.lines[s.key]
+
+    def draw(self, series: list[tuple[SeriesSpec, np.ndarray, np.ndarray]], baseline: float | None) -> bytes:
+        for s, dx, dy in series:
+            line = self._line(s)
+            line.set_data(dx, dy)
+            if s.style == "line":
+                line.set_marker("o" if len(dx) < 30 else "")
+        if baseline is not None:
+            label = f"baseline ({baseline:.3f})"
+            if self.baseline is None:
+                self.baseline = self.ax.axhline(baseline, linestyle="--", linewidth=1.0, color="0.4", label=label)
+            self.baseline.set_ydata([baseline, baseline])
+            self.baseline.set_label(label)
+        key = (tuple(self.lines), None if baseline is None else round(baseline, 3))
+        if key != self.legend_key and (self.lines or baseline is not None):
+            self.ax.legend(loc=self.spec.legend_loc, fontsize=8, frameon=False)
+            self.legend_key = key
+        self.waiting.set_visible(not self.lines and baseline is None)
+        self.ax.relim()
+        self.ax.autoscale_view()
+        out = io.BytesIO()
+        self.fig.savefig(out, format="png", dpi=self.dpi)
+        return out.getvalue()
 
 
 @dataclass
@@ -80,6 +135,7 @@ class LiveChart:
     _handle: Any = field(init=False, default=None)
     _png: bytes | None = field(init=False, default=None)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+    _canvas: _Canvas | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.spec = spec_for_flow(self.flow)
@@ -185,50 +241,20 @@ class LiveChart:
 
     # ------------------------------------------------------------------ rendering
     def render_png(self) -> bytes:
-        """Draw every series (downsampled) into a fresh Agg figure and return the PNG bytes."""
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
+        """Draw every series (downsampled) and return PNG bytes; the figure is reused between redraws."""
         started = time.perf_counter()
         with self._lock:
-            fig = Figure(figsize=self.figsize, dpi=self.dpi)
-            FigureCanvasAgg(fig)
-            ax = fig.add_subplot(1, 1, 1)
-            drawn = 0
+            if self._canvas is None:
+                self._canvas = _Canvas(self.spec, self.chart_title(), self.figsize, self.dpi)
+            drawn = []
             for buf in self.series.values():
                 x, y = buf.xy()
-                if len(x) == 0:
-                    continue
-                dx, dy = minmax_downsample(x, y, self.buckets)
-                drawn += len(dx)
-                s = buf.spec
-                if s.style == "points":
-                    ax.plot(dx, dy, linestyle="none", marker="o", markersize=3, alpha=0.6, label=s.label,
-                            color=s.color)
-                elif s.style == "step":
-                    ax.step(dx, dy, where="post", linewidth=1.8, label=s.label, color=s.color)
-                else:
-                    ax.plot(dx, dy, linewidth=1.2, marker="o" if len(dx) < 30 else None, markersize=3,
-                            label=s.label, color=s.color)
-            if self.baseline is not None:
-                ax.axhline(self.baseline, linestyle="--", linewidth=1.0, color="0.4",
-                           label=f"baseline ({self.baseline:.3f})")
-            ax.set_title(self.chart_title(), fontsize=10)
-            ax.set_xlabel(self.spec.xlabel)
-            ax.set_ylabel(self.spec.ylabel)
-            ax.grid(True, alpha=0.3)
-            if drawn or self.baseline is not None:
-                ax.legend(loc=self.spec.legend_loc, fontsize=8, frameon=False)
-            else:
-                ax.text(0.5, 0.5, "waiting for metrics…", ha="center", va="center", transform=ax.transAxes,
-                        color="0.5")
-            # fixed margins: tight_layout measured ~50 ms per redraw, a third of the budget
-            fig.subplots_adjust(left=0.12, right=0.98, top=0.9, bottom=0.17)
-            out = io.BytesIO()
-            fig.savefig(out, format="png", dpi=self.dpi)
-        rendered = _Rendered(out.getvalue(), drawn, time.perf_counter() - started)
-        self.last_render_seconds = rendered.seconds
-        return rendered.png
+                if len(x):
+                    dx, dy = minmax_downsample(x, y, self.buckets)
+                    drawn.append((buf.spec, dx, dy))
+            png = self._canvas.draw(drawn, self.baseline)
+        self.last_render_seconds = time.perf_counter() - started
+        return png
 
     def mimebundle(self, png: bytes | None = None) -> dict[str, Any]:
         """PNG plus the latest-values table as ``text/plain`` for front ends without images."""
@@ -237,6 +263,10 @@ class LiveChart:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self.mimebundle()
+
+    def seconds_until_redraw(self) -> float:
+        """How long until the rate limit allows the next redraw (0 if it already does)."""
+        return max(0.0, self.min_interval - (self.clock() - self._last_draw))
 
     def should_redraw(self) -> bool:
         return self._dirty and (self.clock() - self._last_draw) >= self.min_interval

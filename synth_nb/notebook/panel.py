@@ -14,7 +14,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 from synth_nb.notebook import artifacts
@@ -31,7 +31,7 @@ from synth_nb.notebook.monitor_view import (
 )
 from synth_nb.records import TERMINAL_STATUSES
 
-__all__ = ["MonitorPanel", "show_job"]
+__all__ = ["MonitorPanel", "show_job", "show_jobs"]
 
 CANCEL_CONFIRM_TIMEOUT = 30.0
 
@@ -168,7 +168,9 @@ class MonitorPanel:
         consumer = asyncio.ensure_future(self._consume())
         try:
             while not consumer.done():
-                await asyncio.wait({consumer}, timeout=self.tick)
+                # wake when the chart may redraw again, so the chart never lags the status table by a tick
+                wake = self.tick if not self.chart.dirty else min(self.tick, self.chart.seconds_until_redraw())
+                await asyncio.wait({consumer}, timeout=max(wake, 0.02))
                 self._live = True
                 await self.chart.redraw_async()
                 self.render_status()
@@ -338,31 +340,48 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
 def show_job(job: Any, *, wait: bool = False, **options: Any) -> MonitorPanel:
     """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
 
-    Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: from
-    plain Python (or a worker thread) the panel runs on a private loop; inside a cell on the kernel's
-    loop the call cannot block that loop, so it displays live and the cell should ``await panel``.
+    Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: a job
+    with a ``loop`` attribute (the magic's background loop) runs there, plain Python uses a private
+    loop; a job that lives on the calling cell's own loop cannot be blocked on, so its panel goes live
+    and the cell should ``await panel``.
     """
-    panel = MonitorPanel(job, **options)
-    if not wait:
-        return panel.display()
-    running = _running_loop()
-    job_loop = getattr(job, "loop", None)
-    if running is not None and (job_loop is None or job_loop is running):
-        panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
-        return panel.display()
-    panel.display(start=False)
-    target = job_loop if job_loop is not None else None
-    if target is None:
-        from synth_nb.notebook._loop import KernelLoop
+    return show_jobs([job], wait=wait, **options)[0]
 
-        target = KernelLoop.capture().loop
-    future = asyncio.run_coroutine_threadsafe(panel.run(), target)
-    panel._task, panel._loop = future, target
+
+def show_jobs(jobs: Sequence[Any], *, wait: bool = False, **options: Any) -> list[MonitorPanel]:
+    """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
+
+    Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
+    and waits for the confirmed terminal states.
+    """
+    from synth_nb.notebook._loop import KernelLoop
+
+    panels = [MonitorPanel(job, **options) for job in jobs]
+    if not wait:
+        return [panel.display() for panel in panels]
+    running = _running_loop()
+    blocking: list[MonitorPanel] = []
+    for panel in panels:
+        job_loop = getattr(panel.job, "loop", None)
+        if running is not None and (job_loop is None or job_loop is running):
+            panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
+            panel.display()
+        else:
+            panel.display(start=False)
+            blocking.append(panel)
+    futures = []
+    for panel in blocking:
+        target = getattr(panel.job, "loop", None) or KernelLoop.capture().loop
+        future = asyncio.run_coroutine_threadsafe(panel.run(), target)
+        panel._task, panel._loop = future, target
+        futures.append(future)
     try:
-        future.result()
+        for future in futures:
+            future.result()
     except KeyboardInterrupt:
-        with contextlib.suppress(Exception):
-            asyncio.run_coroutine_threadsafe(panel.cancel(), target).result(CANCEL_CONFIRM_TIMEOUT)
-            future.result(CANCEL_CONFIRM_TIMEOUT)
+        for panel in blocking:
+            if not panel.done and panel._loop is not None:
+                with contextlib.suppress(Exception):
+                    asyncio.run_coroutine_threadsafe(panel.cancel(), panel._loop).result(CANCEL_CONFIRM_TIMEOUT)
         raise
-    return panel
+    return panels

@@ -129,3 +129,23 @@ def test_ctrl_c_cancels_the_job_on_the_backend_and_exits_130(fake_backend, tmp_p
     assert job.status == "cancelled"
     assert "asking the backend to cancel" in err
     assert json.dumps(fake_backend.api_key) not in err
+
+
+def test_prompt_learning_job_writes_summary_into_results_folder(tmp_path: Path) -> None:
+    from synth_nb.local import start_backend
+
+    results = tmp_path / "results"
+    plan = Plan(flow="prompt_learning", algorithm="gepa", results_folder=results, steps=[Step(
+        "POST", "/prompt-learning/online/jobs",
+        {"algorithm": "gepa", "metadata": {"local_executor": "replay", "recording": "gepa",
+                                            "replay_speed": 1000}})])
+    out = io.StringIO()
+    with start_backend() as backend:
+        code = run_plans([plan], _args(), backend.url, backend.api_key, out=out)
+    assert code == 0, out.getvalue()
+    (job_dir,) = results.iterdir()
+    summary = (job_dir / "summary.md").read_text(encoding="utf-8")
+    assert job_dir.name in summary and "GEPA" in summary.upper()
+    assert (job_dir / "summary_curve.png").read_bytes().startswith(b"\x89PNG")
+    assert f"summary:  {job_dir / 'summary.md'}" in out.getvalue()
+    assert backend.api_key not in summary

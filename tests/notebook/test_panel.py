@@ -184,3 +184,26 @@ async def test_show_job_inside_the_loop_does_not_block_and_can_be_awaited(output
 def test_repr_is_short_text() -> None:
     panel = panel_mod.MonitorPanel(FakeJob("rl"))
     assert panel._repr_mimebundle_() == {"text/plain": "MonitorPanel(job='job_test123', status='running')"}
+
+
+async def test_interrupting_a_wait_sends_the_backend_cancel(outputs) -> None:
+    job = FakeJob("sft")
+    panel = MonitorPanel(job, tick=0.01).display()
+    waiter = asyncio.ensure_future(panel.wait())
+    await asyncio.sleep(0.05)
+    waiter.cancel()  # what an interrupted `await panel` cell sees
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    assert job.cancel_calls == 1 and job.status == "cancelled"
+    assert "backend confirmed status cancelled" in outputs[0].last["text/plain"]
+
+
+def test_show_jobs_waits_for_every_job_with_one_panel_each(outputs) -> None:
+    from synth_nb.notebook.panel import show_jobs
+
+    jobs = [FakeJob("sft", job_id="job_a"), FakeJob("rl", job_id="job_b")]
+    for job in jobs:
+        job.finish("succeeded")
+    panels = show_jobs(jobs, wait=True)
+    assert [p.final_status for p in panels] == ["succeeded", "succeeded"]
+    assert len(outputs) == 8  # status, chart, controls, artifacts per job

@@ -24,6 +24,7 @@ __all__ = ["RlExecutor", "rl_settings"]
 DEFAULT_LR = 2e-4
 DEFAULT_KL_BETA = 0.02
 _MAX_SLOTS = 512
+_MAX_CONCURRENT = 32
 
 
 def _config(body: dict[str, Any]) -> dict[str, Any]:
@@ -78,8 +79,13 @@ def rl_settings(body: dict[str, Any], choice: ModelChoice) -> dict[str, Any]:
         "temperature": number(policy_config, "temperature", "rollout.policy_config", 1.0, kind=float),
         "max_new_tokens": number(training, "max_new_tokens", "training", None)
         or number(policy_config, "max_tokens", "rollout.policy_config", 32),
-        "max_concurrent": max(number(rollout, "max_concurrent_rollouts", "rollout", 32), 1),
+        # the backend answers policy calls on a 40-thread pool; stay under it
+        "max_concurrent": min(number(rollout, "max_concurrent_rollouts", "rollout", 32), _MAX_CONCURRENT),
         "eval_seeds": eval_seeds, "eval_every": number(evaluation, "every_n_iters", "evaluation", 0, strict=False),
+        # evaluation.temperature = 0 means greedy; by default the policy is evaluated as it is trained (sampled)
+        "eval_temperature": number(evaluation, "temperature", "evaluation", None, kind=float, strict=False)
+        if evaluation.get("temperature") is not None
+        else number(policy_config, "temperature", "rollout.policy_config", 1.0, kind=float),
         "env_name": rollout.get("env_name"), "policy_name": rollout.get("policy_name"),
         "env_config": section(rollout, "env_config"), "policy_config": policy_config, "ops": ops,
         "seed_start": number(section(config, "data"), "seed_start", "data", 0, strict=False),

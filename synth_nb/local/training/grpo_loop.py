@@ -21,6 +21,7 @@ import torch
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
+from synth_nb.local.training.sft_loop import lr_factor
 from synth_nb.local.training.task_app_client import TaskAppError, rollout_reward
 from synth_nb.local.training.worker import Channel
 
@@ -146,6 +147,8 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
     total, batch, group = int(cfg["total_steps"]), int(cfg["batch_size"]), int(cfg["group_size"])
     beta, temperature = float(cfg["kl_beta"]), float(cfg["temperature"])
     eval_seeds, eval_every = list(cfg["eval_seeds"]), int(cfg["eval_every"])
+    eval_temperature = float(cfg.get("eval_temperature", temperature))
+    base_lr = float(cfg["learning_rate"])
     channel.emit("rl.train.started",
                  f"GRPO on {loaded.description}: {choice.reason}. {total} steps x {batch} seeds x {group} samples, "
                  f"lr={cfg['learning_rate']}, kl_beta={beta}" + (f". {'; '.join(notes)}" if notes else ""),
@@ -162,9 +165,10 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
     def evaluate(at: int) -> bool:
         if not eval_seeds:
             return True
-        channel.emit("rl.eval.started", f"evaluating {len(eval_seeds)} seeds (greedy) at step {at}",
-                     {"step": at, "seeds": eval_seeds})
-        results = rollouts.run(eval_seeds, "eval", f"{cfg['job_id']}-eval{at}", 0.0)
+        how = "greedy" if eval_temperature <= 0 else f"sampled at temperature {eval_temperature:g}"
+        channel.emit("rl.eval.started", f"evaluating {len(eval_seeds)} seeds ({how}) at step {at}",
+                     {"step": at, "seeds": eval_seeds, "temperature": eval_temperature})
+        results = rollouts.run(eval_seeds, "eval", f"{cfg['job_id']}-eval{at}", eval_temperature)
         if results is None:
             return False
         errors = _check_phase(results, "evaluation")
@@ -208,6 +212,8 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
             optim.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
+            for group_ in optim.param_groups:  # cosine decay to 10 % keeps late steps from undoing progress
+                group_["lr"] = base_lr * lr_factor(step, total, 0)
             optim.step()
             step += 1
             mean_reward = statistics.fmean(rewards) if rewards else 0.0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import time
 import uuid
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, tempe
     """
     was_training = model.training
     model.eval()
+    warnings.filterwarnings("ignore", message=".*past_key_values.*", category=FutureWarning)
     out = model(input_ids=torch.tensor([prompt_ids] * n), use_cache=True)
     past, logits = out.past_key_values, out.logits[:, -1, :]
     mask = logit_mask if logit_mask is not None else torch.zeros(())
