@@ -49,7 +49,10 @@ def main() -> int:
         print(f"SFT tiny model, {len(loss)} steps, batch {args.batch_size}")
         print(f"  tokens/s (real tokens):   {training.get('tokens_per_second', 0):>10,.0f}   goal >= 10,000")
         print(f"  tokens/s (padded):        {training.get('padded_tokens_per_second', 0):>10,.0f}")
-        print(f"  train.loss first10->last10: {head:.3f} -> {tail:.3f}  drop {drop:.1%}   goal >= 50%")
+        start, end = training.get("train_set_loss_start"), training.get("train_set_loss_end")
+        print(f"  loss on the training set before -> after: {start:.3f} -> {end:.3f}  drop {1 - end / start:.1%}"
+              "   goal >= 50%")
+        print(f"  train.loss first 10 -> last 10 steps (batch means): {head:.3f} -> {tail:.3f}  drop {drop:.1%}")
         print(f"  val.loss:                 {' -> '.join(f'{v:.3f}' for _, v in val)}")
         print(f"  training time {training.get('train_seconds')} s, job wall time {wall:.1f} s "
               f"(includes worker start-up)")

@@ -175,7 +175,7 @@ def backend_url(backend: str | None, environ: Mapping[str, str] | None = None) -
     """``(base URL ending in /api, api key of the local backend or None)`` for a ``--backend`` value."""
     environ = os.environ if environ is None else environ
     if backend == LOCAL:
-        local = local_backend(environ.get(API_KEY) or None)
+        local = local_backend()  # its own key: the user's hosted key is never handed to it
         return local.url.rstrip("/") + "/api", local.api_key
     from synth_nb.backend_target import resolve_backend
 
@@ -229,6 +229,15 @@ def prepare(path: Path, *, overrides: Mapping[str, Any], backend: tuple[str, str
     except SynthNbError as exc:
         out.error = exc
     return out
+
+
+def check_together(prepared: Sequence[Prepared]) -> None:
+    """Overrides several jobs cannot share (one ``--idempotency`` key) raise ``OverrideError``."""
+    ready = [p for p in prepared if p.overrides is not None and p.config is not None]
+    if len(ready) > 1:
+        from synth_nb.flows.overrides import check_multi_config
+
+        check_multi_config(ready[0].overrides, [p.config.flow for p in ready])
 
 
 def api_key_for(prepared: Prepared) -> str:

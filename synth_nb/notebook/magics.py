@@ -86,6 +86,7 @@ class SynthMagics(Magics):
                              modal_secrets=request.modal_secrets, folder=request.folder)
             for path in request.configs
         ]
+        _session.check_together(prepared)
         if request.dry_run and request.json_output:
             print(json.dumps([p.plan.preview() if p.ok else {"config": str(p.path), "error": str(p.error)}
                               for p in prepared], indent=2, ensure_ascii=False))

@@ -153,8 +153,9 @@ class MonitorPanel:
 
     def render_status(self, *, force: bool = False) -> None:
         now = self.clock()
-        if not force and not self._status_dirty and now - self._last_status_render < 1.0:
-            return
+        since = now - self._last_status_render
+        if not force and (since < 0.25 or (not self._status_dirty and since < 1.0)):
+            return  # <= 4 updates/s while busy; once a second otherwise (elapsed time, stall notice)
         self._status_dirty = False
         self._last_status_render = now
         if self._status_handle is not None:

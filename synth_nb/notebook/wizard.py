@@ -162,9 +162,12 @@ class Wizard(anywidget.AnyWidget):
             field = dict(spec)
             field["prefill"] = prefill.get(spec["name"], "")
             fields.append(field)
+        old_prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
+        edited = {k: v for k, v in self.overrides.items() if v not in ("", None) and v != old_prefill.get(k, "")}
         self.override_fields = fields
         merged = {f["name"]: f["prefill"] for f in fields}
-        merged.update({k: v for k, v in self._initial_overrides.items()})
+        merged.update(self._initial_overrides)
+        merged.update(edited)  # what the user typed survives a change of selection
         self.overrides = {k: ("" if v is None else v) for k, v in merged.items()}
 
     # ------------------------------------------------------------------ validation and preview
@@ -204,6 +207,10 @@ class Wizard(anywidget.AnyWidget):
                     prepared.append(_session.prepare(
                         self._folder / rel, overrides=changed, backend=backend, env_files=env_files,
                         modal_secrets=modal, pasted=self._pasted, environ=self._environ, folder=self._folder))
+        try:
+            _session.check_together(prepared)
+        except SynthNbError as exc:
+            errors["idempotency"] = str(exc)
         for item in prepared:
             if item.error is not None and not _is_missing_keys(item):
                 field = _override_field_of(item.error)

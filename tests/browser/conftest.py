@@ -199,17 +199,23 @@ class Lab:
             time.sleep(0.2)
         raise AssertionError(f"kernel not idle after {timeout} s (status {self._kernel_status()!r})")
 
-    def run_cell(self, index: int, *, wait: bool = True) -> None:
-        """Run cell ``index`` of the open notebook; by default wait until the kernel is idle again."""
-        self.page.evaluate("""async (i) => {
+    def run_cell(self, index: int, *, wait: bool = True, timeout: float = 90) -> None:
+        """Run cell ``index`` of the open notebook; by default wait until it has finished.
+
+        The command's promise resolves only when the cell ends, so it is not awaited inside the page
+        (a cell that runs for minutes would block ``page.evaluate``, which has no timeout); its
+        completion is polled instead.
+        """
+        self.page.evaluate("""(i) => {
             const app = window.jupyterapp;
             const panel = app.shell.currentWidget;
             panel.content.activeCellIndex = i;
-            await app.commands.execute('notebook:run-cell');
+            window.__synthCellDone = false;
+            app.commands.execute('notebook:run-cell').finally(() => { window.__synthCellDone = true; });
         }""", index)
         if wait:
-            time.sleep(0.3)
-            self.wait_idle()
+            self.page.wait_for_function("() => window.__synthCellDone === true", timeout=timeout * 1000)
+            self.wait_idle(timeout)
 
     def cell(self, index: int) -> Any:
         return self.page.locator(f"{ACTIVE_PANEL} .jp-Cell").nth(index)

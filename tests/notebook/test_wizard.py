@@ -94,6 +94,15 @@ async def test_wrong_override_type_is_flagged_inline_and_nothing_is_sent(project
     assert wizard.override_errors == {} and wizard.can_submit
 
 
+async def test_one_idempotency_key_for_several_jobs_is_refused(project: Path) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.overrides = {**wizard.overrides, "idempotency": "k-1"}
+    assert wizard.can_submit
+    wizard.selected = ["gepa.toml", "sft.toml"]
+    assert "would be reused by 2 jobs" in wizard.override_errors["idempotency"]
+    assert not wizard.can_submit
+
+
 async def test_changing_an_override_updates_the_preview(project: Path) -> None:
     wizard = Wizard(project, environ=clean_environ())
     assert "http://127.0.0.1:8102" in wizard.previews[0]["preview"]

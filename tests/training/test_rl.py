@@ -135,3 +135,28 @@ def test_settings_follow_the_0224_rl_payload():
     del body["data"]["config"]["training"]["batch_size"]
     body["data"]["config"]["rollout"]["episodes_per_batch"] = 32
     assert rl_settings(body, choose_model(None))["batch_size"] == 4
+
+
+@pytest.mark.torch
+def test_an_rl_job_runs_end_to_end_on_the_real_local_backend(charclass):
+    import time
+
+    import httpx
+
+    from synth_nb.local import start_backend
+
+    with start_backend(environment_api_key=CANARY) as backend:
+        http = httpx.Client(base_url=backend.url + "/api", headers={"Authorization": f"Bearer {backend.api_key}"},
+                            timeout=30)
+        created = http.post("/rl/jobs", json=_body(charclass, steps=2, eval_seeds=(7, 8), every=0))
+        assert created.status_code in (200, 201), created.text
+        job_id = created.json()["job_id"]
+        doc: dict = {}
+        while doc.get("status") not in ("succeeded", "failed", "cancelled"):
+            doc = http.get(f"/rl/jobs/{job_id}").json()
+            time.sleep(0.3)
+        assert doc["status"] == "succeeded", doc.get("error")
+        assert doc["fine_tuned_model"] == f"rl:synth-nb-tiny-gpt2:{job_id}"
+        assert [step for step, _ in doc["rl"]["reward_curve"]] == [1, 2]
+        names = {p["name"] for p in http.get(f"/rl/jobs/{job_id}/metrics").json()["points"]}
+        assert {"train.reward_mean", "train.loss", "eval.reward_mean"} <= names

@@ -144,3 +144,33 @@ def test_settings_follow_the_0224_payload():
     assert settings["lora"] == {"r": 16, "alpha": 16, "dropout": 0.0, "target_modules": None}
     assert sft_settings({"training_file_id": "f"}, choose_model(None))["learning_rate"] == 3e-3
     assert json.dumps(settings)
+
+
+@pytest.mark.torch
+def test_an_sft_job_runs_end_to_end_on_the_real_local_backend(tmp_path):
+    import httpx
+
+    from synth_nb.local import start_backend
+
+    with start_backend() as backend:
+        http = httpx.Client(base_url=backend.url + "/api", headers={"Authorization": f"Bearer {backend.api_key}"},
+                            timeout=30)
+        path = write_chat_jsonl(tmp_path / "train.jsonl", 12)
+        with open(path, "rb") as fh:
+            file_id = http.post("/files", files={"file": (path.name, fh, "application/jsonl")},
+                                data={"purpose": "fine-tune"}).json()["id"]
+        body = {"model": "Qwen/Qwen3-0.6B", "training_type": "sft_offline", "training_file_id": file_id,
+                "hyperparameters": {"n_epochs": 1, "batch_size": 4, "max_steps": 4}}
+        job_id = http.post("/learning/jobs", json=body).json()["id"]
+        http.post(f"/learning/jobs/{job_id}/start").raise_for_status()
+        doc: dict = {}
+        while doc.get("status") not in ("succeeded", "failed", "cancelled"):
+            assert http.get("/health").status_code == 200  # the server answers while the worker trains
+            doc = http.get(f"/learning/jobs/{job_id}").json()
+            threading.Event().wait(0.3)
+        assert doc["status"] == "succeeded", doc.get("error")
+        assert doc["fine_tuned_model"] == f"ft:synth-nb-tiny-gpt2:{job_id}"
+        points = http.get(f"/learning/jobs/{job_id}/metrics").json()["points"]
+        assert [p["step"] for p in points if p["name"] == "train.loss"] == [1, 2, 3, 4]
+        events = http.get(f"/learning/jobs/{job_id}/events").json()["events"]
+        assert "sft.job.completed" in [e["type"] for e in events]

@@ -70,7 +70,7 @@ def grpo_loss(model: Any, reference: Any, samples: list[Sample], advantages: lis
     delta = (ref_logps - logps) * mask
     kl = ((torch.exp(delta) - delta - 1.0) * mask).sum(-1) / lengths
     loss = (policy_term + beta * kl).mean()
-    return loss, {"pg_loss": float(policy_term.mean()), "kl": float(kl.mean())}
+    return loss, {"pg_loss": float(policy_term.mean().detach()), "kl": float(kl.mean().detach())}
 
 
 class _Rollouts:

@@ -69,15 +69,12 @@ def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int)
     return total / max(1, count)
 
 
-def _batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches of similar length (sorted within windows of 8 batches) to waste less on padding."""
-    order = list(range(len(lengths)))
+def _batches(n: int, batch_size: int, rng: random.Random) -> list[list[int]]:
+    """Plain shuffled batches. Grouping by length cut padding by a third but left the loss 5x higher after
+    300 steps on a small mixed dataset (batches of one kind of example), so it is not done."""
+    order = list(range(n))
     rng.shuffle(order)
-    window = batch_size * 8
-    order = [i for w in range(0, len(order), window) for i in sorted(order[w: w + window], key=lengths.__getitem__)]
-    batches = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
-    rng.shuffle(batches)
-    return batches
+    return [order[i: i + batch_size] for i in range(0, n, batch_size)]
 
 
 def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
@@ -127,13 +124,15 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
                   "total_steps": total_steps, "batch_size": batch_size, "learning_rate": cfg["learning_rate"],
                   "sequence_length": seq_len, "notes": notes})
     log_every = max(1, min(25, total_steps // 50))
+    probe = rng.sample(train, min(len(train), 256))  # fixed subset: loss before vs after, free of batch noise
+    probe_start = _evaluate(model, probe, batch_size, pad_id)
     step, epoch, tokens, padded = 0, 0, 0, 0
     first_loss: float | None = None
     last_loss = float("nan")
     train_time = 0.0
     status = "succeeded"
     while step < total_steps and status == "succeeded":
-        groups = _batches([len(ids) for ids, _ in train], batch_size, rng)
+        groups = _batches(len(train), batch_size, rng)
         for g in range(0, len(groups), accum):
             if channel.cancelled.is_set():
                 status = "cancelled"
@@ -169,10 +168,12 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
         epoch += 1
     if val and status == "succeeded":
         _report_validation(channel, model, val, batch_size, pad_id, step)
+    probe_end = _evaluate(model, probe, batch_size, pad_id)
     folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
     files = save_model(loaded, folder, {"base": choice.requested, "job_id": cfg.get("job_id"), "step": step,
                                         "description": loaded.description})
     summary = {"steps": step, "total_steps": total_steps, "first_loss": first_loss, "final_loss": last_loss,
+               "train_set_loss_start": round(probe_start, 4), "train_set_loss_end": round(probe_end, 4),
                "tokens": tokens, "train_seconds": round(train_time, 2),
                "tokens_per_second": round(tokens / max(train_time, 1e-9), 1),
                "padded_tokens_per_second": round(padded / max(train_time, 1e-9), 1),
