@@ -24,7 +24,7 @@ $(VENV)/.installed: pyproject.toml | $(UV)
 venv: $(VENV)/.installed
 
 lint: venv
-	$(VENV)/bin/ruff check synth_nb tests benchmarks
+	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks
 	$(VENV)/bin/mypy
 
 unit: venv
@@ -37,8 +37,10 @@ browser: venv
 	bash .ci/ensure-chromium
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser
 
+# the committed bundle in synth_nb/static must be what js/ builds (esbuild is deterministic)
 js-check:
-	node --test js/tests/
+	cd js && npm ci --no-audit --no-fund --loglevel=error && npm run -s build && npm test --silent
+	git diff --exit-code -- synth_nb/static/
 
 test: venv lint js-check
 	bash .ci/ensure-chromium

@@ -143,12 +143,9 @@ def write_results(job: Job, folder: Path, out: TextIO) -> Path | None:
     """Prompt learning: write ``summary.md`` and the curve PNG into ``folder/<job id>/``."""
     if job.flow != "prompt_learning":
         return None
-    from synth_nb.summary.prompt_learning import render_summary
-
-    target = folder / job.id
-    render_summary(job.status_doc, job.events, job.metrics, job_id=job.id, out_dir=target)
-    print(f"  summary:  {target / 'summary.md'}", file=out, flush=True)
-    return target
+    path = job.export_summary(folder / job.id)
+    print(f"  summary:  {path}", file=out, flush=True)
+    return path
 
 
 async def _watch(job: Job, timeout: float | None, secrets: list[str], out: TextIO,

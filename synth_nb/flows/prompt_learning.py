@@ -143,4 +143,4 @@ def build_plan(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) 
                   description=f"create the {label} prompt-learning job (task app {task_url})")]
     return Plan(flow=NAME, algorithm=config.algorithm or body["algorithm"], steps=steps,
                 config_path=config.path, backend_url=backend_url, idempotency_key=idem, warnings=warnings,
-                secrets=secrets.values(), results_folder=config.results_folder)
+                secrets=secrets.values(), results_folder=getattr(config, "results_folder", None))

@@ -12,10 +12,18 @@ import bisect
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from synth_nb.client._stream import TRANSIENT_ERRORS, EventStream
-from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError, NotFoundError, SynthNbError
+from synth_nb.errors import (
+    ConfigError,
+    JobCancelledError,
+    JobFailedError,
+    JobTimeoutError,
+    NotFoundError,
+    SynthNbError,
+)
 from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_status
 
 if TYPE_CHECKING:
@@ -156,6 +164,15 @@ class Job:
     def metrics_df(self) -> Any:
         return _dataframe([m.model_dump() for m in self.metrics], ["name", "step", "value", "epoch", "data",
                                                                    "created_at"])
+
+    def export_summary(self, folder: str | Path = ".") -> Path:
+        """Prompt learning: write ``summary.md`` and its curve PNG into ``folder``; returns the Markdown path."""
+        if self.flow != "prompt_learning":
+            raise ConfigError(f"job {self.id} is a {self.flow} job; only prompt-learning jobs have a summary")
+        from synth_nb.summary.prompt_learning import SUMMARY_NAME, render_summary
+
+        render_summary(self.status_doc, self.events, self.metrics, job_id=self.id, out_dir=Path(folder))
+        return Path(folder) / SUMMARY_NAME
 
     def raise_for_status(self) -> None:
         """Raise ``JobFailedError`` / ``JobCancelledError`` for a job that ended badly."""

@@ -95,7 +95,7 @@ def _record(jobs: Sequence[Any], path: Path | None) -> None:
 
 def _hand_over(jobs: list[Any], request: _session.TrainRequest, *, widgets: bool) -> list[Any]:
     """Show one panel per job; block on the background loop when waiting, else rebind to the kernel."""
-    from synth_nb.notebook.panel import show_job
+    from synth_nb.notebook.panel import show_jobs
 
     blocking = request.wait or not widgets
     if not request.poll:
@@ -105,13 +105,12 @@ def _hand_over(jobs: list[Any], request: _session.TrainRequest, *, widgets: bool
         _record(jobs, request.record)
         for job in jobs:
             job.loop = background_loop()  # the panel runs where the job lives
-            show_job(job, wait=True)
+        show_jobs(jobs, wait=True)  # every panel is shown before the cell blocks
         return jobs
     bound = [_bind_to_kernel_loop(job) for job in jobs]
     run_sync(_close_clients(jobs))
     _record(bound, request.record)
-    for job in bound:
-        show_job(job, wait=False)
+    show_jobs(bound, wait=False)
     return bound
 
 

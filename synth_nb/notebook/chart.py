@@ -167,7 +167,9 @@ class LiveChart:
         etype = getattr(event, "type", "") or ""
         data = getattr(event, "data", None) or {}
         baseline = self.spec.baseline_from_event(etype, data)
-        if baseline is not None:
+        # a score of the baseline seen during the search (validation) beats the post-search held-out one,
+        # so the baseline line compares like with like against the best-so-far line
+        if baseline is not None and (self.baseline is None or etype != "prompt.learning.validation.summary"):
             self.baseline = baseline
             self._dirty = True
             return True

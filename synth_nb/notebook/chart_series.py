@@ -69,7 +69,7 @@ class SeriesBuffer:
         self._cache = None
 
     def xy(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.source is not None:
+        if self.source is not None and not self.metric_x:
             x, y = self.source.xy()
             if len(y) == 0:
                 return x, y
@@ -163,16 +163,18 @@ RL = ChartSpec(
 
 PROMPT_LEARNING = ChartSpec(
     title="Prompt learning score",
-    xlabel="trial",
+    xlabel="search progress (rollouts used; trial number without rollout counts)",
     ylabel="score (accuracy, 0–1)",
     series=(
-        SeriesSpec("trial", "trial score",
-                   frozenset({"gepa.transformation.mean_score", "prompt_learning.trial.score", "trial.score",
+        SeriesSpec("trial", "trial (minibatch) score",
+                   frozenset({"gepa.trial.score", "prompt_learning.trial.score", "trial.score",
                               "mipro.trial.score", "mipro.minibatch_score", "mipro.trial.minibatch_score",
                               "prompt.learning.trial.score"}),
-                   style="points", color="#1f77b4", higher_is_better=True, from_event=_trial_sample,
-                   prefer_events=True),
-        SeriesSpec("best", "best so far", style="step", color="#ff7f0e", higher_is_better=True, best_of="trial"),
+                   style="points", color="#1f77b4", higher_is_better=True, from_event=_trial_sample),
+        # the backend's own best (validation) score when it reports one; else the running best trial
+        SeriesSpec("best", "best so far",
+                   frozenset({"gepa.best_score", "mipro.best_score", "prompt_learning.best_score"}),
+                   style="step", color="#ff7f0e", higher_is_better=True, best_of="trial"),
     ),
     baseline_metrics=frozenset({"baseline.score", "prompt_learning.baseline", "gepa.baseline", "mipro.baseline",
                                 "prompt.learning.baseline"}),

@@ -133,3 +133,13 @@ async def test_updates_give_history_then_live_to_several_consumers(fake_backend)
         assert [u.event.seq for u in seen if u.kind == "event"] == [e.seq for e in job.events]
         assert len([u for u in seen if u.kind == "metric"]) == len(job.metrics) > 0
         assert seen[-1].kind == "done"
+
+
+def test_export_summary_is_only_for_prompt_learning(tmp_path) -> None:
+    from synth_nb.errors import ConfigError
+    from synth_nb.job import Job
+
+    job = Job.__new__(Job)
+    job.id, job.flow = "job_1", "sft"
+    with pytest.raises(ConfigError, match="only prompt-learning jobs"):
+        job.export_summary(tmp_path)

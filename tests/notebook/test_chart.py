@@ -77,14 +77,33 @@ def test_prompt_learning_events_give_trials_best_so_far_and_baseline() -> None:
     assert "baseline" in chart.text_table()
 
 
-def test_trial_events_win_over_metric_points_which_are_the_fallback() -> None:
+def test_rollout_metrics_win_over_trial_events_which_are_the_fallback() -> None:
     chart = LiveChart("prompt_learning")
-    chart.add_metric(NS(name="gepa.transformation.mean_score", step=1, value=0.9))
-    assert list(chart.series["trial"].xy()[1]) == [0.9]
     chart.add_event(NS(type="mipro.trial.complete", data={"minibatch_score": 0.1, "trial": 0}))
     chart.add_event(NS(type="mipro.trial.complete", data={"minibatch_score": 0.3, "trial": 0}))
     x, y = chart.series["trial"].xy()
     assert list(x) == [1, 2] and list(y) == [0.1, 0.3]
+    chart.add_metric(NS(name="gepa.trial.score", step=40, value=0.9))
+    x, y = chart.series["trial"].xy()
+    assert list(x) == [40] and list(y) == [0.9]
+
+
+def test_best_line_follows_the_backend_best_score_not_the_best_minibatch() -> None:
+    chart = LiveChart("prompt_learning")
+    for step, score in ((8, 1.0), (16, 0.5)):
+        chart.add_metric(NS(name="gepa.trial.score", step=step, value=score))
+    assert list(chart.series["best"].xy()[1]) == [1.0, 1.0]  # running best of trials as a fallback
+    chart.add_metric(NS(name="gepa.best_score", step=8, value=0.64))
+    chart.add_metric(NS(name="gepa.best_score", step=16, value=0.71))
+    x, y = chart.series["best"].xy()
+    assert list(x) == [8, 16] and list(y) == [0.64, 0.71]
+
+
+def test_search_baseline_is_not_replaced_by_the_held_out_summary() -> None:
+    chart = LiveChart("prompt_learning")
+    chart.add_event(NS(type="prompt.learning.candidate.evaluated", data={"is_baseline": True, "score": 0.6}))
+    chart.add_event(NS(type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.75}}))
+    assert chart.baseline == 0.6
 
 
 def test_redraw_is_rate_limited_to_the_interval_and_updates_one_handle() -> None:

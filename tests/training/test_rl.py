@@ -4,7 +4,6 @@ import json
 import threading
 
 import pytest
-from conftest import FakeContext
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -15,6 +14,8 @@ from synth_nb.local.executors._training import TrainingFailed
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.executors.rl import DEFAULT_LR, RlExecutor, rl_settings
 from synth_nb.local.training.model_choice import choose_model
+
+from .fakes import FakeContext
 
 CANARY = "sk_env_rl_canary_value_9876"
 

@@ -4,12 +4,13 @@ import json
 import threading
 
 import pytest
-from conftest import FakeContext, write_chat_jsonl
 
 from synth_nb.local.executors._training import TrainingFailed
 from synth_nb.local.executors.base import ExecutorInputError
 from synth_nb.local.executors.sft import SftExecutor, sft_settings
 from synth_nb.local.training.model_choice import choose_model
+
+from .fakes import FakeContext, write_chat_jsonl
 
 
 def _context(tmp_path, hyperparameters, *, validation=False, model="Qwen/Qwen3-0.6B", lines=24, **metadata):

