@@ -1,5 +1,4 @@
 # Load the synth_nb extension (%synth_train) in every new IPython kernel of this profile.
 # Copy into the folder printed by `ipython locate profile default`, or run `synth-nb enable`.
 c = get_config()  # noqa: F821  (provided by IPython when it reads this file)
-if "synth_nb" not in c.InteractiveShellApp.extensions:
-    c.InteractiveShellApp.extensions.append("synth_nb")
+c.InteractiveShellApp.extensions.append("synth_nb")
