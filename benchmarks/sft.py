@@ -9,6 +9,7 @@ Goals: >= 10k tokens/s on the tiny model, >= 50 % loss drop over 300 steps.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,8 +55,8 @@ def main() -> int:
               "   goal >= 50%")
         print(f"  train.loss first 10 -> last 10 steps (batch means): {head:.3f} -> {tail:.3f}  drop {drop:.1%}")
         print(f"  val.loss:                 {' -> '.join(f'{v:.3f}' for _, v in val)}")
-        print(f"  training time {training.get('train_seconds')} s, job wall time {wall:.1f} s "
-              f"(includes worker start-up)")
+        print(f"  training time {training.get('train_seconds')} s on {training.get('threads')} torch thread(s), "
+              f"job wall time {wall:.1f} s (includes worker start-up); load average {os.getloadavg()[0]:.1f}")
         print(f"  worker peak RSS {doc.get('worker_peak_rss_mb')} MB; worst /health latency while training "
               f"{worst_health * 1000:.0f} ms")
         print(f"  fine_tuned_model {doc.get('fine_tuned_model')}")

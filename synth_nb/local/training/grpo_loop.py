@@ -155,7 +155,8 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
                  {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
                   "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
                   "total_steps": total, "batch_size": batch, "group_size": group, "learning_rate": cfg["learning_rate"],
-                  "kl_beta": beta, "temperature": temperature, "task_url": cfg["task_url"], "notes": notes})
+                  "kl_beta": beta, "temperature": temperature, "task_url": cfg["task_url"],
+                  "threads": cfg.get("threads"), "notes": notes})
     rollouts = _Rollouts(cfg, service, channel)
     curve: list[list[float]] = []
     eval_curve: list[list[float]] = []

@@ -73,7 +73,8 @@ def _local(path: Path) -> LoadedModel:
     else:
         tok_dir = meta.get("tokenizer_dir") or str(path)
         tokenizer = HfChatTokenizer(AutoTokenizer.from_pretrained(tok_dir, local_files_only=True))
-    desc = f"local model {path.name} ({model.config.model_type})"
+    desc = (f"{meta['description']} (from {meta.get('job_id') or path.name})" if meta.get("description")
+            else f"local model {path.name} ({model.config.model_type})")
     return LoadedModel(model, tokenizer, desc, _positions(model.config))
 
 

@@ -122,7 +122,7 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
                   "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
                   "n_examples": len(train), "n_validation": len(val), "dropped_examples": dropped,
                   "total_steps": total_steps, "batch_size": batch_size, "learning_rate": cfg["learning_rate"],
-                  "sequence_length": seq_len, "notes": notes})
+                  "sequence_length": seq_len, "threads": cfg.get("threads"), "notes": notes})
     log_every = max(1, min(25, total_steps // 50))
     probe = rng.sample(train, min(len(train), 256))  # fixed subset: loss before vs after, free of batch noise
     probe_start = _evaluate(model, probe, batch_size, pad_id)
@@ -174,7 +174,7 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
                                         "description": loaded.description})
     summary = {"steps": step, "total_steps": total_steps, "first_loss": first_loss, "final_loss": last_loss,
                "train_set_loss_start": round(probe_start, 4), "train_set_loss_end": round(probe_end, 4),
-               "tokens": tokens, "train_seconds": round(train_time, 2),
+               "tokens": tokens, "train_seconds": round(train_time, 2), "threads": cfg.get("threads"),
                "tokens_per_second": round(tokens / max(train_time, 1e-9), 1),
                "padded_tokens_per_second": round(padded / max(train_time, 1e-9), 1),
                "peak_rss_mb": round(channel.report_memory(), 1)}
