@@ -10,7 +10,7 @@ export UV_FIND_LINKS ?= $(PIP_FIND_LINKS)
 export UV_HTTP_TIMEOUT ?= 180
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test venv lint typecheck unit notebooks browser js js-check bench clean
+.PHONY: demo test venv lint unit notebooks browser js-check compat bench clean
 
 $(UV):
 	$(PY) -m venv $(TOOLS)
@@ -42,7 +42,11 @@ js-check:
 	cd js && npm ci --no-audit --no-fund --loglevel=error && npm run -s build && npm test --silent
 	git diff --exit-code -- synth_nb/static/
 
-test: venv lint js-check
+# compat: synth-ai 0.2.24's own CLI against the local backend (builds its venv once under .ci-cache/)
+compat: venv
+	$(VENV)/bin/python -m pytest -p no:cacheprovider -q -m compat tests/compat
+
+test: venv lint js-check compat
 	bash .ci/ensure-chromium
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q
 

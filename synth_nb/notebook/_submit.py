@@ -105,7 +105,8 @@ def _hand_over(jobs: list[Any], request: _session.TrainRequest, *, widgets: bool
         _record(jobs, request.record)
         for job in jobs:
             job.loop = background_loop()  # the panel runs where the job lives
-        show_jobs(jobs, wait=True)  # every panel is shown before the cell blocks
+        # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)
+        show_jobs(jobs, wait=True, timeout=request.poll_timeout)
         return jobs
     bound = [_bind_to_kernel_loop(job) for job in jobs]
     run_sync(_close_clients(jobs))

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
+from synth_nb.errors import JobTimeoutError
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.monitor_view import (
@@ -29,6 +30,7 @@ from synth_nb.notebook.monitor_view import (
     render_text,
     visible_events,
 )
+from synth_nb.notebook.panel_controls import disable_cancel, enable_export, make_controls
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["MonitorPanel", "show_job", "show_jobs"]
@@ -57,6 +59,7 @@ class MonitorPanel:
         self.error: str | None = None
         self.final_status: str | None = None
         self.cancel_requested = False
+        self.stopped_watching_after: float | None = None  # set when a blocking wait timed out
         self._started_wall = wall()
         self._ended_wall: float | None = None
         self._status_handle: Any = None
@@ -133,7 +136,7 @@ class MonitorPanel:
 
         self._status_handle = display(self.status_bundle(), raw=True, display_id=True)
         self.chart.display()
-        self._controls = _make_controls(self)
+        self._controls = make_controls(self)
         if self._controls is not None:
             display(self._controls)
         self._artifacts_handle = display({"text/plain": ""}, raw=True, display_id=True)
@@ -198,7 +201,8 @@ class MonitorPanel:
             self.final_status = self.status
         if self.final_status is not None:
             self.note = _final_note(self)
-        _disable_cancel(self._controls)
+        if self.stopped_watching_after is None:  # after a timeout the job still runs: Cancel stays useful
+            disable_cancel(self._controls)
         png = await asyncio.to_thread(self.chart.render_png)
         self.chart.publish(png)
         self.render_status(force=True)
@@ -206,7 +210,31 @@ class MonitorPanel:
             self._artifacts_bundle = artifacts.artifact_bundle(self.job, chart_png=png)
             if self._artifacts_handle is not None and self._artifacts_bundle:
                 self._artifacts_handle.update(self._artifacts_bundle, raw=True)
-            _enable_export(self._controls)
+            enable_export(self._controls)
+
+    async def watch(self, timeout: float | None = None) -> str:
+        """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.
+
+        On timeout the panel says so and how to re-attach, stops following the job, and raises
+        ``JobTimeoutError`` with the same advice.
+        """
+        task = asyncio.ensure_future(self.run())
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if task in done:
+            return task.result()
+        assert timeout is not None
+        self.stopped_watching_after = timeout
+        advice = f"re-attach with: %synth_train --attach {self.job.id}"
+        self.note = f"stopped watching after {timeout:g} s; the job keeps running on the backend ({advice})"
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        if hasattr(self.job, "stop_monitoring"):
+            await self.job.stop_monitoring()
+        self.render_status(force=True)
+        raise JobTimeoutError(f"job {self.job.id} is still {self.status} after {timeout:g}s (--poll-timeout); "
+                              f"it keeps running on the backend ({advice})", job_id=str(self.job.id),
+                              status=self.status)
 
     async def wait(self, timeout: float | None = None) -> str:
         """Block (asynchronously) until the job is terminal and the final chart/summary are drawn.
@@ -277,60 +305,6 @@ def _final_note(panel: MonitorPanel) -> str:
     return f"finished: {status}"
 
 
-def _make_controls(panel: MonitorPanel) -> Any:
-    """Cancel / show-all / Export buttons (ipywidgets); None where widgets are unavailable."""
-    try:
-        import ipywidgets as w
-    except ImportError:  # pragma: no cover - ipywidgets is a core dependency
-        return None
-    cancel = w.Button(description="Cancel job", button_style="danger", icon="stop",
-                      tooltip="Send cancel to the backend and wait for the confirmed terminal state")
-    cancel.add_class("synth-cancel")
-    toggle = w.ToggleButton(value=panel.show_all, description="Show all events",
-                            tooltip="Include routine events the CLI hides")
-    toggle.add_class("synth-show-all")
-    export = w.Button(description="Export summary", icon="download", disabled=True,
-                      tooltip="Write summary.md (and the curve PNG) next to the notebook")
-    export.add_class("synth-export")
-    export.layout.display = "" if panel.job.flow == "prompt_learning" else "none"
-    out = w.HTML(value="")
-    out.add_class("synth-controls-msg")
-
-    def on_cancel(_: Any) -> None:
-        cancel.disabled = True
-        cancel.description = "Cancelling…"
-        panel.request_cancel()
-
-    def on_toggle(change: dict[str, Any]) -> None:
-        panel.show_all = bool(change["new"])
-        panel.render_status(force=True)
-
-    def on_export(_: Any) -> None:
-        try:
-            written = artifacts.export_summary(panel.job, chart_png=panel.chart.png)
-            out.value = "Wrote " + ", ".join(p.name for p in written)
-        except Exception as exc:  # show the problem next to the button
-            out.value = f"Export failed: {type(exc).__name__}: {exc}"
-
-    cancel.on_click(on_cancel)
-    toggle.observe(on_toggle, names="value")
-    export.on_click(on_export)
-    return w.HBox([cancel, toggle, export, out])
-
-
-def _disable_cancel(controls: Any) -> None:
-    if controls is not None:
-        cancel = controls.children[0]
-        cancel.disabled = True
-        cancel.button_style = ""
-        cancel.description = "Job finished"
-
-
-def _enable_export(controls: Any) -> None:
-    if controls is not None:
-        controls.children[2].disabled = False
-
-
 def _running_loop() -> asyncio.AbstractEventLoop | None:
     try:
         return asyncio.get_running_loop()
@@ -338,19 +312,26 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def show_job(job: Any, *, wait: bool = False, **options: Any) -> MonitorPanel:
+def show_job(job: Any, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
     """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
+
+    ``timeout`` (seconds) bounds the blocking wait: the panel then stops watching (the job keeps running
+    on the backend) and ``JobTimeoutError`` says how to re-attach.
 
     Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: a job
     with a ``loop`` attribute (the magic's background loop) runs there, plain Python uses a private
     loop; a job that lives on the calling cell's own loop cannot be blocked on, so its panel goes live
     and the cell should ``await panel``.
     """
-    return show_jobs([job], wait=wait, **options)[0]
+    return show_jobs([job], wait=wait, timeout=timeout, **options)[0]
 
 
-def show_jobs(jobs: Sequence[Any], *, wait: bool = False, **options: Any) -> list[MonitorPanel]:
+def show_jobs(jobs: Sequence[Any], *, wait: bool = False, timeout: float | None = None,
+              **options: Any) -> list[MonitorPanel]:
     """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
+
+    ``timeout`` bounds the blocking wait for each job (see :func:`show_job`); one ``JobTimeoutError``
+    names every job still running when it expires.
 
     Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
     and waits for the confirmed terminal states.
@@ -373,16 +354,25 @@ def show_jobs(jobs: Sequence[Any], *, wait: bool = False, **options: Any) -> lis
     futures = []
     for panel in blocking:
         target = getattr(panel.job, "loop", None) or KernelLoop.capture().loop
-        future = asyncio.run_coroutine_threadsafe(panel.run(), target)
+        future = asyncio.run_coroutine_threadsafe(panel.watch(timeout), target)
         panel._task, panel._loop = future, target
         futures.append(future)
+    timed_out: list[JobTimeoutError] = []
     try:
         for future in futures:
-            future.result()
+            try:
+                future.result()
+            except JobTimeoutError as exc:
+                timed_out.append(exc)
     except KeyboardInterrupt:
         for panel in blocking:
             if not panel.done and panel._loop is not None:
                 with contextlib.suppress(Exception):
                     asyncio.run_coroutine_threadsafe(panel.cancel(), panel._loop).result(CANCEL_CONFIRM_TIMEOUT)
         raise
+    if len(timed_out) == 1:
+        raise timed_out[0]
+    if timed_out:
+        raise JobTimeoutError("; ".join(str(exc) for exc in timed_out), job_id=timed_out[0].job_id,
+                              status=timed_out[0].status)
     return panels

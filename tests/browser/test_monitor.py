@@ -1,11 +1,18 @@
-"""The monitor panel in a real JupyterLab: live chart while other cells run, Cancel, reattach, export."""
+"""The monitor panel in a real JupyterLab: live chart while other cells run, Cancel, reattach, export.
+
+Cancel is pressed on a real GEPA job (the bundled banking task app scored by the deterministic keyword
+policy) running on the embedded local backend, so the confirmed ``cancelled`` comes from a job that was
+really computing; the other steps replay recordings.
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -26,8 +33,42 @@ async def replay(recording, flow="sft"):
         await client.start(flow, doc["id"])
     return Job(doc["id"], flow, client, poll_interval=0.5)
 
+async def gepa():
+    doc = await client.create_job("prompt_learning", json.loads(Path("gepa_body.json").read_text()))
+    Path("gepa_job_id.txt").write_text(doc["id"])
+    return Job(doc["id"], "prompt_learning", client, algorithm="gepa", poll_interval=0.5)
+
 print("setup ok")
 """
+
+TASK_APP_KEY = "sk_env_browser_" + "t" * 20
+
+
+def gepa_body(task_app_url: str) -> dict[str, Any]:
+    """A GEPA job on the banking task app with the keyword policy and a budget it cannot finish in the test."""
+    return {"algorithm": "gepa", "metadata": {}, "config_body": {"prompt_learning": {
+        "algorithm": "gepa", "task_app_url": task_app_url, "task_app_api_key": TASK_APP_KEY,
+        "task_app_id": "banking",
+        "initial_prompt": {"id": "banking_intents", "name": "Banking intent classification", "messages": [
+            {"role": "system", "order": 0, "pattern": "Classify the customer query into one banking intent "
+                                                      "using the `banking_classify` tool."},
+            {"role": "user", "order": 1, "pattern": "Customer Query: {query}\n\nAvailable Intents:\n"
+                                                    "{available_intents}"}],
+            "wildcards": {"query": "REQUIRED", "available_intents": "REQUIRED"}},
+        "policy": {"provider": "openai", "model": "gpt-4.1-mini", "temperature": 0.0, "local_policy": "keyword"},
+        "gepa": {"env_name": "banking", "rng_seed": 0,
+                 "rollout": {"budget": 1_000_000, "max_concurrent": 4, "minibatch_size": 4},
+                 "evaluation": {"train_seeds": list(range(16)), "val_seeds": list(range(80, 96)),
+                                "test_pool": list(range(8)), "validation_top_k": 2}},
+    }}}
+
+
+def backend_status(backend: Any, job_id: str) -> dict[str, Any]:
+    """The job's status document straight from the backend (not through the notebook)."""
+    response = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs/{job_id}",
+                         headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
+    response.raise_for_status()
+    return dict(response.json())
 
 
 def _write(path: Path, lines: list[tuple[float, str, dict]]) -> str:
@@ -68,14 +109,13 @@ def pl_recording(path: Path, *, trials: int, seconds: float) -> str:
 def _cells(folder: Path) -> list[str]:
     recs = {
         "live": sft_recording(folder / "live.jsonl", steps=240, seconds=30),
-        "long": sft_recording(folder / "long.jsonl", steps=20, seconds=900),
         "pl": pl_recording(folder / "pl.jsonl", trials=12, seconds=3),
     }
     return [
         SETUP,
         f"job = await replay({recs['live']!r})\nPath('job_id.txt').write_text(job.id)\npanel = show_job(job)",
         "import time\nprint('other cell ran at', time.strftime('%X'))",
-        f"job2 = await replay({recs['long']!r})\npanel2 = show_job(job2)",
+        "job2 = await gepa()\npanel2 = show_job(job2)",
         "job3 = await attach(Path('job_id.txt').read_text(), client, flow='sft')\npanel3 = show_job(job3)\n"
         "print('reattached with', len(job3.metrics), 'metric points')",
         f"job4 = await replay({recs['pl']!r}, 'prompt_learning')\npanel4 = show_job(job4)\nawait panel4",
@@ -94,62 +134,91 @@ def _status(lab, index: int, status: str, timeout: float = 60.0) -> None:
 
 def test_live_chart_cancel_reattach_and_export(lab) -> None:
     from synth_nb.local import start_backend
+    from synth_nb.local.examples import start_task_app
 
-    with start_backend() as backend:
-        # the kernel reads the backend address from a file next to the notebook: no key in the notebook
-        (lab.folder / "backend.json").write_text(json.dumps({"url": backend.url + "/api", "key": backend.api_key}))
-        lab.write_notebook("monitor.ipynb", _cells(lab.folder))
-        lab.open("monitor.ipynb")
-        lab.run_cell(0)
-        lab.wait_output(0, "setup ok", 60)
+    task_app = start_task_app("banking", api_key=TASK_APP_KEY)
+    try:
+        with start_backend() as backend:
+            _run_monitor_walkthrough(lab, backend, task_app.url)
+    finally:
+        task_app.stop()
 
-        # 1. a replayed job: the chart image changes in place while another cell runs
-        lab.run_cell(1)
-        _status(lab, 1, "running", 30)
-        seen: set[str] = set()
-        other_ran = False
-        deadline = time.monotonic() + 25
-        while time.monotonic() < deadline and (len(seen) < 4 or not other_ran):
-            src = _chart_src(lab, 1)
-            if src:
-                seen.add(src)
-            if len(seen) == 2 and not other_ran:
-                lab.run_cell(2)
-                lab.wait_output(2, "other cell ran", 20)
-                other_ran = True
-            time.sleep(0.7)
-        lab.screenshot("live-chart", lab.cell(1))
-        assert other_ran
-        assert len(seen) >= 3, f"chart changed only {len(seen)} times"
-        assert lab.cell(1).locator(".jp-OutputArea-output img").count() == 1  # one output, updated in place
 
-        # 2. Cancel on a running local job shows the backend-confirmed terminal state
-        lab.run_cell(3)
-        _status(lab, 3, "running", 30)
-        lab.cell(3).locator("button.synth-cancel").click()
-        _status(lab, 3, "cancelled", 60)
-        lab.wait_output(3, "backend confirmed status cancelled", 30)
-        lab.screenshot("cancelled", lab.cell(3))
+def _run_monitor_walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
+    # the kernel reads the backend address from a file next to the notebook: no key in the notebook
+    (lab.folder / "backend.json").write_text(json.dumps({"url": backend.url + "/api", "key": backend.api_key}))
+    (lab.folder / "gepa_body.json").write_text(json.dumps(gepa_body(task_app_url)))
+    lab.write_notebook("monitor.ipynb", _cells(lab.folder))
+    lab.open("monitor.ipynb")
+    lab.run_cell(0)
+    lab.wait_output(0, "setup ok", 60)
 
-        # 3. restart the kernel and re-attach by id: the whole history comes back
-        _status(lab, 1, "succeeded", 60)
-        # do not return the command's promise: it resolves only after the dialog is answered
-        lab.page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
-        lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()
-        time.sleep(1.0)
-        lab.wait_idle()
-        lab.run_cell(0)
-        lab.wait_output(0, "setup ok", 60)
-        lab.run_cell(4)
-        lab.wait_output(4, "reattached with 240 metric points", 60)
-        _status(lab, 4, "succeeded", 60)
-        assert lab.cell(4).locator(".jp-OutputArea-output img").count() == 1
-        lab.screenshot("reattached", lab.cell(4))
+    # 1. a replayed job: the chart image changes in place while another cell runs
+    lab.run_cell(1)
+    _status(lab, 1, "running", 30)
+    seen: set[str] = set()
+    other_ran = False
+    deadline = time.monotonic() + 25
+    while time.monotonic() < deadline and (len(seen) < 4 or not other_ran):
+        src = _chart_src(lab, 1)
+        if src:
+            seen.add(src)
+        if len(seen) == 2 and not other_ran:
+            lab.run_cell(2)
+            lab.wait_output(2, "other cell ran", 20)
+            other_ran = True
+        time.sleep(0.7)
+    lab.screenshot("live-chart", lab.cell(1))
+    assert other_ran
+    assert len(seen) >= 3, f"chart changed only {len(seen)} times"
+    assert lab.cell(1).locator(".jp-OutputArea-output img").count() == 1  # one output, updated in place
 
-        # 4. a prompt-learning job's summary is rendered and exported next to the notebook
-        lab.run_cell(5)
-        _status(lab, 5, "succeeded", 60)
-        lab.cell(5).locator("button.synth-export").click()
-        lab.wait_output(5, "Wrote summary.md", 30)
-        lab.screenshot("export", lab.cell(5))
-        assert (lab.folder / "summary.md").is_file()
+    # 2. Cancel on a real GEPA job that is computing shows the backend-confirmed terminal state
+    lab.run_cell(3)
+    _status(lab, 3, "running", 60)
+    gepa_id = (lab.folder / "gepa_job_id.txt").read_text()
+    _wait_for_rollouts(backend, gepa_id)
+    lab.cell(3).locator("button.synth-cancel").click()
+    _status(lab, 3, "cancelled", 120)
+    lab.wait_output(3, "backend confirmed status cancelled", 60)
+    lab.screenshot("cancelled", lab.cell(3))
+    doc = backend_status(backend, gepa_id)
+    assert (doc["status"], doc["executor"], doc["cancel_requested"]) == ("cancelled", "gepa", True)
+
+    # 3. restart the kernel and re-attach by id: the whole history comes back
+    _status(lab, 1, "succeeded", 60)
+    # do not return the command's promise: it resolves only after the dialog is answered
+    lab.page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
+    lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()
+    time.sleep(1.0)
+    lab.wait_idle()
+    lab.run_cell(0)
+    lab.wait_output(0, "setup ok", 60)
+    lab.run_cell(4)
+    lab.wait_output(4, "reattached with 240 metric points", 60)
+    _status(lab, 4, "succeeded", 60)
+    assert lab.cell(4).locator(".jp-OutputArea-output img").count() == 1
+    lab.screenshot("reattached", lab.cell(4))
+
+    # 4. a prompt-learning job's summary is rendered and exported next to the notebook
+    lab.run_cell(5)
+    _status(lab, 5, "succeeded", 60)
+    lab.cell(5).locator("button.synth-export").click()
+    lab.wait_output(5, "Wrote summary.md", 30)
+    lab.screenshot("export", lab.cell(5))
+    assert (lab.folder / "summary.md").is_file()
+
+
+def _wait_for_rollouts(backend: Any, job_id: str, timeout: float = 120.0) -> None:
+    """Poll the backend until the GEPA job is running and has scored rollouts through the task app."""
+    headers = {"Authorization": f"Bearer {backend.api_key}"}
+    url = f"{backend.url}/api/prompt-learning/online/jobs/{job_id}/events"
+    deadline = time.monotonic() + timeout
+    types: set[str] = set()
+    while time.monotonic() < deadline:
+        body = httpx.get(url, headers=headers, params={"limit": 10000}, timeout=30).json()
+        types = {e["type"] for e in (body["events"] if isinstance(body, dict) else body)}
+        if backend_status(backend, job_id)["status"] == "running" and "prompt.learning.progress" in types:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"GEPA job {job_id} did not start computing within {timeout} s (events: {sorted(types)})")

@@ -125,8 +125,11 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     # the monitor panel opens in the same cell, under the wizard, and follows the job to its end
     monitor = lab.cell(1).locator(".synth-monitor")
     monitor.wait_for(timeout=60_000)
-    page.wait_for_function("() => /succeeded/.test(document.querySelector('.synth-monitor').textContent)",
-                           timeout=90_000)
+    # the screenshot waits for the panel's final redraw, which sets data-status on its root
+    finished = lab.cell(1).locator(".synth-monitor[data-status='succeeded']")
+    finished.wait_for(timeout=90_000)
+    assert monitor.get_attribute("data-status") == "succeeded"
+    assert "succeeded" in monitor.inner_text()
     lab.screenshot("submitted-and-monitored", lab.cell(1))
     lab.run_cell(3)
     ids = json.loads(lab.wait_output(3, "JOB_IDS").split("JOB_IDS", 1)[1].strip().splitlines()[0])

@@ -173,6 +173,44 @@ def test_no_poll_returns_right_after_submission(ip: Any, project: Path, replay_b
     capsys.readouterr()
 
 
+@pytest.fixture
+def slow_replay_backend() -> Iterator[Any]:
+    """Replays the bundled SFT recording at a tenth of its speed: minutes, far beyond the test's timeout."""
+    from synth_nb.local import start_backend
+
+    backend = start_backend(default_executor="replay", executor_options={"replay": {"speed": 0.1}})
+    _session.use_local_backend(backend)
+    yield backend
+    _session.stop_local_backend()
+
+
+def test_poll_timeout_stops_watching_a_blocking_wait_and_the_job_keeps_running(
+        ip: Any, project: Path, slow_replay_backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+
+    from synth_nb.job import JobRegistry
+
+    result = ip.run_cell("%synth_train -c sft.toml --backend local --yes --wait --poll-timeout 1")
+    captured = capsys.readouterr()
+    [record] = JobRegistry(project).list()
+    job_id = record.job_id
+    # the magic reports the JobTimeoutError as a one-line usage error: no traceback
+    assert isinstance(result.error_in_exec, UsageError)
+    message = str(result.error_in_exec)
+    assert f"job {job_id} is still running after 1s" in message
+    assert f"re-attach with: %synth_train --attach {job_id}" in message
+    assert "Traceback" not in captured.out + captured.err
+    # the panel's last frame says it stopped watching and how to come back
+    assert f"stopped watching after 1 s; the job keeps running on the backend (re-attach with: " \
+           f"%synth_train --attach {job_id})" in captured.out
+    # the backend still runs the job; cancel it so the replay does not outlive the test
+    api = httpx.Client(base_url=slow_replay_backend.url + "/api", timeout=30,
+                       headers={"Authorization": f"Bearer {slow_replay_backend.api_key}"})
+    with api:
+        assert api.get(f"/learning/jobs/{job_id}").json()["status"] == "running"
+        api.post(f"/learning/jobs/{job_id}/cancel").raise_for_status()
+
+
 def test_unload_removes_the_magic() -> None:
     from IPython.testing.globalipapp import get_ipython
 

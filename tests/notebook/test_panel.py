@@ -207,3 +207,30 @@ def test_show_jobs_waits_for_every_job_with_one_panel_each(outputs) -> None:
     panels = show_jobs(jobs, wait=True)
     assert [p.final_status for p in panels] == ["succeeded", "succeeded"]
     assert len(outputs) == 8  # status, chart, controls, artifacts per job
+
+
+def test_show_job_wait_with_timeout_stops_watching_and_leaves_the_job_running(outputs) -> None:
+    from synth_nb.errors import JobTimeoutError
+
+    job = FakeJob("sft")
+    _sft_history(job, steps=3)
+    with pytest.raises(JobTimeoutError) as caught:
+        show_job(job, wait=True, timeout=0.3, tick=0.01)
+    assert caught.value.job_id == "job_test123" and caught.value.status == "running"
+    assert "re-attach with: %synth_train --attach job_test123" in str(caught.value)
+    assert job.cancel_calls == 0 and job.status == "running"  # only the watching stopped
+    status, _chart, controls, _artifacts = outputs
+    assert "stopped watching after 0.3 s; the job keeps running on the backend" in status.last["text/plain"]
+    assert "%synth_train --attach job_test123" in status.last["text/html"]
+    assert not controls.children[0].disabled  # Cancel still reaches the running job
+
+
+def test_show_jobs_timeout_names_every_job_still_running(outputs) -> None:
+    from synth_nb.errors import JobTimeoutError
+    from synth_nb.notebook.panel import show_jobs
+
+    done, running = FakeJob("sft", job_id="job_done"), FakeJob("rl", job_id="job_slow")
+    done.finish("succeeded")
+    with pytest.raises(JobTimeoutError, match="job_slow") as caught:
+        show_jobs([done, running], wait=True, timeout=0.3, tick=0.01)
+    assert "job_done" not in str(caught.value)
