@@ -71,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     if not summary or not curves:
         print("error: the notebook did not write summary.md and the curve PNG", file=sys.stderr)
         return 1
-    print("\n" + summary[0].read_text(encoding="utf-8").split("\n## ")[0])
+    text = summary[0].read_text(encoding="utf-8")
+    print("\n" + text.split("\n## Best prompt")[0])  # the job table and the scores
     return 0
 
 

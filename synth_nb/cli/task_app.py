@@ -1,4 +1,4 @@
-"""``synth-nb task-app banking``: serve a bundled example task app on 127.0.0.1 until Ctrl-C.
+"""``synth-nb task-app banking|charclass``: serve a bundled example task app on 127.0.0.1 until Ctrl-C.
 
 The task app checks ``X-API-Key`` against ``--api-key``, else ENVIRONMENT_API_KEY, else a fresh random key;
 only its masked form is printed unless ``--print-key`` is given. Needs the ``local`` extra.
@@ -17,7 +17,10 @@ from types import FrameType
 __all__ = ["configure", "run"]
 
 #: kept in sync with synth_nb.local.examples.TASK_APPS (not imported here: the CLI must load without extras)
-EXAMPLES = ("banking",)
+EXAMPLES = ("banking", "charclass")
+#: the config table that names the task app URL, per example
+_URL_KEY = {"banking": "task_app_url = \"{url}\" in [prompt_learning]",
+            "charclass": "task_url = \"{url}\" in [services]"}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         print(f"synth-nb example task app '{args.name}' on {handle.url}")
         print(f"X-API-Key: {key if args.print_key else _mask(key)}  ({source})")
-        print(f"Use it: task_app_url = \"{handle.url}\" in [prompt_learning]", flush=True)
+        print(f"Use it: {_URL_KEY[args.name].format(url=handle.url)} (or --task-url {handle.url})", flush=True)
         print("Ctrl-C to stop.", flush=True)
         while not stop.wait(0.5):
             pass

@@ -1,4 +1,4 @@
-"""``synth-nb task-app banking`` serves the example until SIGTERM and never prints the full key."""
+"""``synth-nb task-app banking|charclass`` serves the named example until SIGTERM and never prints the full key."""
 
 from __future__ import annotations
 
@@ -9,13 +9,18 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 KEY = "sk_env_cli_test_" + "z" * 16
 
 
-def test_task_app_command_serves_until_terminated() -> None:
+@pytest.mark.parametrize(("name", "app_id", "config_hint"), [
+    ("banking", "synth-nb-banking", "[prompt_learning]"),
+    ("charclass", "synth-nb-charclass", "[services]"),
+])
+def test_task_app_command_serves_until_terminated(name: str, app_id: str, config_hint: str) -> None:
     env = {**os.environ, "ENVIRONMENT_API_KEY": KEY, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "synth_nb", "task-app", "banking", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "synth_nb", "task-app", name, "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -24,6 +29,9 @@ def test_task_app_command_serves_until_terminated() -> None:
         assert "••••zzzz" in lines[1] and KEY not in "".join(lines)
         assert httpx.get(f"{url}/health", headers={"X-API-Key": KEY}, timeout=10).json()["healthy"] is True
         assert httpx.get(f"{url}/health", timeout=10).status_code == 400
+        info = httpx.get(f"{url}/info", headers={"X-API-Key": KEY}, timeout=10).json()
+        assert info["service"]["task"]["id"] == app_id
+        assert config_hint in lines[2] and f"--task-url {url}" in lines[2]
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)

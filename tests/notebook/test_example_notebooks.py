@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -65,11 +66,20 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
     if name.startswith("prompt_learning"):
         assert any("summary" in b.get("text/markdown", "").lower() for b in bundles)
         assert (out / "summary.md").is_file() and (out / "summary_curve.png").is_file()
-    elif name == "sft.ipynb":
+    elif name == "sft.ipynb":  # a real local SFT job on the bundled data: a model id and a falling loss
         assert any("Model id:** `ft:" in b.get("text/markdown", "") for b in bundles)
-    elif name == "rl.ipynb":
+        assert re.search(r"model id: ft:\S+", text)
+        first, last, steps = re.search(r"train loss ([\d.]+) -> ([\d.]+) over (\d+) steps", text).groups()  # type: ignore[union-attr]
+        assert int(steps) > 1 and float(last) < float(first)
+    elif name == "rl.ipynb":  # a real local GRPO job on the charclass task app: the reward rose
         assert any("data:application/json;base64," in b.get("text/html", "") for b in bundles)
-        assert json.loads(next(out.glob("*_status.json")).read_text())["status"] == "succeeded"
+        doc = json.loads(next(out.glob("*_status.json")).read_text())
+        assert doc["status"] == "succeeded" and doc["executor"] == "rl"  # trained, not replayed
+        rl = doc["rl"]
+        assert rl["reward_end"] > rl["reward_start"] and rl["eval_reward_end"] > rl["eval_reward_start"]
+        curve_steps = [step for step, _ in rl["reward_curve"]]
+        assert len(curve_steps) > 1 and curve_steps == sorted(curve_steps) and doc["fine_tuned_model"].startswith("rl:")
+        assert "train.reward_mean" in text and "eval.reward_mean" in text  # the reward table was printed
 
 
 def _recording(path: Path, steps: int, seconds: float) -> Path:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import importlib
+
 import httpx
 import pytest
 
@@ -82,3 +84,22 @@ def test_create_app_reads_the_key_from_the_environment_when_none_is_given(monkey
         "synth-nb-charclass"
     monkeypatch.delenv("ENVIRONMENT_API_KEY")
     assert client.get("/health", headers={"X-API-Key": KEY}).status_code == 503
+
+
+@pytest.mark.parametrize("name", ["charclass", "banking"])
+def test_start_task_app_serves_the_example_it_is_named_after(name):
+    from synth_nb.cli.task_app import EXAMPLES
+    from synth_nb.local.examples import TASK_APPS, start_task_app
+
+    assert set(TASK_APPS) == set(EXAMPLES)
+    with start_task_app(name, api_key=KEY) as handle:
+        info = httpx.get(f"{handle.url}/info", headers={"X-API-Key": KEY}, timeout=10).json()
+        assert handle.api_key == KEY and KEY not in repr(handle)
+    assert info["service"]["task"]["id"] == importlib.import_module(f"synth_nb.local.examples.{name}").APP_ID
+
+
+def test_start_task_app_rejects_an_unknown_example():
+    from synth_nb.local.examples import start_task_app
+
+    with pytest.raises(ValueError, match="available: banking, charclass"):
+        start_task_app("crafter")

@@ -1,20 +1,24 @@
 """Bundled example task apps, served on 127.0.0.1 in a background thread (needs the ``local`` extra).
 
-``start_task_app("banking")`` returns a handle with ``.url``, ``.api_key`` and ``.stop()``; the same app
-runs in the foreground with ``synth-nb task-app banking``.
+``start_task_app("banking")`` (prompt learning) or ``start_task_app("charclass")`` (RL) returns a handle
+with ``.url``, ``.api_key`` and ``.stop()``; the same apps run in the foreground with
+``synth-nb task-app NAME``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import secrets
 from typing import Any
 
 __all__ = ["TASK_APPS", "TaskAppHandle", "start_task_app"]
 
-#: example name -> one-line description (the factory is imported lazily by ``start_task_app``)
+#: example name -> one-line description; each is the package ``synth_nb.local.examples.<name>`` exposing
+#: ``create_app(api_key=...)``, imported lazily by ``start_task_app`` (keeps this module light)
 TASK_APPS: dict[str, str] = {
     "banking": "Banking intent classification (16 intents, train/test splits) for prompt learning.",
+    "charclass": "Reply in one character class (digits, capitals, ...) for RL; a tiny model learns it in minutes.",
 }
 
 
@@ -49,8 +53,8 @@ def start_task_app(name: str = "banking", port: int = 0, api_key: str | None = N
     if name not in TASK_APPS:
         raise ValueError(f"unknown example task app {name!r}; available: {', '.join(sorted(TASK_APPS))}")
     from synth_nb.local.examples._serve import serve_in_thread
-    from synth_nb.local.examples.banking import create_app
 
+    create_app = importlib.import_module(f"{__name__}.{name}").create_app
     key = api_key or os.environ.get("ENVIRONMENT_API_KEY") or f"sk_env_{secrets.token_hex(16)}"
     server = serve_in_thread(create_app(api_key=key), port=port, name=f"task-app-{name}")
     return TaskAppHandle(name, server, key)
