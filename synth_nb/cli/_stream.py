@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import sys
 import time
@@ -21,6 +20,7 @@ from pydantic import SecretStr
 
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
+from synth_nb.flows import is_noise
 from synth_nb.job import Job, JobRegistry, JobUpdate, Recorder, attach, submit
 from synth_nb.plan import Plan
 from synth_nb.records import Event, MetricPoint
@@ -28,34 +28,9 @@ from synth_nb.secrets._mask import mask_text
 
 __all__ = ["LinePrinter", "format_event", "is_hidden", "run_plans"]
 
-SFT_HIDDEN = frozenset({
-    "sft.created", "sft.pricing.check.requested", "sft.pricing.check.allowed", "sft.stage", "snapshot.fetch",
-    "hatchet.preflight", "hatchet.submission.attempt", "hatchet.submission.result", "sft.running", "sft.status",
-    "sft.worker.alive", "sft.dispatch.selected", "sft.config.prepared", "sft.strategy.selected",
-    "sft.training.args", "sft.progress", "sft.loss", "sft.upstream.status",
-})
-PROMPT_LEARNING_HIDDEN = frozenset({
-    "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
-    "mipro.trial.minibatch", "mipro.bootstrap.progress", "mipro.iteration.skip_generation",
-    "mipro.trial.duplicate", "mipro.instruction.proposed", "gepa.transformation.proposed",
-    "prompt.learning.proposal.scored", "prompt.learning.eval.summary", "prompt.learning.validation.scored",
-    "prompt.learning.final.results", "prompt.learning.policy.tokens", "prompt.learning.worker.alive",
-})
-RL_HIDDEN_SUBSTRINGS = ("modal", "hatchet")
-
-
 def is_hidden(flow: str, event: Event) -> bool:
     """True for events 0.2.24's CLI hides for this flow (the job still records them)."""
-    if event.type.endswith(".worker.alive") or event.type.endswith(".heartbeat"):
-        return True
-    if flow == "sft":
-        return event.type in SFT_HIDDEN
-    if flow == "prompt_learning":
-        return event.type in PROMPT_LEARNING_HIDDEN
-    if flow == "rl":
-        text = f"{event.type} {event.message} {json.dumps(event.data, default=str)}".lower()
-        return any(word in text for word in RL_HIDDEN_SUBSTRINGS)
-    return False
+    return is_noise(flow, event)
 
 
 def _clock() -> str:

@@ -1,4 +1,4 @@
-"""Flows are parallel modules of identical shape: ``NAME``, ``ENDPOINTS``, ``build_plan(...)``.
+"""Flows are parallel modules of identical shape: ``NAME``, ``ENDPOINTS``, ``build_plan(...)``, ``is_noise``.
 
 ``plan_for(config, overrides, secrets)`` picks the module from ``config.flow``.
 """
@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import importlib
+import json
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from synth_nb.plan import Plan
 
-__all__ = ["FLOW_NAMES", "get_flow", "plan_for"]
+__all__ = ["FLOW_NAMES", "get_flow", "is_noise", "plan_for"]
 
 FLOW_NAMES = ("rl", "sft", "prompt_learning")
 
@@ -40,3 +41,19 @@ def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
                                   local_backend=overrides.backend == "local").require()
     plan: Plan = get_flow(config.flow).build_plan(config, overrides, secrets)
     return plan
+
+
+def is_noise(flow: str, event: Any) -> bool:
+    """True for an event hidden by default (as 0.2.24's CLI does); errors are never hidden.
+
+    ``event`` is anything with ``type``, ``message``, ``level`` and ``data`` (an ``Event`` record).
+    """
+    etype = getattr(event, "type", "") or ""
+    if (getattr(event, "level", "") or "").lower() == "error" or etype.endswith(".failed"):
+        return False
+    if etype.endswith((".worker.alive", ".heartbeat")):
+        return True
+    if flow not in FLOW_NAMES:
+        return False
+    text = f"{getattr(event, 'message', '')} {json.dumps(getattr(event, 'data', None) or {}, default=str)}"
+    return bool(get_flow(flow).is_noise(etype, text.lower()))

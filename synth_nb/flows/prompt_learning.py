@@ -26,6 +26,20 @@ from synth_nb.secrets import SecretBundle
 
 NAME = "prompt_learning"
 
+#: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
+NOISE_EVENT_TYPES = frozenset({
+    "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
+    "mipro.trial.minibatch", "mipro.bootstrap.progress", "mipro.iteration.skip_generation",
+    "mipro.trial.duplicate", "mipro.instruction.proposed", "gepa.transformation.proposed",
+    "prompt.learning.proposal.scored", "prompt.learning.eval.summary", "prompt.learning.validation.scored",
+    "prompt.learning.final.results", "prompt.learning.policy.tokens", "prompt.learning.worker.alive",
+})
+
+
+def is_noise(event_type: str, text: str) -> bool:
+    """True for an event 0.2.24's CLI hides by default (``text``: message and data, lower-cased)."""
+    return event_type in NOISE_EVENT_TYPES
+
 ENDPOINTS = FlowEndpoints(
     create="/prompt-learning/online/jobs",
     status="/prompt-learning/online/jobs/{job_id}",

@@ -29,6 +29,14 @@ from synth_nb.secrets import SecretBundle
 
 NAME = "rl"
 
+#: 0.2.24's CLI hides RL events that mention the hosted infrastructure
+NOISE_WORDS = ("modal", "hatchet")
+
+
+def is_noise(event_type: str, text: str) -> bool:
+    """True for an event 0.2.24's CLI hides by default (``text``: message and data, lower-cased)."""
+    return any(word in event_type.lower() or word in text for word in NOISE_WORDS)
+
 ENDPOINTS = FlowEndpoints(
     create="/rl/jobs",
     status="/rl/jobs/{job_id}",

@@ -31,6 +31,19 @@ from synth_nb.secrets import SecretBundle
 
 NAME = "sft"
 
+#: events 0.2.24's CLI hides for SFT (bookkeeping; loss arrives as metrics)
+NOISE_EVENT_TYPES = frozenset({
+    "sft.created", "sft.pricing.check.requested", "sft.pricing.check.allowed", "sft.stage", "snapshot.fetch",
+    "hatchet.preflight", "hatchet.submission.attempt", "hatchet.submission.result", "sft.running", "sft.status",
+    "sft.worker.alive", "sft.dispatch.selected", "sft.config.prepared", "sft.strategy.selected",
+    "sft.training.args", "sft.progress", "sft.loss", "sft.upstream.status",
+})
+
+
+def is_noise(event_type: str, text: str) -> bool:
+    """True for an event 0.2.24's CLI hides by default (``text``: message and data, lower-cased)."""
+    return event_type in NOISE_EVENT_TYPES
+
 ENDPOINTS = FlowEndpoints(
     create="/learning/jobs",
     start="/learning/jobs/{job_id}/start",

@@ -8,7 +8,6 @@ stream filters); errors are never hidden.
 from __future__ import annotations
 
 import html
-import json
 import statistics
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from synth_nb.flows import is_noise as _flow_noise
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = [
@@ -30,42 +30,14 @@ __all__ = [
     "visible_events",
 ]
 
-SFT_HIDDEN = frozenset({
-    "sft.created", "sft.pricing.check.requested", "sft.pricing.check.allowed", "sft.stage", "snapshot.fetch",
-    "hatchet.preflight", "hatchet.submission.attempt", "hatchet.submission.result", "sft.running",
-    "sft.status", "sft.worker.alive", "sft.dispatch.selected", "sft.config.prepared",
-    "sft.strategy.selected", "sft.training.args",
-    # excluded by the default SFT stream config as data-less noise
-    "sft.progress", "sft.loss", "sft.upstream.status",
-})
-RL_HIDDEN_SUBSTRINGS = ("modal", "hatchet")
-PROMPT_LEARNING_HIDDEN = frozenset({
-    "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
-    "mipro.trial.minibatch", "mipro.bootstrap.progress", "mipro.iteration.skip_generation",
-    "mipro.trial.duplicate", "mipro.instruction.proposed", "gepa.transformation.proposed",
-    "prompt.learning.proposal.scored", "prompt.learning.eval.summary", "prompt.learning.validation.scored",
-    "prompt.learning.final.results", "prompt.learning.policy.tokens",
-})
-
-
 def is_error(event: Any) -> bool:
     etype = (getattr(event, "type", "") or "").lower()
     return (getattr(event, "level", "") or "").lower() == "error" or etype.endswith(".failed")
 
 
 def is_noise(flow: str, event: Any) -> bool:
-    """True if the CLI would hide ``event`` for ``flow`` by default."""
-    if is_error(event):
-        return False
-    etype = getattr(event, "type", "") or ""
-    if flow == "sft":
-        return etype in SFT_HIDDEN
-    if flow == "rl":
-        blob = f"{etype} {getattr(event, 'message', '')} {json.dumps(getattr(event, 'data', {}) or {}, default=str)}"
-        return any(s in blob.lower() for s in RL_HIDDEN_SUBSTRINGS)
-    if flow == "prompt_learning":
-        return etype in PROMPT_LEARNING_HIDDEN
-    return False
+    """True if the CLI would hide ``event`` for ``flow`` by default (the rule lives in the flow module)."""
+    return _flow_noise(flow, event)
 
 
 def visible_events(flow: str, events: Sequence[Any], limit: int, *, show_all: bool = False) -> list[Any]:
