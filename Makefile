@@ -54,7 +54,7 @@ demo: venv
 	$(VENV)/bin/python example_notebooks/run_demo.py --out demo-output
 
 bench: venv
-	for f in benchmarks/*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
+	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .ci-cache demo-output artifacts
