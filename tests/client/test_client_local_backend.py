@@ -9,11 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from synth_nb import local
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import AuthError, NotFoundError, ValidationError
 from synth_nb.job import Job, attach
-
-local = pytest.importorskip("synth_nb.local")
 
 
 @pytest.fixture
