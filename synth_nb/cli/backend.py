@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
+
+from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.secrets import mask
 
 __all__ = ["configure", "run"]
 
@@ -30,10 +30,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="Run every job that names no executor with this one (replay: bundled recordings).")
     parser.add_argument("--replay-speed", type=float, default=None,
                         help="Default speed factor for replay jobs (e.g. 10 = ten times faster).")
-
-
-def _mask(value: str) -> str:
-    return "••••" + value[-4:] if len(value) >= 12 else "••••"
 
 
 def _api_key(args: argparse.Namespace, data_dir: Path) -> tuple[str, str]:
@@ -78,26 +74,16 @@ def run(args: argparse.Namespace) -> int:
     except RuntimeError as exc:  # the data dir is in use by another server
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
+    shown = key if args.print_key else mask(key)
+    key_hint = f"$(cat {data_dir / 'api_key'})" if source != "--api-key" else "<your key>"
 
-    def _on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, _on_signal)
-    try:  # everything after the start is inside: Ctrl-C at any point stops the server cleanly
-        shown = key if args.print_key else _mask(key)
-        print(f"synth-nb local backend on {backend.url}  (data: {data_dir})")
-        print(f"API key: {shown}  (from {source})")
-        key_hint = f"$(cat {data_dir / 'api_key'})" if source != "--api-key" else "<your key>"
-        print(f"Connect: export SYNTH_API_KEY={key_hint}")
-        print(f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)")
-        print("Ctrl-C to stop.", flush=True)
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def _stop() -> None:
         print("stopping…", flush=True)
         backend.stop()
-    return 0
+
+    return serve_until_stopped([
+        f"synth-nb local backend on {backend.url}  (data: {data_dir})",
+        f"API key: {shown}  (from {source})",
+        f"Connect: export SYNTH_API_KEY={key_hint}",
+        f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)",
+    ], _stop)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import signal
 import sys
-import threading
-from types import FrameType
+
+from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.secrets import mask
 
 __all__ = ["configure", "run"]
 
@@ -29,10 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", default=None,
                         help="Key callers must send as X-API-Key (default: ENVIRONMENT_API_KEY, else a new one).")
     parser.add_argument("--print-key", action="store_true", help="Print the full key (it is masked otherwise).")
-
-
-def _mask(value: str) -> str:
-    return "••••" + value[-4:] if len(value) >= 12 else "••••"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,22 +49,8 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, RuntimeError) as exc:
         print(f"error: cannot serve on 127.0.0.1:{args.port}: {exc} (try --port 0)", file=sys.stderr)
         return 2
-    stop = threading.Event()
-
-    def _on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, _on_signal)
-    try:
-        print(f"synth-nb example task app '{args.name}' on {handle.url}")
-        print(f"X-API-Key: {key if args.print_key else _mask(key)}  ({source})")
-        print(f"Use it: {_URL_KEY[args.name].format(url=handle.url)} (or --task-url {handle.url})", flush=True)
-        print("Ctrl-C to stop.", flush=True)
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        handle.stop()
-    return 0
+    return serve_until_stopped([
+        f"synth-nb example task app '{args.name}' on {handle.url}",
+        f"X-API-Key: {key if args.print_key else mask(key)}  ({source})",
+        f"Use it: {_URL_KEY[args.name].format(url=handle.url)} (or --task-url {handle.url})",
+    ], handle.stop)
