@@ -10,27 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from minimal_configs import MINIMAL_GEPA
 
 from synth_nb.cli.main import main
 
 SYNTH_KEY = "sk_synth_CANARY_cli_aaaaaaaa_1111"
 ENV_KEY = "sk_env_CANARY_cli_bbbbbbbbbb_2222"
 
-GEPA = """
-[prompt_learning]
-algorithm = "gepa"
-task_app_url = "http://127.0.0.1:8102"
-results_folder = "results"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "groq"
-model = "llama-3.1-8b-instant"
-
-[prompt_learning.gepa.evaluation]
-train_seeds = [0, 1, 2]
-val_seeds = [3, 4]
-"""
+GEPA = MINIMAL_GEPA
 
 SFT = """
 [algorithm]

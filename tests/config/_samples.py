@@ -5,6 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from minimal_configs import MINIMAL_GEPA, MINIMAL_MIPRO, MINIMAL_RL, MINIMAL_SFT
+
+__all__ = ["FIXTURES", "INVALID_EXAMPLES", "MINIMAL_GEPA", "MINIMAL_MIPRO", "MINIMAL_RL", "MINIMAL_SFT",
+           "VALID_EXAMPLES"]
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 VALID_EXAMPLES = [
@@ -17,80 +22,3 @@ VALID_EXAMPLES = [
     "rl_from_base_qwen4b.toml",
 ]
 INVALID_EXAMPLES = ["banking77_gepa_test.toml"]
-
-MINIMAL_RL = """\
-[algorithm]
-type = "online"
-method = "policy_gradient"
-variety = "gspo"
-
-[services]
-task_url = "https://my-task-app.example.com"
-
-[model]
-base = "Qwen/Qwen3-4B"
-trainer_mode = "lora"
-label = "my-rl-run"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 2
-
-[topology]
-gpus_for_vllm = 1
-gpus_for_training = 1
-
-[rollout]
-env_name = "math"
-policy_name = "math-policy"
-max_turns = 1
-episodes_per_batch = 8
-max_concurrent_rollouts = 4
-"""
-
-MINIMAL_SFT = """\
-[algorithm]
-type = "offline"
-method = "sft"
-variety = "fft"
-
-[job]
-model = "Qwen/Qwen3-0.6B"
-data = "train.jsonl"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 1
-"""
-
-MINIMAL_GEPA = """\
-[prompt_learning]
-algorithm = "gepa"
-task_app_url = "http://127.0.0.1:8102"
-results_folder = "results"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "groq"
-model = "llama-3.1-8b-instant"
-
-[prompt_learning.gepa.evaluation]
-train_seeds = [0, 1, 2]
-val_seeds = [3, 4]
-"""
-
-MINIMAL_MIPRO = """\
-[prompt_learning]
-algorithm = "mipro"
-task_app_url = "http://127.0.0.1:8102"
-results_folder = "results"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "openai"
-model = "gpt-4o-mini"
-
-[prompt_learning.mipro]
-bootstrap_train_seeds = [0, 1, 2]
-online_pool = [3, 4, 5]
-"""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from minimal_configs import MINIMAL_GEPA
+
 #: canary values: if one of these shows up in a trait, an output or a saved notebook, a secret leaked
 CANARY_SYNTH = "sk-canary-SYNTH-7f3a9c1e5b2d"
 CANARY_ENV = "env-canary-TASK-4e8b2a6c0d9f"
@@ -26,21 +28,7 @@ gpu_type = "H100"
 gpu_count = 1
 """
 
-GEPA = """\
-[prompt_learning]
-algorithm = "gepa"
-task_app_url = "http://127.0.0.1:8102"
-results_folder = "results"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "groq"
-model = "llama-3.1-8b-instant"
-
-[prompt_learning.gepa.evaluation]
-train_seeds = [0, 1, 2]
-val_seeds = [3, 4]
-"""
+GEPA = MINIMAL_GEPA
 
 BROKEN_RL = """\
 [algorithm]
