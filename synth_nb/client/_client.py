@@ -18,8 +18,8 @@ from synth_nb import __version__
 from synth_nb.client._errors import error_for_response, network_error
 from synth_nb.client._parse import extract_list, parse_events_body, parse_metrics
 from synth_nb.client._retry import RetryableStatus, RetryPolicy
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError, NotFoundError, ValidationError
-from synth_nb.flows._base import FlowEndpoints
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets._mask import mask
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import SecretsError
-from synth_nb.flows._base import FlowEndpoints
 from synth_nb.flows._common import (
     ConfigLike,
     backend_for,

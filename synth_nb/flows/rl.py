@@ -12,8 +12,8 @@ import copy
 from typing import Any
 
 from synth_nb.config import catalogue
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import OverrideError
-from synth_nb.flows._base import FlowEndpoints
 from synth_nb.flows._common import (
     ConfigLike,
     backend_for,

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.config import catalogue
+from synth_nb.contract import FlowEndpoints
 from synth_nb.dataset import validate_jsonl
 from synth_nb.errors import DatasetError, OverrideError
-from synth_nb.flows._base import FlowEndpoints
 from synth_nb.flows._common import (
     ConfigLike,
     backend_for,

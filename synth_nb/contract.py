@@ -1,4 +1,8 @@
-"""What every flow module provides (``rl``, ``sft``, ``prompt_learning`` are parallel modules)."""
+"""The backend contract as data: the paths a flow's jobs live under.
+
+Shared by ``flows`` (which declare them) and ``client`` (which calls them), so the client never imports a
+flow.
+"""
 
 from __future__ import annotations
 
