@@ -62,15 +62,18 @@ def bench_redraw() -> None:
 
 
 SETUP = """
+from pathlib import Path
 from synth_nb.local import start_backend
 from synth_nb.client import AsyncSynthClient
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.notebook.panel import show_job
 
-backend = start_backend()
+backend = start_backend(recordings_dir=Path({rec!r}).parent)  # replays may read recordings from there
 client = AsyncSynthClient(backend.url + "/api", backend.api_key)
-doc = await client.create_job("sft", {{"metadata": {{"local_executor": "replay", "recording": {rec!r}}}}})
-await client.start("sft", doc["id"])
+sft = get_flow("sft").endpoints
+doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {rec!r}}}}})
+await client.start(sft, doc["id"])
 job = Job(doc["id"], "sft", client, poll_interval=0.5)
 panel = show_job(job)
 """

@@ -23,9 +23,11 @@ from pathlib import Path
 
 from synth_nb.client import AsyncSynthClient, EventStream
 from synth_nb.client._parse import parse_events_body
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 
 API_KEY = "sk_bench_0123456789abcdef"
+RL = get_flow("rl").endpoints
 #: throughput runs are repeated and the median printed (shared CI machines are noisy)
 REPEATS = 3
 
@@ -34,7 +36,8 @@ def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
     code = (
         "import sys, time\n"
         "from synth_nb.local import start_backend\n"
-        f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r})\n"
+        f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r}, "
+        f"recordings_dir={str(data_dir.parent)!r})\n"  # the recordings are written beside the data dir
         "print(b.url, flush=True)\n"
         "sys.stdin.read()\n"
         "b.stop()\n"
@@ -76,7 +79,7 @@ def bench_parse_only(n: int = 200_000, page: int = 500) -> float:
 
 
 async def create_replay(client: AsyncSynthClient, recording: Path, speed: float = 1.0) -> str:
-    created = await client.create_job("rl", {"metadata": {"local_executor": "replay", "recording": str(recording),
+    created = await client.create_job(RL, {"metadata": {"local_executor": "replay", "recording": str(recording),
                                                           "replay_speed": speed}})
     return str(created.get("job_id") or created["id"])
 
@@ -84,7 +87,7 @@ async def create_replay(client: AsyncSynthClient, recording: Path, speed: float 
 async def bench_http_ingest(url: str, tmp: Path, n: int) -> tuple[float, float, float]:
     async with AsyncSynthClient(url, API_KEY) as client:
         job_id = await create_replay(client, write_recording(tmp / "burst.jsonl", n, 0.0))
-        while (await client.get_status("rl", job_id)).get("status") not in ("succeeded", "failed"):
+        while (await client.get_status(RL, job_id)).get("status") not in ("succeeded", "failed"):
             await asyncio.sleep(0.1)
         started, since, page = time.perf_counter(), 0, 5000
         while True:  # the backend alone: raw pages, no client parsing (seqs are contiguous on this backend)
@@ -101,7 +104,7 @@ async def bench_http_ingest(url: str, tmp: Path, n: int) -> tuple[float, float, 
             await job.refresh()
             polled_runs.append(len(job.events) / (time.perf_counter() - started))
             sse_job = Job(job_id, "rl", client)
-            stream = EventStream(client, "rl", job_id)
+            stream = EventStream(client, RL, job_id)
             started = time.perf_counter()
             await stream.run(sse_job.ingest_event)
             streamed_runs.append(len(sse_job.events) / (time.perf_counter() - started))

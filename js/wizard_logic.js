@@ -115,3 +115,42 @@ export function submittedSummary(submitted) {
   const ids = submitted.map((s) => s.job_id).join(", ");
   return submitted.length === 1 ? `Created job ${ids}.` : `Created ${submitted.length} jobs: ${ids}.`;
 }
+
+/** Add (`on`) or remove `path` from the selection, keeping picker order; a no-op if already so. */
+export function selectPath(selected, path, on, all) {
+  return selected.includes(path) === Boolean(on) ? [...selected] : toggleSelection(selected, path, all);
+}
+
+/**
+ * A fragment safe in an element id for any key (a path, a variable name), one-to-one: letters, digits
+ * and `-` stay, every other character becomes `_` plus its code point in hex and `_`.
+ */
+export function domKey(key) {
+  return String(key).replace(/[^A-Za-z0-9-]/g, (ch) => `_${ch.codePointAt(0).toString(16)}_`);
+}
+
+export function problemLabel(count) {
+  return count === 1 ? "1 problem" : `${count} problems`;
+}
+
+/** What the live region says when a step opens: where the user is and what is wrong there. */
+export function stepAnnouncement(state) {
+  const i = stepIndex(state.step);
+  const problems = stepProblems(state, STEPS[i].id);
+  const head = `Step ${i + 1} of ${STEPS.length}: ${STEPS[i].label}.`;
+  return problems.length ? `${head} ${problemLabel(problems.length)}: ${problems.join("; ")}` : head;
+}
+
+export function rescanAnnouncement(configs) {
+  const all = configs || [];
+  const invalid = all.filter((c) => !c.valid).length;
+  const found = all.length === 1 ? "1 config found" : `${all.length} configs found`;
+  return `Folder rescanned: ${found}${invalid ? `, ${invalid} invalid` : ""}.`;
+}
+
+/** What the live region says once the kernel has taken (or dropped) a pasted key. */
+export function secretAnnouncement(rows, name) {
+  const row = (rows || []).find((r) => r.name === name);
+  if (!row || !row.found) return `${name} is still missing.`;
+  return `${name} accepted: ${secretStatus(row).text}.`;
+}

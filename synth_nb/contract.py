@@ -26,5 +26,5 @@ class FlowEndpoints:
     fallback_status: tuple[str, ...] = field(default_factory=tuple)
     #: Server-Sent Events stream, when the backend offers one
     events_stream: str | None = None
+    #: POST that starts a job created stopped (SFT); None when jobs start on creation
     start: str | None = None
-    timeline: str | None = None

@@ -6,6 +6,7 @@
     ├── SecretsError           a required key is missing, a .env file is malformed, Modal unavailable
     ├── OverrideError          an override conflicts with the config or has the wrong type
     ├── ClientError            anything that happened while talking to a backend
+    │   ├── ClientClosedError  a client (or a Job on it) was used after the client was closed
     │   ├── NetworkError       connection refused/reset, timeouts (after retries)
     │   └── BackendError       the backend answered with an error status
     │       ├── AuthError          401 / 403
@@ -30,6 +31,7 @@ from typing import Any
 __all__ = [
     "AuthError",
     "BackendError",
+    "ClientClosedError",
     "ClientError",
     "ConfigError",
     "DatasetError",
@@ -127,13 +129,40 @@ class SecretsError(SynthNbError):
 
 
 class OverrideError(SynthNbError):
-    """A command-line / wizard override is invalid or conflicts with the config."""
+    """A command-line / wizard override is invalid or conflicts with the config.
+
+    ``field`` names the override it is about (``"model"``, ``"task_url"``, ``"backend"``...), so a form
+    can flag that field without reading the message.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        super().__init__(message)
 
 
 class ClientError(SynthNbError):
     """Talking to a backend failed."""
+
+
+class ClientClosedError(ClientError):
+    """A closed client, or a ``Job`` whose client was closed, was asked to reach the backend."""
+
+    def __init__(self, message: str | None = None, *, job_id: str | None = None, base_url: str = "") -> None:
+        self.job_id = job_id
+        self.base_url = base_url
+        super().__init__(message or _closed_message(job_id, base_url))
+
+
+def _closed_message(job_id: str | None, base_url: str) -> str:
+    where = f" for {base_url}" if base_url else ""
+    if job_id:
+        return (f"job {job_id}: its client{where} was closed, so this handle can no longer reach the backend; "
+                f"get a live handle with `%synth_train --attach {job_id}` in a notebook or "
+                f"`synth-nb attach {job_id}` in a terminal")
+    return (f"the Synth client{where} was closed; create a new client, or get a live job handle with "
+            "`%synth_train --attach JOB_ID` in a notebook or `synth-nb attach JOB_ID` in a terminal")
 
 
 class NetworkError(ClientError):

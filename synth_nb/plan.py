@@ -1,8 +1,8 @@
 """A `Plan` is everything a submission will send, built before anything is sent.
 
-Flow modules (``synth_nb.flows.rl|sft|prompt_learning``) turn a validated config, overrides and secrets
-into a Plan; the client executes its steps in order; the CLI and the wizard show ``plan.preview()``.
-Bodies keep real values (they are what gets sent); every preview masks secrets.
+Each flow (``synth_nb.flows.get_flow(name).build_plan``) turns a validated config, overrides and secrets
+into a Plan; ``synth_nb.job.submit`` executes its steps in order; the CLI and the wizard show
+``plan.preview()``. Bodies keep real values (they are what gets sent); every preview masks secrets.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from synth_nb.errors import ConfigError
 from synth_nb.secrets._mask import mask
 
-__all__ = ["Plan", "Step", "mask_payload", "resolve_refs"]
+__all__ = ["Plan", "Step", "TaskApp", "mask_payload", "resolve_refs"]
 
 StepKind = Literal["json", "upload", "check"]
 
@@ -47,6 +48,14 @@ class Step:
     ref: str | None = None
 
 
+@dataclass(frozen=True)
+class TaskApp:
+    """The task app a job will be scored by: checked from this machine before the job is created."""
+
+    url: str
+    api_key: SecretStr | None = field(default=None, repr=False)
+
+
 @dataclass
 class Plan:
     """The ordered steps of one job submission, plus what a preview needs to explain them."""
@@ -62,6 +71,8 @@ class Plan:
     results_folder: Path | None = None
     #: secret values that must never be shown; used by ``preview`` on top of key-name masking
     secrets: list[SecretStr] = field(default_factory=list, repr=False)
+    #: the task app to health-check before submitting (prompt learning; RL's check is a backend step)
+    task_app: TaskApp | None = None
 
     def preview(self) -> dict[str, Any]:
         """The public ``--dry-run --json`` document: ``{"flow", "algorithm", "steps": [...]}``, masked."""
@@ -84,7 +95,8 @@ class Plan:
         for st in reversed(self.steps):
             if st.kind == "json" and st.method == "POST" and not st.path.endswith("/start"):
                 return st
-        raise LookupError("plan has no job-creation step")
+        raise ConfigError(f"the {self.flow} plan has no job-creation step (a JSON POST other than .../start); "
+                          "nothing would create a job", path=self.config_path)
 
 
 def mask_payload(value: Any, secret_values: list[str] | None = None) -> Any:
@@ -114,7 +126,12 @@ def resolve_refs(value: Any, refs: dict[str, str]) -> Any:
     """Replace every ``{"$ref": name}`` in a body by ``refs[name]`` (ids returned by earlier steps)."""
     if isinstance(value, dict):
         if set(value) == {"$ref"}:
-            return refs[value["$ref"]]
+            name = value["$ref"]
+            if name not in refs:
+                stored = ", ".join(refs) or "none"
+                raise ConfigError(f"a plan step refers to {json.dumps(value)}, but no earlier step stored an id "
+                                  f"under that name (stored: {stored})")
+            return refs[name]
         return {k: resolve_refs(v, refs) for k, v in value.items()}
     if isinstance(value, list):
         return [resolve_refs(v, refs) for v in value]

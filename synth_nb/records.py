@@ -1,4 +1,4 @@
-"""Records the client side shares: job statuses, events and metric points (backend contract §3–4)."""
+"""Records the client side shares: job statuses, events and metric points."""
 
 from __future__ import annotations
 
@@ -38,6 +38,11 @@ class Event(BaseModel):
     level: str = "info"
     data: dict[str, Any] = Field(default_factory=dict)
     created_at: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """An error-level event or a ``*.failed`` one: never hidden, and the reason a failed job gives."""
+        return self.level.lower() == "error" or self.type.endswith(".failed")
 
 
 class MetricPoint(BaseModel):

@@ -30,3 +30,13 @@ def test_hierarchy_and_exit_codes() -> None:
     assert errors.JobFailedError("x").exit_code == 1
     for name in errors.__all__:
         assert issubclass(getattr(errors, name), errors.SynthNbError)
+
+
+def test_client_closed_error_names_the_job_and_both_ways_to_re_attach() -> None:
+    with_job = str(errors.ClientClosedError(job_id="job_42", base_url="http://h/api"))
+    assert "job job_42" in with_job and "http://h/api" in with_job
+    assert "`%synth_train --attach job_42` in a notebook" in with_job
+    assert "`synth-nb attach job_42` in a terminal" in with_job
+    without = str(errors.ClientClosedError())
+    assert "%synth_train --attach JOB_ID" in without and "synth-nb attach JOB_ID" in without
+    assert issubclass(errors.ClientClosedError, errors.ClientError)

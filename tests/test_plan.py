@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, Step, mask_payload, resolve_refs
 
 CANARY = "sk-canary-0123456789abcdefXYZ9"
@@ -54,10 +55,10 @@ def test_resolve_refs_replaces_upload_ids() -> None:
     body = _plan().create_step.body
     resolved = resolve_refs(body, {"training_file": "file_123"})
     assert resolved["training_file"] == "file_123"
-    with pytest.raises(KeyError):
+    with pytest.raises(ConfigError, match="training_file"):
         resolve_refs(body, {})
 
 
 def test_create_step_requires_a_post() -> None:
-    with pytest.raises(LookupError):
+    with pytest.raises(ConfigError, match="no job-creation step"):
         Plan(flow="sft", algorithm=None, steps=[Step("GET", "/x")]).create_step  # noqa: B018

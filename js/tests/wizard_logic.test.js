@@ -2,6 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { buildSync } from "esbuild";
+
+import { OPTIONS } from "../build.mjs";
+
 import * as logic from "../wizard_logic.js";
 
 const spec = (name, type) => ({ name, type, label: name, hint: "" });
@@ -101,11 +105,53 @@ test("submittedSummary lists job ids", () => {
   assert.equal(logic.submittedSummary([{ job_id: "a" }, { job_id: "b" }]), "Created 2 jobs: a, b.");
 });
 
-test("the shipped bundle is one self-contained ES module with a default render export", () => {
-  const bundle = readFileSync(new URL("../../synth_nb/static/wizard.js", import.meta.url), "utf8");
-  assert.doesNotMatch(bundle, /^\s*import\s/m, "the ESM is loaded from a blob URL: no imports allowed");
-  assert.match(bundle, /export\s*\{[^}]*default/);
-  for (const name of Object.keys(logic)) {
-    if (typeof logic[name] === "function") assert.ok(bundle.includes(`function ${name}(`), `bundle lacks ${name}: rebuild with npm run build`);
+test("selectPath sets membership explicitly and keeps picker order", () => {
+  const all = ["a.toml", "b.toml", "c.toml"];
+  assert.deepEqual(logic.selectPath(["c.toml"], "a.toml", true, all), ["a.toml", "c.toml"]);
+  assert.deepEqual(logic.selectPath(["a.toml", "c.toml"], "a.toml", true, all), ["a.toml", "c.toml"]);
+  assert.deepEqual(logic.selectPath(["a.toml", "c.toml"], "a.toml", false, all), ["c.toml"]);
+  assert.deepEqual(logic.selectPath(["c.toml"], "a.toml", false, all), ["c.toml"]);
+});
+
+test("domKey gives distinct, id-safe fragments for keys that differ only in punctuation", () => {
+  const keys = ["cfg:configs/a-b.toml", "cfg:configs/a_b.toml", "cfg:configs/a b.toml", "paste:SYNTH_API_KEY"];
+  const out = keys.map(logic.domKey);
+  assert.equal(new Set(out).size, keys.length);
+  for (const k of out) assert.match(k, /^[A-Za-z0-9_-]+$/);
+  assert.equal(logic.domKey("next"), "next");
+});
+
+test("stepAnnouncement says where the user is and what is wrong there", () => {
+  const s = { step: "secrets", secrets: [{ name: "ENVIRONMENT_API_KEY", found: false }], configs: [], selected: [] };
+  assert.equal(logic.stepAnnouncement(s), "Step 2 of 5: Secrets. 1 problem: ENVIRONMENT_API_KEY is missing");
+  assert.equal(logic.stepAnnouncement({ ...s, secrets: [] }), "Step 2 of 5: Secrets.");
+  assert.equal(logic.problemLabel(2), "2 problems");
+});
+
+test("rescanAnnouncement counts configs and invalid ones", () => {
+  assert.equal(logic.rescanAnnouncement([{ valid: true }, { valid: false }, { valid: true }]),
+    "Folder rescanned: 3 configs found, 1 invalid.");
+  assert.equal(logic.rescanAnnouncement([{ valid: true }]), "Folder rescanned: 1 config found.");
+  assert.equal(logic.rescanAnnouncement([]), "Folder rescanned: 0 configs found.");
+});
+
+test("secretAnnouncement reports the accepted key by its masked value only", () => {
+  const rows = [{ name: "ENVIRONMENT_API_KEY", found: true, source: "pasted", masked: "••••9a3f" }];
+  assert.equal(logic.secretAnnouncement(rows, "ENVIRONMENT_API_KEY"),
+    "ENVIRONMENT_API_KEY accepted: found in pasted (••••9a3f).");
+  assert.equal(logic.secretAnnouncement([{ name: "X", found: false }], "X"), "X is still missing.");
+  assert.equal(logic.secretAnnouncement([], "X"), "X is still missing.");
+});
+
+test("the committed bundle is exactly what js/ builds, self-contained with a default render export", () => {
+  const result = buildSync({ ...OPTIONS, write: false, logLevel: "silent" });
+  assert.equal(result.errors.length, 0);
+  for (const file of result.outputFiles) {
+    const committed = readFileSync(file.path, "utf8");
+    assert.equal(committed, file.text, `${file.path} is stale: run npm run build`);
+    if (file.path.endsWith(".js")) {
+      assert.doesNotMatch(committed, /^\s*import\s/m, "the ESM is loaded from a blob URL: no imports allowed");
+      assert.match(committed, /export\s*\{[^}]*default/);
+    }
   }
 });

@@ -10,7 +10,10 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser"]
+__all__ = ["OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser"]
+
+#: the flags that override a config value (``--backend`` is resolved on its own), as argparse dests
+OVERRIDE_FLAGS = ("model", "dataset", "examples", "task_url", "idempotency", "allow_experimental")
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="Run every job that names no executor with this one (replay: bundled recordings).")
     parser.add_argument("--replay-speed", type=float, default=None,
                         help="Default speed factor for replay jobs (e.g. 10 = ten times faster).")
+    parser.add_argument("--recordings-dir", type=Path, default=None,
+                        help="Folder whose recordings replay jobs may read, besides the bundled ones "
+                             "(default <data-dir>/recordings).")
 
 
 def _api_key(args: argparse.Namespace, data_dir: Path) -> tuple[str, str]:
@@ -44,7 +47,7 @@ def _api_key(args: argparse.Namespace, data_dir: Path) -> tuple[str, str]:
     from synth_nb.local.serve import generate_api_key
 
     key = generate_api_key()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(key + "\n")
@@ -66,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     options = {"replay": {"speed": args.replay_speed}} if args.replay_speed else None
     try:
         backend = start_backend(port=args.port, data_dir=data_dir, api_key=key,
-                                default_executor=args.default_executor, executor_options=options)
+                                default_executor=args.default_executor, executor_options=options,
+                                recordings_dir=args.recordings_dir)
     except OSError as exc:
         print(f"error: cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc} (try --port 0)",
               file=sys.stderr)

@@ -5,8 +5,8 @@ warnings and every step with its full JSON body (secrets masked), then exits 0. 
 the public plan document ``{"flow", "algorithm", "steps": [{"method", "path", "body"}]}`` for one config,
 or a JSON list of such documents when several ``--config`` are given; warnings then go to stderr.
 
-Without ``--config``, training TOMLs under the working directory are discovered: exactly one is used;
-several are listed and the command exits 2 asking for ``--config``.
+Without ``--config``, training TOMLs under the working directory are discovered: exactly one valid one is
+used; otherwise every candidate is listed and the command exits 2 asking for ``--config``.
 """
 
 from __future__ import annotations
@@ -14,89 +14,80 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.cli.args import add_train_arguments
-from synth_nb.errors import ConfigError, SecretsError, SynthNbError
-from synth_nb.plan import Plan, mask_payload
+from synth_nb import pipeline
+from synth_nb.backend import LOCAL
+from synth_nb.cli.args import OVERRIDE_FLAGS, add_train_arguments
+from synth_nb.errors import ConfigError
+from synth_nb.pipeline import Prepared, SecretSources, Target
+from synth_nb.plan import mask_payload
 
-__all__ = ["PreparedJob", "configure", "discover_single_config", "prepare", "render_plan", "run"]
-
-_BACKEND_LOCAL = "local"
-
-
-@dataclass
-class PreparedJob:
-    """One config turned into a plan, with the secrets it resolved."""
-
-    plan: Plan
-    secrets: Any  # synth_nb.secrets.SecretBundle
+__all__ = ["configure", "config_paths", "prepare", "render_plan", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_train_arguments(parser)
 
 
-def discover_single_config(folder: Path) -> Path:
-    """The one training config under ``folder``; otherwise ``ConfigError`` listing the candidates."""
-    from synth_nb.config import discover_configs
+def run(args: argparse.Namespace) -> int:
+    if args.json_output and not args.dry_run:
+        raise ConfigError("--json only applies to --dry-run (add --dry-run)")
+    if args.list_jobs:
+        from synth_nb.cli.jobs import print_jobs
+        from synth_nb.job import JobRegistry
 
-    found = [c for c in discover_configs(folder) if c.is_training_config]
-    if len(found) == 1:
-        print(f"using {found[0].path} ({found[0].flow})", file=sys.stderr)
-        return found[0].path
-    if not found:
-        raise ConfigError(f"no training config found under {folder}",
-                          hint="pass --config PATH to a TOML with [algorithm] or [prompt_learning]")
-    lines = []
-    for cand in found:
-        kind = f"{cand.flow}" + (f"/{cand.algorithm}" if cand.algorithm else "")
-        state = "valid" if cand.valid else f"invalid: {(cand.error or '').splitlines()[0][:120]}"
-        lines.append(f"  [{kind}] {cand.path}  ({state})")
-    raise ConfigError(f"{len(found)} training configs found under {folder}; choose one with --config PATH:\n"
-                      + "\n".join(lines))
+        return print_jobs(JobRegistry(Path.cwd()))
+    if args.attach:
+        from synth_nb.cli.attach import follow_job
 
-
-def _overrides(args: argparse.Namespace) -> Any:
-    from synth_nb.flows.overrides import Overrides
-
-    return Overrides.from_args(args)
+        return follow_job(args.attach, args)
+    preview = pipeline.resolve_target(args.backend, start_local=False)
+    overrides = pipeline.build_overrides(_override_values(args), preview)  # bad flags fail before anything runs
+    paths = config_paths(args)
+    if args.dry_run:
+        _print_dry_run(prepare(args, paths, overrides, preview), args.json_output)
+        return 0
+    return _submit(args, paths)
 
 
-def prepare(args: argparse.Namespace, config_paths: list[Path], overrides: Any, *,
-            local_backend: bool = False) -> list[PreparedJob]:
-    """Load every config, resolve its secrets and build its plan; all problems are reported together.
+def _override_values(args: argparse.Namespace) -> dict[str, Any]:
+    return {name: getattr(args, name, None) for name in OVERRIDE_FLAGS}
 
-    ``local_backend``: the embedded backend supplies the API key, so SYNTH_API_KEY is not required.
-    """
-    from synth_nb.config import load_config
-    from synth_nb.flows import plan_for
-    from synth_nb.flows.overrides import check_multi_config
-    from synth_nb.secrets import resolve_secrets
 
-    jobs: list[PreparedJob] = []
-    errors: list[SynthNbError] = []
-    for path in config_paths:
-        try:
-            config = load_config(path)
-            secrets = resolve_secrets(config.flow, config_path=config.path, env_files=args.env_files or (),
-                                      modal_secrets=args.modal_secrets or (),
-                                      local_backend=local_backend).require()
-            jobs.append(PreparedJob(plan_for(config, overrides, secrets), secrets))
-        except SynthNbError as exc:
-            errors.append(exc)
-    if errors:
-        if len(errors) == 1:
-            raise errors[0]
-        code = max(e.exit_code for e in errors)
-        err = ConfigError(f"{len(errors)} of {len(config_paths)} configs have problems:\n"
-                          + "\n".join(f"* {e}" for e in errors))
-        err.exit_code = code
-        raise err
-    check_multi_config(overrides, [job.plan.flow for job in jobs])
-    return jobs
+def config_paths(args: argparse.Namespace) -> list[Path]:
+    """``--config`` paths, else the one valid training config discovered under the working directory."""
+    if args.configs:
+        return [Path(p) for p in args.configs]
+    (found,) = pipeline.choose_configs(Path.cwd(), several=False)
+    print(f"using {found.path} ({found.flow})", file=sys.stderr)
+    return [found.path]
+
+
+def prepare(args: argparse.Namespace, paths: list[Path], overrides: Any, target: Target) -> list[Prepared]:
+    """Every config turned into a plan; all problems are reported together (``ConfigError``)."""
+    sources = SecretSources(env_files=tuple(Path(p) for p in args.env_files or ()),
+                            modal_secrets=tuple(args.modal_secrets or ()))
+    prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
+    pipeline.raise_problems(prepared)
+    pipeline.check_together(overrides, prepared)
+    return prepared
+
+
+def _submit(args: argparse.Namespace, paths: list[Path]) -> int:
+    """Start the target (the embedded backend for ``local``), plan against it, submit and follow."""
+    from synth_nb.cli.follow import FollowOptions, run_submit
+
+    target = pipeline.resolve_target(args.backend)
+    try:
+        prepared = prepare(args, paths, pipeline.build_overrides(_override_values(args), target), target)
+        key = pipeline.api_key(target, [p.secrets for p in prepared])
+        return run_submit([p.plan for p in prepared if p.plan is not None], target, key,
+                          FollowOptions.from_args(args))
+    finally:
+        if target.is_embedded:
+            pipeline.stop_local_backend()
 
 
 def _pretty(value: Any, indent: int = 0) -> str:
@@ -114,18 +105,19 @@ def _pretty(value: Any, indent: int = 0) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def render_plan(job: PreparedJob) -> str:
-    """The human-readable, masked preview of one plan."""
-    plan = job.plan
+def render_plan(job: Prepared) -> str:
+    """The human-readable, masked preview of one prepared config."""
+    plan, secrets = job.plan, job.secrets
+    assert plan is not None and secrets is not None  # prepare() raised for every config without a plan
     secret_values = [s.get_secret_value() for s in plan.secrets]
     algo = f" ({plan.algorithm})" if plan.algorithm else ""
     backend = plan.backend_url
-    if backend == _BACKEND_LOCAL:
+    if backend == LOCAL:
         backend += " (the embedded backend is started on submission and its URL replaces 'local')"
     out = [f"== {plan.config_path}", f"flow:      {plan.flow}{algo}", f"backend:   {backend}"]
-    for name, info in job.secrets.as_masked_dict().items():
+    for name, info in secrets.as_masked_dict().items():
         out.append(f"secret:    {name} = {info['masked']}  (from {info['source']})")
-    for name, setting in job.secrets.settings.items():
+    for name, setting in secrets.settings.items():
         out.append(f"setting:   {name} = {setting.value}  (from {setting.source})")
     if plan.warnings:
         out.append("warnings:")
@@ -143,69 +135,14 @@ def render_plan(job: PreparedJob) -> str:
     return "\n".join(out)
 
 
-def _print_dry_run(jobs: list[PreparedJob], as_json: bool) -> None:
+def _print_dry_run(jobs: list[Prepared], as_json: bool) -> None:
+    plans = [job.plan for job in jobs if job.plan is not None]
     if as_json:
-        docs = [job.plan.preview() for job in jobs]
-        for job in jobs:
-            for warning in job.plan.warnings:
-                print(f"warning: {job.plan.config_path}: {warning}", file=sys.stderr)
+        for plan in plans:
+            for warning in plan.warnings:
+                print(f"warning: {plan.config_path}: {warning}", file=sys.stderr)
+        docs = [plan.preview() for plan in plans]
         print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
         return
     print("\n\n".join(render_plan(job) for job in jobs))
     print(f"\ndry run: {len(jobs)} valid plan(s), nothing was sent")
-
-
-def _submit(args: argparse.Namespace, jobs: list[PreparedJob], backend_url: str, api_key: str) -> int:
-    try:
-        from synth_nb.cli._stream import run_plans
-    except ImportError as exc:
-        print(f"error: job submission is not available in this installation ({exc})", file=sys.stderr)
-        return 1
-    return int(run_plans([job.plan for job in jobs], args, backend_url, api_key))
-
-
-def _api_key(jobs: list[PreparedJob]) -> str:
-    keys = {job.secrets.secret_value("SYNTH_API_KEY") for job in jobs}
-    if len(keys) > 1:
-        raise SecretsError("the configs resolve different SYNTH_API_KEY values (different .env files); "
-                           "submit them one at a time")
-    key = keys.pop() if keys else None
-    if not key:
-        raise SecretsError("missing required key SYNTH_API_KEY")
-    return key
-
-
-def run(args: argparse.Namespace) -> int:
-    overrides = _overrides(args)
-    if args.json_output and not args.dry_run:
-        raise ConfigError("--json only applies to --dry-run (add --dry-run)")
-    if args.attach or args.list_jobs:
-        from synth_nb.backend_target import resolve_backend
-        from synth_nb.secrets import resolve_secrets
-
-        bundle = resolve_secrets("sft", env_files=args.env_files or (), modal_secrets=args.modal_secrets or ())
-        backend = overrides.backend if overrides.backend == _BACKEND_LOCAL else resolve_backend(overrides.backend)
-        return _submit(args, [], backend, bundle.secret_value("SYNTH_API_KEY") or "")
-    paths = [Path(p) for p in args.configs] if args.configs else [discover_single_config(Path.cwd())]
-    if overrides.backend == _BACKEND_LOCAL and not args.dry_run:
-        return _run_local(args, paths, overrides)
-    jobs = prepare(args, paths, overrides, local_backend=overrides.backend == _BACKEND_LOCAL)
-    if args.dry_run:
-        _print_dry_run(jobs, args.json_output)
-        return 0
-    return _submit(args, jobs, jobs[0].plan.backend_url, _api_key(jobs))
-
-
-def _run_local(args: argparse.Namespace, paths: list[Path], overrides: Any) -> int:
-    """``--backend local``: start the embedded backend, plan against its URL, submit, stop it."""
-    try:
-        from synth_nb.local import start_backend
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ConfigError(f"--backend local needs the 'local' extra (pip install 'synth-nb[local]'): {exc}") from None
-    backend = start_backend(port=0)
-    try:
-        local = overrides.model_copy(update={"backend": backend.url})
-        jobs = prepare(args, paths, local, local_backend=True)
-        return _submit(args, jobs, jobs[0].plan.backend_url, backend.api_key)
-    finally:
-        backend.stop()

@@ -1,59 +1,39 @@
 """The async client for the Synth backend contract (files, learning/RL/prompt-learning jobs, streams).
 
 Modelled on httpx: one ``httpx.AsyncClient`` underneath, an injectable ``transport=`` for tests,
-retries in ``_retry``, error mapping in ``_errors`` and streaming in ``_stream``.
+retries in ``_retry``, error mapping in ``_errors`` and streaming in ``_stream``. The client knows no
+flow: every job call takes the flow's ``FlowEndpoints`` (backend paths as data) from the caller.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
-from synth_nb import __version__
-from synth_nb.client._errors import error_for_response, network_error
-from synth_nb.client._parse import extract_list, parse_events_body, parse_metrics
-from synth_nb.client._retry import RetryableStatus, RetryPolicy
+from synth_nb._version import __version__
+from synth_nb.backend import normalize_backend_url
+from synth_nb.client._parse import (
+    EventRecord,
+    MetricRecord,
+    extract_list,
+    parse_event_records,
+    parse_metrics_body,
+)
+from synth_nb.client._retry import ErrorStatus, RetryPolicy, with_retries
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import ConfigError, NotFoundError, ValidationError
+from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets._mask import mask
 
-__all__ = ["AsyncSynthClient", "FlowRef", "endpoints_for", "normalize_backend_url"]
+__all__ = ["AsyncSynthClient"]
 
-FlowRef = str | FlowEndpoints
-
-
-def normalize_backend_url(url: str) -> str:
-    """``http://host[:port][/api][/v1][/]`` -> ``http://host[:port]/api`` (the /api suffix rule)."""
-    raw = (url or "").strip()
-    if not raw.startswith(("http://", "https://")):
-        raise ConfigError(
-            f"backend URL {raw!r} must start with http:// or https://",
-            key="backend", hint="e.g. --backend http://127.0.0.1:8000",
-        )
-    base = raw.rstrip("/")
-    if base.endswith("/v1") and "/api" in base:
-        base = base[: -len("/v1")]
-    if not base.endswith("/api"):
-        base += "/api"
-    return base
-
-
-def endpoints_for(flow: FlowRef) -> FlowEndpoints:
-    if isinstance(flow, FlowEndpoints):
-        return flow
-    from synth_nb.flows import get_flow
-
-    try:
-        endpoints: FlowEndpoints = get_flow(flow).ENDPOINTS
-        return endpoints
-    except KeyError as exc:
-        raise ConfigError(str(exc.args[0]), key="flow") from None
+T = TypeVar("T")
 
 
 class AsyncSynthClient:
@@ -87,13 +67,32 @@ class AsyncSynthClient:
     def __repr__(self) -> str:
         return f"AsyncSynthClient(base_url={self.base_url!r}, api_key={mask(self._api_key)!r})"
 
+    def clone(self, *, transport: httpx.AsyncBaseTransport | None = None) -> AsyncSynthClient:
+        """A new client with this one's URL, key and options and its own connection pool.
+
+        Connections belong to the event loop that opened them, so a job moving to another loop needs a
+        clone. A custom transport is not carried over (it may hold this client's pool): pass one here.
+        """
+        return AsyncSynthClient(self.base_url, self._api_key, transport=transport, timeout=self.timeout,
+                                max_attempts=self.max_attempts, sse_read_timeout=self.sse_read_timeout)
+
     @property
     def http(self) -> httpx.AsyncClient:
         return self._http
 
     @property
-    def secrets(self) -> list[str]:
+    def closed(self) -> bool:
+        """True after ``aclose()``: every later request raises ``ClientClosedError``."""
+        return self._http.is_closed
+
+    def _masked_values(self) -> list[str]:
+        """What messages built from responses must never show."""
         return [self._api_key] if self._api_key else []
+
+    @property
+    def sse_timeout(self) -> httpx.Timeout:
+        """Timeouts for one event-stream connection: the usual ones, but a longer wait between frames."""
+        return httpx.Timeout(self.timeout, read=self.sse_read_timeout)
 
     async def __aenter__(self) -> AsyncSynthClient:
         return self
@@ -114,6 +113,21 @@ class AsyncSynthClient:
 
     # -- core request ---------------------------------------------------------------------------
 
+    async def retrying(self, method: str, url: str, send: Callable[[], Awaitable[T]], *,
+                       replay_safe: bool = True, wait_max: float | None = None) -> T:
+        """Run ``send`` (one attempt, raising ``ErrorStatus`` for an error response) with this client's retries."""
+        if self.closed:
+            raise ClientClosedError(base_url=self.base_url)
+        policy = RetryPolicy(attempts=self.max_attempts, replay_safe=replay_safe)
+        if wait_max is not None:
+            policy = dataclasses.replace(policy, wait_max=wait_max)
+        try:
+            return await with_retries(send, policy, method=method, url=url, secrets=self._masked_values())
+        except RuntimeError:  # httpx: "Cannot send a request, as the client has been closed."
+            if self.closed:
+                raise ClientClosedError(base_url=self.base_url) from None
+            raise
+
     async def request(
         self,
         method: str,
@@ -133,10 +147,6 @@ class AsyncSynthClient:
         all_headers = dict(headers or {})
         if idempotency_key:
             all_headers["Idempotency-Key"] = idempotency_key
-        policy = RetryPolicy(
-            attempts=self.max_attempts,
-            replay_safe=method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key),
-        )
         kwargs: dict[str, Any] = {"params": params, "headers": all_headers}
         if json is not None:
             kwargs["json"] = json
@@ -146,20 +156,15 @@ class AsyncSynthClient:
             kwargs["data"] = data
         if timeout is not None:
             kwargs["timeout"] = httpx.Timeout(timeout)
-        try:
-            async for attempt in policy.context():
-                with attempt:
-                    response = await self._http.request(method, url, **kwargs)
-                    if response.status_code == 429 or response.status_code >= 500:
-                        await response.aread()
-                        raise RetryableStatus(response)
-        except RetryableStatus as exc:
-            raise error_for_response(exc.response, secrets=self.secrets) from None
-        except httpx.TransportError as exc:
-            raise network_error(exc, method, url, secrets=self.secrets) from None
-        if response.status_code >= 400:
-            raise error_for_response(response, secrets=self.secrets)
-        return response
+
+        async def send() -> httpx.Response:
+            response = await self._http.request(method, url, **kwargs)
+            if response.status_code >= 400:
+                raise ErrorStatus(response)
+            return response
+
+        replay_safe = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key)
+        return await self.retrying(method, url, send, replay_safe=replay_safe)
 
     async def request_json(
         self,
@@ -226,11 +231,12 @@ class AsyncSynthClient:
 
     # -- jobs -----------------------------------------------------------------------------------
 
-    async def create_job(self, flow: FlowRef, body: Any, *, idempotency_key: str | None = None) -> dict[str, Any]:
+    async def create_job(self, endpoints: FlowEndpoints, body: Any, *,
+                         idempotency_key: str | None = None) -> dict[str, Any]:
         """Create a job; retried only with an Idempotency-Key (one is generated when not given)."""
         key = idempotency_key or uuid.uuid4().hex
-        ep = endpoints_for(flow)
-        return _as_dict(await self.request_json("POST", ep.create, json=body, idempotency_key=key, timeout=180.0))
+        return _as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
+                                                timeout=180.0))
 
     async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> httpx.Response:
         """GET the first path that does not 404 (remembering it); raise the primary 404 otherwise."""
@@ -249,72 +255,67 @@ class AsyncSynthClient:
         assert first_error is not None
         raise first_error
 
-    async def get_status(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
+    async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """The job's status document (primary path, then the flow's fallback status paths)."""
-        ep = endpoints_for(flow)
-        return _as_dict(_json_body(await self._first_working("status", job_id, [ep.status, *ep.fallback_status])))
+        paths = [endpoints.status, *endpoints.fallback_status]
+        return _as_dict(_json_body(await self._first_working("status", job_id, paths)))
 
-    async def get_events(self, flow: FlowRef, job_id: str, since_seq: int = 0, limit: int = 200) -> list[Event]:
+    async def get_events(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
+                         limit: int = 200) -> list[Event]:
         """Events with ``seq > since_seq``, ascending (primary path, then fallback event paths)."""
-        ep = endpoints_for(flow)
-        response = await self._first_working(
-            "events", job_id, [ep.events, *ep.fallback_events], params={"since_seq": since_seq, "limit": limit}
-        )
-        return parse_events_body(response.content)
+        return [r.to_event() for r in await self.get_event_records(endpoints, job_id, since_seq, limit)]
+
+    async def get_event_records(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
+                                limit: int = 200) -> list[EventRecord]:
+        """Like ``get_events``, as compact records (no pydantic model per event: what a history keeps)."""
+        paths = [endpoints.events, *endpoints.fallback_events]
+        response = await self._first_working("events", job_id, paths,
+                                             params={"since_seq": since_seq, "limit": limit})
+        return parse_event_records(response.content)
 
     async def get_metrics(
-        self, flow: FlowRef, job_id: str, *, after_step: int | None = None, name: str | None = None,
+        self, endpoints: FlowEndpoints, job_id: str, *, after_step: int | None = None, name: str | None = None,
         limit: int = 1000,
     ) -> list[MetricPoint]:
         """Metric points; without ``after_step`` the backend returns the newest ``limit`` points."""
-        ep = endpoints_for(flow)
+        records = await self.get_metric_records(endpoints, job_id, after_step=after_step, name=name, limit=limit)
+        return [r.to_point() for r in records]
+
+    async def get_metric_records(
+        self, endpoints: FlowEndpoints, job_id: str, *, after_step: int | None = None, name: str | None = None,
+        limit: int = 1000,
+    ) -> list[MetricRecord]:
+        """Like ``get_metrics``, as compact records."""
         params: dict[str, Any] = {"limit": limit}
         if after_step is not None:
             params["after_step"] = after_step
         if name:
             params["name"] = name
-        data = await self.request_json("GET", ep.metrics.replace("{job_id}", job_id), params=params)
-        return parse_metrics(extract_list(data, "points"))
+        response = await self.request("GET", endpoints.metrics.replace("{job_id}", job_id), params=params)
+        return parse_metrics_body(response.content)
 
-    async def get_timeline(self, flow: FlowRef, job_id: str) -> list[dict[str, Any]]:
-        ep = endpoints_for(flow)
-        if not ep.timeline:
-            return []
-        data = await self.request_json("GET", ep.timeline.replace("{job_id}", job_id))
-        return [e for e in extract_list(data, "events") or extract_list(data, "timeline") if isinstance(e, dict)]
-
-    async def cancel(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
+    async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""
-        ep = endpoints_for(flow)
         return _as_dict(await self.request_json(
-            "POST", ep.cancel.replace("{job_id}", job_id), json={}, idempotency_key=f"cancel-{job_id}"
+            "POST", endpoints.cancel.replace("{job_id}", job_id), json={}, idempotency_key=f"cancel-{job_id}"
         ))
 
-    async def start(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
-        ep = endpoints_for(flow)
-        if not ep.start:
+    async def start(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
+        """Start a job created stopped (SFT); a no-op for flows without a start path."""
+        if not endpoints.start:
             return {}
         return _as_dict(await self.request_json(
-            "POST", ep.start.replace("{job_id}", job_id), json={}, idempotency_key=f"start-{job_id}"
+            "POST", endpoints.start.replace("{job_id}", job_id), json={}, idempotency_key=f"start-{job_id}"
         ))
 
-    async def list_jobs(self, flow: FlowRef, *, limit: int = 20) -> list[dict[str, Any]]:
-        ep = endpoints_for(flow)
-        data = await self.request_json("GET", ep.create, params={"limit": limit})
+    async def list_jobs(self, endpoints: FlowEndpoints, *, limit: int = 20) -> list[dict[str, Any]]:
+        data = await self.request_json("GET", endpoints.create, params={"limit": limit})
         return [j for j in extract_list(data, "jobs") if isinstance(j, dict)]
 
     async def verify_task_app(self, endpoint_base_url: str) -> dict[str, Any]:
         return _as_dict(await self.request_json(
             "POST", "/rl/verify_task_app", json={"endpoint_base_url": endpoint_base_url}, timeout=60.0,
         ))
-
-    def stream_events(
-        self, flow: FlowRef, job_id: str, since_seq: int = 0, **options: Any
-    ) -> AsyncIterator[Event]:
-        """Events as they happen: SSE when the backend offers it, else adaptive polling (see ``_stream``)."""
-        from synth_nb.client._stream import EventStream
-
-        return EventStream(self, flow, job_id, since_seq=since_seq, **options).__aiter__()
 
 
 def _json_body(response: httpx.Response) -> Any:

@@ -1,24 +1,135 @@
-"""Lenient parsing of backend list responses into ``Event`` / ``MetricPoint`` records.
+"""Parsing backend list responses into compact records (``EventRecord``, ``MetricRecord``) or models.
 
-Well-formed pages are validated straight from JSON bytes (fast); anything odd (bare lists, nested
+A record keeps the few fields a history sorts, dedupes and filters on, plus the item's JSON text, from
+which the pydantic ``Event`` / ``MetricPoint`` is rebuilt on demand. Well-formed pages are split and
+checked by msgspec without building a Python object per field; anything odd (bare lists, nested
 containers, ``event_type``, null ``data``) goes through the lenient path, as synth-ai 0.2.24 accepts it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, TypeAdapter
-from pydantic import ValidationError as PydanticValidationError
+import msgspec
+from pydantic import BaseModel
 
 from synth_nb.records import Event, MetricPoint
 
-__all__ = ["extract_list", "parse_event", "parse_events", "parse_events_body", "parse_metrics"]
+__all__ = ["EventRecord", "MetricRecord", "event_record", "extract_list", "parse_event", "parse_event_records",
+           "parse_events", "parse_events_body", "parse_metric_records", "parse_metrics", "parse_metrics_body",
+           "strict_event_record"]
 
 #: keys a list may hide under in lenient list responses (0.2.24 ``_extract_list``)
 _LIST_CONTAINERS = ("data", "result", "results", "items", "payload", "records", "entries", "values")
+#: seqs and steps are kept as 64-bit integers
+_INT64 = range(-(2**63), 2**63)
 
+
+def _document(model: BaseModel) -> bytes:
+    """A model as JSON its class reads back unchanged (pydantic's own JSON writes a NaN value as null)."""
+    return json.dumps(model.model_dump(mode="json"), separators=(",", ":")).encode()
+
+
+class EventRecord(NamedTuple):
+    """One event as received: its seq, type and level, and its JSON document."""
+
+    seq: int
+    type: str
+    level: str
+    document: bytes
+
+    def to_event(self) -> Event:
+        return Event.model_validate_json(self.document)
+
+    @classmethod
+    def of(cls, event: Event) -> EventRecord:
+        return cls(event.seq, event.type, event.level, _document(event))
+
+
+class MetricRecord(NamedTuple):
+    """One metric point as received: its name, step and value, and its JSON document."""
+
+    name: str
+    step: int
+    value: float
+    document: bytes
+
+    def to_point(self) -> MetricPoint:
+        return MetricPoint.model_validate_json(self.document)
+
+    @classmethod
+    def of(cls, point: MetricPoint) -> MetricRecord:
+        return cls(point.name, point.step, point.value, _document(point))
+
+
+# -- strict shapes: what a well-formed page holds ----------------------------------------------------
+
+class _EventFields(msgspec.Struct):
+    seq: int
+    type: str
+    level: str = "info"
+    message: str = ""
+    created_at: str | None = None
+    data: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+class _MetricFields(msgspec.Struct):
+    name: str
+    step: int
+    value: float
+    epoch: int | None = None
+    created_at: str | None = None
+    data: msgspec.Raw = msgspec.Raw(b"{}")
+
+
+class _EventsPage(msgspec.Struct):
+    events: list[msgspec.Raw]
+
+
+class _PointsPage(msgspec.Struct):
+    points: list[msgspec.Raw]
+
+
+_EVENT = msgspec.json.Decoder(_EventFields)
+_METRIC = msgspec.json.Decoder(_MetricFields)
+_EVENTS_PAGE = msgspec.json.Decoder(_EventsPage | list[msgspec.Raw])
+_POINTS_PAGE = msgspec.json.Decoder(_PointsPage | list[msgspec.Raw])
+_STRICT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
+
+
+def _is_object(raw: msgspec.Raw) -> bool:
+    with memoryview(raw) as view:
+        return view[:1] == b"{"
+
+
+def _strict_event(document: Any) -> EventRecord | None:
+    """A well-formed event document as a record; None when it needs the lenient path."""
+    try:
+        fields = _EVENT.decode(document)
+    except _STRICT_ERRORS:
+        return None
+    if fields.seq not in _INT64 or not _is_object(fields.data):
+        return None
+    return EventRecord(fields.seq, fields.type, fields.level, bytes(document))
+
+
+def _strict_metric(document: Any) -> MetricRecord | None:
+    try:
+        fields = _METRIC.decode(document)
+    except _STRICT_ERRORS:
+        return None
+    if not fields.name or fields.step not in _INT64 or not _is_object(fields.data):
+        return None
+    return MetricRecord(fields.name, fields.step, fields.value, bytes(document))
+
+
+def strict_event_record(document: str | bytes) -> EventRecord | None:
+    """One event document (an SSE frame) as a record when well-formed; None when it needs a closer look."""
+    return _strict_event(document.encode() if isinstance(document, str) else document)
+
+
+# -- lenient parsing -----------------------------------------------------------------------------
 
 def extract_list(data: Any, field: str) -> list[Any]:
     """Find the list in a lenient response: a bare list, ``{field: [...]}`` or nested containers."""
@@ -49,30 +160,16 @@ def parse_event(item: Any) -> Event | None:
         if item.get("message") is None:
             item["message"] = ""
     try:
-        return Event.model_validate(item)
+        event = Event.model_validate(item)
     except ValueError:
         return None
+    return event if event.seq in _INT64 else None
 
 
-class _EventsPage(BaseModel):
-    events: list[Event]
-
-
-_EVENT_LIST = TypeAdapter(list[Event])
-
-
-def parse_events_body(raw: bytes) -> list[Event]:
-    """Events from a response body: validated straight from JSON when well-formed, else leniently."""
-    try:
-        if raw[:1] == b"[":
-            return _EVENT_LIST.validate_json(raw)
-        return _EventsPage.model_validate_json(raw).events
-    except PydanticValidationError:
-        try:
-            data = json.loads(raw) if raw else {}
-        except ValueError:
-            return []
-        return parse_events(extract_list(data, "events"))
+def event_record(item: Any) -> EventRecord | None:
+    """One decoded wire event (a dict) as a record, leniently; None if unusable."""
+    event = parse_event(item)
+    return None if event is None else EventRecord.of(event)
 
 
 def parse_events(items: list[Any]) -> list[Event]:
@@ -89,7 +186,69 @@ def parse_metrics(items: list[Any]) -> list[MetricPoint]:
     for item in items:
         if isinstance(item, dict) and item.get("name") and item.get("step") is not None:
             try:
-                points.append(MetricPoint.model_validate(item))
+                point = MetricPoint.model_validate(item)
             except ValueError:
                 continue
+            if point.step in _INT64:
+                points.append(point)
     return points
+
+
+def parse_metric_records(items: list[Any]) -> list[MetricRecord]:
+    """Decoded wire points (dicts) as records, leniently; unusable ones are dropped."""
+    return [MetricRecord.of(point) for point in parse_metrics(items)]
+
+
+# -- response bodies -----------------------------------------------------------------------------
+
+def _lenient_items(raw: bytes, field: str) -> list[Any]:
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        return []
+    return extract_list(data, field)
+
+
+def parse_event_records(raw: bytes) -> list[EventRecord]:
+    """Event records from a response body: well-formed items strictly, the rest leniently."""
+    try:
+        page = _EVENTS_PAGE.decode(raw)
+    except _STRICT_ERRORS:
+        return [r for r in map(event_record, _lenient_items(raw, "events")) if r is not None]
+    items = page if isinstance(page, list) else page.events
+    records = []
+    for item in items:
+        record = _strict_event(item)
+        if record is None:
+            try:
+                record = event_record(json.loads(bytes(item)))
+            except ValueError:
+                record = None
+        if record is not None:
+            records.append(record)
+    return records
+
+
+def parse_events_body(raw: bytes) -> list[Event]:
+    """Events from a response body (see ``parse_event_records``)."""
+    return [record.to_event() for record in parse_event_records(raw)]
+
+
+def parse_metrics_body(raw: bytes) -> list[MetricRecord]:
+    """Metric records from a ``{"points": [...]}`` body (or a lenient variant)."""
+    try:
+        page = _POINTS_PAGE.decode(raw)
+    except _STRICT_ERRORS:
+        return parse_metric_records(_lenient_items(raw, "points"))
+    items = page if isinstance(page, list) else page.points
+    records = []
+    for item in items:
+        record = _strict_metric(item)
+        if record is None:
+            try:
+                records += parse_metric_records([json.loads(bytes(item))])
+            except ValueError:
+                continue
+        else:
+            records.append(record)
+    return records

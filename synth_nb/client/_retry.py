@@ -1,7 +1,8 @@
 """Retry policy (stamina): exponential backoff with jitter on connect errors, 5xx and 429.
 
 A POST is only retried when it cannot create a duplicate: either the request never reached the server
-(connect errors, 429) or it carries an ``Idempotency-Key`` the backend deduplicates on.
+(connect errors, 429) or it carries an ``Idempotency-Key`` the backend deduplicates on. ``with_retries``
+is the one place that runs an attempt under the policy and turns what is left into our errors.
 """
 
 from __future__ import annotations
@@ -9,12 +10,18 @@ from __future__ import annotations
 import email.utils
 import logging
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import httpx
 import stamina
 
-__all__ = ["RetryableStatus", "RetryPolicy", "parse_retry_after"]
+from synth_nb.client._errors import error_for_response, network_error
+
+__all__ = ["ErrorStatus", "RetryPolicy", "parse_retry_after", "with_retries"]
+
+T = TypeVar("T")
 
 # stamina logs every scheduled retry at WARNING; without this, Python's last-resort handler would print
 # them into terminals and notebook cells. Applications that configure logging still receive them.
@@ -24,8 +31,8 @@ logging.getLogger("stamina").addHandler(logging.NullHandler())
 MAX_RETRY_AFTER = 60.0
 
 
-class RetryableStatus(Exception):
-    """Raised inside a retry block for a 429/5xx response so stamina can retry it."""
+class ErrorStatus(Exception):
+    """Raised inside a retry block for an error response: retried when the policy says so (429, 5xx)."""
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
@@ -63,7 +70,7 @@ class RetryPolicy:
 
     def should_retry(self, exc: Exception) -> bool | float:
         """stamina backoff hook: False = give up, True = default backoff, float = wait that long."""
-        if isinstance(exc, RetryableStatus):
+        if isinstance(exc, ErrorStatus):
             status = exc.response.status_code
             if status == 429:
                 after = parse_retry_after(exc.response.headers.get("retry-after"))
@@ -84,3 +91,17 @@ class RetryPolicy:
             wait_max=self.wait_max,
             wait_jitter=self.wait_initial,
         )
+
+
+async def with_retries(send: Callable[[], Awaitable[T]], policy: RetryPolicy, *, method: str, url: str,
+                       secrets: Sequence[str] = ()) -> T:
+    """Run ``send`` under ``policy``; an ``ErrorStatus`` or transport failure that is left becomes our error."""
+    try:
+        async for attempt in policy.context():
+            with attempt:
+                return await send()
+    except ErrorStatus as exc:
+        raise error_for_response(exc.response, secrets=list(secrets)) from None
+    except httpx.TransportError as exc:
+        raise network_error(exc, method, url, secrets=list(secrets)) from None
+    raise AssertionError("stamina ended without an outcome")  # pragma: no cover - it returns or raises

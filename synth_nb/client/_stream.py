@@ -2,7 +2,11 @@
 
 Either way the cursor is the last seq seen, so every reconnect resumes exactly where it stopped and a
 consumer never sees an event twice or misses one. Polling is fast while events flow and backs off when
-idle, never slower than ``poll_interval``.
+idle, never slower than ``poll_interval``. The stream needs only a ``StreamClient`` (paged reads, one
+retried request, an httpx client for the SSE connection), not the whole ``AsyncSynthClient``.
+
+Events travel as compact ``EventRecord``s; a sink gets pydantic ``Event``s unless the stream is made with
+``records=True`` (a job's history stores records and builds models only when asked).
 """
 
 from __future__ import annotations
@@ -10,32 +14,51 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse
-from pydantic import ValidationError as PydanticValidationError
 
-from synth_nb.client._errors import error_for_response, network_error
-from synth_nb.client._retry import RetryableStatus, RetryPolicy
+from synth_nb.client._parse import EventRecord, event_record, strict_event_record
+from synth_nb.client._retry import ErrorStatus
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NetworkError, RateLimitedError, ServerError
 from synth_nb.records import TERMINAL_STATUSES, Event, normalize_status
 
-if TYPE_CHECKING:
-    from synth_nb.client._client import AsyncSynthClient, FlowRef
+__all__ = ["TRANSIENT_ERRORS", "EventStream", "StreamClient"]
 
-__all__ = ["TRANSIENT_ERRORS", "EventStream"]
+T = TypeVar("T")
 
 #: errors a long-running watcher rides out (after the per-request retries gave up)
 TRANSIENT_ERRORS = (NetworkError, ServerError, RateLimitedError)
 
-EventSink = Callable[[Event], Any]
+EventSink = Callable[[Event], Any] | Callable[[EventRecord], Any]
 FrameSink = Callable[[str, dict[str, Any]], Any]
 
 _UNSUPPORTED = (404, 405, 406, 501)
-#: page size when fetching history (bigger pages, fewer round trips)
-DRAIN_PAGE = 5000
+#: page size when fetching history: the local backend's maximum (fewer round trips; others may cap it)
+DRAIN_PAGE = 10_000
 _NON_EVENT_FRAMES = frozenset({"status", "metric", "metrics", "heartbeat"})
+
+
+class StreamClient(Protocol):
+    """What an ``EventStream`` uses from a client; ``AsyncSynthClient`` is one."""
+
+    @property
+    def http(self) -> httpx.AsyncClient: ...
+
+    @property
+    def sse_timeout(self) -> httpx.Timeout: ...
+
+    def url_for(self, path: str) -> str: ...
+
+    async def retrying(self, method: str, url: str, send: Callable[[], Awaitable[T]], *,
+                       replay_safe: bool = True, wait_max: float | None = None) -> T: ...
+
+    async def get_event_records(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
+                                limit: int = 200) -> list[EventRecord]: ...
+
+    async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]: ...
 
 
 class EventStream:
@@ -48,8 +71,8 @@ class EventStream:
 
     def __init__(
         self,
-        client: AsyncSynthClient,
-        flow: FlowRef,
+        client: StreamClient,
+        endpoints: FlowEndpoints,
         job_id: str,
         *,
         since_seq: int = 0,
@@ -59,12 +82,10 @@ class EventStream:
         use_sse: bool = True,
         until_terminal: bool = True,
         on_frame: FrameSink | None = None,
+        records: bool = False,
     ) -> None:
-        from synth_nb.client._client import endpoints_for
-
         self.client = client
-        self.flow = flow
-        self.endpoints = endpoints_for(flow)
+        self.endpoints = endpoints
         self.job_id = job_id
         self.last_seq = since_seq
         self.poll_interval = max(poll_interval, min_interval)
@@ -72,6 +93,8 @@ class EventStream:
         self.limit = limit
         self.until_terminal = until_terminal
         self.on_frame = on_frame
+        #: sinks get ``EventRecord``s instead of ``Event``s
+        self.records = records
         #: "sse" or "poll" once known; SSE is tried first when the flow has a stream path
         self.mode: str | None = None if use_sse and self.endpoints.events_stream else "poll"
         self.reconnects = 0
@@ -107,8 +130,8 @@ class EventStream:
         """Fetch every event after the cursor by plain polling (used once the job is terminal)."""
         count = 0
         while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
-            events = await self.client.get_events(self.flow, self.job_id, since_seq=self.last_seq,
-                                                  limit=max(self.limit, DRAIN_PAGE))
+            events = await self.client.get_event_records(self.endpoints, self.job_id, since_seq=self.last_seq,
+                                                         limit=max(self.limit, DRAIN_PAGE))
             fresh = self._emit(events, sink)
             count += fresh
             if fresh == 0:
@@ -116,8 +139,8 @@ class EventStream:
 
     # -- internals ------------------------------------------------------------------------------
 
-    async def _iterate(self) -> AsyncIterator[Event]:
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+    async def _iterate(self) -> AsyncIterator[Any]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.ensure_future(self.run(queue.put_nowait))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
         try:
@@ -131,54 +154,43 @@ class EventStream:
             if not task.done():
                 task.cancel()
 
-    def _emit(self, events: list[Event], sink: EventSink) -> int:
+    def _emit(self, events: list[EventRecord], sink: EventSink) -> int:
         fresh = 0
         if any(a.seq > b.seq for a, b in zip(events, events[1:], strict=False)):
             events = sorted(events, key=lambda e: e.seq)  # the contract says ascending; be safe anyway
         for event in events:
             if event.seq > self.last_seq:
                 self.last_seq = event.seq
-                sink(event)
+                sink(event if self.records else event.to_event())  # type: ignore[arg-type]
                 fresh += 1
         return fresh
 
     async def _is_terminal(self) -> bool:
-        doc = await self.client.get_status(self.flow, self.job_id)
+        doc = await self.client.get_status(self.endpoints, self.job_id)
         return normalize_status(doc.get("status") or doc.get("state")) in TERMINAL_STATUSES
 
+    def _stream_url(self) -> str:
+        return self.client.url_for((self.endpoints.events_stream or "").replace("{job_id}", self.job_id))
+
     async def _sse_with_retry(self, sink: EventSink) -> str:
-        policy = RetryPolicy(attempts=self.client.max_attempts, wait_max=5.0)
-        url = self.client.url_for(self.endpoints.events_stream or "")
-        try:
-            async for attempt in policy.context():
-                with attempt:
-                    return await self._sse_once(sink)
-        except RetryableStatus as exc:
-            raise error_for_response(exc.response, secrets=self.client.secrets) from None
-        except httpx.TransportError as exc:
-            raise network_error(exc, "GET", url, secrets=self.client.secrets) from None
-        return "closed"  # pragma: no cover - the loop always returns or raises
+        return await self.client.retrying("GET", self._stream_url(), lambda: self._sse_once(sink), wait_max=5.0)
 
     async def _sse_once(self, sink: EventSink) -> str:
         """One SSE connection: "unsupported", or "closed" when it ended (cleanly or after progress)."""
-        path = (self.endpoints.events_stream or "").replace("{job_id}", self.job_id)
-        url = self.client.url_for(path)
+        url = self._stream_url()
         headers = {"Last-Event-ID": str(self.last_seq)} if self.last_seq else {}
-        timeout = httpx.Timeout(self.client.timeout, read=self.client.sse_read_timeout)
         progressed = self._progressed = False
         try:
             async with aconnect_sse(
-                self.client.http, "GET", url, params={"since_seq": self.last_seq}, headers=headers, timeout=timeout
+                self.client.http, "GET", url, params={"since_seq": self.last_seq}, headers=headers,
+                timeout=self.client.sse_timeout,
             ) as source:
                 response = source.response
                 if response.status_code in _UNSUPPORTED:
                     return "unsupported"
-                if response.status_code == 429 or response.status_code >= 500:
-                    await response.aread()
-                    raise RetryableStatus(response)
                 if response.status_code >= 400:
                     await response.aread()
-                    raise error_for_response(response, secrets=self.client.secrets)
+                    raise ErrorStatus(response)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     return "unsupported"
                 async for sse in source.aiter_sse():
@@ -195,13 +207,10 @@ class EventStream:
         return "closed"
 
     def _handle_frame(self, name: str, data: str, frame_id: str | None, sink: EventSink) -> bool:
-        from synth_nb.client._parse import parse_event
-
         if name not in _NON_EVENT_FRAMES:
-            try:  # fast path: a well-formed event frame
-                return self._emit([Event.model_validate_json(data)], sink) > 0
-            except PydanticValidationError:
-                pass
+            record = strict_event_record(data)  # fast path: a well-formed event frame
+            if record is not None:
+                return self._emit([record], sink) > 0
         payload = json.loads(data)  # a truncated frame raises ValueError -> reconnect from the cursor
         if not isinstance(payload, dict):
             return False
@@ -211,17 +220,17 @@ class EventStream:
             return True
         if payload.get("seq") is None and frame_id and frame_id.isdigit():
             payload["seq"] = int(frame_id)
-        event = parse_event(payload)
-        if event is None:
+        record = event_record(payload)
+        if record is None:
             return False
-        return self._emit([event], sink) > 0
+        return self._emit([record], sink) > 0
 
     async def _poll(self, sink: EventSink) -> None:
         interval = self.min_interval
         while True:
             try:
-                events = await self.client.get_events(
-                    self.flow, self.job_id, since_seq=self.last_seq, limit=self.limit
+                events = await self.client.get_event_records(
+                    self.endpoints, self.job_id, since_seq=self.last_seq, limit=self.limit
                 )
             except TRANSIENT_ERRORS:
                 interval = min(self.poll_interval, interval * 2)

@@ -6,15 +6,13 @@ import asyncio
 import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
-from synth_nb.client._client import AsyncSynthClient, FlowRef
+from synth_nb.client._client import AsyncSynthClient
+from synth_nb.contract import FlowEndpoints
 from synth_nb.records import Event, MetricPoint
-
-if TYPE_CHECKING:
-    from synth_nb.job import Job
 
 __all__ = ["SynthClient"]
 
@@ -75,29 +73,18 @@ class SynthClient:
     def upload_file(self, path: str | Path, purpose: str = "fine-tune", limit_lines: int | None = None) -> dict[str, Any]:
         return self._call(self._async.upload_file(path, purpose, limit_lines))
 
-    def get_status(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
-        return self._call(self._async.get_status(flow, job_id))
+    def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
+        return self._call(self._async.get_status(endpoints, job_id))
 
-    def get_events(self, flow: FlowRef, job_id: str, since_seq: int = 0, limit: int = 200) -> list[Event]:
-        return self._call(self._async.get_events(flow, job_id, since_seq, limit))
+    def get_events(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0, limit: int = 200) -> list[Event]:
+        return self._call(self._async.get_events(endpoints, job_id, since_seq, limit))
 
-    def get_metrics(self, flow: FlowRef, job_id: str, *, after_step: int | None = None,
+    def get_metrics(self, endpoints: FlowEndpoints, job_id: str, *, after_step: int | None = None,
                     limit: int = 1000) -> list[MetricPoint]:
-        return self._call(self._async.get_metrics(flow, job_id, after_step=after_step, limit=limit))
+        return self._call(self._async.get_metrics(endpoints, job_id, after_step=after_step, limit=limit))
 
-    def cancel(self, flow: FlowRef, job_id: str) -> dict[str, Any]:
-        return self._call(self._async.cancel(flow, job_id))
+    def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
+        return self._call(self._async.cancel(endpoints, job_id))
 
-    def create_job(self, flow: FlowRef, body: Any, *, idempotency_key: str | None = None) -> dict[str, Any]:
-        return self._call(self._async.create_job(flow, body, idempotency_key=idempotency_key))
-
-    def follow(self, job_id: str, *, flow: str | None = None, timeout: float | None = None) -> Job:
-        """Re-attach to ``job_id`` and block until it ends; the returned ``Job`` holds its whole history."""
-        from synth_nb.job import attach
-
-        async def run() -> Job:
-            job = await attach(job_id, self._async, flow=flow)
-            await job.wait(timeout=timeout)
-            return job
-
-        return self._call(run())
+    def create_job(self, endpoints: FlowEndpoints, body: Any, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        return self._call(self._async.create_job(endpoints, body, idempotency_key=idempotency_key))

@@ -6,7 +6,6 @@ Messages never echo values of secret-looking keys, and never show a pydantic tra
 from __future__ import annotations
 
 import difflib
-import re
 import types
 import typing
 from collections.abc import Iterator, Mapping
@@ -16,13 +15,13 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb.config._source import format_key
+from synth_nb.config.redact import is_secret_key, shown
 from synth_nb.config.shared import Problem
 from synth_nb.secrets import mask
 
 __all__ = ["pydantic_problems", "unknown_keys"]
 
 KeyPath = tuple[str | int, ...]
-_SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|passwd|credential|(^|_)token$|(^|_)key$)", re.I)
 
 _TYPE_WORDS = {
     "string_type": "a string", "int_type": "an integer", "int_parsing": "an integer",
@@ -34,10 +33,22 @@ _TYPE_WORDS = {
 
 def _show(key: KeyPath, value: Any) -> str:
     leaf = next((p for p in reversed(key) if isinstance(p, str)), "")
-    if _SECRET_KEY.search(leaf):
+    if is_secret_key(leaf):
         return mask(str(value)) or "(empty)"
-    text = repr(value)
+    text = shown(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_hint(leaf: str, value: Any) -> str:
+    """How to fix a value of the wrong type; a quoted number is the common case."""
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return f"change the value of {leaf}"
+        if number == number and abs(number) != float("inf"):
+            return f"write the number without quotes: {leaf.rpartition('.')[2]} = {value.strip()}"
+    return f"change the value of {leaf}"
 
 
 def _kind(value: Any) -> str:
@@ -110,9 +121,12 @@ def pydantic_problems(exc: PydanticValidationError, model: type[BaseModel], raw:
             if close:
                 hint = f"found {close[0]!r} in {table}: did you mean {name!r}?"
             problems.append(Problem(loc, message, hint))
+        elif kind == "finite_number":
+            problems.append(Problem(loc, f"must be a finite number (got {value!r})",
+                                    "inf and nan cannot be sent as JSON; use a number"))
         elif kind in _TYPE_WORDS:
             problems.append(Problem(loc, f"must be {_TYPE_WORDS[kind]} (got {_kind(value)})",
-                                    f"change the value of {leaf}"))
+                                    _type_hint(leaf, value)))
         elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
             op = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}[kind]
             bound = next(iter(ctx.values()), "?")

@@ -15,7 +15,7 @@ from typing import Any
 
 from synth_nb.errors import ConfigError
 
-__all__ = ["KeyLines", "format_key", "parse_key_path", "parse_toml_text", "read_toml_file"]
+__all__ = ["KeyLines", "deep_nesting_line", "format_key", "parse_key_path", "parse_toml_text", "read_toml_file"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -54,6 +54,10 @@ def parse_toml_text(text: str, path: Path | None = None) -> dict[str, Any]:
         text = text[1:]
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        line = deep_nesting_line(text)
+        raise ConfigError("arrays or inline tables are nested too deeply to read", path=path, line=line,
+                          hint="flatten the nested [ ] / { } values") from None
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line = getattr(exc, "lineno", None)
@@ -67,6 +71,34 @@ def parse_toml_text(text: str, path: Path | None = None) -> dict[str, Any]:
         detail = _TOML_POS.sub("", message).replace("(at end of document)", "").strip()
         raise ConfigError(f"invalid TOML: {detail}", path=path, line=line, column=column,
                           hint=_syntax_hint(detail)) from None
+
+
+def deep_nesting_line(text: str, limit: int = 64) -> int | None:
+    """The line where ``[`` / ``{`` brackets first nest deeper than ``limit`` (strings and comments skipped)."""
+    depth, line, quote, i, n = 0, 1, "", 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            line += 1
+        elif quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+                line += text[i : i + 1] == "\n"
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "#":
+            while i + 1 < n and text[i + 1] != "\n":
+                i += 1
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return None
 
 
 def _syntax_hint(detail: str) -> str:
@@ -132,7 +164,7 @@ class KeyLines:
         self.lines: dict[KeyPath, int] = {}
         self._aot: dict[KeyPath, int] = {}
         # best effort: keep whatever was located before the scanner got confused
-        with contextlib.suppress(IndexError, ValueError, tomllib.TOMLDecodeError):
+        with contextlib.suppress(IndexError, ValueError, RecursionError, tomllib.TOMLDecodeError):
             self._scan()
 
     def line_of(self, dotted: str | KeyPath, *, exact: bool = False) -> int | None:

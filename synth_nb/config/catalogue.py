@@ -1,4 +1,4 @@
-"""Supported base models (spec Appendix A) and prompt-learning provider allow-lists.
+"""Supported base models, GPU types and prompt-learning provider allow-lists.
 
 One place answers "may I train this model, with which flow, and how is it spelled": matching is
 case-insensitive, payloads always carry the canonical casing.
@@ -10,11 +10,15 @@ import os
 import re
 from collections.abc import Mapping
 
+from synth_nb.config.redact import shown
+
 __all__ = [
     "EXPERIMENTAL_MODELS",
+    "GPU_TYPES",
     "RL_MODELS",
     "SFT_MODELS",
     "base_model_of",
+    "canonical_gpu_type",
     "canonical_model",
     "check_provider_model",
     "is_experimental",
@@ -109,6 +113,19 @@ def is_experimental(name: str, environ: Mapping[str, str] | None = None) -> bool
     return base in EXPERIMENTAL_MODELS or base.lower() in extra
 
 
+# --- GPUs ---------------------------------------------------------------------------------------
+
+#: ``[compute].gpu_type`` values: the GPU types of the Modal cloud the Synth backend rents from
+GPU_TYPES: tuple[str, ...] = ("T4", "L4", "A10", "A10G", "L40S", "A100", "A100-40GB", "A100-80GB", "H100",
+                              "H200", "B200")
+_GPU_LOOKUP = {name.lower(): name for name in GPU_TYPES}
+
+
+def canonical_gpu_type(name: str) -> str | None:
+    """The GPU type ``name`` spells (any casing), or ``None`` when the backend has no such GPU."""
+    return _GPU_LOOKUP.get(name.strip().lower()) if isinstance(name, str) else None
+
+
 # --- prompt-learning providers -------------------------------------------------------------------
 
 PROVIDERS = ("openai", "groq", "google")
@@ -144,7 +161,7 @@ def check_provider_model(provider: str, model: str, *, allow_nano: bool = True) 
         ok = bare in _GOOGLE
         allowed = ", ".join(sorted(_GOOGLE))
     else:
-        return f"unsupported provider {provider!r} (use one of: {', '.join(PROVIDERS)})"
+        return f"unsupported provider {shown(provider)} (use one of: {', '.join(PROVIDERS)})"
     if ok:
         return None
-    return f"model {model!r} is not supported for provider {provider!r} (supported: {allowed})"
+    return f"model {shown(model)} is not supported for provider {shown(provider)} (supported: {allowed})"

@@ -1,50 +1,43 @@
-"""Which flow a parsed TOML belongs to, decided by the same keys as synth-ai 0.2.24 (spec §2.2)."""
+"""Which flow a parsed TOML belongs to: each registered flow is asked, in order, whether it claims it.
+
+The built-in flows decide by the same keys as synth-ai 0.2.24: ``[prompt_learning]`` first, then RL's
+``[algorithm]`` / ``[rollout]`` keys, then SFT's. A top-level ``type = "rl"`` is deliberately not consulted.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
-__all__ = ["EXPECTED_TABLES_HINT", "Flow", "detect_flow"]
+from synth_nb.flows.registry import all_flows
 
-Flow = Literal["rl", "sft", "prompt_learning"]
-
-_RL_METHODS = {"policy_gradient", "ppo", "gspo"}
-_SFT_METHODS = {"sft", "supervised_finetune"}
-_PL_ALGORITHMS = {"gepa", "mipro"}
-
-EXPECTED_TABLES_HINT = (
-    "add [prompt_learning] with algorithm = \"gepa\" or \"mipro\" (prompt learning), "
-    "[algorithm] with type = \"online\" (RL) or type = \"offline\" (SFT), "
-    "[rollout] with [policy] or [model] (RL), or [job] with [compute] (SFT)"
-)
+__all__ = ["detect_flow", "expected_tables_hint", "not_a_training_config"]
 
 
-def _lower(value: Any) -> str:
-    return value.lower() if isinstance(value, str) else ""
+def detect_flow(raw: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """Return ``(flow name, algorithm)``; ``(None, None)`` when no flow claims the document.
 
-
-def detect_flow(raw: Mapping[str, Any]) -> tuple[Flow | None, str | None]:
-    """Return ``(flow, algorithm)``; ``(None, None)`` when the document is not a training config.
-
-    ``algorithm`` is ``"gepa"``/``"mipro"`` for prompt learning (``None`` if missing or unknown) and
-    ``None`` for RL and SFT. A top-level ``type = "rl"`` is deliberately not consulted, as in 0.2.24.
+    ``algorithm`` is what the flow reads from the document (``"gepa"``/``"mipro"`` for prompt learning,
+    ``None`` when missing or unknown, and for flows without algorithms).
     """
     if not isinstance(raw, Mapping):
         return None, None
-    if "prompt_learning" in raw:
-        section = raw["prompt_learning"]
-        algorithm = _lower(section.get("algorithm")) if isinstance(section, Mapping) else ""
-        return "prompt_learning", algorithm if algorithm in _PL_ALGORITHMS else None
-    algo = raw.get("algorithm")
-    algo = algo if isinstance(algo, Mapping) else {}
-    kind, method = _lower(algo.get("type")), _lower(algo.get("method"))
-    if kind == "online" or method in _RL_METHODS:
-        return "rl", None
-    if raw.get("rollout") and (raw.get("policy") or raw.get("model")):
-        return "rl", None
-    if kind == "offline" or method in _SFT_METHODS:
-        return "sft", None
-    if raw.get("job") and raw.get("compute"):
-        return "sft", None
+    for flow in all_flows():
+        if flow.claims(raw):
+            return flow.name, flow.algorithm_of(raw)
     return None, None
+
+
+def expected_tables_hint() -> str:
+    """How to write a config some flow claims (``add [prompt_learning] ... or [job] with [compute] (SFT)``)."""
+    hints = [flow.detect_hint for flow in all_flows() if flow.detect_hint]
+    if len(hints) > 1:
+        hints[-1] = "or " + hints[-1]
+    return "add " + ", ".join(hints)
+
+
+def not_a_training_config() -> str:
+    """The message for a TOML no flow claims, naming every flow."""
+    labels = [flow.label for flow in all_flows()]
+    which = " or ".join(labels) if len(labels) < 3 else ", ".join(labels[:-1]) + " or " + labels[-1]
+    return f"not a training config: cannot tell whether it is {which}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth_nb.config._source import read_toml_file
-from synth_nb.config.detect import Flow, detect_flow
+from synth_nb.config.detect import detect_flow
 from synth_nb.config.loader import validate_config
 from synth_nb.errors import ConfigError
 
@@ -22,7 +22,7 @@ class DiscoveredConfig:
     """One candidate TOML; ``flow`` is ``None`` when it is not a (readable) training config."""
 
     path: Path
-    flow: Flow | None
+    flow: str | None
     algorithm: str | None
     valid: bool
     error: str | None

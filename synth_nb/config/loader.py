@@ -3,52 +3,45 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from synth_nb.config._pl_checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.config._problems import pydantic_problems, unknown_keys
 from synth_nb.config._source import KeyLines, format_key, parse_toml_text, read_toml_file
-from synth_nb.config.detect import EXPECTED_TABLES_HINT, Flow, detect_flow
-from synth_nb.config.prompt_learning import PromptLearningConfig
-from synth_nb.config.rl import RlConfig, check_rl
-from synth_nb.config.sft import SftConfig, check_sft
+from synth_nb.config.detect import detect_flow, expected_tables_hint, not_a_training_config
 from synth_nb.config.shared import Problem
 from synth_nb.errors import ConfigError
+from synth_nb.flows.registry import get_flow
 
-__all__ = ["DEFAULT_RESULTS_FOLDER", "LoadedConfig", "load_config", "load_config_text", "validate_config"]
+__all__ = ["LoadedConfig", "load_config", "load_config_text", "validate_config"]
 
-DEFAULT_RESULTS_FOLDER = "results"
-
-Checker = Callable[[Any, Mapping[str, Any]], tuple[list[Problem], list[str]]]
-_SCHEMAS: dict[str, tuple[type[BaseModel], Checker]] = {
-    "rl": (RlConfig, lambda cfg, raw: check_rl(cfg)),
-    "sft": (SftConfig, lambda cfg, raw: check_sft(cfg)),
-    "prompt_learning": (PromptLearningConfig, check_prompt_learning),
-}
 _TOML_SCALARS = (str, bool, int, float, _dt.datetime, _dt.date, _dt.time)
+_INT64 = (-(2**63), 2**63 - 1)
+#: deeper nesting is rejected: no real config comes close, and deep documents exhaust recursive code
+MAX_DEPTH = 64
+MAX_DOCUMENT_PROBLEMS = 20
 
 
 @dataclass
 class LoadedConfig:
     """A validated training config.
 
-    ``raw`` is the file as written; ``model`` is the validated (and, for the deliberate fixes,
-    normalised) pydantic model whose ``model_dump(exclude_none=True)`` is what 0.2.24 would send.
+    ``raw`` is the file as written (plans send its values); ``model`` is the validated (and, for the
+    deliberate fixes, normalised) pydantic model. ``raw`` and ``text`` may hold a key written in the TOML,
+    so the repr leaves them out and masks secrets in the model.
     """
 
     path: Path
-    flow: Flow
+    flow: str
     algorithm: str | None
-    raw: dict[str, Any]
+    raw: dict[str, Any] = field(repr=False)
     model: Any
     warnings: list[str] = field(default_factory=list)
-    text: str = ""
+    text: str = field(default="", repr=False)
     _lines: KeyLines | None = field(default=None, repr=False)
 
     def line_of(self, dotted_key: str, *, exact: bool = False) -> int | None:
@@ -62,12 +55,8 @@ class LoadedConfig:
 
     @property
     def results_folder(self) -> Path | None:
-        """Prompt learning only: where result files go (TOML-relative, default ``results``)."""
-        if self.flow != "prompt_learning":
-            return None
-        folder = self.model.prompt_learning.results_folder or self.model.results_folder or DEFAULT_RESULTS_FOLDER
-        target = Path(folder).expanduser()
-        return target if target.is_absolute() else (self.path.parent / target).resolve()
+        """Where the flow writes result files of this config's jobs (None when it writes none)."""
+        return get_flow(self.flow).results_folder(self)
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -87,72 +76,83 @@ def validate_config(raw: Any, *, path: str | Path | None = None, text: str = "")
     """Validate an already parsed document (``text`` is only used for line numbers)."""
     target = Path(path) if path is not None else Path("config.toml")
     lines = KeyLines(text)
-    _check_toml_shape(raw, (), target, lines)
-    flow, algorithm = detect_flow(raw)
-    if flow is None:
-        raise ConfigError("not a training config: cannot tell whether it is RL, SFT or prompt learning",
-                          path=target, hint=EXPECTED_TABLES_HINT)
-    notes: list[str] = []
-    data = raw
-    if flow == "prompt_learning":
-        data, notes = normalise_prompt_learning(raw)
-    schema, checker = _SCHEMAS[flow]
+    _check_document(raw, target, lines)
+    name, algorithm = detect_flow(raw)
+    if name is None:
+        raise ConfigError(not_a_training_config(), path=target, hint=expected_tables_hint())
+    flow = get_flow(name)
+    data, notes = flow.normalise(raw)
+    schema = flow.config_model
     try:
         model = schema.model_validate(data)
     except PydanticValidationError as exc:
-        _raise(flow, target, lines, pydantic_problems(exc, schema, data))
-    problems, warnings = checker(model, data)
+        _raise(flow.label, target, lines, pydantic_problems(exc, schema, data))
+    found = flow.check(model, data)
+    problems = [p for p in found if not p.warning]
     if problems:
-        _raise(flow, target, lines, problems)
+        _raise(flow.label, target, lines, problems)
+    warnings = [*notes, *(p.message for p in found if p.warning)]
     for key, suggestion in unknown_keys(model):
-        dotted = format_key(key)
         hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
-        warnings.append(f"unknown key {dotted}{hint} — {_unknown_key_fate(flow, key)}")
-    loaded = LoadedConfig(path=target, flow=flow, algorithm=algorithm, raw=raw, model=model,
-                          warnings=[*notes, *warnings], text=text, _lines=lines)
-    if isinstance(model, PromptLearningConfig) and not (model.prompt_learning.results_folder
-                                                          or model.results_folder):
-        loaded.warnings.append(
-            f"no results_folder in [prompt_learning]: result files will be written to {loaded.results_folder} "
-            "(set prompt_learning.results_folder to choose another folder)")
+        warnings.append(f"unknown key {format_key(key)}{hint} — {flow.unknown_key_fate(key)}")
+    loaded = LoadedConfig(path=target, flow=name, algorithm=algorithm, raw=raw, model=model, warnings=warnings,
+                          text=text, _lines=lines)
+    loaded.warnings.extend(flow.config_notes(loaded))
     return loaded
 
 
-def _unknown_key_fate(flow: str, key: tuple[str | int, ...]) -> str:
-    if flow == "rl":
-        return "removed before sending ([smoke] is local-only)" if key[0] == "smoke" else \
-            "not checked by synth-nb; sent to the backend as written"
-    if flow == "prompt_learning":
-        return "not checked by synth-nb; sent to the backend as written" if key[0] == "prompt_learning" else \
-            "ignored (only [prompt_learning] is sent)"
-    if key[:2] == ("hyperparameters", "parallelism"):
-        return "not checked by synth-nb; sent as written in hyperparameters.parallelism"
-    return "ignored (not sent)"
-
-
-def _raise(flow: str, path: Path, lines: KeyLines, problems: list[Problem]) -> Any:
+def _raise(label: str, path: Path, lines: KeyLines, problems: list[Problem]) -> Any:
     errors = [
         ConfigError(p.message, path=path, key=format_key(p.key) or None, line=lines.line_of(p.key) if p.key else None,
                     hint=p.hint)
         for p in problems
     ]
     count = f"{len(errors)} problem" + ("s" if len(errors) != 1 else "")
-    raise ConfigError(f"invalid {flow.replace('_', ' ')} config ({count})", path=path, problems=errors)
+    raise ConfigError(f"invalid {label + ' ' if label else ''}config ({count})", path=path, problems=errors)
 
 
-def _check_toml_shape(value: Any, key: tuple[str | int, ...], path: Path, lines: KeyLines) -> None:
-    """Reject documents that tomllib could not have produced (non-string keys, ``None``, objects)."""
-    if isinstance(value, Mapping) or not key:
-        if not isinstance(value, dict):
-            raise ConfigError("a config must be a table of keys", path=path, hint="pass the parsed TOML document")
-        for k, v in value.items():
-            if not isinstance(k, str):
-                raise ConfigError(f"key {k!r} is not a string", path=path, key=format_key(key) or None)
-            _check_toml_shape(v, (*key, k), path, lines)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            _check_toml_shape(item, (*key, i), path, lines)
-    elif not isinstance(value, _TOML_SCALARS):
-        raise ConfigError(f"value of type {type(value).__name__} is not a TOML value", path=path,
-                          key=format_key(key), line=lines.line_of(key), hint="use a string, number, boolean, "
-                          "date, array or table")
+def _check_document(raw: Any, path: Path, lines: KeyLines) -> None:
+    """Reject values no schema should have to handle, wherever they sit (free tables included).
+
+    Non-string keys, ``None`` and objects (tomllib never produces them), ``inf`` / ``nan`` (JSON cannot
+    carry them), integers beyond TOML's 64-bit range and nesting deeper than ``MAX_DEPTH``. The walk is
+    iterative, so a deep document cannot exhaust the stack.
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError("a config must be a table of keys", path=path, hint="pass the parsed TOML document")
+    problems: list[Problem] = []
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), raw)]
+    while stack and len(problems) < MAX_DOCUMENT_PROBLEMS:
+        key, value = stack.pop()
+        found = _value_problem(key, value)
+        if found is not None:
+            problems.append(found)
+        elif isinstance(value, dict):
+            stack.extend(((*key, k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend(((*key, i), v) for i, v in reversed(list(enumerate(value))))
+    if problems:
+        _raise("", path, lines, problems)
+
+
+def _value_problem(key: tuple[str | int, ...], value: Any) -> Problem | None:
+    if len(key) > MAX_DEPTH:
+        return Problem(key[:MAX_DEPTH], f"nested more than {MAX_DEPTH} levels deep",
+                       "flatten the tables and arrays under this key")
+    if isinstance(value, dict):
+        bad = next((k for k in value if not isinstance(k, str)), None)
+        if bad is not None:
+            return Problem(key, f"key {bad!r} is not a string", "TOML keys are strings")
+        return None
+    if isinstance(value, list):
+        return None
+    if not isinstance(value, _TOML_SCALARS):
+        return Problem(key, f"value of type {type(value).__name__} is not a TOML value",
+                       "use a string, number, boolean, date, array or table")
+    if isinstance(value, float) and not math.isfinite(value):
+        return Problem(key, f"must be a finite number (got {value!r})", "inf and nan cannot be sent as JSON; "
+                       "use a number")
+    if isinstance(value, int) and not isinstance(value, bool) and not _INT64[0] <= value <= _INT64[1]:
+        return Problem(key, "integer out of range (TOML integers are 64-bit)",
+                       f"use a value between {_INT64[0]} and {_INT64[1]}")
+    return None

@@ -1,15 +1,21 @@
-"""Tables shared by the RL and SFT schemas (spec §3.1) and the building blocks of every schema.
+"""Tables shared by the RL and SFT schemas and the building blocks of every flow's schema.
 
-Models keep unknown keys (``extra="allow"``) like 0.2.24 does, so ``model_dump(exclude_none=True)`` is
-the dict 0.2.24 would send; the loader turns those extras into warnings.
+Models keep unknown keys (``extra="allow"``) like 0.2.24 does; the loader turns those extras into
+warnings. Validation is strict: plans send the values as written in the TOML, so a value that pydantic
+would have to convert (``"64"`` for a number, ``true`` for an integer) is an error rather than something
+sent in a form the backend does not expect, and ``inf`` / ``nan`` are rejected (JSON cannot carry them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from synth_nb.config import catalogue
+from synth_nb.config.redact import redact_value, shown
 
 __all__ = [
     "AlgorithmConfig",
@@ -23,9 +29,12 @@ __all__ = [
     "PosFloat",
     "PosInt",
     "Problem",
+    "Seed",
     "TopologyConfig",
     "UnitFloat",
     "check_algorithm",
+    "check_compute",
+    "warning",
 ]
 
 PosInt = Annotated[int, Field(gt=0)]
@@ -33,6 +42,8 @@ NonNegInt = Annotated[int, Field(ge=0)]
 PosFloat = Annotated[float, Field(gt=0)]
 NonNegFloat = Annotated[float, Field(ge=0)]
 UnitFloat = Annotated[float, Field(ge=0, le=1)]
+#: a seed is a task-instance index the task app receives: a non-negative 64-bit integer
+Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 FreeTable = dict[str, Any]
 
 
@@ -43,12 +54,25 @@ class Problem:
     key: tuple[str | int, ...]
     message: str
     hint: str | None = None
+    #: a warning is reported but does not make the config invalid
+    warning: bool = False
+
+
+def warning(message: str) -> Problem:
+    """A config-wide note that does not make the config invalid."""
+    return Problem((), message, warning=True)
 
 
 class ExtraModel(BaseModel):
     """Base of every config table: unknown keys are kept (and reported as warnings)."""
 
-    model_config = ConfigDict(extra="allow", protected_namespaces=(), validate_default=False)
+    model_config = ConfigDict(extra="allow", protected_namespaces=(), validate_default=False, strict=True,
+                              allow_inf_nan=False)
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """Secret-looking values (``api_key = ...`` in any table, key-shaped strings) are masked."""
+        for name, value in super().__repr_args__():
+            yield name, redact_value(name, value)
 
 
 class AlgorithmConfig(ExtraModel):
@@ -104,25 +128,27 @@ class PolicyConfig(ExtraModel):
     inference_url: str | None = None
 
 
-_ALGORITHM_COMBOS = {
-    "rl": (("online", "policy_gradient", "gspo"),),
-    "sft": (("offline", "sft", "fft"), ("offline", "supervised_finetune", "fft"), ("offline", "sft", "lora")),
-}
+def check_compute(compute: ComputeConfig) -> list[Problem]:
+    """``[compute].gpu_type`` must be a GPU type the backend rents (case-insensitive)."""
+    if catalogue.canonical_gpu_type(compute.gpu_type) is not None:
+        return []
+    return [Problem(("compute", "gpu_type"), f"unknown GPU type {shown(compute.gpu_type)}",
+                    f"use one of {', '.join(catalogue.GPU_TYPES)}")]
 
 
-def check_algorithm(algorithm: AlgorithmConfig, flow: Literal["rl", "sft"]) -> list[Problem]:
-    """The (type, method, variety) combinations 0.2.24 accepts for ``flow``."""
-    combos = _ALGORITHM_COMBOS[flow]
-    expected_type = combos[0][0]
+def check_algorithm(algorithm: AlgorithmConfig, triples: tuple[tuple[str, str, str], ...],
+                    label: str) -> list[Problem]:
+    """The accepted (type, method, variety) combinations of a flow (``label`` names it in messages)."""
+    expected_type = triples[0][0]
     if algorithm.type != expected_type:
-        return [Problem(("algorithm", "type"), f"must be {expected_type!r} for {flow.upper()} (got {algorithm.type!r})",
+        return [Problem(("algorithm", "type"), f"must be {expected_type!r} for {label} (got {algorithm.type!r})",
                         f"set type = \"{expected_type}\" in [algorithm]")]
     triple = (algorithm.type, algorithm.method, algorithm.variety.lower())
-    if triple in combos:
+    if triple in triples:
         return []
-    allowed = "; ".join(f"method = \"{m}\", variety = \"{v}\"" for _, m, v in combos)
-    methods = {m for _, m, _ in combos}
+    allowed = "; ".join(f"method = \"{m}\", variety = \"{v}\"" for _, m, v in triples)
+    methods = {m for _, m, _ in triples}
     key = "method" if algorithm.method not in methods else "variety"
     return [Problem(("algorithm", key),
                     f"unsupported combination type={algorithm.type!r}, method={algorithm.method!r}, "
-                    f"variety={algorithm.variety!r}", f"supported for {flow.upper()}: {allowed}")]
+                    f"variety={algorithm.variety!r}", f"supported for {label}: {allowed}")]

@@ -1,28 +1,20 @@
-"""Flows are parallel modules of identical shape: ``NAME``, ``ENDPOINTS``, ``build_plan(...)``, ``is_noise``.
+"""Flows: one object per kind of training job (``Flow``), found by name in a registry.
 
-``plan_for(config, overrides, secrets)`` picks the module from ``config.flow``.
+``plan_for(config, overrides, secrets)`` builds the submission plan of a loaded config through its flow.
 """
 
 from __future__ import annotations
 
-import importlib
-import json
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
+
+from synth_nb.flows.base import Flow
+from synth_nb.flows.registry import all_flows, flow_names, get_flow, register, registered, unregister
 
 if TYPE_CHECKING:
     from synth_nb.plan import Plan
 
-__all__ = ["FLOW_NAMES", "get_flow", "is_noise", "plan_for"]
-
-FLOW_NAMES = ("rl", "sft", "prompt_learning")
-
-
-def get_flow(name: str) -> ModuleType:
-    """Return the flow module for ``name`` (``rl``, ``sft`` or ``prompt_learning``)."""
-    if name not in FLOW_NAMES:
-        raise KeyError(f"unknown flow {name!r}; expected one of {', '.join(FLOW_NAMES)}")
-    return importlib.import_module(f"synth_nb.flows.{name}")
+__all__ = ["Flow", "all_flows", "flow_names", "get_flow", "is_noise", "plan_for", "register", "registered",
+           "unregister"]
 
 
 def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
@@ -37,23 +29,15 @@ def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
     if overrides is None:
         overrides = Overrides()
     if secrets is None:
-        secrets = resolve_secrets(config.flow, config_path=config.path,
-                                  local_backend=overrides.backend == "local").require()
-    plan: Plan = get_flow(config.flow).build_plan(config, overrides, secrets)
-    return plan
+        from synth_nb.backend import is_local
+
+        keys = get_flow(config.flow).required_secrets
+        if is_local(overrides.backend):  # the embedded backend brings its own SYNTH_API_KEY
+            keys = tuple(k for k in keys if k != "SYNTH_API_KEY")
+        secrets = resolve_secrets(config_path=config.path).require(keys)
+    return get_flow(config.flow).build_plan(config, overrides, secrets)
 
 
 def is_noise(flow: str, event: Any) -> bool:
-    """True for an event hidden by default (as 0.2.24's CLI does); errors are never hidden.
-
-    ``event`` is anything with ``type``, ``message``, ``level`` and ``data`` (an ``Event`` record).
-    """
-    etype = getattr(event, "type", "") or ""
-    if (getattr(event, "level", "") or "").lower() == "error" or etype.endswith(".failed"):
-        return False
-    if etype.endswith((".worker.alive", ".heartbeat")):
-        return True
-    if flow not in FLOW_NAMES:
-        return False
-    text = f"{getattr(event, 'message', '')} {json.dumps(getattr(event, 'data', None) or {}, default=str)}"
-    return bool(get_flow(flow).is_noise(etype, text.lower()))
+    """True for an event of a ``flow`` job hidden by default (``get_flow(flow).is_noise(event)``)."""
+    return get_flow(flow).is_noise(event)

@@ -1,4 +1,4 @@
-"""Pieces every flow's ``build_plan`` shares: the config shape it reads, paths, models, keys."""
+"""Pieces every flow's ``build_plan`` shares: config errors, paths, models, keys, warnings."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import os
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from synth_nb.backend_target import resolve_backend
+from synth_nb.backend import resolve_backend
 from synth_nb.config import catalogue
 from synth_nb.errors import ConfigError, OverrideError
+from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides
 from synth_nb.secrets import SecretBundle
 
 __all__ = [
-    "ConfigLike",
     "backend_for",
     "check_experimental",
     "config_error",
@@ -26,18 +26,6 @@ __all__ = [
     "section",
     "start_warnings",
 ]
-
-
-class ConfigLike(Protocol):
-    """What plans need from ``synth_nb.config.LoadedConfig``."""
-
-    path: Path
-    flow: str
-    algorithm: str | None
-    raw: dict[str, Any]
-    warnings: list[str]
-
-    def line_of(self, dotted_key: str) -> int | None: ...
 
 
 def config_error(config: ConfigLike, key: str, message: str, hint: str | None = None) -> ConfigError:
@@ -108,12 +96,12 @@ def check_experimental(config: ConfigLike, model: str, key: str, overrides: Over
         message = f"model {model!r} is experimental and disabled"
         hint = "pass --allow-experimental or set SDK_EXPERIMENTAL=1"
         if overrides.model is not None:
-            raise OverrideError(f"--model {model!r}: {message} ({hint})")
+            raise OverrideError(f"--model {model!r}: {message} ({hint})", field="model")
         raise config_error(config, key, message, hint)
 
 
-def start_warnings(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> list[str]:
+def start_warnings(flow: Flow, config: ConfigLike, overrides: Overrides) -> list[str]:
     """The plan's first warnings: the config's own, then one per override the flow ignores."""
     out = list(getattr(config, "warnings", None) or [])
-    out.extend(overrides.ignored_by(config.flow))
+    out.extend(overrides.ignored_by(flow))
     return out

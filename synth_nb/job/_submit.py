@@ -6,16 +6,16 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.client._client import endpoints_for
 from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError
+from synth_nb.flows import Flow, all_flows, get_flow
 from synth_nb.job._job import Job
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
 from synth_nb.plan import Plan, Step, resolve_refs
 
 if TYPE_CHECKING:
-    from synth_nb.client._client import AsyncSynthClient
+    from synth_nb.client import AsyncSynthClient, SynthClient
 
-__all__ = ["attach", "guess_flow", "submit"]
+__all__ = ["attach", "follow", "guess_flow", "submit"]
 
 #: create calls can be slow (prompt learning validates against the task app synchronously)
 CREATE_TIMEOUT = 180.0
@@ -105,10 +105,15 @@ def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_i
 
 
 def guess_flow(job_id: str) -> list[str]:
-    """Flows to try for an id, most likely first (prompt-learning ids start with ``pl_``)."""
-    if job_id.startswith("pl_"):
-        return ["prompt_learning", "rl", "sft"]
-    return ["rl", "sft", "prompt_learning"]
+    """Flows to try for an id, most likely first: those whose ``id_prefix`` starts it, then those without
+    a prefix, then those whose prefix does not match."""
+
+    def rank(flow: Flow) -> int:
+        if flow.id_prefix is None:
+            return 1
+        return 0 if job_id.startswith(flow.id_prefix) else 2
+
+    return [flow.name for flow in sorted(all_flows(), key=rank)]
 
 
 async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
@@ -120,7 +125,7 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
     status_doc: dict[str, Any] | None = None
     for name in candidates:
         try:
-            status_doc = await client.request_json("GET", _fill_path(endpoints_for(name).status, job_id))
+            status_doc = await client.request_json("GET", _fill_path(get_flow(name).endpoints.status, job_id))
         except NotFoundError:
             continue
         flow = name
@@ -133,3 +138,14 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
     job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval)
     await job.refresh()
     return job
+
+
+def follow(job_id: str, client: SynthClient, *, flow: str | None = None, timeout: float | None = None) -> Job:
+    """Blocking: re-attach to ``job_id`` and wait until it ends; the returned ``Job`` holds its whole history."""
+
+    async def run() -> Job:
+        job = await attach(job_id, client.async_client, flow=flow)
+        await job.wait(timeout=timeout)
+        return job
+
+    return client.run(run())

@@ -16,6 +16,8 @@ from typing import IO, Any
 from pydantic import SecretStr
 
 from synth_nb.errors import ConfigError
+from synth_nb.job.history import JobUpdate
+from synth_nb.job.view import JobView
 from synth_nb.plan import mask_payload
 from synth_nb.secrets._mask import mask_text
 
@@ -34,7 +36,7 @@ class Recorder:
         self._handle: IO[str] | None = self.path.open("w", encoding="utf-8")
         self._start = time.monotonic()
         self.count = 0
-        self._job: Any = None
+        self._job: JobView | None = None
 
     def __enter__(self) -> Recorder:
         return self
@@ -44,7 +46,8 @@ class Recorder:
 
     def write(self, kind: str, payload: dict[str, Any]) -> None:
         if kind not in RECORD_KINDS:
-            raise ValueError(f"unknown recording kind {kind!r}")
+            raise ConfigError(f"unknown recording kind {kind!r}; expected one of {', '.join(RECORD_KINDS)}",
+                              path=self.path)
         if self._handle is None:
             return
         safe = mask_payload(payload, self._secrets)
@@ -54,7 +57,7 @@ class Recorder:
         self._handle.flush()
         self.count += 1
 
-    def follow(self, job: Any) -> None:
+    def follow(self, job: JobView) -> None:
         """Record ``job``'s meta, what it already holds, and every status/event/metric from here on."""
         self.write("meta", {"job_id": job.id, "flow": job.flow, "algorithm": job.algorithm,
                             "backend_url": job.backend_url})
@@ -67,9 +70,9 @@ class Recorder:
                 self.write("metric", point.model_dump(mode="json"))
         job.add_listener(self._on_update)
 
-    def _on_update(self, update: Any) -> None:
+    def _on_update(self, update: JobUpdate) -> None:
         if update.kind == "status":
-            doc = dict(getattr(self._job, "status_doc", None) or {})
+            doc = dict(self._job.status_doc if self._job is not None else {})
             self.write("status", {**doc, "status": update.status})
         elif update.kind == "event" and update.event is not None:
             self.write("event", update.event.model_dump(mode="json"))

@@ -1,4 +1,4 @@
-"""Job kinds, statuses and the lifecycle event names the server itself emits (backend contract §3–4).
+"""Job kinds, statuses and the lifecycle event names the server itself emits.
 
 Kept in one place so storage, the runner and the replay executor agree on them.
 """

@@ -1,4 +1,9 @@
-"""Keep secrets that arrive in job bodies (e.g. ``task_app_api_key``) out of responses, events and errors."""
+"""Keep secrets that arrive in job bodies (e.g. ``task_app_api_key``) out of storage, responses, events and errors.
+
+A create body is split on arrival: ``withhold_secrets`` gives the body to store (each secret replaced by
+its mask) and the secrets themselves, which live only in the server's memory; ``restore_secrets`` puts
+them back for the executor that runs the job.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +13,15 @@ from typing import Any
 
 from synth_nb.local.lifecycle import mask_secret
 
-__all__ = ["redact", "scrub", "secret_values"]
+__all__ = ["Withheld", "redact", "restore_secrets", "scrub", "secret_values", "withhold_secrets"]
 
 _SECRET_KEY = re.compile(r"(api_?key|secret|token|password|authorization)$", re.IGNORECASE)
 # token counters are numbers, not secrets
 _NOT_SECRET = re.compile(r"(max_tokens|tokens?_(used|budget|count)|counting)", re.IGNORECASE)
+_MASK_PREFIX = mask_secret("x" * 12)[:4]
+
+#: where each withheld secret sat in the body (dict keys and list indices) -> its value
+Withheld = dict[tuple[str | int, ...], str]
 
 
 def _is_secret_key(key: object) -> bool:
@@ -22,8 +31,8 @@ def _is_secret_key(key: object) -> bool:
 def redact(value: Any) -> Any:
     """A copy of ``value`` with string values of secret-looking keys masked (recursively)."""
     if isinstance(value, dict):
-        return {key: mask_secret(item) if isinstance(item, str) and _is_secret_key(key) else redact(item)
-                for key, item in value.items()}
+        return {key: mask_secret(item) if isinstance(item, str) and _is_secret_key(key) and not _is_mask(item)
+                else redact(item) for key, item in value.items()}
     if isinstance(value, list):
         return [redact(item) for item in value]
     return value
@@ -50,3 +59,50 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
         if secret and secret in text:
             text = text.replace(secret, mask_secret(secret))
     return text
+
+
+def withhold_secrets(body: dict[str, Any]) -> tuple[dict[str, Any], Withheld]:
+    """``(body with every secret masked, the secrets by position)``; the first is safe to store and serve."""
+    withheld: Withheld = {}
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, item in node.items():
+                if isinstance(item, str) and item and _is_secret_key(key) and not _is_mask(item):
+                    withheld[(*path, key)] = item
+                    out[key] = mask_secret(item)
+                else:
+                    out[key] = walk(item, (*path, key))
+            return out
+        if isinstance(node, list):
+            return [walk(item, (*path, index)) for index, item in enumerate(node)]
+        return node
+
+    return walk(body, ()), withheld
+
+
+def restore_secrets(body: dict[str, Any], withheld: Withheld | None) -> dict[str, Any]:
+    """The body an executor runs: withheld secrets put back; masks without a secret (lost in a restart) dropped."""
+    secrets = withheld or {}
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> Any:
+        if isinstance(node, dict):
+            out = {}
+            for key, item in node.items():
+                here = (*path, key)
+                if here in secrets:
+                    out[key] = secrets[here]
+                elif not (isinstance(item, str) and _is_secret_key(key) and _is_mask(item)):
+                    out[key] = walk(item, here)
+            return out
+        if isinstance(node, list):
+            return [walk(item, (*path, index)) for index, item in enumerate(node)]
+        return node
+
+    restored: dict[str, Any] = walk(body, ())
+    return restored
+
+
+def _is_mask(value: str) -> bool:
+    return value.startswith(_MASK_PREFIX)

@@ -2,6 +2,7 @@
 
 The runner owns the status lifecycle (queued -> running -> succeeded/failed/cancelled). An executor
 exception fails the job with the error (and traceback) in an event; it never reaches the HTTP server.
+It also holds, in memory only, the secrets withheld from each job's stored body until the job ends.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from synth_nb.local.executors import load_executor
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
-from synth_nb.local.redact import scrub, secret_values
+from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
 from synth_nb.local.storage import JobRecord, Storage
 
 __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
@@ -27,6 +28,8 @@ __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
 log = logging.getLogger(__name__)
 
 _STOPPED = "the local backend was stopped while this job was running; submit it again"
+_SECRETS_LOST = ("the keys sent with this job (such as task_app_api_key) are kept in memory only and were lost "
+                 "when the backend restarted; the job runs with the backend's own ENVIRONMENT_API_KEY")
 
 
 class PolicyRoutes:
@@ -56,10 +59,10 @@ class PolicyRoutes:
 class LocalJobContext:
     """The ``JobContext`` handed to executors; writes are dropped once the job has been finalised."""
 
-    def __init__(self, job: JobRecord, storage: Storage, runner: JobRunner) -> None:
+    def __init__(self, job: JobRecord, storage: Storage, runner: JobRunner, withheld: Withheld | None) -> None:
         self.job_id = job.id
         self.kind = job.kind
-        self.body = job.body
+        self.body = restore_secrets(job.body, withheld)
         self.work_dir = storage.jobs_dir / job.id
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.cancelled = threading.Event()
@@ -73,7 +76,7 @@ class LocalJobContext:
         self._runner = runner
         self._non_finite: set[str] = set()
         env_key = runner.environment_api_key
-        self._secrets = [*secret_values(job.body), *([env_key] if env_key else [])]
+        self._secrets = [*secret_values(self.body), *([env_key] if env_key else [])]
 
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
              level: str = "info") -> None:
@@ -85,12 +88,14 @@ class LocalJobContext:
         """Mask the job's secrets (task-app keys from its body, the backend's env key) if they slipped in."""
         if not self._secrets:
             return message, data
-        message = scrub(message, self._secrets)
+        return scrub(message, self._secrets), self._scrub_data(data)
+
+    def _scrub_data(self, data: dict[str, Any] | None) -> dict[str, Any] | None:
         if data:
             dumped = json.dumps(data, default=str)
             if any(secret in dumped for secret in self._secrets):
-                data = json.loads(scrub(dumped, self._secrets))
-        return message, data
+                return dict(json.loads(scrub(dumped, self._secrets)))
+        return data
 
     def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
         if self.closed.is_set():
@@ -105,7 +110,7 @@ class LocalJobContext:
 
     def update_result(self, **fields: Any) -> None:
         if not self.closed.is_set():
-            self._storage.merge_result(self.job_id, fields)
+            self._storage.merge_result(self.job_id, self._scrub_data(fields) or {})
 
     def file_path(self, file_id: str) -> Path:
         return self._storage.file_path(file_id)
@@ -131,7 +136,14 @@ class JobRunner:
         self._lock = threading.Lock()
         self._contexts: dict[str, LocalJobContext] = {}
         self._threads: dict[str, threading.Thread] = {}
+        self._withheld: dict[str, Withheld] = {}
         self._stopping = False
+
+    def withhold(self, job_id: str, secrets: Withheld) -> None:
+        """Keep the secrets taken out of a new job's body (memory only) until the job ends."""
+        if secrets:
+            with self._lock:
+                self._withheld[job_id] = secrets
 
     def start(self, job_id: str) -> JobRecord:
         """Start a queued job (idempotent: running or finished jobs are left alone)."""
@@ -147,10 +159,13 @@ class JobRunner:
                 raise KeyError(job_id)
             if job.status != "queued" or job_id in self._threads or self._stopping:  # started meanwhile
                 return job
-            ctx = LocalJobContext(job, self.storage, self)
+            withheld = self._withheld.get(job_id)
+            ctx = LocalJobContext(job, self.storage, self, withheld)
             self.storage.set_status(job_id, "running", expect=frozenset({"queued"}))
             self.storage.add_event(job_id, lifecycle_event(job.kind, "running"), f"{job.kind} job started",
                                    {"executor": job.executor})
+            if withheld is None and secret_values(job.body):
+                self.storage.add_event(job_id, "job.secrets.unavailable", _SECRETS_LOST, {}, level="warning")
             thread = threading.Thread(target=self._run, args=(executor, ctx), name=f"job-{job_id}", daemon=True)
             self._contexts[job_id] = ctx
             self._threads[job_id] = thread
@@ -189,6 +204,7 @@ class JobRunner:
             ctx.closed.set()
             self._contexts.pop(ctx.job_id, None)
             self._threads.pop(ctx.job_id, None)
+            self._withheld.pop(ctx.job_id, None)
         self.policies.remove_job(ctx.job_id)
         if error is not None:
             error, data = ctx.scrub(error, data)
@@ -215,6 +231,7 @@ class JobRunner:
                 self.storage.add_event(job_id, lifecycle_event(job.kind, "cancelled"),
                                        "Job cancelled before it started", {}, level="warning")
                 self.storage.set_status(job_id, "cancelled", expect=frozenset({"queued"}))
+                self._withheld.pop(job_id, None)
         if job is not None and job.status == "running":
             self.storage.request_cancel(job_id)
             with self._lock:

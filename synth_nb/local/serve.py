@@ -13,7 +13,7 @@ from typing import Any
 
 import uvicorn
 
-from synth_nb.local.server import close_app, create_app
+from synth_nb.local.server.app import close_app, create_app
 
 __all__ = ["LocalBackend", "generate_api_key", "start_backend"]
 

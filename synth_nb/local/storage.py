@@ -3,12 +3,17 @@
 One connection guarded by a lock: executors write from worker threads while the HTTP handlers read.
 Events get a per-job monotonic ``seq`` assigned inside the same transaction that bumps ``jobs.last_seq``,
 so a seq is never reused, even across restarts.
+
+Job bodies arrive here with their secrets already masked (``redact.withhold_secrets``); bodies stored by
+an older version are masked when the database is opened. The database and uploads are readable by their
+owner only (0600), and deleted rows are overwritten (``secure_delete``).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
+from synth_nb.local.redact import withhold_secrets
 
 __all__ = ["JobRecord", "Storage"]
 
@@ -40,9 +46,15 @@ CREATE TABLE IF NOT EXISTS metrics (
 CREATE INDEX IF NOT EXISTS metrics_job ON metrics(job_id, id);
 CREATE TABLE IF NOT EXISTS files (
     id TEXT PRIMARY KEY, filename TEXT NOT NULL, purpose TEXT NOT NULL, bytes INTEGER NOT NULL,
-    stored_name TEXT NOT NULL, created_at TEXT NOT NULL
+    stored_name TEXT NOT NULL, created_at TEXT NOT NULL, idempotency_key TEXT
 );
 """
+#: added after the first release; databases created before get the column when opened
+_FILES_IDEMPOTENCY = """
+CREATE UNIQUE INDEX IF NOT EXISTS files_idempotency ON files(idempotency_key) WHERE idempotency_key IS NOT NULL;
+"""
+#: mode of the database and uploads: they may hold private data
+PRIVATE = 0o600
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,12 @@ def _metric(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
             "created_at": row["created_at"], "job_id": job_id}
 
 
+def _private_file(path: Path) -> None:
+    """Create ``path`` readable by its owner only (or make an existing one so)."""
+    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, PRIVATE))
+    os.chmod(path, PRIVATE)
+
+
 def _lock_folder(data_dir: Path) -> IO[str] | None:
     """Hold an exclusive lock on the data dir: a second live server would fail the first one's jobs."""
     try:
@@ -129,17 +147,38 @@ class Storage:
         self.data_dir = Path(data_dir)
         self.files_dir = self.data_dir / "files"
         self.jobs_dir = self.data_dir / "jobs"
-        self.files_dir.mkdir(parents=True, exist_ok=True)
-        self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.files_dir.mkdir(mode=0o700, exist_ok=True)
+        self.jobs_dir.mkdir(mode=0o700, exist_ok=True)
         self._folder_lock = _lock_folder(self.data_dir)
         self._lock = threading.RLock()
-        self._db = sqlite3.connect(self.data_dir / "backend.sqlite3", check_same_thread=False,
-                                   isolation_level=None)
+        database = self.data_dir / "backend.sqlite3"
+        for path in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
+            if path == database or path.exists():  # SQLite gives the -wal/-shm files it creates the database's mode
+                _private_file(path)
+        self._db = sqlite3.connect(database, check_same_thread=False, isolation_level=None)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.executescript(_SCHEMA)
+        self._migrate()
         self.on_change = on_change
+
+    def _migrate(self) -> None:
+        """Bring a database written by an older version up to date: file idempotency, no secret in a body."""
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(files)")}
+        if "idempotency_key" not in columns:
+            self._db.execute("ALTER TABLE files ADD COLUMN idempotency_key TEXT")
+        self._db.executescript(_FILES_IDEMPOTENCY)
+        masked = 0
+        for row in self._db.execute("SELECT id, body FROM jobs").fetchall():
+            public, withheld = withhold_secrets(json.loads(row["body"]))
+            if withheld:
+                self._db.execute("UPDATE jobs SET body=? WHERE id=?", (to_json(public), row["id"]))
+                masked += 1
+        if masked:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
         with self._lock:
@@ -295,15 +334,34 @@ class Storage:
         return [_metric(job_id, r) for r in rows]
 
     # ---- files ----------------------------------------------------------------------------------
-    def add_file(self, file_id: str, filename: str, purpose: str, size: int, stored_name: str) -> dict[str, Any]:
+    def add_file(self, file_id: str, filename: str, purpose: str, size: int, stored_name: str,
+                 idempotency_key: str | None = None) -> tuple[dict[str, Any], bool]:
+        """Record an upload; returns ``(file, created)``: the earlier file when ``idempotency_key`` was used."""
         with self._lock:
+            earlier = self.file_for_key(idempotency_key)
+            if earlier is not None:
+                return earlier, False
             self._db.execute(
-                "INSERT INTO files (id, filename, purpose, bytes, stored_name, created_at) VALUES (?,?,?,?,?,?)",
-                (file_id, filename, purpose, size, stored_name, utc_now()),
+                "INSERT INTO files (id, filename, purpose, bytes, stored_name, created_at, idempotency_key)"
+                " VALUES (?,?,?,?,?,?,?)",
+                (file_id, filename, purpose, size, stored_name, utc_now(), idempotency_key),
             )
-        found = self.get_file(file_id)
+            found = self.get_file(file_id)
         assert found is not None
-        return found
+        return found, True
+
+    def file_for_key(self, idempotency_key: str | None) -> dict[str, Any] | None:
+        """The file first uploaded with ``idempotency_key``, if any."""
+        if not idempotency_key:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT * FROM files WHERE idempotency_key=?", (idempotency_key,)).fetchone()
+        return dict(row) if row is not None else None
+
+    def open_upload(self, stored_name: str) -> IO[bytes]:
+        """A new file under ``files/`` for an upload's bytes, readable by the owner only."""
+        fd = os.open(self.files_dir / stored_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
+        return os.fdopen(fd, "wb")
 
     def get_file(self, file_id: str) -> dict[str, Any] | None:
         with self._lock:

@@ -3,7 +3,7 @@
 The flags are the CLI's own (``synth_nb.cli.args.TRAIN_ARGUMENTS``) applied through IPython's
 ``magic_arguments``, so ``%synth_train?`` prints the same help as ``synth-nb train --help``. The magic
 only routes: the wizard when a widget front end is present and ``--yes`` is absent, otherwise a masked
-text preview, and submission through ``synth_nb.notebook._submit`` when ``--yes`` is given.
+text preview, and submission through ``synth_nb.notebook.launch`` when ``--yes`` is given.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
+from synth_nb import pipeline
 from synth_nb.cli.args import TRAIN_ARGUMENTS
 from synth_nb.errors import SynthNbError
-from synth_nb.notebook import _session, _submit, _text
+from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
+from synth_nb.notebook.preview_text import preview_text
+from synth_nb.notebook.request import TrainRequest, notebook_folder
 
 __all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -56,53 +59,45 @@ class SynthMagics(Magics):
         config in the cell body. Returns the created Job (a list for several configs), or the wizard.
         """
         args = magic_arguments.parse_argstring(self.synth_train, line)
-        folder = _session.notebook_folder(self.shell.user_ns if self.shell else None)
+        folder = notebook_folder(self.shell.user_ns if self.shell else None)
         if cell is not None and cell.strip():
             args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]
-        request = _session.TrainRequest.from_args(args, folder)
+        request = TrainRequest.from_args(args, folder)
         try:
             return self._dispatch(request)
         except SynthNbError as exc:
             raise UsageError(str(exc)) from None
 
-    def _dispatch(self, request: _session.TrainRequest) -> Any:
+    def _dispatch(self, request: TrainRequest) -> Any:
         widgets = has_widget_frontend(self.shell)
         if request.list_jobs:
-            return _submit.list_jobs(request, widgets=widgets)
+            return job_table.list_jobs(request.folder)
         if request.attach:
-            return _submit.attach_job(request, widgets=widgets)
+            return launch.attach_job(request, widgets=widgets)
         if widgets and not request.yes and not request.dry_run:
             from synth_nb.notebook.wizard import open_wizard
 
             return open_wizard(request)
         return self._train_without_wizard(request, widgets=widgets)
 
-    def _train_without_wizard(self, request: _session.TrainRequest, *, widgets: bool) -> Any:
-        if not request.configs:
-            request.configs = _submit.valid_configs(request.folder, exactly_one=request.yes and not request.dry_run)
-        backend = _session.backend_url(request.backend)
-        prepared = [
-            _session.prepare(path, overrides=request.overrides, backend=backend, env_files=request.env_files,
-                             modal_secrets=request.modal_secrets, folder=request.folder)
-            for path in request.configs
-        ]
-        _session.check_together(prepared)
+    def _train_without_wizard(self, request: TrainRequest, *, widgets: bool) -> Any:
+        submitting = request.yes and not request.dry_run
+        preparation = launch.prepare_request(request, several=not submitting)
+        prepared, backend_url = preparation.prepared, preparation.target.url
         if request.dry_run and request.json_output:
-            print(json.dumps([p.plan.preview() if p.ok else {"config": str(p.path), "error": str(p.error)}
+            print(json.dumps([p.plan.preview() if p.plan is not None else {"config": str(p.path), "error": str(p.error)}
                               for p in prepared], indent=2, ensure_ascii=False))
-            return [p.plan for p in prepared if p.ok]
-        if not request.yes or request.dry_run:
-            print(_text.preview_text(prepared, backend_url=backend[0]))
+            return [p.plan for p in prepared if p.plan is not None]
+        if not submitting:
+            print(preview_text(prepared, backend_url=backend_url))
             if not request.dry_run:
                 print("Nothing was sent. Run again with --yes to submit"
                       + ("." if not widgets else ", or without --dry-run to open the wizard."))
-            return [p.plan for p in prepared if p.ok] if request.dry_run else None
-        failed = [p for p in prepared if not p.ok]
-        if failed:
-            print(_text.preview_text(failed, backend_url=backend[0]))
-            assert failed[0].error is not None
-            raise failed[0].error
-        jobs = _submit.submit_and_show(prepared, request, widgets=widgets)
+            return [p.plan for p in prepared if p.plan is not None] if request.dry_run else None
+        if preparation.failed:
+            print(preview_text(preparation.failed, backend_url=backend_url))
+            pipeline.raise_problems(preparation.failed)
+        jobs = launch.submit_and_show(preparation, request, widgets=widgets)
         return jobs[0] if len(jobs) == 1 else jobs
 
 
@@ -118,4 +113,4 @@ def unload_ipython_extension(ipython: Any) -> None:
         magics[kind].pop("synth_train", None)
     registry = ipython.magics_manager.registry
     registry.pop("SynthMagics", None)
-    _session.stop_local_backend()
+    pipeline.stop_local_backend()

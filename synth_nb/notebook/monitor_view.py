@@ -27,6 +27,7 @@ __all__ = [
     "progress_of",
     "render_html",
     "render_text",
+    "status_announcement",
     "visible_events",
 ]
 
@@ -225,18 +226,39 @@ def render_text(state: PanelState) -> str:
     return "\n".join(lines)
 
 
+#: theme colours mixed toward the text colour keep >= 4.5:1 in light and dark themes
+_STYLE = (
+    "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
+    "--synth-bad:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 70%,var(--jp-ui-font-color1,#1f1f1f))}"
+    ".synth-monitor .synth-err{color:var(--synth-bad);font-weight:600}"
+    ".synth-monitor .synth-stall{border-left:3px solid var(--jp-warn-color1,#f9a825);padding-left:6px}"
+    ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
+    "font-size:12px}</style>"
+)
+
+
+def status_announcement(state: PanelState) -> str:
+    """What the panel's live region says: status, note, error and stall, but not the ticking clock.
+
+    It changes only when one of those changes, so a screen reader hears news, not every refresh.
+    """
+    parts = [f"Job {state.job_id}: {state.status}."]
+    if state.stalled_for is not None:
+        parts.append("No event for much longer than usual: the job may be stalled.")
+    parts.extend(f"{text}." if not text.endswith((".", "…")) else text for text in (state.error, state.note) if text)
+    return " ".join(parts)
+
+
 def render_html(state: PanelState) -> str:
+    """The status output. No live-region roles here: the output is re-rendered on every refresh, so the
+    panel announces through its ``LiveRegion`` widget instead (``status_announcement``)."""
     esc = html.escape
     flow = state.flow + (f" / {state.algorithm}" if state.algorithm else "")
     parts = [
         f"<div class='synth-monitor' data-job-id='{esc(state.job_id)}' data-status='{esc(state.status)}'>",
-        "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px}"
-        ".synth-monitor .synth-err{color:#d32f2f;font-weight:600}"
-        ".synth-monitor .synth-stall{border-left:3px solid #f9a825;padding-left:6px}"
-        ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
-        "font-size:12px}</style>",
+        _STYLE,
         f"<div class='synth-status-line'><strong>{esc(state.job_id)}</strong> · {esc(flow)} · status "
-        f"<span class='synth-status synth-status-{esc(state.status)}' role='status'>{esc(state.status)}</span>"
+        f"<span class='synth-status synth-status-{esc(state.status)}'>{esc(state.status)}</span>"
         f" · elapsed {format_duration(state.elapsed)}",
     ]
     p = state.progress
@@ -249,14 +271,15 @@ def render_html(state: PanelState) -> str:
     else:
         parts.append("</div>")
     if state.stalled_for is not None:
-        parts.append(f"<div class='synth-stall' role='alert'>No event for {format_duration(state.stalled_for)} "
+        parts.append(f"<div class='synth-stall'>⚠ No event for {format_duration(state.stalled_for)} "
                      f"(usual gap {format_duration(state.usual_gap)}): the job may be stalled.</div>")
     if state.error:
-        parts.append(f"<div class='synth-err' role='alert'>{esc(state.error)}</div>")
+        parts.append(f"<div class='synth-err'>⚠ {esc(state.error)}</div>")
     if state.note:
         parts.append(f"<div class='synth-note'>{esc(state.note)}</div>")
     items = "".join(
-        f"<li class='{'synth-err' if is_error(e) else 'synth-event'}'>{esc(_event_line(e))}</li>"
+        f"<li class='{'synth-err' if is_error(e) else 'synth-event'}'>{'⚠ ' if is_error(e) else ''}"
+        f"{esc(_event_line(e))}</li>"
         for e in state.events
     )
     hidden = "" if state.show_all or not state.hidden_count else f" ({state.hidden_count} routine hidden)"

@@ -15,22 +15,26 @@ import concurrent.futures
 import contextlib
 import time
 from collections.abc import Callable, Generator, Sequence
+from pathlib import Path
 from typing import Any
 
 from synth_nb.errors import JobTimeoutError
+from synth_nb.flows import get_flow
+from synth_nb.job import JobUpdate, JobView
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
+from synth_nb.notebook.controls import PanelControls
+from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
-    is_noise,
     parse_time,
     progress_of,
     render_html,
     render_text,
+    status_announcement,
     visible_events,
 )
-from synth_nb.notebook.panel_controls import disable_cancel, enable_export, make_controls
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["MonitorPanel", "show_job", "show_jobs"]
@@ -41,11 +45,12 @@ CANCEL_CONFIRM_TIMEOUT = 30.0
 class MonitorPanel:
     """A live view of one job. ``display()`` shows it without blocking; ``await panel`` blocks until done."""
 
-    def __init__(self, job: Any, *, max_events: int = 8, show_all: bool = False, tick: float = 0.5,
+    def __init__(self, job: JobView, *, max_events: int = 8, show_all: bool = False, tick: float = 0.5,
                  chart: LiveChart | None = None, stall: StallDetector | None = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
                  show_artifacts: bool = True) -> None:
         self.job = job
+        self.flow = get_flow(job.flow)
         self.max_events = max_events
         self.show_all = show_all
         self.tick = tick
@@ -64,9 +69,9 @@ class MonitorPanel:
         self._ended_wall: float | None = None
         self._status_handle: Any = None
         self._artifacts_handle: Any = None
-        self._controls: Any = None
-        self._task: asyncio.Task[str] | concurrent.futures.Future[str] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self.controls: PanelControls | None = None
+        self._task: concurrent.futures.Future[str] | None = None
+        self._loop: KernelLoop | None = None
         self._live = False  # True once history is in and updates arrive live (for stall timing)
         self._status_dirty = True
         self._last_status_render = float("-inf")
@@ -75,14 +80,14 @@ class MonitorPanel:
     # ------------------------------------------------------------------ state
     @property
     def status(self) -> str:
-        return str(getattr(self.job, "status", None) or "queued")
+        return str(self.job.status or "queued")
 
     @property
     def done(self) -> bool:
         return self.final_status is not None
 
     def elapsed(self) -> float | None:
-        doc = getattr(self.job, "status_doc", None) or {}
+        doc = self.job.status_doc
         start = next((t for t in (parse_time(doc.get(k)) for k in ("started_at", "created_at")) if t), None)
         start = start or self._started_wall
         if self.status in TERMINAL_STATUSES:
@@ -94,14 +99,14 @@ class MonitorPanel:
         return max(0.0, end - start)
 
     def state(self) -> PanelState:
-        events = list(getattr(self.job, "events", []) or [])
+        events = list(self.job.events)
         elapsed = self.elapsed()
         now = self.clock()
         stalled = None if self.status in TERMINAL_STATUSES else self.stall.stalled_for(now)
         return PanelState(
-            job_id=str(self.job.id), flow=self.job.flow, algorithm=getattr(self.job, "algorithm", None),
+            job_id=str(self.job.id), flow=self.job.flow, algorithm=self.job.algorithm,
             status=self.status, elapsed=elapsed,
-            progress=progress_of(getattr(self.job, "status_doc", None) or {}, events, elapsed),
+            progress=progress_of(dict(self.job.status_doc), events, elapsed),
             events=visible_events(self.job.flow, events, self.max_events, show_all=self.show_all),
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error,
@@ -112,21 +117,20 @@ class MonitorPanel:
         return {"text/html": render_html(state) + self.chart.html_table(),
                 "text/plain": render_text(state) + "\n" + self.chart.text_table()}
 
-    def ingest(self, update: Any) -> None:
+    def ingest(self, update: JobUpdate) -> None:
         """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""
-        kind = getattr(update, "kind", None)
-        if kind == "event" and update.event is not None:
+        if update.kind == "event" and update.event is not None:
             self.chart.add_event(update.event)
-            if is_noise(self.job.flow, update.event):
+            if self.flow.is_noise(update.event):
                 self.hidden_count += 1
             if self._live:
                 self.stall.observe(self.clock())
-        elif kind == "metric" and update.metric is not None:
+        elif update.kind == "metric" and update.metric is not None:
             self.chart.add_metric(update.metric)
             if self._live:
                 self.stall.observe(self.clock())
-        elif kind == "done":
-            self.final_status = str(getattr(update, "status", None) or self.status)
+        elif update.kind == "done":
+            self.final_status = str(update.status or self.status)
         self._status_dirty = True
 
     # ------------------------------------------------------------------ display
@@ -136,23 +140,51 @@ class MonitorPanel:
 
         self._status_handle = display(self.status_bundle(), raw=True, display_id=True)
         self.chart.display()
-        self._controls = make_controls(self)
-        if self._controls is not None:
-            display(self._controls)
+        self.controls = self._make_controls()
+        if self.controls is not None:
+            display(self.controls.widget)
         self._artifacts_handle = display({"text/plain": ""}, raw=True, display_id=True)
         if start:
             self.start()
         return self
 
+    def _make_controls(self) -> PanelControls | None:
+        try:
+            return PanelControls(on_cancel=self.request_cancel, on_show_all=self.set_show_all,
+                                 on_export=self.export_results if self.flow.has_summary else None,
+                                 show_all=self.show_all)
+        except ImportError:  # pragma: no cover - ipywidgets is a core dependency
+            return None
+
+    def set_show_all(self, value: bool) -> None:
+        """Show (or hide again) the routine events the CLI hides."""
+        self.show_all = value
+        self.render_status(force=True)
+
+    def export_results(self, folder: str | Path | None = None) -> list[Path]:
+        """Write the job's result files (prompt learning: ``summary.md`` and its curve)."""
+        return artifacts.export_summary(self.job, folder)
+
     def start(self) -> MonitorPanel:
         """Schedule :meth:`run` on the kernel's loop (or a private one outside a kernel). Idempotent."""
         if self._task is None:
-            from synth_nb.notebook._loop import KernelLoop
-
-            kernel_loop = KernelLoop.capture()
-            self._loop = kernel_loop.loop
-            self._task = kernel_loop.spawn(self.run())
+            self._loop = KernelLoop.capture()
+            self._task = self._loop.spawn(self.run())
         return self
+
+    def watch_on(self, loop: asyncio.AbstractEventLoop, timeout: float | None = None
+                 ) -> concurrent.futures.Future[str]:
+        """Run :meth:`watch` on ``loop`` (where the job's client works) from another thread."""
+        if self._task is None:
+            self._loop = KernelLoop(loop)
+            self._task = asyncio.run_coroutine_threadsafe(self.watch(timeout), loop)
+        return self._task
+
+    async def finished(self) -> str | None:
+        """Wait, on the calling loop, until the live task has drawn the final state (None if never started)."""
+        if self._task is None:
+            return None
+        return await asyncio.shield(asyncio.wrap_future(self._task))
 
     def render_status(self, *, force: bool = False) -> None:
         now = self.clock()
@@ -163,12 +195,13 @@ class MonitorPanel:
         self._last_status_render = now
         if self._status_handle is not None:
             self._status_handle.update(self.status_bundle(), raw=True)
+        if self.controls is not None:
+            self.controls.announce_status(status_announcement(self.state()))
 
     # ------------------------------------------------------------------ running
     async def run(self) -> str:
         """Follow the job to its terminal state, redrawing at most every ``tick``; returns the final status."""
-        if hasattr(self.job, "start_monitoring"):
-            self.job.start_monitoring()
+        self.job.start_monitoring()
         consumer = asyncio.ensure_future(self._consume())
         try:
             while not consumer.done():
@@ -193,7 +226,7 @@ class MonitorPanel:
             self._ingested += 1
             if self._ingested % 500 == 0:
                 await asyncio.sleep(0)  # a long history must not starve other cells
-            if getattr(update, "kind", None) == "done":
+            if update.kind == "done":
                 return
 
     async def _finish(self) -> None:
@@ -201,16 +234,17 @@ class MonitorPanel:
             self.final_status = self.status
         if self.final_status is not None:
             self.note = _final_note(self)
-        if self.stopped_watching_after is None:  # after a timeout the job still runs: Cancel stays useful
-            disable_cancel(self._controls)
+        if self.stopped_watching_after is None and self.controls is not None:
+            self.controls.job_finished()  # after a timeout the job still runs: Cancel stays useful
         png = await asyncio.to_thread(self.chart.render_png)
         self.chart.publish(png)
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
-            self._artifacts_bundle = artifacts.artifact_bundle(self.job, chart_png=png)
+            self._artifacts_bundle = artifacts.artifact_bundle(self.job)
             if self._artifacts_handle is not None and self._artifacts_bundle:
                 self._artifacts_handle.update(self._artifacts_bundle, raw=True)
-            enable_export(self._controls)
+            if self.controls is not None:
+                self.controls.results_ready()
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.
@@ -229,8 +263,7 @@ class MonitorPanel:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        if hasattr(self.job, "stop_monitoring"):
-            await self.job.stop_monitoring()
+        await self.job.stop_monitoring()
         self.render_status(force=True)
         raise JobTimeoutError(f"job {self.job.id} is still {self.status} after {timeout:g}s (--poll-timeout); "
                               f"it keeps running on the backend ({advice})", job_id=str(self.job.id),
@@ -245,9 +278,7 @@ class MonitorPanel:
         self.start()
         assert self._task is not None
         try:
-            status = await asyncio.wait_for(asyncio.wrap_future(self._task)
-                                            if isinstance(self._task, concurrent.futures.Future)
-                                            else asyncio.shield(self._task), timeout)
+            status = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(self._task)), timeout)
         except (KeyboardInterrupt, asyncio.CancelledError):
             await asyncio.shield(self.cancel())
             raise
@@ -287,12 +318,9 @@ class MonitorPanel:
         self.render_status(force=True)
         return status
 
-    def request_cancel(self) -> None:
-        """Thread-safe cancel for button callbacks (may run on a comm thread)."""
-        from synth_nb.notebook._loop import KernelLoop
-
-        loop = KernelLoop(self._loop) if self._loop is not None else KernelLoop.capture()
-        loop.spawn(self.cancel())
+    def request_cancel(self) -> concurrent.futures.Future[str]:
+        """Thread-safe cancel for button callbacks (may run on a comm thread), on the panel's own loop."""
+        return (self._loop or KernelLoop.capture()).spawn(self.cancel())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": f"MonitorPanel(job={self.job.id!r}, status={self.status!r})"}
@@ -312,21 +340,21 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def show_job(job: Any, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
+def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
     """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
 
     ``timeout`` (seconds) bounds the blocking wait: the panel then stops watching (the job keeps running
     on the backend) and ``JobTimeoutError`` says how to re-attach.
 
     Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: a job
-    with a ``loop`` attribute (the magic's background loop) runs there, plain Python uses a private
-    loop; a job that lives on the calling cell's own loop cannot be blocked on, so its panel goes live
-    and the cell should ``await panel``.
+    whose client works on another loop (``job.loop``, e.g. the magic's background loop) is followed
+    there, a fresh job in plain Python on a private loop; a job that lives on the calling cell's own loop
+    cannot be blocked on, so its panel goes live and the cell should ``await panel``.
     """
     return show_jobs([job], wait=wait, timeout=timeout, **options)[0]
 
 
-def show_jobs(jobs: Sequence[Any], *, wait: bool = False, timeout: float | None = None,
+def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | None = None,
               **options: Any) -> list[MonitorPanel]:
     """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
 
@@ -336,27 +364,26 @@ def show_jobs(jobs: Sequence[Any], *, wait: bool = False, timeout: float | None 
     Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
     and waits for the confirmed terminal states.
     """
-    from synth_nb.notebook._loop import KernelLoop
-
     panels = [MonitorPanel(job, **options) for job in jobs]
     if not wait:
         return [panel.display() for panel in panels]
     running = _running_loop()
     blocking: list[MonitorPanel] = []
     for panel in panels:
-        job_loop = getattr(panel.job, "loop", None)
+        job_loop = panel.job.loop
         if running is not None and (job_loop is None or job_loop is running):
             panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
             panel.display()
         else:
             panel.display(start=False)
             blocking.append(panel)
-    futures = []
-    for panel in blocking:
-        target = getattr(panel.job, "loop", None) or KernelLoop.capture().loop
-        future = asyncio.run_coroutine_threadsafe(panel.watch(timeout), target)
-        panel._task, panel._loop = future, target
-        futures.append(future)
+    futures = [panel.watch_on(panel.job.loop or KernelLoop.capture().loop, timeout) for panel in blocking]
+    _block_on(blocking, futures)
+    return panels
+
+
+def _block_on(panels: list[MonitorPanel], futures: list[concurrent.futures.Future[str]]) -> None:
+    """Wait for every panel's watch; Ctrl-C cancels the unfinished jobs; timeouts are raised together."""
     timed_out: list[JobTimeoutError] = []
     try:
         for future in futures:
@@ -365,14 +392,13 @@ def show_jobs(jobs: Sequence[Any], *, wait: bool = False, timeout: float | None 
             except JobTimeoutError as exc:
                 timed_out.append(exc)
     except KeyboardInterrupt:
-        for panel in blocking:
-            if not panel.done and panel._loop is not None:
+        for panel in panels:
+            if not panel.done:
                 with contextlib.suppress(Exception):
-                    asyncio.run_coroutine_threadsafe(panel.cancel(), panel._loop).result(CANCEL_CONFIRM_TIMEOUT)
+                    panel.request_cancel().result(CANCEL_CONFIRM_TIMEOUT)
         raise
     if len(timed_out) == 1:
         raise timed_out[0]
     if timed_out:
         raise JobTimeoutError("; ".join(str(exc) for exc in timed_out), job_id=timed_out[0].job_id,
                               status=timed_out[0].status)
-    return panels

@@ -3,7 +3,8 @@
 Secrets never enter a synced trait. The front end receives masked values only; a pasted key travels
 in a custom message (``model.send``), is kept kernel-side as a ``SecretStr`` and the password field is
 cleared by the front end as soon as the message is sent. Every state change is recomputed on the
-kernel loop (``_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread.
+kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
+config goes through ``synth_nb.pipeline``, like the magic's and the CLI's.
 """
 
 from __future__ import annotations
@@ -19,16 +20,20 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb.errors import SecretsError, SynthNbError
-from synth_nb.notebook import _handover, _session, _submit, _text
-from synth_nb.notebook._loop import KernelLoop
-from synth_nb.notebook._wizard_state import (
+from synth_nb import pipeline
+from synth_nb.errors import OverrideError, SecretsError, SynthNbError
+from synth_nb.notebook import launch, output_redirect
+from synth_nb.notebook.kernel_loop import KernelLoop
+from synth_nb.notebook.preview_text import preview_text, secrets_rows
+from synth_nb.notebook.request import TrainRequest
+from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
     env_files_in,
     parse_overrides,
     prefill_overrides,
 )
+from synth_nb.pipeline import Prepared, SecretSources, Target
 
 __all__ = ["Wizard", "open_wizard"]
 
@@ -74,7 +79,8 @@ class Wizard(anywidget.AnyWidget):
         self._environ = dict(os.environ if environ is None else environ)
         self._loop = loop or KernelLoop.capture()
         self._pasted: dict[str, SecretStr] = {}
-        self._prepared: list[_session.Prepared] = []
+        self._prepared: list[Prepared] = []
+        self._target: Target | None = None
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self._on_submitted = on_submitted
         self.jobs: list[Any] = []
@@ -141,8 +147,8 @@ class Wizard(anywidget.AnyWidget):
             self._pasted[name] = value
         else:
             self._pasted.pop(name, None)
-        self.send({"type": "secret_received", "name": name})
         self._recompute()
+        self.send({"type": "secret_received", "name": name})  # after the rows it changed, for the view's notice
 
     def _discover(self) -> list[dict[str, Any]]:
         return [{**row, "error": self._short(row["error"])} for row in discover(self._folder)]
@@ -153,6 +159,7 @@ class Wizard(anywidget.AnyWidget):
         known = {c["path"] for c in self.configs}
         self.selected = [p for p in self.selected if p in known]
         self._recompute()
+        self.send({"type": "rescanned"})
 
     def _refresh_prefill(self) -> None:
         first = next((c for c in self.configs if c["path"] in self.selected and c["valid"]), None)
@@ -184,36 +191,11 @@ class Wizard(anywidget.AnyWidget):
 
     def _recompute(self) -> None:
         changed, errors = self._changed_overrides()
-        blockers: list[str] = []
-        by_path = {c["path"]: c for c in self.configs}
-        if not self.selected:
-            blockers.append("Select at least one config.")
-        for rel in self.selected:
-            info = by_path.get(rel)
-            if info is not None and not info["valid"]:
-                blockers.append(self._short(f"{rel} is invalid: {info['error']}"))
-        prepared: list[_session.Prepared] = []
-        backend: tuple[str, str | None] = ("", None)
-        if not errors and self.selected:
-            try:
-                backend = _session.backend_url(self.backend.strip() or None, self._environ)
-            except SynthNbError as exc:
-                errors["backend"] = str(exc)
-        if not errors:
-            env_files = [self._folder / self.env_file] if self.env_file else []
-            modal = [self.modal_secret.strip()] if self.use_modal and self.modal_secret.strip() else []
-            for rel in self.selected:
-                if rel in by_path and by_path[rel]["valid"]:
-                    prepared.append(_session.prepare(
-                        self._folder / rel, overrides=changed, backend=backend, env_files=env_files,
-                        modal_secrets=modal, pasted=self._pasted, environ=self._environ, folder=self._folder))
-        try:
-            _session.check_together(prepared)
-        except SynthNbError as exc:
-            errors["idempotency"] = str(exc)
+        blockers = self._selection_blockers()
+        prepared = self._prepare(changed, errors) if not errors and self.selected else []
         for item in prepared:
             if item.error is not None and not _is_missing_keys(item):
-                field = _override_field_of(item.error)
+                field = item.error.field if isinstance(item.error, OverrideError) else None
                 if field:
                     errors.setdefault(field, str(item.error))
                 else:
@@ -230,7 +212,41 @@ class Wizard(anywidget.AnyWidget):
         self.blockers = list(dict.fromkeys(blockers))
         self.can_submit = not self.blockers and bool(prepared) and all(p.ok for p in prepared)
 
-    def _preview_of(self, item: _session.Prepared) -> dict[str, Any]:
+    def _selection_blockers(self) -> list[str]:
+        by_path = {c["path"]: c for c in self.configs}
+        blockers = [] if self.selected else ["Select at least one config."]
+        for rel in self.selected:
+            info = by_path.get(rel)
+            if info is not None and not info["valid"]:
+                blockers.append(self._short(f"{rel} is invalid: {info['error']}"))
+        return blockers
+
+    def _prepare(self, changed: dict[str, Any], errors: dict[str, str]) -> list[Prepared]:
+        """Every valid selected config through the pipeline; form-level problems go into ``errors``."""
+        try:
+            target = pipeline.resolve_target(self.backend.strip() or None, environ=self._environ)
+            overrides = pipeline.build_overrides(changed, target)
+        except OverrideError as exc:
+            errors[exc.field or "backend"] = str(exc)
+            return []
+        except SynthNbError as exc:  # e.g. the embedded backend cannot start here
+            errors["backend"] = str(exc)
+            return []
+        self._target = target
+        env_files = (self._folder / self.env_file,) if self.env_file else ()
+        modal = (self.modal_secret.strip(),) if self.use_modal and self.modal_secret.strip() else ()
+        sources = SecretSources(env_files=env_files, modal_secrets=modal, pasted=dict(self._pasted),
+                                environ=self._environ, cwd=self._folder)
+        valid = {c["path"] for c in self.configs if c["valid"]}
+        prepared = [pipeline.prepare(self._folder / rel, overrides=overrides, target=target, sources=sources)
+                    for rel in self.selected if rel in valid]
+        try:
+            pipeline.check_together(overrides, prepared)
+        except OverrideError as exc:
+            errors[exc.field or "idempotency"] = str(exc)
+        return prepared
+
+    def _preview_of(self, item: Prepared) -> dict[str, Any]:
         rel = self._rel(item.path)
         text = item.plan.preview_json() if item.plan is not None else ""
         last = _load_last(self._folder).get(rel)
@@ -240,8 +256,8 @@ class Wizard(anywidget.AnyWidget):
                                              lineterm="", n=1))
         return {
             "path": rel,
-            "flow": getattr(item.config, "flow", None),
-            "algorithm": getattr(item.config, "algorithm", None),
+            "flow": item.config.flow if item.config is not None else None,
+            "algorithm": item.config.algorithm if item.config is not None else None,
             "error": str(item.error) if item.error else "",
             "preview": text,
             "diff": diff,
@@ -257,11 +273,12 @@ class Wizard(anywidget.AnyWidget):
             return
         self.submitting = True
         self.submit_error = ""
-        self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared)))
+        assert self._target is not None  # can_submit needs prepared configs, which need a target
+        self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared), self._target))
 
-    async def _submit(self, prepared: list[_session.Prepared]) -> list[Any]:
+    async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
         try:
-            jobs = await _submit.submit_prepared_async(prepared, folder=self._folder)
+            jobs = await launch.submit_prepared(prepared, target, folder=self._folder)
         except SynthNbError as exc:
             self.submit_error = str(exc)
             return []
@@ -279,7 +296,7 @@ class Wizard(anywidget.AnyWidget):
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:
-            self.panels = _handover.show_jobs_in(self.output, jobs)
+            self.panels = output_redirect.show_jobs_in(self.output, jobs)
         return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -305,27 +322,18 @@ class Wizard(anywidget.AnyWidget):
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""
         if not self._prepared:
             return f"synth-nb wizard ({len(self.configs)} configs found in {self.folder})"
-        return _text.preview_text(self._prepared, backend_url=self.backend)
+        return preview_text(self._prepared, backend_url=self._target.url if self._target else self.backend)
 
 
-def _override_field_of(error: SynthNbError) -> str | None:
-    text = str(error).lower()
-    for spec in OVERRIDE_SPECS:
-        name = spec["name"]
-        if f"--{name.replace('_', '-')}" in text or getattr(error, "key", None) == name:
-            return name
-    return None
-
-
-def _is_missing_keys(item: _session.Prepared) -> bool:
+def _is_missing_keys(item: Prepared) -> bool:
     """Missing keys are shown on the secrets step (one row each), not repeated as a config error."""
-    return isinstance(item.error, SecretsError) and bool(getattr(item.secrets, "missing", None))
+    return isinstance(item.error, SecretsError) and bool(item.missing)
 
 
-def _merge_secret_rows(prepared: list[_session.Prepared]) -> list[dict[str, Any]]:
+def _merge_secret_rows(prepared: list[Prepared]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for item in prepared:
-        for row in _text.secrets_rows(item.secrets):
+        for row in secrets_rows(item.secrets, item.required):
             if row["name"] not in rows or not rows[row["name"]]["found"]:
                 rows[row["name"]] = row
     return list(rows.values())
@@ -348,7 +356,7 @@ def _save_last(folder: Path, previews: dict[str, str]) -> None:
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
-def open_wizard(request: _session.TrainRequest) -> Wizard:
+def open_wizard(request: TrainRequest) -> Wizard:
     """The wizard for a magic call: its flags preselect configs and prefill overrides.
 
     The magic returns it, so IPython displays it as the cell's result (``_.jobs`` after submitting).

@@ -5,19 +5,21 @@ order given, the process environment, the nearest ``.env`` above the config, the
 the working directory. See ``synth_nb.secrets._resolve``.
 """
 
-from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
-from synth_nb.secrets._keys import SECRET_KEYS, SETTING_KEYS, required_keys
+from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle, missing_keys_error
+from synth_nb.secrets._keys import ENVIRONMENT_API_KEY, SECRET_KEYS, SETTING_KEYS, SYNTH_API_KEY
 from synth_nb.secrets._mask import mask, mask_text
 from synth_nb.secrets._resolve import resolve_secrets
 
 __all__ = [
+    "ENVIRONMENT_API_KEY",
     "SECRET_KEYS",
     "SETTING_KEYS",
+    "SYNTH_API_KEY",
     "ResolvedSecret",
     "ResolvedSetting",
     "SecretBundle",
     "mask",
     "mask_text",
-    "required_keys",
+    "missing_keys_error",
     "resolve_secrets",
 ]

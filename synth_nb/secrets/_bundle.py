@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from pydantic import SecretStr
@@ -11,12 +11,19 @@ from synth_nb.errors import SecretsError
 from synth_nb.secrets._keys import SETTING_KEYS
 from synth_nb.secrets._mask import mask
 
-__all__ = ["ResolvedSecret", "ResolvedSetting", "SecretBundle"]
+__all__ = ["ResolvedSecret", "ResolvedSetting", "SecretBundle", "missing_keys_error"]
 
 _HOW_TO_SET = (
     "export it, put it in a .env file next to the config (or any parent folder), "
     "pass --env-file PATH, or --modal-secret NAME"
 )
+
+
+def missing_keys_error(names: Iterable[str]) -> SecretsError:
+    """``missing required key(s) A, B: <how to set them>`` (names only, never values)."""
+    names = list(names)
+    noun = "key" if len(names) == 1 else "keys"
+    return SecretsError(f"missing required {noun} {', '.join(names)}: {_HOW_TO_SET}")
 
 
 @dataclass(frozen=True)
@@ -48,14 +55,10 @@ class ResolvedSetting:
 
 @dataclass(frozen=True)
 class SecretBundle:
-    """Everything ``resolve_secrets`` found for one flow.
-
-    ``required`` lists the keys the flow needs; ``missing`` those of them that were not found.
-    """
+    """Everything ``resolve_secrets`` found, whatever the flow; ``require(keys)`` checks what a job needs."""
 
     secrets: dict[str, ResolvedSecret] = field(default_factory=dict)
     settings: dict[str, ResolvedSetting] = field(default_factory=dict)
-    required: tuple[str, ...] = ()
     #: human-readable notes (which .env files were read, ignored sources...)
     notes: tuple[str, ...] = ()
 
@@ -81,17 +84,15 @@ class SecretBundle:
                 out.extend(SecretStr(part.strip()) for part in raw.split(",") if part.strip())
         return out
 
-    @property
-    def missing(self) -> list[str]:
-        return [k for k in self.required if k not in self.secrets]
+    def missing(self, keys: Iterable[str]) -> list[str]:
+        """The ``keys`` that were not found, in the order given."""
+        return [k for k in keys if k not in self.secrets]
 
-    def require(self) -> SecretBundle:
-        """Raise ``SecretsError`` naming every missing key and how to provide it; return self."""
-        missing = self.missing
+    def require(self, keys: Iterable[str]) -> SecretBundle:
+        """Raise ``SecretsError`` naming every missing key of ``keys`` and how to provide it; return self."""
+        missing = self.missing(keys)
         if missing:
-            names = ", ".join(missing)
-            noun = "key" if len(missing) == 1 else "keys"
-            raise SecretsError(f"missing required {noun} {names}: {_HOW_TO_SET}")
+            raise missing_keys_error(missing)
         return self
 
     def as_masked_dict(self) -> dict[str, dict[str, str]]:
@@ -111,6 +112,6 @@ class SecretBundle:
 
     def __repr__(self) -> str:
         found = ", ".join(f"{n}={s.masked}" for n, s in self.secrets.items())
-        return f"SecretBundle({found}; missing={self.missing})"
+        return f"SecretBundle({found})"
 
     __str__ = __repr__

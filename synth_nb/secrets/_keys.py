@@ -1,19 +1,17 @@
-"""Which environment variables synth-nb reads, and which of them are secrets (spec §4.1)."""
+"""Which environment variables synth-nb reads, and which of them are secrets.
+
+Which keys a job *requires* depends on its flow and is the flow's to say (``Flow.required_secrets``);
+resolution always collects every key below.
+"""
 
 from __future__ import annotations
 
-__all__ = ["OPTIONAL_SECRETS", "REQUIRED_BY_FLOW", "SECRET_KEYS", "SETTING_KEYS", "required_keys"]
+__all__ = ["ENVIRONMENT_API_KEY", "OPTIONAL_SECRETS", "SECRET_KEYS", "SETTING_KEYS", "SYNTH_API_KEY"]
 
+#: the backend's bearer key (the embedded local backend brings its own)
 SYNTH_API_KEY = "SYNTH_API_KEY"
+#: the key a task app checks (RL and prompt learning)
 ENVIRONMENT_API_KEY = "ENVIRONMENT_API_KEY"
-
-#: required keys per flow. SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need
-#: ENVIRONMENT_API_KEY (a deliberate fix).
-REQUIRED_BY_FLOW: dict[str, tuple[str, ...]] = {
-    "rl": (SYNTH_API_KEY, ENVIRONMENT_API_KEY),
-    "prompt_learning": (SYNTH_API_KEY, ENVIRONMENT_API_KEY),
-    "sft": (SYNTH_API_KEY,),
-}
 
 #: secret values that are honoured when present (comma list of extra task-app keys)
 OPTIONAL_SECRETS: tuple[str, ...] = ("ENVIRONMENT_API_KEY_ALIASES",)
@@ -33,14 +31,3 @@ SETTING_KEYS: tuple[str, ...] = (
     "X_ORG_ID",
     "ORG_ID",
 )
-
-
-def required_keys(flow: str, *, local_backend: bool = False) -> tuple[str, ...]:
-    """Keys a flow cannot run without; the embedded local backend supplies its own SYNTH_API_KEY."""
-    try:
-        keys = REQUIRED_BY_FLOW[flow]
-    except KeyError:
-        raise ValueError(f"unknown flow {flow!r}; expected one of {', '.join(REQUIRED_BY_FLOW)}") from None
-    if local_backend:
-        keys = tuple(k for k in keys if k != SYNTH_API_KEY)
-    return keys

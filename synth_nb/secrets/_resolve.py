@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from synth_nb.secrets import _dotenv, _env, _modal
 from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
-from synth_nb.secrets._keys import SECRET_KEYS, SETTING_KEYS, required_keys
+from synth_nb.secrets._keys import SECRET_KEYS, SETTING_KEYS
 
 __all__ = ["resolve_secrets"]
 
@@ -57,21 +57,18 @@ def _sources(
 
 
 def resolve_secrets(
-    flow: str,
     *,
     config_path: str | Path | None = None,
     env_files: Sequence[str | Path] = (),
     modal_secrets: Sequence[str] = (),
     environ: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
-    local_backend: bool = False,
 ) -> SecretBundle:
-    """Collect the keys ``flow`` needs plus the optional ones of spec §4.1.
+    """Collect every key synth-nb knows (``SECRET_KEYS`` and ``SETTING_KEYS``) with its source.
 
-    Does not raise for missing keys (call ``.require()``); raises ``SecretsError`` for unusable sources
-    (unreadable or malformed .env files, a Modal secret that cannot be read).
+    Does not raise for missing keys (call ``.require(keys)`` with what the job's flow needs); raises
+    ``SecretsError`` for unusable sources (unreadable or malformed .env files, an unreadable Modal secret).
     """
-    required = required_keys(flow, local_backend=local_backend)
     wanted = (*SECRET_KEYS, *SETTING_KEYS)
     sources, notes = _sources(config_path=config_path, env_files=env_files or (),
                               modal_secrets=modal_secrets or (), environ=environ, cwd=cwd, keys=wanted)
@@ -84,4 +81,4 @@ def resolve_secrets(
         for key in SETTING_KEYS:
             if key not in settings and key in values:
                 settings[key] = ResolvedSetting(key, values[key], label)
-    return SecretBundle(secrets=secrets, settings=settings, required=required, notes=tuple(notes))
+    return SecretBundle(secrets=secrets, settings=settings, notes=tuple(notes))

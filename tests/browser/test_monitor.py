@@ -21,6 +21,7 @@ SETUP = """\
 import json
 from pathlib import Path
 from synth_nb.client import AsyncSynthClient
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, attach
 from synth_nb.notebook.panel import show_job
 
@@ -28,13 +29,13 @@ backend = json.loads(Path("backend.json").read_text())
 client = AsyncSynthClient(backend["url"], backend["key"])
 
 async def replay(recording, flow="sft"):
-    doc = await client.create_job(flow, {"metadata": {"local_executor": "replay", "recording": recording}})
-    if flow == "sft":
-        await client.start(flow, doc["id"])
+    endpoints = get_flow(flow).endpoints
+    doc = await client.create_job(endpoints, {"metadata": {"local_executor": "replay", "recording": recording}})
+    await client.start(endpoints, doc["id"])
     return Job(doc["id"], flow, client, poll_interval=0.5)
 
 async def gepa():
-    doc = await client.create_job("prompt_learning", json.loads(Path("gepa_body.json").read_text()))
+    doc = await client.create_job(get_flow("prompt_learning").endpoints, json.loads(Path("gepa_body.json").read_text()))
     Path("gepa_job_id.txt").write_text(doc["id"])
     return Job(doc["id"], "prompt_learning", client, algorithm="gepa", poll_interval=0.5)
 
@@ -138,7 +139,7 @@ def test_live_chart_cancel_reattach_and_export(lab) -> None:
 
     task_app = start_task_app("banking", api_key=TASK_APP_KEY)
     try:
-        with start_backend() as backend:
+        with start_backend(recordings_dir=lab.folder) as backend:  # replays read the recordings written there
             _run_monitor_walkthrough(lab, backend, task_app.url)
     finally:
         task_app.stop()

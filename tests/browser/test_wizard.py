@@ -20,7 +20,7 @@ from _wizard_support import CANARIES, CANARY_PASTED, CANARY_SYNTH, make_project 
 SETUP = (
     "%load_ext synth_nb\n"
     "from synth_nb.local import start_backend\n"
-    "from synth_nb.notebook._session import use_local_backend\n"
+    "from synth_nb.pipeline import use_local_backend\n"
     "from synth_nb.notebook.wizard import Wizard\n"
     "from synth_nb.job import JobRegistry\n"
     "use_local_backend(start_backend(default_executor='replay', executor_options={'replay': {'speed': 20}}))"
@@ -115,8 +115,9 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
 
     # 5. submit: keyboard-operable, shows the job id, hands over to the monitor panel
     submit = wizard_step(lab, "submit").locator("button.synth-submit")
-    page.wait_for_function("() => !document.querySelector('.synth-wizard button.synth-submit').disabled",
-                           timeout=15_000)
+    page.wait_for_function(  # aria-disabled: the button stays focusable and says why it is unavailable
+        "() => document.querySelector('.synth-wizard button.synth-submit').getAttribute('aria-disabled') === 'false'",
+        timeout=15_000)
     submit.focus()
     page.keyboard.press("Enter")
     done = wizard.locator("[data-testid=submitted]")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from synth_nb.cli import enable as enable_command
-from synth_nb.cli.enable import BEGIN, disable, enable, kernel_config_path
+from synth_nb.notebook.kernel_profile import BEGIN, disable, enable, kernel_config_path
 
 
 def main(argv: list[str]) -> int:

@@ -99,8 +99,8 @@ def test_discovery_uses_the_only_config_and_lists_several(workdir: Path, monkeyp
     (workdir / "sft.toml").write_text(SFT)
     assert main(["train", "--dry-run"]) == 2
     err = capsys.readouterr().err
-    assert "2 training configs found" in err and "--config" in err
-    assert "[prompt_learning/gepa]" in err and "[sft]" in err
+    assert "2 valid training configs found" in err and "--config" in err
+    assert "[prompt_learning/gepa] configs/gepa.toml  (valid)" in err and "[sft] sft.toml  (valid)" in err
 
 
 @pytest.mark.parametrize(("files", "argv", "expected"), [
@@ -137,20 +137,21 @@ def test_json_without_dry_run_is_rejected(workdir: Path, capsys: pytest.CaptureF
 
 
 def test_submission_hands_plans_to_the_runner(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth_nb.cli._stream as stream
+    import synth_nb.cli.follow as follow
 
     seen: dict[str, Any] = {}
 
-    def fake_run_plans(plans: list[Any], args: Any, backend_url: str, api_key: str) -> int:
-        seen.update(plans=plans, backend_url=backend_url, api_key=api_key)
+    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any) -> int:
+        seen.update(plans=plans, backend_url=target.url, api_key=api_key, poll=options.poll)
         return 0
 
-    monkeypatch.setattr(stream, "run_plans", fake_run_plans)
+    monkeypatch.setattr(follow, "run_submit", fake_run_submit)
     (workdir / "sft.toml").write_text(SFT)
     (workdir / "train.jsonl").write_text(LINE)
     assert main(["train", "-c", "sft.toml", "--backend", "http://127.0.0.1:9/", "--no-poll"]) == 0
     assert [p.flow for p in seen["plans"]] == ["sft"]
     assert seen["backend_url"] == "http://127.0.0.1:9/api" and seen["api_key"] == SYNTH_KEY
+    assert seen["poll"] is False
 
 
 def test_subprocess_dry_run_json(workdir: Path) -> None:
@@ -175,7 +176,7 @@ def test_human_preview_json_is_valid_and_keeps_seed_lists_on_one_line() -> None:
 
 
 def test_backend_local_starts_plans_and_stops_the_embedded_backend(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth_nb.cli._stream as stream
+    import synth_nb.cli.follow as follow
     import synth_nb.local as local
 
     events: list[str] = []
@@ -187,13 +188,13 @@ def test_backend_local_starts_plans_and_stops_the_embedded_backend(workdir: Path
         def stop(self) -> None:
             events.append("stopped")
 
-    def fake_run_plans(plans: list[Any], args: Any, backend_url: str, api_key: str) -> int:
-        events.append(f"{plans[0].backend_url} {backend_url} {api_key}")
+    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any) -> int:
+        events.append(f"{plans[0].backend_url} {target.url} {api_key}")
         return 0
 
     monkeypatch.setattr(local, "start_backend", lambda port=0: FakeBackend(), raising=False)
-    monkeypatch.setattr(stream, "run_plans", fake_run_plans)
-    monkeypatch.delenv("SYNTH_API_KEY")  # the embedded backend brings its own key
+    monkeypatch.setattr(follow, "run_submit", fake_run_submit)
+    monkeypatch.setenv("SYNTH_API_KEY", "sk_hosted_key_meant_elsewhere_9999")  # never sent to the embedded one
     (workdir / "sft.toml").write_text(SFT)
     (workdir / "train.jsonl").write_text(LINE * 4)
     assert main(["train", "-c", "sft.toml", "--backend", "local", "--no-poll"]) == 0

@@ -26,8 +26,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from synth_nb.contract import FlowEndpoints
+
 API_KEY = "sk_test_canary_0123456789abcdef"
 PREFIXES = {"learning": "learning/jobs", "rl": "rl/jobs", "pl": "prompt-learning/online/jobs"}
+#: flow name -> the fake's job kind (its paths follow the real flows' layout)
+FLOW_KINDS = {"sft": "learning", "rl": "rl", "prompt_learning": "pl"}
+
+
+def fake_endpoints(flow: str) -> FlowEndpoints:
+    """The paths the fake serves for ``flow``'s jobs (only SFT jobs wait for a start call)."""
+    base = "/" + PREFIXES[FLOW_KINDS[flow]]
+    return FlowEndpoints(
+        create=base, status=base + "/{job_id}", events=base + "/{job_id}/events",
+        metrics=base + "/{job_id}/metrics", cancel=base + "/{job_id}/cancel",
+        events_stream=base + "/{job_id}/events/stream", start=base + "/{job_id}/start" if flow == "sft" else None,
+    )
 
 
 @dataclass
@@ -259,6 +273,10 @@ class FakeBackend:
 
     def job(self, job_id: str) -> FakeJob:
         return self.state.jobs[job_id]
+
+    @staticmethod
+    def endpoints(flow: str) -> FlowEndpoints:
+        return fake_endpoints(flow)
 
 
 class _Server(uvicorn.Server):

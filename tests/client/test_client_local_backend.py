@@ -12,13 +12,23 @@ import pytest
 from synth_nb import local
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import AuthError, NotFoundError, ValidationError
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, attach
+
+RL = get_flow("rl").endpoints
 
 
 @pytest.fixture
 def backend(tmp_path: Path) -> Iterator[object]:
     with local.start_backend(port=0, data_dir=tmp_path / "backend") as running:
         yield running
+
+
+def _replay_file(data_dir: Path, name: str) -> Path:
+    """Where a backend on ``data_dir`` lets a replay read a recording from."""
+    folder = data_dir / "recordings"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
 
 
 def _replay_body(flow: str, recording: str | Path, speed: float = 50.0) -> dict:
@@ -30,14 +40,14 @@ def _replay_body(flow: str, recording: str | Path, speed: float = 50.0) -> dict:
 
 @pytest.mark.parametrize(("flow", "recording"), [("sft", "sft"), ("rl", "rl"), ("prompt_learning", "gepa")])
 async def test_every_flow_streams_to_a_terminal_state(backend, flow: str, recording: str) -> None:
+    endpoints = get_flow(flow).endpoints
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
-        created = await client.create_job(flow, _replay_body(flow, recording))
+        created = await client.create_job(endpoints, _replay_body(flow, recording))
         job_id = created.get("job_id") or created["id"]
-        if flow == "sft":
-            await client.start(flow, job_id)
+        await client.start(endpoints, job_id)  # SFT jobs wait for it; the other flows have no start path
         job = Job(job_id, flow, client, poll_interval=0.5)
         assert await job.wait(timeout=60) == "succeeded"
-        everything = await client.get_events(flow, job_id, limit=10000)
+        everything = await client.get_events(endpoints, job_id, limit=10000)
         assert [e.seq for e in job.events] == [e.seq for e in everything]
         assert job.stream_mode == "sse"
         assert job.metrics
@@ -45,7 +55,7 @@ async def test_every_flow_streams_to_a_terminal_state(backend, flow: str, record
 
 async def test_attach_rebuilds_the_full_history(backend) -> None:
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
-        created = await client.create_job("rl", _replay_body("rl", "rl"))
+        created = await client.create_job(RL, _replay_body("rl", "rl"))
         job_id = created.get("job_id") or created["id"]
         first = Job(job_id, "rl", client, poll_interval=0.5)
         await first.wait(timeout=60)
@@ -57,7 +67,7 @@ async def test_attach_rebuilds_the_full_history(backend) -> None:
 
 async def test_cancel_against_the_local_backend(backend) -> None:
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
-        created = await client.create_job("rl", _replay_body("rl", "rl", speed=0.5))
+        created = await client.create_job(RL, _replay_body("rl", "rl", speed=0.5))
         job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.2)
         job.start_monitoring()
         while not job.events:
@@ -69,12 +79,12 @@ async def test_cancel_against_the_local_backend(backend) -> None:
 async def test_backend_errors_map_to_the_hierarchy(backend) -> None:
     async with AsyncSynthClient(backend.url, "sk_wrong_but_long_enough_1234") as client:
         with pytest.raises(AuthError):
-            await client.get_status("rl", "job_x")
+            await client.get_status(RL, "job_x")
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
         with pytest.raises(NotFoundError):
-            await client.get_status("sft", "job_does_not_exist")
+            await client.get_status(get_flow("sft").endpoints, "job_does_not_exist")
         with pytest.raises(ValidationError, match="replay_speed"):
-            await client.create_job("rl", {"metadata": {"local_executor": "replay", "replay_speed": -1}})
+            await client.create_job(RL, {"metadata": {"local_executor": "replay", "replay_speed": -1}})
 
 
 @pytest.mark.parametrize(("sse", "faults"), [(True, 40), (False, 100)], ids=["sse", "polling"])
@@ -82,7 +92,7 @@ async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
     backend, no_backoff, faulty_transport, tmp_path: Path, sse: bool, faults: int
 ) -> None:
     """Faults until ``faults`` were injected, then a cancel (also through the faults); compare with the truth."""
-    recording = tmp_path / "long.jsonl"
+    recording = _replay_file(tmp_path / "backend", "long.jsonl")
     lines = [{"t": 0, "kind": "meta", "payload": {"flow": "rl"}},
              {"t": 0, "kind": "status", "payload": {"status": "running"}}]
     for i in range(5000):
@@ -93,7 +103,7 @@ async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
     recording.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     transport = faulty_transport(rate=0.45, seed=3)
     async with AsyncSynthClient(backend.url, backend.api_key, transport=transport) as client:
-        created = await client.create_job("rl", _replay_body("rl", recording, speed=1.0), idempotency_key="once")
+        created = await client.create_job(RL, _replay_body("rl", recording, speed=1.0), idempotency_key="once")
         job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.02, min_interval=0.001,
                   use_sse=sse)
         job.start_monitoring()
@@ -102,9 +112,9 @@ async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
         assert await job.cancel(timeout=60) == "cancelled"  # the cancel itself goes through the faults too
         assert await job.wait(timeout=60) == "cancelled"
     async with AsyncSynthClient(backend.url, backend.api_key) as clean:
-        truth = await clean.get_events("rl", job.id, limit=10000)
-        points = await clean.get_metrics("rl", job.id, limit=10000)
-        jobs = await clean.list_jobs("rl", limit=100)
+        truth = await clean.get_events(RL, job.id, limit=10000)
+        points = await clean.get_metrics(RL, job.id, limit=10000)
+        jobs = await clean.list_jobs(RL, limit=100)
     assert transport.total >= faults
     assert len(truth) > 50
     assert [e.seq for e in job.events] == [e.seq for e in truth]
@@ -117,7 +127,7 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
     data_dir = tmp_path / "backend"
     first = local.start_backend(port=0, data_dir=data_dir, api_key="sk_restart_test_0123456789")
     port = int(first.url.rsplit(":", 1)[1])
-    recording = tmp_path / "slow.jsonl"
+    recording = _replay_file(data_dir, "slow.jsonl")
     lines = [{"t": 0, "kind": "meta", "payload": {"flow": "rl"}}]
     lines += [{"t": i * 0.02, "kind": "event", "payload": {"type": "rl.train.step", "message": f"step {i}"}}
               for i in range(500)]
@@ -125,7 +135,7 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
     second = None
     try:
         async with AsyncSynthClient(first.url, first.api_key, max_attempts=3) as client:
-            created = await client.create_job("rl", _replay_body("rl", recording, speed=1.0))
+            created = await client.create_job(RL, _replay_body("rl", recording, speed=1.0))
             job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.1)
             job.start_monitoring()
             while len(job.events) < 20:
@@ -135,7 +145,7 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
             second = await asyncio.to_thread(local.start_backend, port=port, data_dir=data_dir,
                                              api_key="sk_restart_test_0123456789")
             assert await job.wait(timeout=60) == "failed"  # running jobs end failed when the server died
-            truth = await client.get_events("rl", job.id, limit=10000)
+            truth = await client.get_events(RL, job.id, limit=10000)
     finally:
         first.stop()
         if second is not None:

@@ -6,12 +6,16 @@ import httpx
 import pytest
 
 from synth_nb.client import AsyncSynthClient
-from synth_nb.client._retry import RetryableStatus, RetryPolicy, parse_retry_after
+from synth_nb.client._retry import ErrorStatus, RetryPolicy, parse_retry_after
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NetworkError, RateLimitedError, ServerError
 
+RL = FlowEndpoints(create="/rl/jobs", status="/rl/jobs/{job_id}", events="/rl/jobs/{job_id}/events",
+                   metrics="/rl/jobs/{job_id}/metrics", cancel="/rl/jobs/{job_id}/cancel")
 
-def _status(code: int, **headers: str) -> RetryableStatus:
-    return RetryableStatus(httpx.Response(code, headers=headers, request=httpx.Request("GET", "http://x")))
+
+def _status(code: int, **headers: str) -> ErrorStatus:
+    return ErrorStatus(httpx.Response(code, headers=headers, request=httpx.Request("GET", "http://x")))
 
 
 def test_retry_after_seconds_and_http_date() -> None:
@@ -33,6 +37,7 @@ def test_policy_honours_retry_after_and_protects_non_idempotent_posts() -> None:
     assert unsafe.should_retry(httpx.ReadError("reset", request=request)) is False  # may have been processed
     assert safe.should_retry(httpx.ReadError("reset", request=request)) is True
     assert safe.should_retry(ValueError("bug")) is False
+    assert safe.should_retry(_status(422)) is False  # the request itself is wrong: replaying cannot help
 
 
 async def test_post_without_idempotency_key_is_not_replayed_after_a_reset(no_backoff) -> None:
@@ -60,7 +65,7 @@ async def test_creation_is_retried_with_the_same_key(no_backoff) -> None:
         return httpx.Response(201, json={"job_id": "job_1"})
 
     async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(handler)) as client:
-        assert (await client.create_job("rl", {}))["job_id"] == "job_1"
+        assert (await client.create_job(RL, {}))["job_id"] == "job_1"
     assert len(keys) == 3 and len(set(keys)) == 1 and keys[0]
 
 
@@ -73,8 +78,8 @@ async def test_persistent_429_and_5xx_become_typed_errors(no_backoff) -> None:
 
     async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(too_many)) as client:
         with pytest.raises(RateLimitedError, match="rate limited"):
-            await client.get_status("rl", "job_1")
+            await client.get_status(RL, "job_1")
     async with AsyncSynthClient("http://x", "k", transport=httpx.MockTransport(broken)) as client:
         with pytest.raises(ServerError, match="internal") as info:
-            await client.get_status("rl", "job_1")
+            await client.get_status(RL, "job_1")
     assert info.value.status_code == 500

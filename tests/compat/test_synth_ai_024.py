@@ -79,6 +79,6 @@ def test_synth_ai_train_reaches_success(flow: str, synth_ai: Path, backend: Loca
     assert "Final status: succeeded" in result.stdout
     assert backend.api_key not in result.stdout + result.stderr
     if flow == "rl":
-        assert "Verification OK" in result.stdout  # R0: the backend probed the task app itself
+        assert "Verification OK" in result.stdout  # the backend probed the task app itself
     if flow in ("gepa", "mipro"):
         assert list((tmp_path / "results").glob(f"{flow}_results_pl_*.txt"))

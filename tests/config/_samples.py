@@ -1,5 +1,5 @@
 """Sample configs shared by the config tests: the shipped synth-ai examples (MIT, see
-fixtures/LICENSE-synth-ai) and the minimal valid TOMLs of spec §3.6."""
+fixtures/LICENSE-synth-ai) and minimal valid TOMLs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Flow detection uses exactly 0.2.24's deciding keys (spec §2.2), in the same order."""
+"""Flow detection uses exactly 0.2.24's deciding keys, in the same order."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def test_line_of_on_a_loaded_config() -> None:
     assert loaded.line_of("prompt_learning.mipro.no_such_key", exact=True) is None
 
 
-# -- variants of shipped examples that 0.2.24 rejected (spec §11), each with a precise message -----------
+# -- variants of shipped examples that 0.2.24 rejected, each with a precise message -----------
 
 def _shipped(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from synth_nb.config._problems import _show, pydantic_problems, unknown_keys
-from synth_nb.config.prompt_learning import PromptLearningConfig
-from synth_nb.config.rl import RlConfig
+from synth_nb.flows.prompt_learning.config import PromptLearningConfig
+from synth_nb.flows.rl.config import RlConfig
 from synth_nb.secrets import mask
 
 

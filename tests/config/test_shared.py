@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from synth_nb.config.shared import AlgorithmConfig, ComputeConfig, PolicyConfig, check_algorithm
+from synth_nb.flows import get_flow
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,7 @@ from synth_nb.config.shared import AlgorithmConfig, ComputeConfig, PolicyConfig,
 )
 def test_algorithm_combinations(triple: tuple[str, str, str], flow: str, ok: bool) -> None:
     algo = AlgorithmConfig(type=triple[0], method=triple[1], variety=triple[2])
-    problems = check_algorithm(algo, flow)  # type: ignore[arg-type]
+    problems = check_algorithm(algo, get_flow(flow).algorithm_triples, get_flow(flow).label)
     assert (not problems) is ok
     for problem in problems:
         assert problem.key[0] == "algorithm" and problem.hint

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from synth_nb.errors import SecretsError
+from synth_nb.errors import ConfigError, SecretsError
 from synth_nb.flows import get_flow, plan_for
 
 from .conftest import write_config
@@ -26,7 +26,7 @@ def test_resolves_secrets_from_a_dotenv_beside_the_config(tmp_path: Path, monkey
     assert "sk_dotenv_env_7890ab" not in plan.preview_json()
 
 
-def test_get_flow_rejects_unknown_names() -> None:
-    assert get_flow("rl").NAME == "rl"
-    with pytest.raises(KeyError):
+def test_get_flow_rejects_unknown_names_with_the_known_ones() -> None:
+    assert get_flow("rl").name == "rl"
+    with pytest.raises(ConfigError, match="prompt_learning, rl, sft"):
         get_flow("dpo")

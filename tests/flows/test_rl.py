@@ -102,4 +102,4 @@ def test_both_base_and_source_is_an_error(tmp_path: Path) -> None:
 
 def test_ignored_overrides_are_warned(tmp_path: Path) -> None:
     plan = plan_for(write_config(tmp_path, CONFIG), Overrides(examples=3), bundle())
-    assert plan.warnings == ["--examples is ignored for rl jobs: RL collects its data from the task app"]
+    assert plan.warnings == ["--examples is ignored for RL jobs: RL collects its data from the task app"]

@@ -139,4 +139,4 @@ def test_bad_hyperparameter_names_the_key(tmp_path: Path) -> None:
 def test_ignored_overrides_become_warnings(tmp_path: Path) -> None:
     _dataset(tmp_path)
     plan = plan_for(write_config(tmp_path, CONFIG), Overrides(task_url="http://t"), bundle())
-    assert plan.warnings == ["--task-url is ignored for sft jobs: SFT does not use a task app"]
+    assert plan.warnings == ["--task-url is ignored for SFT jobs: SFT does not use a task app"]

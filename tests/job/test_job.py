@@ -63,9 +63,9 @@ def test_dataframes() -> None:
 
 async def _create(fake_backend, flow: str, fake: dict) -> tuple[AsyncSynthClient, str]:
     client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-    created = await client.create_job(flow, {"metadata": {"fake": fake}})
-    if flow == "sft":
-        await client.start(flow, created["job_id"])
+    endpoints = fake_backend.endpoints(flow)
+    created = await client.create_job(endpoints, {"metadata": {"fake": fake}})
+    await client.start(endpoints, created["job_id"])  # only SFT jobs have a start path
     return client, created["job_id"]
 
 
@@ -135,11 +135,9 @@ async def test_updates_give_history_then_live_to_several_consumers(fake_backend)
         assert seen[-1].kind == "done"
 
 
-def test_export_summary_is_only_for_prompt_learning(tmp_path) -> None:
+def test_export_summary_is_only_for_flows_with_a_summary(tmp_path) -> None:
     from synth_nb.errors import ConfigError
-    from synth_nb.job import Job
 
-    job = Job.__new__(Job)
-    job.id, job.flow = "job_1", "sft"
-    with pytest.raises(ConfigError, match="only prompt-learning jobs"):
-        job.export_summary(tmp_path)
+    with pytest.raises(ConfigError, match="has no summary to export .only prompt learning jobs"):
+        _job().export_summary(tmp_path)
+    assert not list(tmp_path.iterdir())

@@ -78,7 +78,8 @@ async def test_backend_rejection_keeps_its_message(fake_backend) -> None:
 
 async def test_attach_finds_the_flow_and_rebuilds_history(fake_backend) -> None:
     async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
-        created = await client.create_job("prompt_learning", {"metadata": {"fake": {"events": 30, "metrics": 12}}})
+        created = await client.create_job(fake_backend.endpoints("prompt_learning"),
+                                          {"metadata": {"fake": {"events": 30, "metrics": 12}}})
         job_id = created["job_id"]
         while fake_backend.job(job_id).status != "succeeded":
             import asyncio
@@ -90,3 +91,10 @@ async def test_attach_finds_the_flow_and_rebuilds_history(fake_backend) -> None:
     assert job.flow == "prompt_learning" and job.done
     assert [e.seq for e in job.events] == [e["seq"] for e in fake_backend.job(job_id).events]
     assert len(job.metrics) == len(fake_backend.job(job_id).metrics)
+
+
+def test_guess_flow_tries_the_flow_whose_id_prefix_matches_first() -> None:
+    from synth_nb.job._submit import guess_flow
+
+    assert guess_flow("pl_123") == ["prompt_learning", "rl", "sft"]
+    assert guess_flow("job_123") == ["rl", "sft", "prompt_learning"]  # prefixed flows that do not match: last

@@ -18,10 +18,18 @@ from synth_nb.local import LocalBackend, start_backend
 
 
 @pytest.fixture
-def backend(tmp_path: Path) -> Iterator[LocalBackend]:
+def recordings(tmp_path: Path) -> Path:
+    """The folder whose recordings the ``backend`` fixture's replays may read."""
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def backend(tmp_path: Path, recordings: Path) -> Iterator[LocalBackend]:
     with start_backend(data_dir=tmp_path / "data", api_key=API_KEY, environment_api_key=ENV_KEY,
                        executor_options={"replay": {"speed": 40}}, keepalive_seconds=0.2,
-                       cancel_grace_seconds=2.0, max_upload_bytes=64 * 1024) as running:
+                       cancel_grace_seconds=2.0, max_upload_bytes=64 * 1024, recordings_dir=recordings) as running:
         yield running
 
 

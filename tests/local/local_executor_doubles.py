@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from typing import Any
 
-from synth_nb.local.executors.base import ExecutorInputError, JobContext
+from synth_nb.local.errors import ExecutorInputError
+from synth_nb.local.executors.base import JobContext
 
 #: released by tests to let ``Blocking`` jobs finish
 RELEASE = threading.Event()
@@ -14,7 +16,7 @@ RELEASE = threading.Event()
 class Boom:
     name = "boom"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         if body.get("reject"):
             raise ExecutorInputError(f"reject was set (task_app_api_key={body.get('task_app_api_key')})")
 
@@ -29,7 +31,7 @@ class Blocking:
 
     name = "blocking"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         return None
 
     def run(self, ctx: JobContext) -> None:
@@ -58,7 +60,7 @@ class Stubborn:
 
     name = "stubborn"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         return None
 
     def run(self, ctx: JobContext) -> None:
@@ -71,7 +73,7 @@ class NonFinite:
 
     name = "non_finite"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         return None
 
     def run(self, ctx: JobContext) -> None:
@@ -80,3 +82,17 @@ class NonFinite:
         ctx.metric("train.loss", 3, float("inf"))
         ctx.emit("sft.progress", "diverged", {"loss": float("nan"), "grad": [float("-inf"), 1.0]})
         ctx.update_result(best_score=float("nan"))
+
+
+class KeyProbe:
+    """Reports (as a digest) which task-app key its job body carried when it ran."""
+
+    name = "key_probe"
+
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
+        return None
+
+    def run(self, ctx: JobContext) -> None:
+        key = ctx.body.get("metadata", {}).get("task_app_api_key")
+        ctx.update_result(key_digest=hashlib.sha256(key.encode()).hexdigest() if key else None,
+                          env_key_seen=ctx.environment_api_key is not None)

@@ -82,3 +82,28 @@ def test_unknown_file_is_404(client: httpx.Client) -> None:
     for method in ("GET", "DELETE"):
         response = client.request(method, "/files/file_missing")
         assert response.status_code == 404 and "not found" in response.json()["detail"]
+
+
+def test_a_retried_upload_with_the_same_idempotency_key_returns_the_first_file(backend: LocalBackend,
+                                                                               client: httpx.Client) -> None:
+    answers = [client.post("/files", files={"file": ("train.jsonl", LINE)}, data={"purpose": "fine-tune"},
+                           headers={"Idempotency-Key": "upload-once"}) for _ in range(9)]
+    assert {a.status_code for a in answers} == {200}
+    assert len({a.json()["id"] for a in answers}) == 1
+    assert len(list((backend.data_dir / "files").iterdir())) == 1
+    assert len(client.get("/files").json()["data"]) == 1
+    other = client.post("/files", files={"file": ("train.jsonl", LINE)}, data={"purpose": "fine-tune"},
+                        headers={"Idempotency-Key": "another-upload"}).json()
+    assert other["id"] != answers[0].json()["id"]
+    unkeyed = [client.post("/files", files={"file": ("t.jsonl", LINE)}, data={"purpose": "fine-tune"}).json()["id"]
+               for _ in range(2)]
+    assert len(set(unkeyed)) == 2  # without a key every upload is new
+
+
+def test_a_failed_upload_does_not_use_up_its_idempotency_key(backend: LocalBackend, client: httpx.Client) -> None:
+    big = LINE * (70 * 1024 // len(LINE) + 1)
+    headers = {"Idempotency-Key": "retry-after-413"}
+    assert client.post("/files", files={"file": ("b.jsonl", big)}, data={"purpose": "fine-tune"},
+                       headers=headers).status_code == 413
+    retried = client.post("/files", files={"file": ("b.jsonl", LINE)}, data={"purpose": "fine-tune"}, headers=headers)
+    assert retried.status_code == 200 and retried.json()["bytes"] == len(LINE)

@@ -1,4 +1,4 @@
-"""Job routes for the three flows, checked against the shapes synth-ai 0.2.24 parses (contract §2, §9.2)."""
+"""Job routes for the three flows, checked against the shapes synth-ai 0.2.24 parses."""
 
 from __future__ import annotations
 

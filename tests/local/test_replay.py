@@ -10,6 +10,7 @@ import pytest
 from local_backend_helpers import API_KEY, replay_body, wait_terminal
 from make_recordings import BUILDERS, render
 
+from synth_nb.local import start_backend
 from synth_nb.local.executors.replay import BUNDLED_DIR, load_recording
 
 
@@ -27,8 +28,8 @@ def _write(path: Path, lines: list[dict[str, object]]) -> str:
     return str(path)
 
 
-def test_custom_recording_timing_results_and_speed(client: httpx.Client, tmp_path: Path) -> None:
-    recording = _write(tmp_path / "mine.jsonl", [
+def test_custom_recording_timing_results_and_speed(client: httpx.Client, recordings: Path) -> None:
+    recording = _write(recordings / "mine.jsonl", [
         {"t": 0, "kind": "meta", "payload": {"flow": "sft"}},
         {"t": 0, "kind": "event", "payload": {"type": "sft.created", "message": "recorded creation"}},
         {"t": 0.1, "kind": "event", "payload": {"type": "sft.progress", "message": "a", "data": {"step": 1}}},
@@ -48,8 +49,8 @@ def test_custom_recording_timing_results_and_speed(client: httpx.Client, tmp_pat
     assert client.get(f"/learning/jobs/{job}/metrics").json()["points"][0]["value"] == 2.0
 
 
-def test_recorded_failure_fails_the_job(client: httpx.Client, tmp_path: Path) -> None:
-    recording = _write(tmp_path / "failed.jsonl", [
+def test_recorded_failure_fails_the_job(client: httpx.Client, recordings: Path) -> None:
+    recording = _write(recordings / "failed.jsonl", [
         {"t": 0, "kind": "event", "payload": {"type": "rl.train.started", "message": "go"}},
         {"t": 0.01, "kind": "status", "payload": {"status": "failed", "error": "CUDA out of memory"}},
     ])
@@ -62,8 +63,8 @@ def test_recorded_failure_fails_the_job(client: httpx.Client, tmp_path: Path) ->
     assert last["type"] == "rl.job.failed" and last["level"] == "error"
 
 
-def test_recorded_cancellation_ends_cancelled(client: httpx.Client, tmp_path: Path) -> None:
-    recording = _write(tmp_path / "cancelled.jsonl", [
+def test_recorded_cancellation_ends_cancelled(client: httpx.Client, recordings: Path) -> None:
+    recording = _write(recordings / "cancelled.jsonl", [
         {"t": 0, "kind": "status", "payload": {"status": "cancelled"}},
         {"t": 0, "kind": "event", "payload": {"type": "sft.progress", "message": "never replayed"}},
     ])
@@ -81,9 +82,9 @@ def test_recorded_cancellation_ends_cancelled(client: httpx.Client, tmp_path: Pa
     ([json.dumps({"t": 0, "kind": "meta", "payload": {"flow": "rl"}})], "recording is of a rl job"),
     ([], "is empty"),
 ])
-def test_bad_recordings_are_422_at_create(client: httpx.Client, tmp_path: Path, lines: list[str],
+def test_bad_recordings_are_422_at_create(client: httpx.Client, recordings: Path, lines: list[str],
                                          fragment: str) -> None:
-    path = tmp_path / "bad.jsonl"
+    path = recordings / "bad.jsonl"
     path.write_text("\n".join(lines), encoding="utf-8")
     response = client.post("/learning/jobs", json=replay_body(str(path)))
     assert response.status_code == 422
@@ -101,12 +102,12 @@ def test_flow_mismatch_between_job_and_bundled_recording(client: httpx.Client) -
     assert response.status_code == 422 and "prompt_learning job" in response.json()["detail"]
 
 
-def test_a_recorded_local_job_replays_identically(client: httpx.Client, tmp_path: Path) -> None:
+def test_a_recorded_local_job_replays_identically(client: httpx.Client, recordings: Path) -> None:
     """Record a job with synth_nb's own ``Recorder`` (history written as it is polled), replay it, compare."""
     from synth_nb.job.recording import Recorder
 
     job = client.post("/rl/jobs", json={"metadata": {"local_executor": "replay"}}).json()["job_id"]
-    path = tmp_path / "recorded.jsonl"
+    path = recordings / "recorded.jsonl"
     with Recorder(path, secrets=[API_KEY]) as recorder:
         recorder.write("meta", {"job_id": job, "flow": "rl"})
         since, done = 0, False
@@ -131,3 +132,27 @@ def test_a_recorded_local_job_replays_identically(client: httpx.Client, tmp_path
 
     assert shape(replayed) == shape(job)
     assert API_KEY not in path.read_text()
+
+
+@pytest.mark.parametrize("where", ["absolute", "traversal", "symlink"])
+def test_recordings_outside_the_allowed_places_are_refused(client: httpx.Client, recordings: Path,
+                                                          tmp_path: Path, where: str) -> None:
+    outside = _write(tmp_path / "outside.jsonl", [{"t": 0, "kind": "event", "payload": {"type": "sft.progress"}}])
+    if where == "symlink":
+        (recordings / "link.jsonl").symlink_to(outside)
+    asked = {"absolute": outside, "traversal": "../outside.jsonl", "symlink": "link"}[where]
+    response = client.post("/learning/jobs", json=replay_body(asked))
+    assert response.status_code == 400, response.text
+    detail = response.json()["detail"]
+    assert "['gepa', 'mipro', 'rl', 'sft']" in detail and str(recordings.resolve()) in detail
+    assert client.get("/learning/jobs").json()["jobs"] == []
+
+
+def test_a_server_file_cannot_be_replayed_by_default(tmp_path: Path) -> None:
+    with start_backend(data_dir=tmp_path / "data", api_key=API_KEY) as running, httpx.Client(
+            base_url=running.api_url, headers={"Authorization": f"Bearer {API_KEY}"}, trust_env=False) as http:
+        for asked in ("/etc/passwd", str(running.data_dir / "backend.sqlite3")):
+            response = http.post("/learning/jobs", json=replay_body(asked))
+            assert response.status_code == 400 and "outside the places replays may read" in response.json()["detail"]
+        assert str(running.data_dir / "recordings") in response.json()["detail"]
+        assert http.post("/learning/jobs", json=replay_body("sft")).status_code == 201  # bundled ones still work

@@ -58,3 +58,20 @@ def test_history_survives_a_killed_server(tmp_path: Path) -> None:
         assert after[-1]["type"] == "sft.job.failed" and after[-1]["data"]["error"] == "backend_restarted"
         assert [e["seq"] for e in after] == list(range(1, len(after) + 1))
         assert [t["phase"] for t in client.get(f"/learning/jobs/{job}/timeline").json()["events"]][-1] == "failed"
+
+
+def test_a_database_from_before_upload_idempotency_gains_it_when_opened(tmp_path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "backend.sqlite3") as db:  # the files table as the first release wrote it
+        db.execute("CREATE TABLE files (id TEXT PRIMARY KEY, filename TEXT NOT NULL, purpose TEXT NOT NULL, "
+                   "bytes INTEGER NOT NULL, stored_name TEXT NOT NULL, created_at TEXT NOT NULL)")
+        db.execute("INSERT INTO files VALUES ('file_old', 'a.jsonl', 'fine-tune', 3, 'file_old.bin', "
+                   "'2026-01-01T00:00:00.000000Z')")
+    storage = Storage(tmp_path)
+    first, created = storage.add_file("file_new", "b.jsonl", "fine-tune", 4, "file_new.bin", "key-1")
+    again, created_again = storage.add_file("file_dup", "b.jsonl", "fine-tune", 4, "file_dup.bin", "key-1")
+    old = storage.get_file("file_old")
+    storage.close()
+    assert created and not created_again and again["id"] == first["id"] == "file_new"
+    assert old is not None and old["idempotency_key"] is None

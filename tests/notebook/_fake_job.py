@@ -1,41 +1,60 @@
-"""A stand-in with the ``synth_nb.job.Job`` surface the panel reads, driven by the test."""
+"""A ``synth_nb.job.JobView`` driven by the test: what the monitor panel reads, without a backend."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from synth_nb.job import JobUpdate
+from synth_nb.job.history import UpdateKind
 from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint
 
 
-@dataclass
-class Update:
-    kind: str
-    status: str | None = None
-    event: Event | None = None
-    metric: MetricPoint | None = None
+def Update(kind: UpdateKind, status: str | None = None, event: Event | None = None,
+           metric: MetricPoint | None = None) -> JobUpdate:
+    return JobUpdate(kind, status or "running", event=event, metric=metric)
 
 
 class FakeJob:
     def __init__(self, flow: str = "sft", job_id: str = "job_test123", algorithm: str | None = None) -> None:
         self.id, self.flow, self.algorithm = job_id, flow, algorithm
+        self.backend_url = "http://127.0.0.1:9/api"
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.status = "running"
         self.events: list[Event] = []
         self.metrics: list[MetricPoint] = []
         self.status_doc: dict[str, Any] = {"id": job_id, "status": "running"}
         self.cancel_calls = 0
         self.monitoring_started = 0
-        self._queues: list[asyncio.Queue[Update]] = []
-        self._log: list[Update] = []
+        self.refreshes = 0
+        self._queues: list[asyncio.Queue[JobUpdate]] = []
+        self._log: list[JobUpdate] = []
+        self._listeners: list[Callable[[JobUpdate], Any]] = []
 
-    # --- Job surface --------------------------------------------------------------------------
+    # --- JobView ------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "succeeded"
+
+    def add_listener(self, listener: Callable[[JobUpdate], Any]) -> None:
+        self._listeners.append(listener)
+
     def start_monitoring(self) -> None:
         self.monitoring_started += 1
 
-    async def updates(self) -> AsyncIterator[Update]:
-        queue: asyncio.Queue[Update] = asyncio.Queue()
+    async def stop_monitoring(self) -> None:
+        return None
+
+    async def refresh(self) -> None:
+        self.refreshes += 1
+
+    async def updates(self) -> AsyncIterator[JobUpdate]:
+        queue: asyncio.Queue[JobUpdate] = asyncio.Queue()
         history = list(self._log)
         self._queues.append(queue)
         for item in history:
@@ -59,10 +78,12 @@ class FakeJob:
         return self.status
 
     # --- test driving -------------------------------------------------------------------------
-    def _push(self, update: Update) -> None:
+    def _push(self, update: JobUpdate) -> None:
         self._log.append(update)
         for q in self._queues:
             q.put_nowait(update)
+        for listener in self._listeners:
+            listener(update)
 
     def event(self, type_: str, message: str = "", level: str = "info", **data: Any) -> Event:
         ev = Event(seq=len(self.events) + 1, type=type_, message=message, level=level, data=data)
@@ -81,3 +102,4 @@ class FakeJob:
         self.status_doc.update(status=status, **doc)
         self._push(Update("status", status=status))
         self._push(Update("done", status=status))
+

@@ -7,7 +7,8 @@ from types import SimpleNamespace as NS
 
 import numpy as np
 
-from synth_nb.notebook.chart import LiveChart, minmax_downsample
+from synth_nb.flows.chart_png import minmax_downsample
+from synth_nb.notebook.chart import LiveChart
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -166,4 +167,5 @@ def test_display_creates_one_output_with_png_and_text(monkeypatch) -> None:
     assert isinstance(handle, FakeHandle)
     (bundle, kwargs), = shown
     assert kwargs == {"raw": True, "display_id": True}
-    assert set(bundle) == {"image/png", "text/plain"}
+    assert set(bundle) == {"image/png", "text/html", "text/plain"}
+    assert bundle["text/html"].startswith("<img class='synth-chart'") and " alt='" in bundle["text/html"]

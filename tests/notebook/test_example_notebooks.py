@@ -102,13 +102,15 @@ def test_saved_notebook_after_a_10k_step_job_is_small_and_has_no_key(tmp_path: P
     setup = f"""
 from synth_nb.local import start_backend
 from synth_nb.client import AsyncSynthClient
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.notebook.panel import show_job
 
-backend = start_backend()
+backend = start_backend(recordings_dir={str(tmp_path)!r})  # replays may read recordings from there
 client = AsyncSynthClient(backend.url + "/api", backend.api_key)
-doc = await client.create_job("sft", {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
-await client.start("sft", doc["id"])
+sft = get_flow("sft").endpoints
+doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
+await client.start(sft, doc["id"])
 job = Job(doc["id"], "sft", client, poll_interval=0.5)
 panel = show_job(job)
 """

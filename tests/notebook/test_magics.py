@@ -12,16 +12,16 @@ from _wizard_support import CANARIES, GEPA, clean_environ, make_project
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 
+from synth_nb import pipeline
 from synth_nb.cli.args import TRAIN_ARGUMENTS, build_train_parser
-from synth_nb.notebook import _session
 from synth_nb.notebook.magics import CELL_CONFIG_PREFIX
 
 
 @pytest.fixture(scope="module")
 def ip() -> Any:
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing.globalipapp import get_ipython
 
-    shell = start_ipython()
+    shell = get_ipython()  # one shell per test process, started on first use
     shell.run_line_magic("load_ext", "synth_nb")
     return shell
 
@@ -111,7 +111,7 @@ def test_invalid_config_with_yes_reports_the_error_as_usage_error(ip: Any, proje
 
 
 def test_without_config_headless_needs_exactly_one_valid_config(ip: Any, project: Path) -> None:
-    with pytest.raises(UsageError, match="found 2 valid training configs"):
+    with pytest.raises(UsageError, match="2 valid training configs found"):
         ip.run_line_magic("synth_train", "--yes")
 
 
@@ -142,9 +142,9 @@ def replay_backend() -> Iterator[Any]:
     from synth_nb.local import start_backend
 
     backend = start_backend(default_executor="replay", executor_options={"replay": {"speed": 50}})
-    _session.use_local_backend(backend)
+    pipeline.use_local_backend(backend)
     yield backend
-    _session.stop_local_backend()
+    pipeline.stop_local_backend()
 
 
 def test_yes_submits_to_the_local_backend_waits_headless_and_lists_the_job(
@@ -179,9 +179,9 @@ def slow_replay_backend() -> Iterator[Any]:
     from synth_nb.local import start_backend
 
     backend = start_backend(default_executor="replay", executor_options={"replay": {"speed": 0.1}})
-    _session.use_local_backend(backend)
+    pipeline.use_local_backend(backend)
     yield backend
-    _session.stop_local_backend()
+    pipeline.stop_local_backend()
 
 
 def test_poll_timeout_stops_watching_a_blocking_wait_and_the_job_keeps_running(

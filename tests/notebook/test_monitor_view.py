@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace as NS
-
 from synth_nb.notebook.monitor_view import (
     PanelState,
     Progress,
@@ -13,12 +11,14 @@ from synth_nb.notebook.monitor_view import (
     progress_of,
     render_html,
     render_text,
+    status_announcement,
     visible_events,
 )
+from synth_nb.records import Event
 
 
 def ev(seq: int, type_: str, message: str = "", level: str = "info", **data):
-    return NS(seq=seq, type=type_, message=message, level=level, data=data)
+    return Event(seq=seq, type=type_, message=message, level=level, data=data)
 
 
 def test_noise_lists_match_the_cli_per_flow_and_never_hide_errors() -> None:
@@ -84,8 +84,9 @@ def _state(**kw) -> PanelState:
 def test_html_escapes_highlights_errors_and_shows_stall() -> None:
     page = render_html(_state(stalled_for=120.0, usual_gap=2.0))
     assert "boom &lt;b&gt;" in page and "boom <b>" not in page
-    assert "class='synth-err'" in page
-    assert "role='alert'" in page and "No event for 2m00s" in page
+    assert "class='synth-err'>⚠ " in page  # an error is marked by a symbol, not only by its colour
+    assert "No event for 2m00s" in page
+    assert "role=" not in page  # re-rendered each refresh: announcing is the LiveRegion's job
     assert "4 routine hidden" in page
     assert "data-status='running'" in page
 
@@ -99,3 +100,15 @@ def test_progress_total_comes_from_an_older_event_when_the_newest_lacks_it() -> 
     events = [ev(1, "prompt.learning.rollouts.start", rollouts_total=1000),
               ev(2, "prompt.learning.progress", rollouts_completed=250)]
     assert progress_of({}, events, elapsed=10.0).label() == "250/1000 rollouts (25%)"
+
+
+def test_status_announcement_changes_with_news_not_with_the_clock() -> None:
+    running = status_announcement(_state())
+    assert running == "Job job_1: running."
+    assert status_announcement(_state(elapsed=300.0, progress=Progress(9, 10, "steps", 5.0))) == running
+    stalled = status_announcement(_state(stalled_for=120.0, usual_gap=2.0))
+    assert stalled == status_announcement(_state(stalled_for=400.0, usual_gap=2.0)) != running
+    assert "may be stalled" in stalled
+    done = status_announcement(_state(status="succeeded", note="finished: succeeded"))
+    assert done == "Job job_1: succeeded. finished: succeeded."
+    assert status_announcement(_state(note="cancel requested…")).endswith("cancel requested…")

@@ -64,7 +64,14 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     assert base64.b64decode(chart.last["image/png"]).startswith(b"\x89PNG")
     assert "validation loss" in chart.last["text/plain"]
     assert "ft:qwen:abc" in artifacts.last["text/markdown"] and "file_123" in artifacts.last["text/markdown"]
-    assert controls.children[0].disabled
+    assert panel.controls is not None and panel.controls.cancel.disabled
+    assert controls is panel.controls.widget
+
+
+def test_the_fake_job_is_a_job_view() -> None:
+    from synth_nb.job import JobView
+
+    assert isinstance(FakeJob(), JobView)
 
 
 async def test_live_updates_redraw_while_other_work_runs(outputs) -> None:
@@ -116,7 +123,7 @@ async def test_show_all_toggle_and_error_highlight(outputs) -> None:
     panel.render_status(force=True)
     assert "mipro.tpe.update" not in status.last["text/html"]
     assert "class='synth-err'" in status.last["text/html"]
-    controls.children[1].value = True
+    controls.children[1].value = True  # the show-all toggle, as displayed
     assert "mipro.tpe.update" in status.last["text/html"]
     job.finish("failed")
     assert await asyncio.wait_for(panel.wait(), 5) == "failed"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
 
-from synth_nb.notebook import _handover, _submit
+from synth_nb.notebook import launch, output_redirect
 from synth_nb.notebook.wizard import Wizard
 
 
@@ -35,12 +35,12 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Record submissions instead of talking to a backend."""
     calls: list[Any] = []
 
-    async def fake_submit(prepared: Any, *, folder: Path) -> list[Any]:
+    async def fake_submit(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
         calls.append(list(prepared))
         return [type("J", (), {"id": f"job-{i}", "flow": p.config.flow})() for i, p in enumerate(prepared)]
 
-    monkeypatch.setattr(_submit, "submit_prepared_async", fake_submit)
-    monkeypatch.setattr(_handover, "show_jobs_in", lambda output, jobs: [])
+    monkeypatch.setattr(launch, "submit_prepared", fake_submit)
+    monkeypatch.setattr(output_redirect, "show_jobs_in", lambda output, jobs: [])
     return calls
 
 
@@ -184,10 +184,10 @@ async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(proj
 async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synth_nb.errors import AuthError
 
-    async def refuse(prepared: Any, *, folder: Path) -> list[Any]:
+    async def refuse(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
         raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
 
-    monkeypatch.setattr(_submit, "submit_prepared_async", refuse)
+    monkeypatch.setattr(launch, "submit_prepared", refuse)
     wizard = Wizard(project, environ=clean_environ())
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None

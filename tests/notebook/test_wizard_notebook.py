@@ -16,7 +16,7 @@ CELLS = [
     "%env SYNTH_NB_WIDGETS=1\n%load_ext synth_nb",
     # a replaying local backend: the submitted jobs finish in seconds without any model
     "from synth_nb.local import start_backend\n"
-    "from synth_nb.notebook._session import use_local_backend\n"
+    "from synth_nb.pipeline import use_local_backend\n"
     "use_local_backend(start_backend(default_executor='replay', executor_options={'replay': {'speed': 50}}))",
     "%synth_train -c gepa.toml --backend local",
     "w = _\nw.selected = ['gepa.toml', 'sft.toml']\nw.overrides = {**w.overrides, 'examples': '2'}\n"

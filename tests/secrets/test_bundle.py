@@ -15,7 +15,10 @@ CANARY = "sk_live_CANARY_must_never_show_9f3a"
 
 def _bundle() -> SecretBundle:
     secret = ResolvedSecret("SYNTH_API_KEY", SecretStr(CANARY), "environment")
-    return SecretBundle(secrets={"SYNTH_API_KEY": secret}, required=("SYNTH_API_KEY", "ENVIRONMENT_API_KEY"))
+    return SecretBundle(secrets={"SYNTH_API_KEY": secret})
+
+
+REQUIRED = ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
 
 
 def test_repr_str_and_logging_never_show_the_value(caplog: pytest.LogCaptureFixture) -> None:
@@ -42,7 +45,7 @@ def test_masked_forms_keep_only_the_last_four() -> None:
 
 def test_require_names_missing_keys_without_values() -> None:
     with pytest.raises(SecretsError) as err:
-        _bundle().require()
+        _bundle().require(REQUIRED)
     assert "ENVIRONMENT_API_KEY" in str(err.value)
     assert "--env-file" in str(err.value)
     assert CANARY not in str(err.value) and CANARY not in repr(err.value)
@@ -51,8 +54,8 @@ def test_require_names_missing_keys_without_values() -> None:
 def test_with_value_returns_a_new_complete_bundle() -> None:
     bundle = _bundle()
     full = bundle.with_value("ENVIRONMENT_API_KEY", "sk_env_pasted_value_1234")
-    assert bundle.missing == ["ENVIRONMENT_API_KEY"]
-    assert full.missing == [] and full.require() is full
+    assert bundle.missing(REQUIRED) == ["ENVIRONMENT_API_KEY"]
+    assert full.missing(REQUIRED) == [] and full.require(REQUIRED) is full
     assert full.secret_value("ENVIRONMENT_API_KEY") == "sk_env_pasted_value_1234"
     assert full.get("ENVIRONMENT_API_KEY").source == "pasted"  # type: ignore[union-attr]
     assert full.with_value("TASK_APP_URL", "http://t").setting("TASK_APP_URL") == "http://t"

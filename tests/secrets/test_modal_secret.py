@@ -40,8 +40,8 @@ def test_reads_known_keys_from_the_secret(modal_on_path: Path) -> None:
 
 
 def test_resolve_records_modal_as_source(modal_on_path: Path, tmp_path: Path) -> None:
-    bundle = resolve_secrets("rl", modal_secrets=["team-keys"], environ={}, cwd=tmp_path)
-    assert bundle.missing == []
+    bundle = resolve_secrets(modal_secrets=["team-keys"], environ={}, cwd=tmp_path)
+    assert bundle.missing(["SYNTH_API_KEY", "ENVIRONMENT_API_KEY"]) == []
     assert bundle.get("SYNTH_API_KEY").source == "modal:team-keys"  # type: ignore[union-attr]
     assert "CANARY" not in repr(bundle)
 

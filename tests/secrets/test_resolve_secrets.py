@@ -1,4 +1,4 @@
-"""resolve_secrets: documented precedence, sources recorded, required keys per flow."""
+"""resolve_secrets: documented precedence, sources recorded; the caller says which keys a job requires."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from synth_nb.errors import SecretsError
-from synth_nb.secrets import required_keys, resolve_secrets
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, resolve_secrets
 
 
 def _tree(tmp_path: Path) -> tuple[Path, Path]:
@@ -22,23 +22,25 @@ def _tree(tmp_path: Path) -> tuple[Path, Path]:
     return project, config
 
 
-def test_required_keys_per_flow() -> None:
-    assert required_keys("sft") == ("SYNTH_API_KEY",)  # ENVIRONMENT_API_KEY is not needed for SFT
-    assert required_keys("rl") == ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
-    assert required_keys("prompt_learning") == ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
-    assert required_keys("rl", local_backend=True) == ("ENVIRONMENT_API_KEY",)
+def test_the_flows_say_which_keys_they_require() -> None:
+    from synth_nb.flows import get_flow
+
+    assert get_flow("sft").required_secrets == (SYNTH_API_KEY,)  # ENVIRONMENT_API_KEY is not needed for SFT
+    assert get_flow("rl").required_secrets == (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
+    assert get_flow("prompt_learning").required_secrets == (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
 
 
-def test_sft_does_not_require_environment_key(tmp_path: Path) -> None:
-    bundle = resolve_secrets("sft", environ={"SYNTH_API_KEY": "sk_synth_only_123456"}, cwd=tmp_path)
-    assert bundle.require() is bundle
+def test_require_checks_only_the_keys_asked_for(tmp_path: Path) -> None:
+    bundle = resolve_secrets(environ={"SYNTH_API_KEY": "sk_synth_only_123456"}, cwd=tmp_path)
+    assert bundle.require([SYNTH_API_KEY]) is bundle
+    assert bundle.require([]) is bundle
     with pytest.raises(SecretsError, match="ENVIRONMENT_API_KEY"):
-        resolve_secrets("rl", environ={"SYNTH_API_KEY": "sk_synth_only_123456"}, cwd=tmp_path).require()
+        bundle.require([SYNTH_API_KEY, ENVIRONMENT_API_KEY])
 
 
 def test_config_folder_env_beats_cwd_env(tmp_path: Path) -> None:
     project, config = _tree(tmp_path)
-    bundle = resolve_secrets("rl", config_path=config, environ={}, cwd=project)
+    bundle = resolve_secrets(config_path=config, environ={}, cwd=project)
     assert bundle.secret_value("SYNTH_API_KEY") == "from_config_env_bbbb"
     assert bundle.get("SYNTH_API_KEY").source == f".env:{config.parent / '.env'}"  # type: ignore[union-attr]
     # keys only the cwd's .env has still come from there
@@ -48,7 +50,7 @@ def test_config_folder_env_beats_cwd_env(tmp_path: Path) -> None:
 
 def test_environment_beats_discovered_env_files(tmp_path: Path) -> None:
     project, config = _tree(tmp_path)
-    bundle = resolve_secrets("rl", config_path=config, environ={"SYNTH_API_KEY": " from_environment_dddd "},
+    bundle = resolve_secrets(config_path=config, environ={"SYNTH_API_KEY": " from_environment_dddd "},
                              cwd=project)
     assert bundle.secret_value("SYNTH_API_KEY") == "from_environment_dddd"
     assert bundle.get("SYNTH_API_KEY").source == "environment"  # type: ignore[union-attr]
@@ -59,7 +61,7 @@ def test_explicit_env_files_beat_environment_first_file_wins(tmp_path: Path) -> 
     first, second = tmp_path / "first.env", tmp_path / "second.env"
     first.write_text("SYNTH_API_KEY=from_first_file_eeee\n")
     second.write_text("SYNTH_API_KEY=from_second_file_ffff\nENVIRONMENT_API_KEY=second_env_gggg\n")
-    bundle = resolve_secrets("rl", config_path=config, env_files=[first, second],
+    bundle = resolve_secrets(config_path=config, env_files=[first, second],
                              environ={"SYNTH_API_KEY": "from_environment_dddd"}, cwd=project)
     assert bundle.secret_value("SYNTH_API_KEY") == "from_first_file_eeee"
     assert bundle.secret_value("ENVIRONMENT_API_KEY") == "second_env_gggg"
@@ -69,18 +71,18 @@ def test_explicit_env_files_beat_environment_first_file_wins(tmp_path: Path) -> 
 def test_broken_discovered_env_file_is_reported(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("NOT A VALID LINE\n")
     with pytest.raises(SecretsError, match=r"\.env:1"):
-        resolve_secrets("sft", environ={}, cwd=tmp_path)
+        resolve_secrets(environ={}, cwd=tmp_path)
 
 
 def test_blank_values_count_as_missing(tmp_path: Path) -> None:
-    bundle = resolve_secrets("sft", environ={"SYNTH_API_KEY": "   "}, cwd=tmp_path)
-    assert bundle.missing == ["SYNTH_API_KEY"]
+    bundle = resolve_secrets(environ={"SYNTH_API_KEY": "   "}, cwd=tmp_path)
+    assert bundle.missing([SYNTH_API_KEY]) == ["SYNTH_API_KEY"]
 
 
 def test_optional_settings_are_collected(tmp_path: Path) -> None:
     env = {"SYNTH_API_KEY": "k" * 20, "SDK_EXPERIMENTAL": "1", "TASK_APP_URL": "http://t",
            "ENVIRONMENT_API_KEY_ALIASES": "alias_aaaaaaaaaaaa"}
-    bundle = resolve_secrets("sft", environ=env, cwd=tmp_path)
+    bundle = resolve_secrets(environ=env, cwd=tmp_path)
     assert bundle.setting("SDK_EXPERIMENTAL") == "1"
     assert bundle.setting("TASK_APP_URL") == "http://t"
     assert bundle.get("ENVIRONMENT_API_KEY_ALIASES") is not None

@@ -15,7 +15,7 @@ from typing import Any
 __all__ = ["TASK_APPS", "TaskAppHandle", "start_task_app"]
 
 #: example name -> one-line description; each is the package ``synth_nb.local.examples.<name>`` exposing
-#: ``create_app(api_key=...)``, imported lazily by ``start_task_app`` (keeps this module light)
+#: ``create_app(api_key=..., policy_api_key=...)``, imported lazily by ``start_task_app`` (keeps this module light)
 TASK_APPS: dict[str, str] = {
     "banking": "Banking intent classification (16 intents, train/test splits) for prompt learning.",
     "charclass": "Reply in one character class (digits, capitals, ...) for RL; a tiny model learns it in minutes.",
@@ -45,10 +45,12 @@ class TaskAppHandle:
         return f"TaskAppHandle(name={self.name!r}, url={self.url!r})"
 
 
-def start_task_app(name: str = "banking", port: int = 0, api_key: str | None = None) -> TaskAppHandle:
+def start_task_app(name: str = "banking", port: int = 0, api_key: str | None = None, *,
+                   policy_api_key: str | None = None) -> TaskAppHandle:
     """Serve example ``name`` on 127.0.0.1:``port`` (0 = free port).
 
     The key is ``api_key``, else ENVIRONMENT_API_KEY, else a fresh random one (read it from the handle).
+    ``policy_api_key`` is the only credential the app sends to a rollout's policy (none by default).
     """
     if name not in TASK_APPS:
         raise ValueError(f"unknown example task app {name!r}; available: {', '.join(sorted(TASK_APPS))}")
@@ -56,5 +58,6 @@ def start_task_app(name: str = "banking", port: int = 0, api_key: str | None = N
 
     create_app = importlib.import_module(f"{__name__}.{name}").create_app
     key = api_key or os.environ.get("ENVIRONMENT_API_KEY") or f"sk_env_{secrets.token_hex(16)}"
-    server = serve_in_thread(create_app(api_key=key), port=port, name=f"task-app-{name}")
+    server = serve_in_thread(create_app(api_key=key, policy_api_key=policy_api_key), port=port,
+                             name=f"task-app-{name}")
     return TaskAppHandle(name, server, key)

@@ -10,21 +10,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from synth_nb.local.executors.base import Executor, ExecutorInputError
+from synth_nb.local.errors import ExecutorInputError, ExecutorUnavailable
+from synth_nb.local.executors.base import Executor
 
-__all__ = ["EXECUTORS", "ExecutorUnavailable", "choose_executor", "load_executor"]
+__all__ = ["EXECUTORS", "choose_executor", "load_executor", "prompt_learning_algorithm"]
 
 EXECUTORS: dict[str, str] = {
-    "gepa": "synth_nb.local.executors.gepa:GepaExecutor",
-    "mipro": "synth_nb.local.executors.mipro:MiproExecutor",
+    "gepa": "synth_nb.local.executors.prompt_learning.gepa:GepaExecutor",
+    "mipro": "synth_nb.local.executors.prompt_learning.mipro:MiproExecutor",
     "sft": "synth_nb.local.executors.sft:SftExecutor",
     "rl": "synth_nb.local.executors.rl:RlExecutor",
     "replay": "synth_nb.local.executors.replay:ReplayExecutor",
 }
-
-
-class ExecutorUnavailable(RuntimeError):
-    """The chosen executor cannot be imported here (not written yet, or a dependency is missing)."""
 
 
 def _metadata(body: dict[str, Any]) -> dict[str, Any]:

@@ -6,14 +6,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from synth_nb.local.executors.base import ExecutorInputError, JobContext
-from synth_nb.local.training.process import TrainingWorker, WorkerFailed
+from synth_nb.local.errors import ExecutorInputError, TrainingFailed, WorkerFailed
+from synth_nb.local.executors.base import JobContext
+from synth_nb.local.training.process import TrainingWorker
 
-__all__ = ["TrainingFailed", "auto_threads", "local_settings", "number", "run_worker", "section"]
-
-
-class TrainingFailed(RuntimeError):
-    """The job cannot finish; the message says why and what to change."""
+__all__ = ["auto_threads", "local_settings", "number", "run_worker", "section"]
 
 
 def section(body: dict[str, Any], *keys: str) -> dict[str, Any]:

@@ -13,14 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["ExecutorInputError", "Executor", "JobContext", "PolicyHandler"]
+__all__ = ["Executor", "JobContext", "PolicyHandler"]
 
 #: an OpenAI-compatible chat-completions handler: request JSON in, response JSON out
 PolicyHandler = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-class ExecutorInputError(ValueError):
-    """The create-request body cannot be run by this executor; the server answers 400/422 with it."""
 
 
 class JobContext(Protocol):
@@ -65,8 +61,11 @@ class Executor(Protocol):
     #: "replay" | "gepa" | "mipro" | "sft" | "rl"
     name: str
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
-        """Raise ExecutorInputError at create time for bodies this executor cannot run."""
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
+        """Raise ExecutorInputError at create time for bodies this executor cannot run.
+
+        ``options`` are the server's settings for this executor (what ``JobContext.options`` holds later).
+        """
 
     def run(self, ctx: JobContext) -> None:
         """Run the job to completion (see module docstring)."""

@@ -3,8 +3,10 @@
 A recording is JSONL, one ``{"t": seconds_since_start, "kind": "meta"|"status"|"event"|"metric",
 "payload": {...}}`` per line (the format ``synth_nb.job.recording`` writes). Selected by a create body with
 ``metadata.local_executor = "replay"``; ``metadata.recording`` is a bundled name (``sft``, ``rl``, ``gepa``,
-``mipro``) or a file path, default: the bundled one for the job's flow; ``metadata.replay_speed`` divides
-the recorded delays (default 1, or ``ctx.options["speed"]``, set with the server's
+``mipro``) or a file in the server's recordings folder (``options["recordings_dir"]``; a name, a path
+relative to it or an absolute path inside it), default: the bundled one for the job's flow. Any other path
+is refused (400): a key holder must not make the server read arbitrary files. ``metadata.replay_speed``
+divides the recorded delays (default 1, or ``ctx.options["speed"]``, set with the server's
 ``executor_options={"replay": {"speed": ...}}``).
 
 Recorded statuses drive the ending: ``failed``/``error`` fails the job with the recorded error,
@@ -20,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.local.executors.base import ExecutorInputError, JobContext
+from synth_nb.local.errors import ExecutorInputError, RecordingNotAllowed, ReplayedFailure
+from synth_nb.local.executors.base import JobContext
 from synth_nb.local.lifecycle import server_event_types
 
 __all__ = ["BUNDLED_DIR", "ReplayExecutor", "RecordedLine", "load_recording", "resolve_recording"]
@@ -36,10 +39,6 @@ _NOT_RESULTS = frozenset({
 })
 
 
-class ReplayedFailure(RuntimeError):
-    """The recorded job failed; the replay fails the same way."""
-
-
 @dataclass(frozen=True)
 class RecordedLine:
     t: float
@@ -52,26 +51,47 @@ def _metadata(body: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def resolve_recording(kind: str, body: dict[str, Any]) -> Path:
-    """The recording file a job asks for (bundled name or path), or the bundled default for its flow."""
+def _requested(kind: str, body: dict[str, Any]) -> str:
     name = _metadata(body).get("recording")
     if name is None:
         if kind == "prompt_learning":
             from synth_nb.local.executors import prompt_learning_algorithm
 
-            name = prompt_learning_algorithm(body) or "gepa"
-        else:
-            name = kind
+            return prompt_learning_algorithm(body) or "gepa"
+        return kind
     if not isinstance(name, str) or not name.strip():
         raise ExecutorInputError("metadata.recording must be a bundled recording name or a file path")
-    bundled = BUNDLED_DIR / (name if name.endswith(".jsonl") else f"{name}.jsonl")
-    if "/" not in name and "\\" not in name and bundled.is_file():
-        return bundled
+    return name
+
+
+def _jsonl(name: str) -> str:
+    return name if name.endswith(".jsonl") else f"{name}.jsonl"
+
+
+def resolve_recording(kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> Path:
+    """The recording a job asks for: bundled, or inside ``options["recordings_dir"]``; else refused."""
+    name = _requested(kind, body)
+    raw = options.get("recordings_dir") if options else None
+    folder = Path(raw).resolve() if raw else None
+    plain = "/" not in name and "\\" not in name
+    if plain and (BUNDLED_DIR / _jsonl(name)).is_file():
+        return BUNDLED_DIR / _jsonl(name)
+    known = sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl"))
+    in_folder = f"a file in {folder}" if folder else "a file in the recordings folder (none is configured)"
     path = Path(name).expanduser()
-    if not path.is_file():
-        known = sorted(p.stem for p in BUNDLED_DIR.glob("*.jsonl"))
-        raise ExecutorInputError(f"metadata.recording {name!r} is neither a bundled recording {known} nor a file")
-    return path
+    if plain:
+        candidates = [folder / _jsonl(name), folder / name] if folder else []
+    else:
+        candidates = [folder / path if folder and not path.is_absolute() else path]
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if (not plain or candidate.exists()) and (folder is None or not resolved.is_relative_to(folder)):
+            raise RecordingNotAllowed(f"metadata.recording {name!r} is outside the places replays may read: "
+                                      f"name a bundled recording {known} or {in_folder} (set the folder with "
+                                      "recordings_dir / synth-nb backend --recordings-dir)")
+        if resolved.is_file():
+            return resolved
+    raise ExecutorInputError(f"metadata.recording {name!r} is neither a bundled recording {known} nor {in_folder}")
 
 
 def load_recording(path: Path) -> list[RecordedLine]:
@@ -127,8 +147,8 @@ def _speed(ctx_or_body: dict[str, Any], options: dict[str, Any]) -> float:
 class ReplayExecutor:
     name = "replay"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
-        lines = load_recording(resolve_recording(kind, body))
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
+        lines = load_recording(resolve_recording(kind, body, options))
         flow = _recorded_flow(lines)
         if flow is not None and flow != kind:
             raise ExecutorInputError(f"the recording is of a {flow} job; this is a {kind} job")
@@ -136,7 +156,7 @@ class ReplayExecutor:
 
     def run(self, ctx: JobContext) -> None:
         options = getattr(ctx, "options", None) or {}
-        lines = load_recording(resolve_recording(ctx.kind, ctx.body))
+        lines = load_recording(resolve_recording(ctx.kind, ctx.body, options))
         speed = _speed(ctx.body, options)
         skipped = server_event_types(ctx.kind) | {"replay.started"}
         ctx.emit("replay.started", f"Replaying a recorded {ctx.kind} job at {speed:g}x",

@@ -13,10 +13,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from synth_nb.local.executors._training import TrainingFailed, local_settings, number, run_worker, section
-from synth_nb.local.executors.base import ExecutorInputError, JobContext
-from synth_nb.local.training.model_choice import ModelChoice, UnknownLocalModel, choose_model
-from synth_nb.local.training.task_app_client import TaskAppError, check_task_app
+from synth_nb.local.errors import ExecutorInputError, TaskAppError, TrainingFailed, UnknownLocalModel
+from synth_nb.local.executors._training import local_settings, number, run_worker, section
+from synth_nb.local.executors.base import JobContext
+from synth_nb.local.training.model_choice import ModelChoice, choose_model
+from synth_nb.local.training.task_app_client import check_task_app
 
 __all__ = ["RlExecutor", "rl_settings"]
 
@@ -47,7 +48,7 @@ def _model_name(body: dict[str, Any]) -> str | None:
 
 
 def rl_settings(body: dict[str, Any], choice: ModelChoice) -> dict[str, Any]:
-    """Training settings from the RL create body (0.2.24 payload, §5.1), with local defaults."""
+    """Training settings from the RL create body (the 0.2.24 payload), with local defaults."""
     config = _config(body)
     training, rollout, evaluation = section(config, "training"), section(config, "rollout"), section(config, "evaluation")
     group = number(training, "group_size", "training", 8)
@@ -106,7 +107,7 @@ def _task_key(ctx: JobContext) -> str | None:
 class RlExecutor:
     name = "rl"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         if kind != "rl":
             raise ExecutorInputError(f"the rl executor runs RL jobs, not {kind!r}")
         url = _task_url(body)

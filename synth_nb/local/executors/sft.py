@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from synth_nb.local.executors._training import TrainingFailed, local_settings, number, run_worker, section
-from synth_nb.local.executors.base import ExecutorInputError, JobContext
-from synth_nb.local.training.chat_data import ChatDataError, load_chat_jsonl
-from synth_nb.local.training.model_choice import ModelChoice, UnknownLocalModel, choose_model
+from synth_nb.local.errors import ChatDataError, ExecutorInputError, TrainingFailed, UnknownLocalModel
+from synth_nb.local.executors._training import local_settings, number, run_worker, section
+from synth_nb.local.executors.base import JobContext
+from synth_nb.local.training.chat_data import load_chat_jsonl
+from synth_nb.local.training.model_choice import ModelChoice, choose_model
 
 __all__ = ["SftExecutor", "sft_settings"]
 
@@ -44,7 +45,7 @@ def _lora(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def sft_settings(body: dict[str, Any], choice: ModelChoice) -> dict[str, Any]:
-    """Training settings from the create body (0.2.24 payload, §5.2), with local defaults."""
+    """Training settings from the create body (the 0.2.24 payload), with local defaults."""
     hp = section(body, "hyperparameters")
     where = "hyperparameters"
     tiny = choice.kind == "tiny"
@@ -78,7 +79,7 @@ def _validation_file_id(body: dict[str, Any]) -> str | None:
 class SftExecutor:
     name = "sft"
 
-    def validate(self, kind: str, body: dict[str, Any]) -> None:
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
         if kind != "sft":
             raise ExecutorInputError(f"the sft executor runs SFT jobs, not {kind!r}")
         if not isinstance(body.get("training_file_id"), str) or not body["training_file_id"]:

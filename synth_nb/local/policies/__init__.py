@@ -6,7 +6,7 @@
 * ``keyword`` — deterministic word-overlap classifier for tests (``keyword.KeywordPolicy``; no torch).
 
 Every policy has ``name``, ``model``, ``complete(request) -> response`` (OpenAI chat-completion JSON) and
-``close()``. The candidate prompt is substituted before ``complete`` is called (``executors._pl_router``).
+``close()``. The candidate prompt is substituted before ``complete`` is called (``executors.prompt_learning.router``).
 """
 
 from __future__ import annotations

@@ -11,11 +11,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-__all__ = ["PolicyCallError", "UpstreamPolicy", "chat_completions_url"]
+from synth_nb.local.errors import PolicyCallError
 
-
-class PolicyCallError(RuntimeError):
-    """The upstream model could not answer (network error or non-200 reply)."""
+__all__ = ["UpstreamPolicy", "chat_completions_url"]
 
 
 def chat_completions_url(base_url: str) -> str:

@@ -1,5 +1,4 @@
-"""The local backend's HTTP layer (Starlette); see ``app.create_app``."""
+"""The local backend's HTTP layer (Starlette); ``app.create_app`` builds it.
 
-from synth_nb.local.server.app import close_app, create_app
-
-__all__ = ["close_app", "create_app"]
+Nothing is imported here, so the request helpers in ``http`` load without the rest of the server.
+"""

@@ -2,6 +2,7 @@
 
 Every ``/api`` route needs ``Authorization: Bearer <key>`` (or ``X-API-Key``); errors are always JSON
 ``{"detail": ...}``. ``/v1/policies/…`` (policies served by running jobs for their task apps) needs no key.
+The data dir holds no secret: job bodies are stored with their keys masked (see ``redact``).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from synth_nb.local.errors import ApiError
 from synth_nb.local.runner import JobRunner
-from synth_nb.local.server import extras, files, jobs
-from synth_nb.local.server.http import ApiError, error_response
+from synth_nb.local.server import files, health, jobs, policy_proxy, task_app_check
+from synth_nb.local.server.http import error_response
 from synth_nb.local.server.state import BackendState
 from synth_nb.local.server.streaming import JobSignals
 from synth_nb.local.storage import Storage
@@ -78,34 +80,49 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
 
 
+def _executor_options(given: dict[str, dict[str, Any]] | None, data_dir: Path,
+                      recordings_dir: str | Path | None) -> dict[str, dict[str, Any]]:
+    """``given`` plus the replay executor's one folder of recordings (default ``<data_dir>/recordings``)."""
+    options = {name: dict(values) for name, values in (given or {}).items()}
+    folder = Path(recordings_dir) if recordings_dir is not None else data_dir / "recordings"
+    options.setdefault("replay", {}).setdefault("recordings_dir", str(folder.expanduser().resolve()))
+    return options
+
+
 def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | None = None,
                environment_api_key: str | None = None, max_upload_bytes: int = 200 * 1024 * 1024,
-               keepalive_seconds: float = 15.0, cancel_grace_seconds: float = 30.0,
-               probe_timeout: float = 10.0,
+               max_json_bytes: int = 16 * 1024 * 1024, keepalive_seconds: float = 15.0,
+               cancel_grace_seconds: float = 30.0, probe_timeout: float = 10.0,
+               recordings_dir: str | Path | None = None,
                executor_options: dict[str, dict[str, Any]] | None = None) -> Starlette:
     """Build the app over ``data_dir`` (created if needed).
 
     Jobs that were running when a previous server on this folder stopped are marked failed here.
-    ``environment_api_key`` (default: env ``ENVIRONMENT_API_KEY``) is the task-app key used by R0 and RL.
-    ``default_executor`` runs every job that names none (``"replay"`` makes any client's jobs replay);
-    ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g. ``{"replay": {"speed": 10}}``).
+    ``environment_api_key`` (default: env ``ENVIRONMENT_API_KEY``) is the task-app key used to verify task
+    apps and by RL. ``default_executor`` runs every job that names none (``"replay"`` makes any client's jobs
+    replay); ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g.
+    ``{"replay": {"speed": 10}}``). Replays may read the bundled recordings and files in ``recordings_dir``
+    (default ``<data_dir>/recordings``) only. Bodies over ``max_upload_bytes`` (uploads) or
+    ``max_json_bytes`` (JSON) are refused with 413 while they stream in.
     """
     if not api_key:
         raise ValueError("api_key must be a non-empty string")
     signals = JobSignals()
-    storage = Storage(Path(data_dir), on_change=signals.notify)
+    folder = Path(data_dir)
+    storage = Storage(folder, on_change=signals.notify)
     interrupted = storage.fail_interrupted()
     if interrupted:
         log.warning("marked %d interrupted job(s) as failed: %s", len(interrupted), ", ".join(interrupted))
     env_key = environment_api_key if environment_api_key is not None else os.environ.get("ENVIRONMENT_API_KEY")
     runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
-                       executor_options=executor_options)
+                       executor_options=_executor_options(executor_options, folder, recordings_dir))
     state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key,
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
-                         keepalive_seconds=keepalive_seconds, probe_timeout=probe_timeout)
-    api = [*extras.api_routes, *files.routes, *jobs.routes]
+                         max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,
+                         probe_timeout=probe_timeout)
+    api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *extras.policy_routes],
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *policy_proxy.routes],
                     exception_handlers=handlers)
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)

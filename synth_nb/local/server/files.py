@@ -1,26 +1,34 @@
-"""File routes (contract §2.1): multipart upload, lookup, list, delete.
+"""File routes: multipart upload, lookup, list, delete.
 
-Uploads are written under ``<data_dir>/files`` with generated names; the client's filename is kept only
-as metadata and must be a plain name (no directories, no ``..``). Size is capped while streaming.
+Uploads are written under ``<data_dir>/files`` with generated names (mode 0600); the client's filename is
+kept only as metadata and must be a plain name (no directories, no ``..``). The body is read as a stream
+and refused with 413 as soon as it passes the limit, so an oversized (or chunked) upload is never spooled
+whole. An ``Idempotency-Key`` header makes a retried upload return the file the first attempt stored.
 """
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from starlette.datastructures import UploadFile
+from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import MultiPartParser
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from synth_nb.local.errors import ApiError
 from synth_nb.local.lifecycle import new_id
-from synth_nb.local.server.http import ApiError, int_param
-from synth_nb.local.server.state import state_of
+from synth_nb.local.server.http import int_param, limited_stream
+from synth_nb.local.server.state import BackendState, state_of
 
 __all__ = ["file_document", "routes"]
 
 _CHUNK = 1024 * 1024
+#: room for the multipart framing and the small fields around the file itself
+_FRAMING_BYTES = 64 * 1024
 _FORBIDDEN = ("/", "\\", "\x00")
 
 
@@ -39,20 +47,48 @@ def _plain_name(name: str | None) -> str:
     return name
 
 
-async def upload(request: Request) -> JSONResponse:
-    state = state_of(request)
-    limit = state.max_upload_bytes
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit + 64 * 1024:
-        raise ApiError(413, f"upload is larger than the {limit}-byte limit of this backend")
+async def _parse_form(request: Request, limit: int) -> FormData:
+    """The multipart form, read under ``limit`` (+ framing): 413 as soon as the stream passes it."""
     if "multipart/form-data" not in request.headers.get("content-type", ""):
         raise ApiError(415, "upload a file as multipart/form-data with a 'file' field and a 'purpose' field")
+    stream = limited_stream(request, limit + _FRAMING_BYTES, what="upload")
     try:
-        form = await request.form(max_files=1, max_fields=20)
+        return await MultiPartParser(request.headers, stream, max_files=1, max_fields=20).parse()
     except ApiError:
         raise
     except Exception as exc:  # malformed multipart bodies come in many shapes
         raise ApiError(400, f"could not parse the multipart body: {exc}") from None
+
+
+async def _store(state: BackendState, part: UploadFile, stored_name: str, limit: int) -> int:
+    """Copy the uploaded part to ``files/<stored_name>``; returns its size (413 past ``limit``)."""
+    size = 0
+    try:
+        with state.storage.open_upload(stored_name) as out:
+            while chunk := await part.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise ApiError(413, f"upload is larger than the {limit}-byte limit of this backend")
+                out.write(chunk)
+    except BaseException:
+        _discard(state, stored_name)
+        raise
+    return size
+
+
+def _discard(state: BackendState, stored_name: str) -> None:
+    with contextlib.suppress(OSError):
+        Path(state.storage.files_dir / stored_name).unlink(missing_ok=True)
+
+
+async def upload(request: Request) -> JSONResponse:
+    state = state_of(request)
+    key = request.headers.get("idempotency-key") or None
+    earlier = state.storage.file_for_key(key)
+    if earlier is not None:  # a retry: the body is not read, the first upload stands
+        return JSONResponse(file_document(earlier), status_code=200)
+    limit = state.max_upload_bytes
+    form = await _parse_form(request, limit)
     try:
         part = form.get("file")
         if not isinstance(part, UploadFile):
@@ -63,21 +99,12 @@ async def upload(request: Request) -> JSONResponse:
         filename = _plain_name(part.filename)
         file_id = new_id("file_")
         stored_name = f"{file_id}.bin"
-        target = state.storage.files_dir / stored_name
-        size = 0
-        try:
-            with open(target, "wb") as out:
-                while chunk := await part.read(_CHUNK):
-                    size += len(chunk)
-                    if size > limit:
-                        raise ApiError(413, f"upload is larger than the {limit}-byte limit of this backend")
-                    out.write(chunk)
-        except BaseException:
-            target.unlink(missing_ok=True)
-            raise
+        size = await _store(state, part, stored_name, limit)
     finally:
         await form.close()
-    row = state.storage.add_file(file_id, filename, purpose, size, stored_name)
+    row, created = state.storage.add_file(file_id, filename, purpose, size, stored_name, key)
+    if not created:  # a concurrent retry with the same key stored first
+        _discard(state, stored_name)
     return JSONResponse(file_document(row), status_code=200)
 
 

@@ -1,47 +1,87 @@
-"""Request parsing helpers: every bad input becomes an ``ApiError`` (4xx JSON ``{"detail": ...}``)."""
+"""Reading requests safely: every bad input becomes an ``ApiError`` (4xx JSON ``{"detail": ...}``).
+
+Bodies are read as a stream and refused with 413 as soon as they pass their limit, whatever the client
+declared, so a huge (or chunked) body never sits whole in memory or on disk. JSON nested deeper than
+``MAX_JSON_DEPTH`` is refused with 400 before anything walks it recursively.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-__all__ = ["ApiError", "int_param", "json_body", "error_response"]
+from synth_nb.local.errors import ApiError
 
+__all__ = ["MAX_JSON_DEPTH", "error_response", "int_param", "json_body", "limited_stream", "parse_json_object"]
 
-class ApiError(Exception):
-    """An HTTP error answered as ``{"detail": detail}`` with ``status_code``."""
-
-    def __init__(self, status_code: int, detail: Any, headers: dict[str, str] | None = None) -> None:
-        super().__init__(detail)
-        self.status_code = status_code
-        self.detail = detail
-        self.headers = headers
+#: far deeper than any config the flows send (about 8), far shallower than Python's recursion limit
+MAX_JSON_DEPTH = 64
 
 
 def error_response(status_code: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=status_code, headers=headers)
 
 
-async def json_body(request: Request, *, max_bytes: int = 16 * 1024 * 1024,
-                    allow_empty: bool = False) -> dict[str, Any]:
-    """The request's JSON object body; 400 for malformed JSON, 422 for a non-object, 413 when too large."""
-    raw = await request.body()
-    if len(raw) > max_bytes:
-        raise ApiError(413, f"request body is larger than {max_bytes} bytes")
+def _too_large(what: str, max_bytes: int) -> ApiError:
+    return ApiError(413, f"{what} is larger than the {max_bytes}-byte limit of this backend")
+
+
+async def limited_stream(request: Request, max_bytes: int, *, what: str = "request body"
+                         ) -> AsyncGenerator[bytes, None]:
+    """The body's chunks; raises ``ApiError(413)`` once more than ``max_bytes`` arrived (or were declared)."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise _too_large(what, max_bytes)
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > max_bytes:
+            raise _too_large(what, max_bytes)
+        yield chunk
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True when ``value`` nests lists/objects more than ``limit`` levels deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
+
+
+def parse_json_object(raw: bytes, *, allow_empty: bool = False) -> dict[str, Any]:
+    """``raw`` as a JSON object; 400 for malformed or too deeply nested JSON, 422 for a non-object."""
     if not raw.strip():
         if allow_empty:
             return {}
         raise ApiError(400, "request body is empty; send a JSON object")
     try:
         body = json.loads(raw, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ApiError(400, f"request body is nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ApiError(422, f"request body must be a JSON object, got {type(body).__name__}")
+    if _depth_exceeds(body, MAX_JSON_DEPTH):
+        raise ApiError(400, f"request body is nested too deeply (more than {MAX_JSON_DEPTH} levels)")
     return body
+
+
+async def json_body(request: Request, *, max_bytes: int | None = None, allow_empty: bool = False) -> dict[str, Any]:
+    """The request's JSON object body, read under ``max_bytes`` (default: the server's ``max_json_bytes``)."""
+    limit = max_bytes if max_bytes is not None else request.app.state.backend.max_json_bytes
+    chunks = [chunk async for chunk in limited_stream(request, limit)]
+    return parse_json_object(b"".join(chunks), allow_empty=allow_empty)
 
 
 def _reject_constant(name: str) -> Any:

@@ -1,9 +1,10 @@
-"""Job routes for the three flows (contract §2.2–2.4, §9.2): create/start/status/events/metrics/timeline/cancel.
+"""Job routes for the three flows: create/start/status/events/metrics/timeline/cancel.
 
 SFT jobs live under ``/learning/jobs`` (which also serves RL jobs, the fallback 0.2.24 polls), RL under
 ``/rl/jobs``, prompt learning under ``/prompt-learning/online/jobs`` (ids ``pl_…``, bare-array events
 and list, like the hosted backend). A job asked for under another flow's path is 404, never another
-job's data.
+job's data. Secrets in a create body (``task_app_api_key``…) are withheld from the stored body and kept
+in the runner's memory for the executor; every body served back has them masked.
 """
 
 from __future__ import annotations
@@ -17,16 +18,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from synth_nb.local.executors import (
-    ExecutorUnavailable,
-    choose_executor,
-    load_executor,
-    prompt_learning_algorithm,
-)
-from synth_nb.local.executors.base import ExecutorInputError
+from synth_nb.local.errors import ApiError, ExecutorInputError, ExecutorUnavailable
+from synth_nb.local.executors import choose_executor, load_executor, prompt_learning_algorithm
 from synth_nb.local.lifecycle import new_id
-from synth_nb.local.redact import redact, scrub, secret_values
-from synth_nb.local.server.http import ApiError, int_param, json_body
+from synth_nb.local.redact import redact, scrub, secret_values, withhold_secrets
+from synth_nb.local.server.http import int_param, json_body
 from synth_nb.local.server.state import BackendState, state_of
 from synth_nb.local.server.streaming import sse_response, wants_sse
 from synth_nb.local.server.validation import check_create_body
@@ -100,10 +96,10 @@ def _executor_for(state: BackendState, kind: str, body: dict[str, Any]) -> str:
     except ExecutorUnavailable as exc:
         raise ApiError(501, str(exc)) from None
     try:
-        executor.validate(kind, body)
+        executor.validate(kind, body, state.runner.executor_options.get(name, {}))
     except Exception as exc:  # an executor's validation failure is the caller's input problem
         detail = scrub(f"{name} executor rejected the job: {exc}", secret_values(body))
-        raise ApiError(422, detail) from None
+        raise ApiError(exc.status_code if isinstance(exc, ExecutorInputError) else 422, detail) from None
     return name
 
 
@@ -116,7 +112,10 @@ def _create(flow: FlowRoutes) -> Handler:
         # importing an executor (torch…) and its validation may take a while: keep the event loop free
         executor = await run_in_threadpool(_executor_for, state, kind, body)
         key = request.headers.get("idempotency-key") or None
-        job, created = state.storage.create_job(new_id(flow.id_prefix), kind, executor, body, key)
+        stored, secrets = withhold_secrets(body)
+        job, created = state.storage.create_job(new_id(flow.id_prefix), kind, executor, stored, key)
+        if created:
+            state.runner.withhold(job.id, secrets)
         auto_start = body.get("auto_start", kind != "sft")
         if created and (kind == "rl" or auto_start):
             job = await run_in_threadpool(_start, state, job.id)

@@ -22,6 +22,8 @@ class BackendState:
     #: executor used for every job that does not name one (``"replay"`` lets 0.2.24 jobs run anywhere)
     default_executor: str | None = None
     max_upload_bytes: int = 200 * 1024 * 1024
+    #: largest JSON body (job creation, policy calls) read before answering 413
+    max_json_bytes: int = 16 * 1024 * 1024
     keepalive_seconds: float = 15.0
     #: seconds to wait for a task app in ``/rl/verify_task_app``
     probe_timeout: float = 10.0

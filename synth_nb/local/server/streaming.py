@@ -1,4 +1,4 @@
-"""Server-Sent Events for job event logs (backend contract §5.2).
+"""Server-Sent Events for job event logs (the framing the hosted backend uses).
 
 Framing: ``id: <seq>``, ``event: <type>``, one single-line JSON ``data:`` per event, blank line after each,
 ``: keep-alive`` comments while idle. Resume with ``?since_seq=N`` or the ``Last-Event-ID`` header.

@@ -11,13 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ChatDataset", "ChatDataError", "load_chat_jsonl"]
+from synth_nb.local.errors import ChatDataError
+
+__all__ = ["ChatDataset", "load_chat_jsonl"]
 
 _MAX_REPORTED = 5
-
-
-class ChatDataError(ValueError):
-    """The file has no usable example; the message names the file and the first bad lines."""
 
 
 @dataclass

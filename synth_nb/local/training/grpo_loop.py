@@ -12,18 +12,20 @@ import copy
 import statistics
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import torch
 
+from synth_nb.local.errors import TaskAppError
+from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.model_choice import ModelChoice
-from synth_nb.local.training.models import apply_lora, load_model, save_model
+from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
-from synth_nb.local.training.sft_loop import lr_factor
-from synth_nb.local.training.task_app_client import TaskAppError, rollout_reward
-from synth_nb.local.training.worker import Channel
+from synth_nb.local.training.schedule import lr_factor
+from synth_nb.local.training.task_app_client import rollout_reward
 
 __all__ = ["group_advantages", "grpo_loss", "run_grpo"]
 
@@ -123,9 +125,33 @@ def _check_phase(results: list[float | Exception], what: str) -> list[str]:
     return errors
 
 
-def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
-    """Train with GRPO; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
-    work_dir = Path(cfg["work_dir"])
+@dataclass
+class _GrpoRun:
+    """What the steps of one GRPO run share: settings, the policy and its frozen reference, the optimiser."""
+
+    cfg: dict[str, Any]
+    channel: Channel
+    choice: ModelChoice
+    loaded: LoadedModel
+    reference: Any
+    service: PolicyService
+    params: list[Any]
+    optim: Any
+    notes: list[str]
+    total: int
+    batch: int
+    group: int
+    beta: float
+    temperature: float
+    eval_seeds: list[int]
+    eval_every: int
+    eval_temperature: float
+    curve: list[list[float]] = field(default_factory=list)
+    eval_curve: list[list[float]] = field(default_factory=list)
+
+
+def _prepare(cfg: dict[str, Any], channel: Channel) -> _GrpoRun:
+    """Load the model, freeze a copy as the KL reference, apply LoRA when asked, build the optimiser."""
     mc = cfg["model_choice"]
     choice = ModelChoice(mc["kind"], mc["requested"], Path(mc["path"]) if mc.get("path") else None, mc["reason"])
     seed = int(cfg.get("seed", 0))
@@ -139,111 +165,150 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
         apply_lora(loaded, **cfg["lora"])
     elif cfg.get("lora"):
         notes.append("trainer_mode lora on a random-init model: all weights are trained")
-    model = loaded.model
-    model.train()
+    loaded.model.train()
     service = PolicyService(loaded, channel, max_new_tokens=int(cfg["max_new_tokens"]), seed=seed)
-    params = [p for p in model.parameters() if p.requires_grad]
-    optim = torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=0.0)
-    total, batch, group = int(cfg["total_steps"]), int(cfg["batch_size"]), int(cfg["group_size"])
-    beta, temperature = float(cfg["kl_beta"]), float(cfg["temperature"])
-    eval_seeds, eval_every = list(cfg["eval_seeds"]), int(cfg["eval_every"])
-    eval_temperature = float(cfg.get("eval_temperature", temperature))
-    base_lr = float(cfg["learning_rate"])
-    channel.emit("rl.train.started",
-                 f"GRPO on {loaded.description}: {choice.reason}. {total} steps x {batch} seeds x {group} samples, "
-                 f"lr={cfg['learning_rate']}, kl_beta={beta}" + (f". {'; '.join(notes)}" if notes else ""),
-                 {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
-                  "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
-                  "total_steps": total, "batch_size": batch, "group_size": group, "learning_rate": cfg["learning_rate"],
-                  "kl_beta": beta, "temperature": temperature, "task_url": cfg["task_url"],
-                  "threads": cfg.get("threads"), "notes": notes})
-    rollouts = _Rollouts(cfg, service, channel)
-    curve: list[list[float]] = []
-    eval_curve: list[list[float]] = []
-    status, step, next_seed = "succeeded", 0, int(cfg.get("seed_start", 0))
-    started = time.perf_counter()
+    params = [p for p in loaded.model.parameters() if p.requires_grad]
+    temperature = float(cfg["temperature"])
+    return _GrpoRun(
+        cfg=cfg, channel=channel, choice=choice, loaded=loaded, reference=reference, service=service,
+        params=params, optim=torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=0.0),
+        notes=notes, total=int(cfg["total_steps"]), batch=int(cfg["batch_size"]), group=int(cfg["group_size"]),
+        beta=float(cfg["kl_beta"]), temperature=temperature, eval_seeds=list(cfg["eval_seeds"]),
+        eval_every=int(cfg["eval_every"]), eval_temperature=float(cfg.get("eval_temperature", temperature)))
 
-    def evaluate(at: int) -> bool:
-        if not eval_seeds:
-            return True
-        how = "greedy" if eval_temperature <= 0 else f"sampled at temperature {eval_temperature:g}"
-        channel.emit("rl.eval.started", f"evaluating {len(eval_seeds)} seeds ({how}) at step {at}",
-                     {"step": at, "seeds": eval_seeds, "temperature": eval_temperature})
-        results = rollouts.run(eval_seeds, "eval", f"{cfg['job_id']}-eval{at}", eval_temperature)
-        if results is None:
-            return False
-        errors = _check_phase(results, "evaluation")
-        scores = [r for r in results if isinstance(r, float)]
-        mean = statistics.fmean(scores)
-        eval_curve.append([at, round(mean, 4)])
-        channel.metric("eval.reward_mean", at, mean, {"n": len(scores)})
-        channel.emit("rl.eval.summary", f"step {at} eval reward mean={mean:.3f} (N={len(scores)})",
-                     {"step": at, "reward_mean": mean, "n": len(scores), "failed": len(errors)})
+
+def _announce(run: _GrpoRun) -> None:
+    cfg, loaded, choice = run.cfg, run.loaded, run.choice
+    run.channel.emit(
+        "rl.train.started",
+        f"GRPO on {loaded.description}: {choice.reason}. {run.total} steps x {run.batch} seeds x {run.group} "
+        f"samples, lr={cfg['learning_rate']}, kl_beta={run.beta}" + (f". {'; '.join(run.notes)}" if run.notes else ""),
+        {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
+         "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
+         "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,
+         "learning_rate": cfg["learning_rate"], "kl_beta": run.beta, "temperature": run.temperature,
+         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes})
+
+
+def _evaluate(run: _GrpoRun, rollouts: _Rollouts, at: int) -> bool:
+    """Score the evaluation seeds at step ``at``; False when cancelled meanwhile."""
+    if not run.eval_seeds:
         return True
+    channel, temperature = run.channel, run.eval_temperature
+    how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:g}"
+    channel.emit("rl.eval.started", f"evaluating {len(run.eval_seeds)} seeds ({how}) at step {at}",
+                 {"step": at, "seeds": run.eval_seeds, "temperature": temperature})
+    results = rollouts.run(run.eval_seeds, "eval", f"{run.cfg['job_id']}-eval{at}", temperature)
+    if results is None:
+        return False
+    errors = _check_phase(results, "evaluation")
+    scores = [r for r in results if isinstance(r, float)]
+    mean = statistics.fmean(scores)
+    run.eval_curve.append([at, round(mean, 4)])
+    channel.metric("eval.reward_mean", at, mean, {"n": len(scores)})
+    channel.emit("rl.eval.summary", f"step {at} eval reward mean={mean:.3f} (N={len(scores)})",
+                 {"step": at, "reward_mean": mean, "n": len(scores), "failed": len(errors)})
+    return True
 
-    try:
-        if not evaluate(0):
-            status = "cancelled"
-        while status == "succeeded" and step < total:
-            t0 = time.perf_counter()
-            seeds = [next_seed + i for i in range(batch)]
-            next_seed += batch
-            results = rollouts.run([s for s in seeds for _ in range(group)], "rl", f"{cfg['job_id']}-s{step + 1}",
-                                   temperature)
-            if results is None:
-                status = "cancelled"
-                break
-            errors = _check_phase(results, "training")
-            samples, advantages, rewards = [], [], []
-            for g in range(batch):
-                members = list(range(g * group, (g + 1) * group))
-                ok = [k for k in members if isinstance(results[k], float) and service.records.get(k)]
-                group_rewards = [float(results[k]) for k in ok]  # type: ignore[arg-type]
-                rewards += group_rewards
-                for k, adv in zip(ok, group_advantages(group_rewards), strict=True):
-                    for sample in service.records[k]:
-                        samples.append(sample)
-                        advantages.append(adv)
-            t1 = time.perf_counter()
-            if not samples:
-                raise TaskAppError("the task app never called the policy's inference_url, so there is nothing "
-                                   "to train on; it must call policy.config.inference_url")
-            loss, parts = grpo_loss(model, reference, samples, advantages, beta=beta, temperature=temperature,
-                                    pad_id=loaded.tokenizer.pad_id, logit_mask=service.logit_mask)
-            optim.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            for group_ in optim.param_groups:  # cosine decay to 10 % keeps late steps from undoing progress
-                group_["lr"] = base_lr * lr_factor(step, total, 0)
-            optim.step()
-            step += 1
-            mean_reward = statistics.fmean(rewards) if rewards else 0.0
-            curve.append([step, round(mean_reward, 4)])
-            channel.metric("train.reward_mean", step, mean_reward, {"n": len(rewards)})
-            channel.metric("train.loss", step, float(loss))
-            channel.metric("train.kl", step, parts["kl"])
-            channel.emit("rl.train.step", f"step {step}/{total} reward_mean={mean_reward:.3f} loss={float(loss):.4f} "
-                         f"kl={parts['kl']:.4f}",
-                         {"step": step, "total_steps": total, "reward_mean": mean_reward, "loss": float(loss),
-                          "kl": parts["kl"], "rollouts": len(results), "failed_rollouts": len(errors),
-                          "seconds": round(time.perf_counter() - t0, 2), "rollout_seconds": round(t1 - t0, 2),
-                          "generation_seconds": round(service.take_generation_seconds(), 2), "peak_rss_mb": channel.report_memory()},
-                         level="warning" if errors else "info")
-            if eval_seeds and eval_every and step % eval_every == 0 and step < total and not evaluate(step):
-                status = "cancelled"
-        if status == "succeeded" and eval_seeds and (not eval_curve or eval_curve[-1][0] != step) \
-                and not evaluate(step):
-            status = "cancelled"
-    finally:
-        rollouts.close()
+
+def _grouped_samples(run: _GrpoRun, results: list[float | Exception]
+                     ) -> tuple[list[Sample], list[float], list[float]]:
+    """Pair each rollout's sampled completions with its group-normalised advantage; also the rewards."""
+    samples: list[Sample] = []
+    advantages: list[float] = []
+    rewards: list[float] = []
+    records = run.service.records
+    for g in range(run.batch):
+        members = range(g * run.group, (g + 1) * run.group)
+        ok = [k for k in members if isinstance(results[k], float) and records.get(k)]
+        group_rewards = [float(results[k]) for k in ok]  # type: ignore[arg-type]
+        rewards += group_rewards
+        for k, adv in zip(ok, group_advantages(group_rewards), strict=True):
+            for sample in records[k]:
+                samples.append(sample)
+                advantages.append(adv)
+    if not samples:
+        raise TaskAppError("the task app never called the policy's inference_url, so there is nothing "
+                           "to train on; it must call policy.config.inference_url")
+    return samples, advantages, rewards
+
+
+def _update(run: _GrpoRun, step: int, samples: list[Sample], advantages: list[float]
+            ) -> tuple[float, dict[str, float]]:
+    """One optimiser step on the GRPO loss; returns the loss and its parts."""
+    loss, parts = grpo_loss(run.loaded.model, run.reference, samples, advantages, beta=run.beta,
+                            temperature=run.temperature, pad_id=run.loaded.tokenizer.pad_id,
+                            logit_mask=run.service.logit_mask)
+    run.optim.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(run.params, 1.0)
+    for param_group in run.optim.param_groups:
+        param_group["lr"] = float(run.cfg["learning_rate"]) * lr_factor(step, run.total, 0)
+    run.optim.step()
+    return float(loss), parts
+
+
+def _train_step(run: _GrpoRun, rollouts: _Rollouts, step: int, seeds: list[int]) -> bool:
+    """Rollouts for ``seeds`` (``group`` each), one update, its metrics; False when cancelled."""
+    t0 = time.perf_counter()
+    results = rollouts.run([s for s in seeds for _ in range(run.group)], "rl", f"{run.cfg['job_id']}-s{step + 1}",
+                           run.temperature)
+    if results is None:
+        return False
+    errors = _check_phase(results, "training")
+    samples, advantages, rewards = _grouped_samples(run, results)
+    t1 = time.perf_counter()
+    loss, parts = _update(run, step, samples, advantages)
+    step += 1
+    mean_reward = statistics.fmean(rewards) if rewards else 0.0
+    run.curve.append([step, round(mean_reward, 4)])
+    channel = run.channel
+    channel.metric("train.reward_mean", step, mean_reward, {"n": len(rewards)})
+    channel.metric("train.loss", step, loss)
+    channel.metric("train.kl", step, parts["kl"])
+    channel.emit("rl.train.step", f"step {step}/{run.total} reward_mean={mean_reward:.3f} loss={loss:.4f} "
+                 f"kl={parts['kl']:.4f}",
+                 {"step": step, "total_steps": run.total, "reward_mean": mean_reward, "loss": loss,
+                  "kl": parts["kl"], "rollouts": len(results), "failed_rollouts": len(errors),
+                  "seconds": round(time.perf_counter() - t0, 2), "rollout_seconds": round(t1 - t0, 2),
+                  "generation_seconds": round(run.service.take_generation_seconds(), 2),
+                  "peak_rss_mb": channel.report_memory()},
+                 level="warning" if errors else "info")
+    return True
+
+
+def _train(run: _GrpoRun, rollouts: _Rollouts) -> tuple[str, int]:
+    """Evaluate, train ``total`` steps with periodic evaluations, evaluate again; returns (status, step)."""
+    step, next_seed = 0, int(run.cfg.get("seed_start", 0))
+    if not _evaluate(run, rollouts, 0):
+        return "cancelled", step
+    while step < run.total:
+        seeds = [next_seed + i for i in range(run.batch)]
+        next_seed += run.batch
+        if not _train_step(run, rollouts, step, seeds):
+            return "cancelled", step
+        step += 1
+        periodic = run.eval_seeds and run.eval_every and step % run.eval_every == 0 and step < run.total
+        if periodic and not _evaluate(run, rollouts, step):
+            return "cancelled", step
+    evaluated_last = run.eval_curve and run.eval_curve[-1][0] == step
+    if run.eval_seeds and not evaluated_last and not _evaluate(run, rollouts, step):
+        return "cancelled", step
+    return "succeeded", step
+
+
+def _finish(run: _GrpoRun, status: str, step: int, seconds: float) -> str:
+    """Save the model (or the checkpoint of a cancelled run) and report the outcome."""
+    cfg, channel = run.cfg, run.channel
+    work_dir = Path(cfg["work_dir"])
     folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
-    files = save_model(loaded, folder, {"base": choice.requested, "job_id": cfg["job_id"], "step": step,
-                                        "description": loaded.description})
-    summary = _summary(curve, eval_curve, step, total, time.perf_counter() - started, channel.report_memory())
+    files = save_model(run.loaded, folder, {"base": run.choice.requested, "job_id": cfg["job_id"], "step": step,
+                                            "description": run.loaded.description})
+    summary = _summary(run.curve, run.eval_curve, step, run.total, seconds, channel.report_memory())
     file_list = [{"path": str(p.relative_to(work_dir)), "bytes": p.stat().st_size} for p in files]
     if status == "cancelled":
         channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, rl=summary)
-        channel.emit("rl.train.cancelled", f"Cancelled at step {step}/{total}; checkpoint kept in {folder.name}/",
+        channel.emit("rl.train.cancelled", f"Cancelled at step {step}/{run.total}; checkpoint kept in {folder.name}/",
                      {"step": step, "checkpoint": str(folder)}, level="warning")
         return status
     channel.result(fine_tuned_model=cfg["fine_tuned_model"], model_path=str(folder), files=file_list, rl=summary,
@@ -253,6 +318,19 @@ def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
                  f"{summary.get('eval_reward_start')} -> {summary.get('eval_reward_end')}; saved {cfg['fine_tuned_model']}",
                  {**summary, "fine_tuned_model": cfg["fine_tuned_model"]})
     return status
+
+
+def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
+    """Train with GRPO; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
+    run = _prepare(cfg, channel)
+    _announce(run)
+    rollouts = _Rollouts(cfg, run.service, channel)
+    started = time.perf_counter()
+    try:
+        status, step = _train(run, rollouts)
+    finally:
+        rollouts.close()
+    return _finish(run, status, step, time.perf_counter() - started)
 
 
 def _summary(curve: list[list[float]], eval_curve: list[list[float]], step: int, total: int, seconds: float,

@@ -12,13 +12,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ModelChoice", "UnknownLocalModel", "artifact_model_dir", "choose_model", "looks_like_path"]
+from synth_nb.local.errors import UnknownLocalModel
+
+__all__ = ["ModelChoice", "artifact_model_dir", "choose_model", "looks_like_path"]
 
 _FT_PREFIXES = ("ft:", "peft:", "fft:", "qft:", "rl:", "sft:")
-
-
-class UnknownLocalModel(ValueError):
-    """The model names a local path that is not a model folder."""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from typing import Any
 
 import torch
 
+from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.models import LoadedModel
 from synth_nb.local.training.tokenizer import encode_chat
-from synth_nb.local.training.worker import Channel
 
 __all__ = ["PolicyService", "Sample", "sample_tokens", "text_logit_mask"]
 

@@ -18,19 +18,12 @@ import uuid
 from pathlib import Path
 from typing import IO, Any
 
+from synth_nb.local.errors import WorkerFailed
 from synth_nb.local.executors.base import JobContext, PolicyHandler
 
-__all__ = ["TrainingWorker", "WorkerFailed"]
+__all__ = ["TrainingWorker"]
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[3]
-
-
-class WorkerFailed(RuntimeError):
-    """Training stopped with an error; ``detail`` holds the worker's traceback or log tail."""
-
-    def __init__(self, message: str, detail: str = "") -> None:
-        super().__init__(message)
-        self.detail = detail
 
 
 def _rss_mb(pid: int) -> float | None:

@@ -5,18 +5,20 @@ from __future__ import annotations
 import math
 import random
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.chat_data import load_chat_jsonl
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
+from synth_nb.local.training.schedule import lr_factor
 from synth_nb.local.training.tokenizer import IGNORE_INDEX, encode_chat
-from synth_nb.local.training.worker import Channel
 
-__all__ = ["run_sft", "encode_examples", "make_batch", "lr_factor"]
+__all__ = ["encode_examples", "make_batch", "run_sft"]
 
 Example = tuple[list[int], list[int]]
 
@@ -48,14 +50,6 @@ def make_batch(examples: list[Example], pad_id: int) -> dict[str, torch.Tensor]:
     return {"input_ids": input_ids, "labels": labels, "attention_mask": mask}
 
 
-def lr_factor(step: int, total: int, warmup: int) -> float:
-    """Linear warm-up, then cosine decay to 10 % of the peak."""
-    if warmup and step < warmup:
-        return (step + 1) / warmup
-    progress = (step - warmup) / max(1, total - warmup)
-    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
-
-
 @torch.no_grad()
 def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int) -> float:
     model.eval()
@@ -77,13 +71,55 @@ def _batches(n: int, batch_size: int, rng: random.Random) -> list[list[int]]:
     return [order[i: i + batch_size] for i in range(0, n, batch_size)]
 
 
-def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
-    """Train; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
-    work_dir = Path(cfg["work_dir"])
-    choice = ModelChoice(**{**cfg["model_choice"], "path": cfg["model_choice"].get("path") and
-                            Path(cfg["model_choice"]["path"])})
+@dataclass
+class _SftRun:
+    """What the steps of one SFT run share: the settings, the model, the encoded data and the optimiser."""
+
+    cfg: dict[str, Any]
+    channel: Channel
+    choice: ModelChoice
+    loaded: LoadedModel
+    train: list[Example]
+    val: list[Example]
+    dropped: int
+    notes: list[str]
+    seq_len: int
+    batch_size: int
+    accum: int
+    total_steps: int
+    warmup: int
+    params: list[Any]
+    optim: Any
+    rng: random.Random
+
+    @property
+    def pad_id(self) -> int:
+        return self.loaded.tokenizer.pad_id
+
+
+@dataclass
+class _Progress:
+    """How far training got: the step reached, the losses seen, tokens and time spent."""
+
+    status: str = "succeeded"
+    step: int = 0
+    epoch: int = 0
+    tokens: int = 0
+    padded: int = 0
+    train_time: float = 0.0
+    first_loss: float | None = None
+    last_loss: float = float("nan")
+
+
+def _model_choice(cfg: dict[str, Any]) -> ModelChoice:
+    raw = cfg["model_choice"]
+    return ModelChoice(**{**raw, "path": raw.get("path") and Path(raw["path"])})
+
+
+def _prepare(cfg: dict[str, Any], channel: Channel) -> _SftRun:
+    """Load the model (with LoRA when asked), encode the data and build the optimiser."""
+    choice = _model_choice(cfg)
     seed = int(cfg.get("seed", 0))
-    rng = random.Random(seed)
     seq_len = int(cfg["sequence_length"])
     loaded = load_model(choice, sequence_length=seq_len, seed=seed, tiny_overrides=cfg.get("tiny") or {})
     seq_len = min(seq_len, loaded.max_positions)
@@ -104,92 +140,128 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
                                  seq_len)
     batch_size = max(1, int(cfg["batch_size"]))
     accum = max(1, int(cfg.get("grad_accum", 1)))
-    per_epoch = math.ceil(len(train) / (batch_size * accum))
-    total_steps = per_epoch * int(cfg["n_epochs"])
+    total_steps = math.ceil(len(train) / (batch_size * accum)) * int(cfg["n_epochs"])
     if cfg.get("max_steps"):  # as in Hugging Face's Trainer, max_steps overrides the epoch count
         total_steps = int(cfg["max_steps"])
-    eval_steps = int(cfg.get("eval_steps") or 0)
     model = loaded.model
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=float(cfg.get("weight_decay", 0.0)))
-    warmup = int(total_steps * float(cfg.get("warmup_ratio", 0.0)))
-    pad_id = loaded.tokenizer.pad_id
-    channel.emit("sft.training.started",
-                 f"Training {loaded.description}: {choice.reason}. {len(train)} examples, {total_steps} steps"
-                 + (f". {'; '.join(notes)}" if notes else ""),
-                 {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
-                  "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
-                  "n_examples": len(train), "n_validation": len(val), "dropped_examples": dropped,
-                  "total_steps": total_steps, "batch_size": batch_size, "learning_rate": cfg["learning_rate"],
-                  "sequence_length": seq_len, "threads": cfg.get("threads"), "notes": notes})
-    log_every = max(1, min(25, total_steps // 50))
-    probe = rng.sample(train, min(len(train), 256))  # fixed subset: loss before vs after, free of batch noise
-    probe_start = _evaluate(model, probe, batch_size, pad_id)
-    step, epoch, tokens, padded = 0, 0, 0, 0
-    first_loss: float | None = None
-    last_loss = float("nan")
-    train_time = 0.0
-    status = "succeeded"
-    while step < total_steps and status == "succeeded":
-        groups = _batches(len(train), batch_size, rng)
-        for g in range(0, len(groups), accum):
-            if channel.cancelled.is_set():
-                status = "cancelled"
+    return _SftRun(cfg=cfg, channel=channel, choice=choice, loaded=loaded, train=train, val=val, dropped=dropped,
+                   notes=notes, seq_len=seq_len, batch_size=batch_size, accum=accum, total_steps=total_steps,
+                   warmup=int(total_steps * float(cfg.get("warmup_ratio", 0.0))), params=params, optim=optim,
+                   rng=random.Random(seed))
+
+
+def _announce(run: _SftRun) -> None:
+    loaded, choice, cfg = run.loaded, run.choice, run.cfg
+    run.channel.emit("sft.training.started",
+                     f"Training {loaded.description}: {choice.reason}. {len(run.train)} examples, "
+                     f"{run.total_steps} steps" + (f". {'; '.join(run.notes)}" if run.notes else ""),
+                     {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
+                      "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
+                      "n_examples": len(run.train), "n_validation": len(run.val), "dropped_examples": run.dropped,
+                      "total_steps": run.total_steps, "batch_size": run.batch_size,
+                      "learning_rate": cfg["learning_rate"], "sequence_length": run.seq_len,
+                      "threads": cfg.get("threads"), "notes": run.notes})
+
+
+def _optimizer_step(run: _SftRun, groups: list[list[int]], progress: _Progress) -> float:
+    """One optimiser step over ``groups`` (gradient accumulation); returns the last group's loss."""
+    started = time.perf_counter()
+    loss_value = float("nan")
+    for group in groups:
+        batch = make_batch([run.train[i] for i in group], run.pad_id)
+        loss = run.loaded.model(**batch).loss / len(groups)
+        loss.backward()
+        progress.tokens += int(batch["attention_mask"].sum())
+        progress.padded += batch["input_ids"].numel()
+        loss_value = float(loss) * len(groups)
+    torch.nn.utils.clip_grad_norm_(run.params, 1.0)
+    for param_group in run.optim.param_groups:
+        param_group["lr"] = float(run.cfg["learning_rate"]) * lr_factor(progress.step, run.total_steps, run.warmup)
+    run.optim.step()
+    run.optim.zero_grad(set_to_none=True)
+    progress.train_time += time.perf_counter() - started
+    return loss_value
+
+
+def _report_step(run: _SftRun, progress: _Progress, log_every: int) -> None:
+    step, total, loss = progress.step, run.total_steps, progress.last_loss
+    run.channel.metric("train.loss", step, loss, {"epoch": progress.epoch + 1})
+    if step % log_every == 0 or step == total:
+        seconds = max(progress.train_time, 1e-9)
+        tps = progress.tokens / seconds
+        run.channel.emit("sft.progress", f"step {step}/{total} loss={loss:.4f} tokens/s={tps:,.0f}",
+                         {"step": step, "total_steps": total, "epoch": progress.epoch + 1, "loss": loss,
+                          "tokens_per_second": round(tps, 1),
+                          "padded_tokens_per_second": round(progress.padded / seconds, 1),
+                          "peak_rss_mb": run.channel.report_memory()})
+    eval_steps = int(run.cfg.get("eval_steps") or 0)
+    if run.val and eval_steps and step % eval_steps == 0 and step < total:
+        _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, step)
+
+
+def _train(run: _SftRun) -> _Progress:
+    """Epochs of shuffled batches until ``total_steps`` or a cancel."""
+    progress = _Progress()
+    log_every = max(1, min(25, run.total_steps // 50))
+    while progress.step < run.total_steps and progress.status == "succeeded":
+        groups = _batches(len(run.train), run.batch_size, run.rng)
+        for g in range(0, len(groups), run.accum):
+            if run.channel.cancelled.is_set():
+                progress.status = "cancelled"
                 break
-            started = time.perf_counter()
-            for group in groups[g: g + accum]:
-                batch = make_batch([train[i] for i in group], pad_id)
-                loss = model(**batch).loss / len(groups[g: g + accum])
-                loss.backward()
-                tokens += int(batch["attention_mask"].sum())
-                padded += batch["input_ids"].numel()
-                last_loss_part = float(loss) * len(groups[g: g + accum])
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            for group_ in optim.param_groups:
-                group_["lr"] = float(cfg["learning_rate"]) * lr_factor(step, total_steps, warmup)
-            optim.step()
-            optim.zero_grad(set_to_none=True)
-            train_time += time.perf_counter() - started
-            step += 1
-            last_loss = last_loss_part
-            first_loss = last_loss if first_loss is None else first_loss
-            channel.metric("train.loss", step, last_loss, {"epoch": epoch + 1})
-            if step % log_every == 0 or step == total_steps:
-                tps = tokens / max(train_time, 1e-9)
-                channel.emit("sft.progress", f"step {step}/{total_steps} loss={last_loss:.4f} tokens/s={tps:,.0f}",
-                             {"step": step, "total_steps": total_steps, "epoch": epoch + 1, "loss": last_loss,
-                              "tokens_per_second": round(tps, 1), "padded_tokens_per_second":
-                              round(padded / max(train_time, 1e-9), 1), "peak_rss_mb": channel.report_memory()})
-            if val and eval_steps and step % eval_steps == 0 and step < total_steps:
-                _report_validation(channel, model, val, batch_size, pad_id, step)
-            if step >= total_steps:
+            progress.last_loss = _optimizer_step(run, groups[g: g + run.accum], progress)
+            progress.step += 1
+            progress.first_loss = progress.last_loss if progress.first_loss is None else progress.first_loss
+            _report_step(run, progress, log_every)
+            if progress.step >= run.total_steps:
                 break
-        epoch += 1
-    if val and status == "succeeded":
-        _report_validation(channel, model, val, batch_size, pad_id, step)
-    probe_end = _evaluate(model, probe, batch_size, pad_id)
-    folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
-    files = save_model(loaded, folder, {"base": choice.requested, "job_id": cfg.get("job_id"), "step": step,
-                                        "description": loaded.description})
-    summary = {"steps": step, "total_steps": total_steps, "first_loss": first_loss, "final_loss": last_loss,
-               "train_set_loss_start": round(probe_start, 4), "train_set_loss_end": round(probe_end, 4),
-               "tokens": tokens, "train_seconds": round(train_time, 2), "threads": cfg.get("threads"),
-               "tokens_per_second": round(tokens / max(train_time, 1e-9), 1),
-               "padded_tokens_per_second": round(padded / max(train_time, 1e-9), 1),
+        progress.epoch += 1
+    if run.val and progress.status == "succeeded":
+        _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, progress.step)
+    return progress
+
+
+def _finish(run: _SftRun, progress: _Progress, probe_start: float, probe_end: float) -> str:
+    """Save the model (or the checkpoint of a cancelled run) and report the outcome."""
+    cfg, channel, step = run.cfg, run.channel, progress.step
+    work_dir = Path(cfg["work_dir"])
+    folder = work_dir / ("model" if progress.status == "succeeded" else "checkpoint")
+    files = save_model(run.loaded, folder, {"base": run.choice.requested, "job_id": cfg.get("job_id"), "step": step,
+                                            "description": run.loaded.description})
+    seconds = max(progress.train_time, 1e-9)
+    summary = {"steps": step, "total_steps": run.total_steps, "first_loss": progress.first_loss,
+               "final_loss": progress.last_loss, "train_set_loss_start": round(probe_start, 4),
+               "train_set_loss_end": round(probe_end, 4), "tokens": progress.tokens,
+               "train_seconds": round(progress.train_time, 2), "threads": cfg.get("threads"),
+               "tokens_per_second": round(progress.tokens / seconds, 1),
+               "padded_tokens_per_second": round(progress.padded / seconds, 1),
                "peak_rss_mb": round(channel.report_memory(), 1)}
     file_list = [{"path": str(p.relative_to(work_dir)), "bytes": p.stat().st_size} for p in files]
-    if status == "cancelled":
+    if progress.status == "cancelled":
         channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, training=summary)
-        channel.emit("sft.training.cancelled", f"Cancelled at step {step}/{total_steps}; checkpoint kept in "
+        channel.emit("sft.training.cancelled", f"Cancelled at step {step}/{run.total_steps}; checkpoint kept in "
                      f"{folder.name}/", {"step": step, "checkpoint": str(folder)}, level="warning")
-        return status
+        return progress.status
     channel.result(fine_tuned_model=cfg["fine_tuned_model"], model_path=str(folder), files=file_list,
                    training=summary)
-    channel.emit("sft.training.finish", f"Finished {step} steps: loss {first_loss:.4f} -> {last_loss:.4f} "
-                 f"({summary['tokens_per_second']:,.0f} tokens/s); saved {cfg['fine_tuned_model']}",
-                 {**summary, "fine_tuned_model": cfg["fine_tuned_model"]})
-    return status
+    channel.emit("sft.training.finish", f"Finished {step} steps: loss {progress.first_loss:.4f} -> "
+                 f"{progress.last_loss:.4f} ({summary['tokens_per_second']:,.0f} tokens/s); saved "
+                 f"{cfg['fine_tuned_model']}", {**summary, "fine_tuned_model": cfg["fine_tuned_model"]})
+    return progress.status
+
+
+def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
+    """Train; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
+    run = _prepare(cfg, channel)
+    _announce(run)
+    probe = run.rng.sample(run.train, min(len(run.train), 256))  # fixed subset: loss before vs after, free of batch noise
+    probe_start = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
+    progress = _train(run)
+    probe_end = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
+    return _finish(run, progress, probe_start, probe_end)
 
 
 def _report_validation(channel: Channel, model: Any, val: list[Example], batch_size: int, pad_id: int,

@@ -10,11 +10,9 @@ from typing import Any
 
 import httpx
 
-__all__ = ["TaskAppError", "check_task_app", "rollout_reward", "task_app_headers"]
+from synth_nb.local.errors import TaskAppError
 
-
-class TaskAppError(RuntimeError):
-    """The task app is unreachable, refused the request, or answered something unusable."""
+__all__ = ["check_task_app", "rollout_reward", "task_app_headers"]
 
 
 def task_app_headers(api_key: str | None) -> dict[str, str]:

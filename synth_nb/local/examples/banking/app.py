@@ -1,7 +1,5 @@
-"""The banking intent task app: a Starlette app that follows the Synth task-app contract.
+"""The banking intent task app, on the task-app contract of ``examples.contract``.
 
-Routes: ``GET /`` (open), ``GET /health``, ``GET /info``, ``GET /task_info``, ``POST /rollout``,
-``POST /done`` (all behind ``X-API-Key`` / ``X-API-Keys`` / ``Authorization: Bearer`` = ENVIRONMENT_API_KEY).
 A rollout renders its own baseline messages for the seed, calls the policy at
 ``policy.config.inference_url`` as an OpenAI-compatible chat completion (tool call required) and scores
 the reply 1.0 for the gold intent, else 0.0 — the same data path a hosted optimiser drives.
@@ -10,43 +8,20 @@ the reply 1.0 for the gold intent, else 0.0 — the same data path a hosted opti
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
-from urllib.parse import parse_qs, urlsplit, urlunsplit
+from urllib.parse import parse_qs, urlsplit
 
-import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
-from synth_nb.local.examples.banking.dataset import TOOL_NAME, BankingDataset, load_dataset
+from synth_nb.local.errors import TaskAppRefusal
+from synth_nb.local.examples.banking.dataset import TOOL_NAME, BankingDataset, Example, load_dataset
+from synth_nb.local.examples.contract import PolicyClient, as_table, build_task_app
 
-__all__ = ["APP_ID", "create_app", "normalize_inference_url"]
+__all__ = ["APP_ID", "create_app"]
 
 APP_ID = "synth-nb-banking"
 ENV_NAME = "banking"
-_POLICY_TIMEOUT = httpx.Timeout(120.0, connect=10.0)
-
-
-class _BadRequest(Exception):
-    def __init__(self, status: int, detail: Any) -> None:
-        super().__init__(str(detail))
-        self.status = status
-        self.detail = detail
-
-
-def normalize_inference_url(url: str) -> str:
-    """Task-app rule: keep ``…/chat/completions``; ``…/v1`` or ``…/v1/<id>`` gain ``/chat/completions``."""
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
-    if not path.endswith("/chat/completions"):
-        path = f"{path}/chat/completions" if (path.endswith("/v1") or "/v1/" in path) else f"{path}/v1/chat/completions"
-    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def as_table(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_schema(intents: tuple[str, ...]) -> dict[str, Any]:
@@ -54,26 +29,6 @@ def _tool_schema(intents: tuple[str, ...]) -> dict[str, Any]:
         "name": TOOL_NAME, "description": "Return the single intent label of the customer query.",
         "parameters": {"type": "object", "properties": {"intent": {"type": "string", "enum": list(intents)}},
                        "required": ["intent"]}}}
-
-
-def _allowed_keys(fixed: str | None) -> list[str]:
-    keys = [fixed] if fixed else [os.environ.get("ENVIRONMENT_API_KEY", "")]
-    keys += [k.strip() for k in os.environ.get("ENVIRONMENT_API_KEY_ALIASES", "").split(",")]
-    return [k for k in keys if k]
-
-
-def _check_auth(request: Request, fixed_key: str | None) -> None:
-    allowed = _allowed_keys(fixed_key)
-    if not allowed:
-        raise _BadRequest(503, {"error": {"code": "missing_environment_api_key",
-                                          "message": "ENVIRONMENT_API_KEY is not configured"}})
-    offered = [request.headers.get("x-api-key", "")]
-    offered += request.headers.get("x-api-keys", "").split(",")
-    auth = request.headers.get("authorization", "")
-    if auth.lower().startswith("bearer "):
-        offered.append(auth[7:])
-    if not any(k.strip() in allowed for k in offered if k.strip()):
-        raise _BadRequest(400, {"error": {"code": "unauthorised", "message": "API key missing or invalid"}})
 
 
 def _predicted_intent(completion: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -107,17 +62,10 @@ def _trace_id(policy_config: dict[str, Any], inference_url: str) -> str | None:
 
 
 class BankingTaskApp:
-    """Route handlers over one dataset; one shared async HTTP client for policy calls."""
+    """Route handlers over one dataset."""
 
-    def __init__(self, dataset: BankingDataset, api_key: str | None) -> None:
+    def __init__(self, dataset: BankingDataset) -> None:
         self.dataset = dataset
-        self.api_key = api_key
-        self._client: httpx.AsyncClient | None = None
-
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=_POLICY_TIMEOUT, limits=httpx.Limits(max_connections=64))
-        return self._client
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -133,133 +81,93 @@ class BankingTaskApp:
             "limits": {"max_turns": 1},
         }
 
-    def task_info(self, seed: int, split: str) -> dict[str, Any]:
-        example = self.dataset.example(split, seed)
-        info = self.describe()
-        info["task_metadata"] = {"seed": seed, "split": split, "query": example.query}
-        return info
+    async def info(self, request: Request) -> dict[str, Any]:
+        described = self.describe()
+        return {"service": {"task": described["task"], "version": "1.0"}, "dataset": described["dataset"],
+                "rubrics": {"outcome": described["rubric"]["outcome"], "events": None},
+                "inference": described["inference"], "limits": described["limits"]}
 
-    async def rollout(self, body: dict[str, Any], env_key: str) -> dict[str, Any]:
-        for field in ("run_id", "env", "policy", "ops", "mode"):
-            if field not in body:
-                raise _BadRequest(422, f"rollout request is missing '{field}'")
+    async def task_info(self, request: Request) -> Any:
+        raw = request.query_params.getlist("seed") + request.query_params.getlist("seeds")
+        split = request.query_params.get("split", "train")
+        if split not in self.dataset.splits:
+            raise TaskAppRefusal(422, f"unknown split {split!r}")
+        if not raw:
+            return {"taskset": self.describe()}
+        try:
+            seeds = [int(s) for s in raw]
+        except ValueError:
+            raise TaskAppRefusal(422, f"seed must be an integer, got {raw}") from None
+        infos = [{**self.describe(), "task_metadata": {"seed": seed, "split": split,
+                                                       "query": self.dataset.example(split, seed).query}}
+                 for seed in seeds]
+        return infos[0] if len(infos) == 1 else infos
+
+    def _instance(self, body: dict[str, Any]) -> tuple[str, int, dict[str, Any], str]:
+        """The rollout's split, seed, policy config and inference URL; 422 naming the first bad field."""
+        for name in ("run_id", "env", "policy", "ops", "mode"):
+            if name not in body:
+                raise TaskAppRefusal(422, f"rollout request is missing '{name}'")
         env = as_table(body["env"])
         config = as_table(env.get("config"))
         split = str(config.get("split") or config.get("pool") or "train")
         if split not in self.dataset.splits:
-            raise _BadRequest(422, f"unknown split {split!r}; this task app has {sorted(self.dataset.splits)}")
+            raise TaskAppRefusal(422, f"unknown split {split!r}; this task app has {sorted(self.dataset.splits)}")
         seed = env.get("seed", config.get("index", 0))
         if not isinstance(seed, int) or seed < 0:
-            raise _BadRequest(422, f"env.seed must be a non-negative integer, got {seed!r}")
-        policy = as_table(body["policy"])
-        policy_config = as_table(policy.get("config"))
+            raise TaskAppRefusal(422, f"env.seed must be a non-negative integer, got {seed!r}")
+        policy_config = as_table(as_table(body["policy"]).get("config"))
         inference_url = policy_config.get("inference_url")
         if not isinstance(inference_url, str) or not inference_url.startswith(("http://", "https://")):
-            raise _BadRequest(422, "policy.config.inference_url is required (an OpenAI-compatible base URL)")
+            raise TaskAppRefusal(422, "policy.config.inference_url is required (an OpenAI-compatible base URL)")
+        return split, seed, policy_config, inference_url
 
+    async def rollout(self, body: dict[str, Any], policy: PolicyClient) -> dict[str, Any]:
+        split, seed, policy_config, inference_url = self._instance(body)
         example = self.dataset.example(split, seed)
         messages = self.dataset.render_messages(example.query)
         request = {"model": policy_config.get("model") or "policy", "messages": messages,
                    "temperature": policy_config.get("temperature", 0.0),
                    "max_tokens": policy_config.get("max_completion_tokens") or policy_config.get("max_tokens") or 64,
                    "tools": [_tool_schema(self.dataset.intents)], "tool_choice": "required"}
-        try:
-            response = await self._http().post(normalize_inference_url(inference_url), json=request,
-                                               headers={"X-API-Key": env_key})
-        except httpx.HTTPError as exc:
-            raise _BadRequest(502, f"policy call failed: {type(exc).__name__}: {exc}") from None
-        if response.status_code != 200:
-            raise _BadRequest(502, f"policy call failed: HTTP {response.status_code}: {response.text[:300]}")
-        completion = response.json()
-        predicted, tool_calls = _predicted_intent(completion)
-        correct = predicted == example.intent
-        reward = 1.0 if correct else 0.0
-        trace_id = _trace_id(policy_config, inference_url)
-        obs = {"query": example.query, "index": seed, "split": split}
-        step = {"obs": obs, "tool_calls": tool_calls, "reward": reward, "done": True, "truncated": None,
-                "info": {"expected_intent": example.intent, "predicted_intent": predicted, "correct": correct,
-                         "messages": messages, "usage": completion.get("usage") or {},
-                         "meta": {"inference_url": inference_url}}}
-        return {
-            "run_id": body["run_id"],
-            "trajectories": [{"env_id": f"{ENV_NAME}::{split}::{seed}", "policy_id": policy.get("policy_id") or "policy",
-                              "steps": [step], "final": {"observation": obs, "reward": reward}, "length": 1,
-                              "inference_url": inference_url, "decision_samples": None,
-                              "trace_correlation_id": trace_id}],
-            "branches": {},
-            "metrics": {"episode_returns": [reward], "mean_return": reward, "num_steps": 1, "num_episodes": 1,
-                        "outcome_score": reward, "events_score": reward, "details": {"correct": correct}},
-            "aborted": False, "ops_executed": len(body["ops"]) if isinstance(body["ops"], list) else 2,
-            "trace_correlation_id": trace_id, "trace": None,
-            "pipeline_metadata": {"trace_correlation_id": trace_id, "inference_url": inference_url},
-        }
-
-    async def aclose(self) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        completion = await policy.complete(inference_url, request)
+        return _response(body, example, split, seed, messages, completion,
+                         _trace_id(policy_config, inference_url), inference_url)
 
 
-def create_app(api_key: str | None = None, dataset: BankingDataset | None = None) -> Starlette:
-    """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time"."""
-    state = BankingTaskApp(dataset or load_dataset(), api_key)
+def _response(body: dict[str, Any], example: Example, split: str, seed: int, messages: list[dict[str, str]],
+              completion: dict[str, Any], trace_id: str | None, inference_url: str) -> dict[str, Any]:
+    """The RolloutResponse: one single-step trajectory, scored 1.0 for the gold intent."""
+    predicted, tool_calls = _predicted_intent(completion)
+    correct = predicted == example.intent
+    reward = 1.0 if correct else 0.0
+    obs = {"query": example.query, "index": seed, "split": split}
+    step = {"obs": obs, "tool_calls": tool_calls, "reward": reward, "done": True, "truncated": None,
+            "info": {"expected_intent": example.intent, "predicted_intent": predicted, "correct": correct,
+                     "messages": messages, "usage": completion.get("usage") or {},
+                     "meta": {"inference_url": inference_url}}}
+    policy = as_table(body.get("policy"))
+    return {
+        "run_id": body["run_id"],
+        "trajectories": [{"env_id": f"{ENV_NAME}::{split}::{seed}", "policy_id": policy.get("policy_id") or "policy",
+                          "steps": [step], "final": {"observation": obs, "reward": reward}, "length": 1,
+                          "inference_url": inference_url, "decision_samples": None,
+                          "trace_correlation_id": trace_id}],
+        "branches": {},
+        "metrics": {"episode_returns": [reward], "mean_return": reward, "num_steps": 1, "num_episodes": 1,
+                    "outcome_score": reward, "events_score": reward, "details": {"correct": correct}},
+        "aborted": False, "ops_executed": len(body["ops"]) if isinstance(body["ops"], list) else 2,
+        "trace_correlation_id": trace_id, "trace": None,
+        "pipeline_metadata": {"trace_correlation_id": trace_id, "inference_url": inference_url},
+    }
 
-    def guarded(handler: Any, *, auth: bool = True) -> Any:
-        async def endpoint(request: Request) -> JSONResponse:
-            try:
-                if auth:
-                    _check_auth(request, state.api_key)
-                return JSONResponse(await handler(request))
-            except _BadRequest as exc:
-                return JSONResponse({"detail": exc.detail}, status_code=exc.status)
-        return endpoint
 
-    async def root(request: Request) -> dict[str, Any]:
-        return {"status": "ok", "service": APP_ID}
+def create_app(api_key: str | None = None, dataset: BankingDataset | None = None, *,
+               policy_api_key: str | None = None) -> Starlette:
+    """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time".
 
-    async def health(request: Request) -> dict[str, Any]:
-        key = (_allowed_keys(state.api_key) or [""])[0]
-        return {"healthy": True, "auth": {"required": True, "expected_prefix": key[:6] + "..."}}
-
-    async def info(request: Request) -> dict[str, Any]:
-        described = state.describe()
-        return {"service": {"task": described["task"], "version": "1.0"}, "dataset": described["dataset"],
-                "rubrics": {"outcome": described["rubric"]["outcome"], "events": None},
-                "inference": described["inference"], "limits": described["limits"]}
-
-    async def task_info(request: Request) -> Any:
-        raw = request.query_params.getlist("seed") + request.query_params.getlist("seeds")
-        split = request.query_params.get("split", "train")
-        if split not in state.dataset.splits:
-            raise _BadRequest(422, f"unknown split {split!r}")
-        if not raw:
-            return {"taskset": state.describe()}
-        try:
-            seeds = [int(s) for s in raw]
-        except ValueError:
-            raise _BadRequest(422, f"seed must be an integer, got {raw}") from None
-        infos = [state.task_info(seed, split) for seed in seeds]
-        return infos[0] if len(infos) == 1 else infos
-
-    async def rollout(request: Request) -> dict[str, Any]:
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _BadRequest(400, "request body must be JSON") from None
-        if not isinstance(body, dict):
-            raise _BadRequest(422, "rollout request must be a JSON object")
-        env_key = request.headers.get("x-api-key") or (_allowed_keys(state.api_key) or [""])[0]
-        return await state.rollout(body, env_key)
-
-    async def done(request: Request) -> dict[str, Any]:
-        return {"ok": True, "service": APP_ID}
-
-    routes = [
-        Route("/", guarded(root, auth=False), methods=["GET", "HEAD"]),
-        Route("/health", guarded(health), methods=["GET"]),
-        Route("/info", guarded(info), methods=["GET"]),
-        Route("/task_info", guarded(task_info), methods=["GET"]),
-        Route("/rollout", guarded(rollout), methods=["POST"]),
-        Route("/done", guarded(done), methods=["POST"]),
-    ]
-    return Starlette(routes=routes)
+    ``policy_api_key`` is sent to the policy as a bearer token; by default the policy gets no credentials.
+    """
+    state = BankingTaskApp(dataset or load_dataset())
+    return build_task_app(app_id=APP_ID, api_key=api_key, info=state.info, task_info=state.task_info,
+                          rollout=state.rollout, policy_api_key=policy_api_key)

@@ -1,0 +1,105 @@
+"""What ``synth-nb train`` / ``attach`` print while following a job: one masked line per meaningful update.
+
+Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``: SFT bookkeeping, RL
+"modal"/"hatchet" chatter, prompt-learning internals); the job still records every event.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from synth_nb.job import Job, JobUpdate
+from synth_nb.records import Event, MetricPoint
+from synth_nb.secrets import mask_text
+
+__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "history"]
+
+
+def _clock() -> str:
+    return time.strftime("%H:%M:%S")
+
+
+def format_event(event: Event) -> list[str]:
+    """``[seq] type (level): message`` plus error details and the traceback tail for failures."""
+    level = f" ({event.level})" if event.level and event.level != "info" else ""
+    line = f"[{event.seq}] {event.type}{level}: {event.message}".rstrip().rstrip(":")
+    lines = [line]
+    if event.is_error:
+        detail = event.data.get("detail") or event.data.get("error") or event.data.get("error_detail")
+        if detail and str(detail) != event.message:
+            lines.append(f"    Error details: {detail}")
+        trace = event.data.get("traceback") or event.data.get("stack")
+        if isinstance(trace, str):
+            lines += [f"    {ln}" for ln in [t for t in trace.splitlines() if t.strip()][-5:]]
+    return lines
+
+
+def format_metric(point: MetricPoint) -> str:
+    n = point.data.get("n")
+    return f"[metric] {point.name}={point.value:.4f} (step={point.step})" + (f" n={n}" if n is not None else "")
+
+
+class LinePrinter:
+    """Job listener that prints one masked line per meaningful update.
+
+    Metric points are thinned to at most one line per metric name every ``metric_every`` seconds (a
+    training loss per step would drown the events); the final block repeats the last value of each.
+    """
+
+    def __init__(self, job: Job, secrets: Sequence[str], *, prefix: str = "", out: TextIO | None = None,
+                 metric_every: float = 1.0) -> None:
+        from synth_nb.flows import get_flow
+
+        self.job = job
+        self.flow = get_flow(job.flow)
+        self.secrets = tuple(s for s in secrets if s)
+        self.prefix = prefix
+        self.out = out or sys.stdout
+        self.metric_every = metric_every
+        self._metric_printed: dict[str, float] = {}
+
+    def emit(self, text: str) -> None:
+        for line in text.splitlines() or [""]:
+            print(f"[{_clock()}] {self.prefix}{mask_text(line, self.secrets)}", file=self.out, flush=True)
+
+    def __call__(self, update: JobUpdate) -> None:
+        if update.kind == "status":
+            self.emit(f"status={update.status}")
+        elif update.kind == "event" and update.event is not None:
+            if not self.flow.is_noise(update.event):
+                self.emit("\n".join(format_event(update.event)))
+        elif update.kind == "metric" and update.metric is not None:
+            now = time.monotonic()
+            if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
+                self._metric_printed[update.metric.name] = now
+                self.emit(format_metric(update.metric))
+
+
+def history(job: Job) -> list[JobUpdate]:
+    """What an attached job already has, so the printer shows it before live updates."""
+    if not job.events and not job.metrics:
+        return []
+    return [JobUpdate("status", job.status)] + [JobUpdate("event", job.status, event=e) for e in job.events]
+
+
+def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
+    """The status block printed when following ends: ids, counts, last metric values, key results."""
+    doc = job.status_doc
+    lines = [f"Final status: {job.status}" + (f" ({note})" if note else ""),
+             f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
+             f"  backend:  {job.backend_url}",
+             f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
+    latest: dict[str, MetricPoint] = {}
+    for point in job.metrics:
+        if point.name not in latest or point.step >= latest[point.name].step:
+            latest[point.name] = point
+    if latest:
+        lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
+                                                    for p in latest.values()))
+    for key in ("fine_tuned_model", "best_score", "error"):
+        if doc.get(key) not in (None, ""):
+            lines.append(f"  {key}: {doc[key]}")
+    return mask_text("\n".join(lines), tuple(s for s in secrets if s))

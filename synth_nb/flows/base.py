@@ -1,0 +1,144 @@
+"""``Flow``: everything synth-nb knows about one kind of training job, in one object.
+
+A flow says which TOML files are its own, how they are validated, which secrets and overrides it uses, the
+requests that submit a job, which events are noise, what its chart plots and what a finished job leaves
+behind. Everything outside ``synth_nb.flows`` asks the flow (``get_flow(name)``) instead of comparing flow
+names, so a new kind of job is one sub-package plus one registration line.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from synth_nb.contract import FlowEndpoints
+from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
+from synth_nb.flows.chart import ChartSpec
+from synth_nb.secrets import SYNTH_API_KEY
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from synth_nb.config.shared import Problem
+    from synth_nb.flows.overrides import Overrides
+    from synth_nb.plan import Plan
+    from synth_nb.records import Event
+    from synth_nb.secrets import SecretBundle
+
+__all__ = ["ConfigLike", "Flow"]
+
+#: event types hidden for every flow (keep-alive signals)
+_HEARTBEATS = (".worker.alive", ".heartbeat")
+
+
+class ConfigLike(Protocol):
+    """What plans read from a loaded config (``synth_nb.config.LoadedConfig``)."""
+
+    path: Path
+    flow: str
+    algorithm: str | None
+    raw: dict[str, Any]
+    warnings: list[str]
+
+    def line_of(self, dotted_key: str) -> int | None: ...
+
+
+class Flow(ABC):
+    """One kind of training job (RL, SFT, prompt learning, ...). Subclasses set the class attributes."""
+
+    #: registry key, also the ``flow`` of plans, jobs and the ``--dry-run --json`` document
+    name: ClassVar[str]
+    #: plain words for messages ("prompt learning")
+    label: ClassVar[str]
+    #: job ids of this flow start with it (used to guess the flow of a bare job id)
+    id_prefix: ClassVar[str | None] = None
+    endpoints: ClassVar[FlowEndpoints]
+    #: secrets a job cannot be submitted without (the local backend supplies its own SYNTH_API_KEY)
+    required_secrets: ClassVar[tuple[str, ...]] = (SYNTH_API_KEY,)
+    #: ``Overrides`` fields this flow uses; any other given override is reported as ignored
+    honoured_overrides: ClassVar[frozenset[str]] = frozenset({"backend", "idempotency"})
+    #: override -> why this flow ignores it (shown with the warning)
+    ignored_overrides: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: override -> the config keys it replaces, first one written wins (the wizard prefills its field)
+    override_keys: ClassVar[Mapping[str, tuple[tuple[str, ...], ...]]] = MappingProxyType({})
+    #: the pydantic model of a whole TOML file of this flow
+    config_model: ClassVar[type[BaseModel]]
+    #: accepted ``[algorithm]`` (type, method, variety) triples; the first one's type is the expected type
+    algorithm_triples: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    #: how to write a TOML this flow claims, for "not a training config" messages
+    detect_hint: ClassVar[str] = ""
+    chart: ClassVar[ChartSpec]
+    #: True when ``write_results`` writes files (``job.export_summary``, the panel's Export button)
+    has_summary: ClassVar[bool] = False
+    #: event types hidden by default for this flow
+    noise_event_types: ClassVar[frozenset[str]] = frozenset()
+    #: events whose type, message or data mention one of these words are hidden by default
+    noise_words: ClassVar[tuple[str, ...]] = ()
+
+    def __repr__(self) -> str:
+        return f"<Flow {self.name}>"
+
+    # ------------------------------------------------------------------ configs
+    @abstractmethod
+    def claims(self, raw: Mapping[str, Any]) -> bool:
+        """True when a parsed TOML document is a config of this flow (asked in registration order)."""
+
+    def algorithm_of(self, raw: Mapping[str, Any]) -> str | None:
+        """The algorithm a claimed document names (``"gepa"``), or None."""
+        return None
+
+    def normalise(self, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """The document to validate (a deliberate fix may rewrite it) and notes about what changed."""
+        return raw, []
+
+    def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
+        """Cross-field rules the pydantic model cannot express; ``Problem.warning`` ones do not fail."""
+        return []
+
+    def unknown_key_fate(self, key: tuple[str | int, ...]) -> str:
+        """What happens to an unknown key (said in its warning)."""
+        return "ignored (not sent)"
+
+    def results_folder(self, config: ConfigLike) -> Path | None:
+        """Where ``write_results`` puts files for jobs of this config (None: the flow writes none)."""
+        return None
+
+    def config_notes(self, config: ConfigLike) -> list[str]:
+        """Warnings about a loaded config that need its path (e.g. the default results folder)."""
+        return []
+
+    # ------------------------------------------------------------------ submission
+    @abstractmethod
+    def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
+        """Every request a submission will send, built without sending anything."""
+
+    # ------------------------------------------------------------------ watching
+    def is_noise(self, event: Event) -> bool:
+        """True for an event hidden by default: errors never are, heartbeats always are."""
+        if event.is_error:
+            return False
+        if event.type.endswith(_HEARTBEATS):
+            return True
+        return self.hides(event)
+
+    def hides(self, event: Event) -> bool:
+        """This flow's own noise rule (``noise_event_types``, ``noise_words``)."""
+        if event.type in self.noise_event_types:
+            return True
+        if not self.noise_words:
+            return False
+        text = f"{event.type} {event.message} {json.dumps(event.data or {}, default=str)}".lower()
+        return any(word in text for word in self.noise_words)
+
+    # ------------------------------------------------------------------ results
+    def artifacts(self, job: FinishedJob) -> Artifact | None:
+        """What the job shows when it ends; by default its final status document."""
+        return status_artifact(job)
+
+    def write_results(self, job: FinishedJob, folder: Path) -> Path | None:
+        """Write the job's result files into ``folder``; the main file's path, or None if it has none."""
+        return None

@@ -1,0 +1,108 @@
+"""Prompt learning (GEPA, MIPRO): a prompt optimised against a task app (``[prompt_learning]``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from synth_nb.config.shared import Problem
+from synth_nb.flows.artifacts import Artifact, FinishedJob
+from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.prompt_learning import plan
+from synth_nb.flows.prompt_learning.chart import CHART
+from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
+from synth_nb.flows.prompt_learning.config import PromptLearningConfig
+from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
+from synth_nb.plan import Plan
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
+
+__all__ = ["DEFAULT_RESULTS_FOLDER", "FLOW", "PromptLearningFlow"]
+
+TABLE = "prompt_learning"
+ALGORITHMS = frozenset({"gepa", "mipro"})
+#: where result files go when the config names no ``results_folder`` (beside the config)
+DEFAULT_RESULTS_FOLDER = "results"
+_DATA_FROM_TASK_APP = "prompt learning reads its data through the task app"
+
+
+def _results_folder_setting(raw: Mapping[str, Any]) -> str | None:
+    table = raw.get(TABLE)
+    for source in (table if isinstance(table, Mapping) else {}, raw):
+        value = source.get("results_folder")
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+class PromptLearningFlow(Flow):
+    name = "prompt_learning"
+    label = "prompt learning"
+    id_prefix = "pl_"
+    endpoints = plan.ENDPOINTS
+    required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
+    honoured_overrides = frozenset({"backend", "task_url", "idempotency"})
+    override_keys = MappingProxyType({"task_url": (("prompt_learning", "task_app_url"),)})
+    ignored_overrides = MappingProxyType({
+        "model": "set [prompt_learning.policy].model in the config instead",
+        "allow_experimental": "prompt learning does not train a Qwen base model",
+        "dataset": _DATA_FROM_TASK_APP,
+        "examples": _DATA_FROM_TASK_APP,
+    })
+    config_model = PromptLearningConfig
+    detect_hint = '[prompt_learning] with algorithm = "gepa" or "mipro" (prompt learning)'
+    chart = CHART
+    has_summary = True
+    #: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
+    noise_event_types = frozenset({
+        "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
+        "mipro.trial.minibatch", "mipro.bootstrap.progress", "mipro.iteration.skip_generation",
+        "mipro.trial.duplicate", "mipro.instruction.proposed", "gepa.transformation.proposed",
+        "prompt.learning.proposal.scored", "prompt.learning.eval.summary", "prompt.learning.validation.scored",
+        "prompt.learning.final.results", "prompt.learning.policy.tokens", "prompt.learning.worker.alive",
+    })
+
+    def claims(self, raw: Mapping[str, Any]) -> bool:
+        return TABLE in raw
+
+    def algorithm_of(self, raw: Mapping[str, Any]) -> str | None:
+        table = raw.get(TABLE)
+        value = table.get("algorithm") if isinstance(table, Mapping) else None
+        algorithm = value.lower() if isinstance(value, str) else ""
+        return algorithm if algorithm in ALGORITHMS else None
+
+    def normalise(self, raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        return normalise_prompt_learning(raw)
+
+    def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
+        return check_prompt_learning(model, raw)
+
+    def unknown_key_fate(self, key: tuple[str | int, ...]) -> str:
+        if key[0] == TABLE:
+            return "not checked by synth-nb; sent to the backend as written"
+        return f"ignored (only [{TABLE}] is sent)"
+
+    def results_folder(self, config: ConfigLike) -> Path:
+        """``results_folder`` of the config (relative to its folder), else ``results`` beside it."""
+        target = Path(_results_folder_setting(config.raw) or DEFAULT_RESULTS_FOLDER).expanduser()
+        return target if target.is_absolute() else (Path(config.path).parent / target).resolve()
+
+    def config_notes(self, config: ConfigLike) -> list[str]:
+        if _results_folder_setting(config.raw) is not None:
+            return []
+        return [f"no results_folder in [{TABLE}]: result files will be written to {self.results_folder(config)} "
+                f"(set {TABLE}.results_folder to choose another folder)"]
+
+    def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
+        return plan.build_plan(self, config, overrides, secrets)
+
+    def artifacts(self, job: FinishedJob) -> Artifact:
+        return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)
+
+    def write_results(self, job: FinishedJob, folder: Path) -> Path:
+        return write_summary(job, folder)
+
+
+FLOW = PromptLearningFlow()

@@ -1,0 +1,147 @@
+"""Prompt-learning plan (GEPA / MIPRO): ``POST /prompt-learning/online/jobs`` (auto-starts).
+
+The job body matches synth-ai 0.2.24's builder for every config it accepts. Deliberate difference: MIPRO
+seed pools written at the ``[prompt_learning]`` level (which 0.2.24's validator accepts but its builder
+crashes on) are used for ``[prompt_learning.mipro]`` when that table does not set them.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import SecretStr
+
+from synth_nb.config.redact import redact
+from synth_nb.contract import FlowEndpoints
+from synth_nb.errors import SecretsError
+from synth_nb.flows._common import (
+    backend_for,
+    config_error,
+    idempotency_for,
+    start_warnings,
+)
+from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.prompt_learning.checks import MIPRO_POOLS
+from synth_nb.flows.prompt_learning.defaults import fill_prompt_learning_defaults
+from synth_nb.plan import Plan, Step, TaskApp
+from synth_nb.secrets import SecretBundle
+
+ENDPOINTS = FlowEndpoints(
+    create="/prompt-learning/online/jobs",
+    status="/prompt-learning/online/jobs/{job_id}",
+    events="/prompt-learning/online/jobs/{job_id}/events",
+    metrics="/prompt-learning/online/jobs/{job_id}/metrics",
+    cancel="/prompt-learning/online/jobs/{job_id}/cancel",
+    fallback_events=("/learning/jobs/{job_id}/events", "/orchestration/jobs/{job_id}/events"),
+    fallback_status=("/learning/jobs/{job_id}", "/orchestration/jobs/{job_id}"),
+    events_stream="/prompt-learning/online/jobs/{job_id}/events/stream",
+)
+
+__all__ = ["ENDPOINTS", "build_body", "build_plan", "resolve_task_url"]
+
+
+def _table(config: ConfigLike) -> dict[str, Any]:
+    table = config.raw.get("prompt_learning")
+    return copy.deepcopy(table if isinstance(table, dict) and table else config.raw)
+
+
+def resolve_task_url(config: ConfigLike, overrides: Overrides, secrets: SecretBundle,
+                     warnings: list[str]) -> str:
+    """``--task-url`` > ``[prompt_learning].task_app_url`` > ``TASK_APP_URL`` (0.2.24's order here)."""
+    table = _table(config)
+    raw = table.get("task_app_url")
+    from_config = raw.strip() or None if isinstance(raw, str) else None
+    env = secrets.settings.get("TASK_APP_URL")
+    if overrides.task_url:
+        if from_config and overrides.task_url != from_config:
+            warnings.append(redact(f"--task-url {overrides.task_url} replaces [prompt_learning].task_app_url "
+                                   f"{from_config}", secrets.values()))
+        return overrides.task_url
+    if from_config:
+        if env is not None and env.value.strip() and env.value.strip() != from_config:
+            warnings.append(f"TASK_APP_URL from {env.source} is ignored: [prompt_learning].task_app_url "
+                            f"({from_config}) takes precedence for prompt learning")
+        return from_config
+    if env is not None and env.value.strip():
+        return env.value.strip()
+    raise config_error(config, "prompt_learning.task_app_url", "no task app URL",
+                       hint="set [prompt_learning].task_app_url, export TASK_APP_URL or pass --task-url")
+
+
+def _task_app_key(config: ConfigLike, table: dict[str, Any], secrets: SecretBundle) -> str:
+    """``ENVIRONMENT_API_KEY`` (wherever it was found) beats a key written in the TOML, as in 0.2.24."""
+    value = secrets.secret_value("ENVIRONMENT_API_KEY")
+    if value:
+        return value
+    in_toml = table.get("task_app_api_key")
+    if isinstance(in_toml, str) and in_toml.strip() and not in_toml.strip().startswith("${"):
+        return in_toml.strip()
+    raise SecretsError("missing required key ENVIRONMENT_API_KEY (the task app key prompt learning sends): "
+                       "export it, put it in a .env file next to the config, or pass --env-file PATH")
+
+
+def _gepa_seeds(table: dict[str, Any]) -> None:
+    gepa: dict[str, Any] = table["gepa"] if isinstance(table.get("gepa"), dict) else {}
+    evaluation: dict[str, Any] = gepa["evaluation"] if isinstance(gepa.get("evaluation"), dict) else {}
+    seeds = evaluation.get("train_seeds") or evaluation.get("seeds")
+    if seeds and not table.get("train_seeds"):
+        table["train_seeds"] = seeds
+    if seeds and not table.get("evaluation_seeds"):
+        table["evaluation_seeds"] = seeds
+
+
+def _mipro_seeds(config: ConfigLike, table: dict[str, Any], warnings: list[str]) -> None:
+    mipro = table.get("mipro")
+    if not isinstance(mipro, dict):
+        raise config_error(config, "prompt_learning.mipro", "MIPRO needs a [prompt_learning.mipro] table")
+    for pool in MIPRO_POOLS:
+        if not mipro.get(pool) and table.get(pool):
+            mipro[pool] = table[pool]
+            if pool in ("bootstrap_train_seeds", "online_pool"):
+                warnings.append(f"[prompt_learning].{pool} used as [prompt_learning.mipro].{pool}")
+    for pool in ("bootstrap_train_seeds", "online_pool"):
+        if not mipro.get(pool):
+            raise config_error(config, f"prompt_learning.mipro.{pool}", f"MIPRO needs a non-empty {pool}",
+                               hint=f"add {pool} = [0, 1, 2, ...] to [prompt_learning.mipro]")
+    env_name = mipro.get("env_name")
+    if env_name and not table.get("env_name") and not table.get("task_app_id"):
+        table["env_name"] = env_name
+
+
+def build_body(config: ConfigLike, task_url: str, task_app_key: str, backend_url: str,
+               warnings: list[str] | None = None) -> dict[str, Any]:
+    """The ``POST /prompt-learning/online/jobs`` body (``config_body.prompt_learning`` = the table)."""
+    table = fill_prompt_learning_defaults(_table(config))
+    table["task_app_url"] = task_url
+    table["task_app_api_key"] = task_app_key
+    algorithm = table.get("algorithm")
+    if algorithm == "gepa":
+        _gepa_seeds(table)
+    elif algorithm == "mipro":
+        _mipro_seeds(config, table, warnings if warnings is not None else [])
+    return {
+        "algorithm": algorithm,
+        "config_body": {"prompt_learning": table},
+        "overrides": {},
+        "metadata": {"backend_base_url": backend_url},
+        "auto_start": True,
+    }
+
+
+def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
+    """One step: create the job (the backend starts it)."""
+    warnings = start_warnings(flow, config, overrides)
+    task_url = resolve_task_url(config, overrides, secrets, warnings)
+    key = _task_app_key(config, _table(config), secrets)
+    backend_url = backend_for(overrides)
+    idem = idempotency_for(overrides)
+    body = build_body(config, task_url, key, backend_url, warnings)
+    label = str(body["algorithm"]).upper()
+    steps = [Step("POST", ENDPOINTS.create, body, headers={"Idempotency-Key": idem},
+                  description=f"create the {label} prompt-learning job (task app {task_url})")]
+    return Plan(flow=flow.name, algorithm=config.algorithm or body["algorithm"], steps=steps,
+                config_path=config.path, backend_url=backend_url, idempotency_key=idem, warnings=warnings,
+                secrets=secrets.values(), results_folder=flow.results_folder(config),
+                task_app=TaskApp(task_url, SecretStr(key) if key else None))

@@ -1,0 +1,274 @@
+"""``summary.md`` for a finished prompt-learning (GEPA / MIPRO) job, with its optimisation curve.
+
+Works on what any backend returns — the status document, the event log and
+the metric points — so it serves the hosted backend, the local one and recordings alike. Every string
+that looks like a credential, and every value found under a key-like field, is masked before output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from synth_nb.flows.artifacts import FinishedJob
+from synth_nb.flows.prompt_learning.curve import curve_png
+from synth_nb.secrets import mask_text
+
+__all__ = ["CURVE_NAME", "SUMMARY_NAME", "Summary", "job_summary", "render_summary", "write_summary"]
+
+SUMMARY_NAME = "summary.md"
+CURVE_NAME = "summary_curve.png"
+_SECRET_FIELD = re.compile(r"(api_?key|secret|password|authorization|bearer|access_token|refresh_token)$", re.I)
+_SECRET_SHAPE = re.compile(r"\b(?:sk|gsk|pk|rk|sk_env|sk-proj|synth|hf)[-_][A-Za-z0-9_\-]{12,}\b")
+
+
+@dataclass
+class Summary:
+    markdown: str
+    curve_png: bytes | None
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    if isinstance(item, dict):
+        return item
+    dump = getattr(item, "model_dump", None)
+    return dump() if callable(dump) else dict(vars(item))
+
+
+def _secret_values(node: Any, found: set[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, str) and _SECRET_FIELD.search(str(key)) and len(value) >= 4:
+                found.add(value)
+            else:
+                _secret_values(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _secret_values(value, found)
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) else "n/a"
+
+
+def _fence(text: str) -> str:
+    ticks = "```"
+    while ticks in text:
+        ticks += "`"
+    return f"{ticks}text\n{text}\n{ticks}"
+
+
+class _Log:
+    """Events by type (last one wins for ``last``)."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self.events = sorted(events, key=lambda e: e.get("seq") or 0)
+
+    def all(self, *types: str) -> list[dict[str, Any]]:
+        return [e.get("data") or {} for e in self.events if e.get("type") in types]
+
+    def last(self, *types: str) -> dict[str, Any]:
+        found = self.all(*types)
+        return found[-1] if found else {}
+
+
+def _algorithm(status: dict[str, Any], log: _Log) -> str:
+    algo = status.get("algorithm")
+    if not algo:
+        types = " ".join(str(e.get("type")) for e in log.events)
+        algo = "gepa" if "gepa" in types else "mipro" if "mipro" in types else None
+    return str(algo).upper() if algo else "prompt learning"
+
+
+def _scores(status: dict[str, Any], log: _Log) -> tuple[float | None, float | None]:
+    final = log.last("prompt.learning.final.results")
+    summary = log.last("prompt.learning.validation.summary")
+    baseline = next((d.get("accuracy") for d in log.all("prompt.learning.validation.scored") if d.get("is_baseline")),
+                    None)
+    baseline = baseline if baseline is not None else (summary.get("baseline") or {}).get("accuracy")
+    baseline = baseline if baseline is not None else log.last("mipro.baseline.test").get("test_score")
+    baseline = baseline if baseline is not None else status.get("baseline_score")
+    candidates = (status.get("best_score"), final.get("best_score"),
+                  log.last("prompt.learning.best.prompt").get("best_score"),
+                  log.last("prompt.learning.mipro.complete").get("best_score"),
+                  log.last("mipro.job.completed").get("best_score"),
+                  log.last("prompt.learning.gepa.complete").get("best_score"))
+    return baseline, next((value for value in candidates if value is not None), None)
+
+
+def _overview(job_id: str, status: dict[str, Any], log: _Log, algorithm: str) -> list[str]:
+    policy = log.last("prompt.learning.policy.ready")
+    proposer = log.last("prompt.learning.proposer.selected")
+    task = log.last("prompt.learning.task_app.ready")
+    done = log.last("prompt.learning.completed")
+    rows = [("Job", f"`{job_id}`"), ("Status", str(status.get("status", "unknown"))), ("Algorithm", algorithm)]
+    model = policy.get("model") or done.get("policy_model")
+    if model or policy:
+        rows.append(("Policy", f"{model or 'n/a'} ({policy.get('policy', done.get('policy', 'n/a'))})"))
+    if proposer or done.get("proposer"):
+        rows.append(("Proposer", f"{proposer.get('proposer', done.get('proposer'))} "
+                                 f"({proposer.get('model') or done.get('proposer_model') or 'n/a'})"))
+    if task:
+        rows.append(("Task app", f"{task.get('task_app_url')} ({task.get('task_id') or task.get('env_name')})"))
+    for label, key in (("Created", "created_at"), ("Started", "started_at"), ("Finished", "finished_at")):
+        if status.get(key):
+            rows.append((label, str(status[key])))
+    seconds = done.get("elapsed_seconds") or log.last("prompt.learning.billing.end").get("seconds")
+    if isinstance(seconds, int | float):
+        rows.append(("Optimisation time", f"{seconds:.1f} s"))
+    return ["| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
+
+
+def _score_section(baseline: float | None, best: float | None, status: dict[str, Any], log: _Log) -> list[str]:
+    lines = ["## Scores", "", "| | Score |", "|---|---|", f"| Baseline | {_num(baseline)} |", f"| Best | {_num(best)} |"]
+    if isinstance(baseline, int | float) and isinstance(best, int | float):
+        relative = f"{(best - baseline) / baseline * 100:+.1f}%" if baseline > 0 else "n/a"
+        lines.append(f"| Improvement | {best - baseline:+.4f} absolute ({(best - baseline) * 100:+.1f} points), "
+                     f"{relative} relative |")
+    if status.get("best_train_score") is not None:
+        lines.append(f"| Search score, baseline → best | {_num(status.get('baseline_train_score'))} → "
+                     f"{_num(status.get('best_train_score'))} |")
+    seeds = (log.last("prompt.learning.validation.summary").get("baseline") or {}).get("seeds")
+    if seeds:
+        lines += ["", f"Baseline and best are scored on {len(seeds)} held-out seeds after the search."]
+    return lines
+
+
+def _best_prompt(status: dict[str, Any], log: _Log) -> list[str]:
+    prompt = (log.last("prompt.learning.best.prompt").get("best_prompt") or status.get("best_prompt")
+              or log.last("prompt.learning.mipro.complete").get("best_prompt") or {})
+    sections = prompt.get("sections") if isinstance(prompt, dict) else None
+    if not sections:
+        return []
+    lines = ["## Best prompt", ""]
+    for section in sections:
+        name = section.get("name")
+        lines += [f"**{section.get('role', 'message')}**" + (f" (`{name}`)" if name else ""), "",
+                  _fence(str(section.get("content", ""))), ""]
+    return lines
+
+
+def _wins(candidates: list[dict[str, Any]]) -> dict[int, int]:
+    by_seed: dict[Any, dict[int, float]] = {}
+    for i, cand in enumerate(candidates):
+        for seed, score in zip(cand.get("seeds") or [], cand.get("instance_scores") or [], strict=False):
+            by_seed.setdefault(seed, {})[i] = float(score)
+    wins = {i: 0 for i in range(len(candidates))}
+    for scores in by_seed.values():
+        top, low = max(scores.values()), min(scores.values())
+        if top > low:
+            for i, value in scores.items():
+                wins[i] += value == top
+    return wins
+
+
+def _candidates(log: _Log) -> list[str]:
+    attempted = log.last("prompt.learning.final.results").get("attempted_candidates") or []
+    if not attempted:
+        return []
+    wins = _wins(attempted)
+    order = sorted(range(len(attempted)), key=lambda i: -(attempted[i].get("accuracy") or -1.0))
+    lines = ["## Top candidates", "",
+             "| Rank | Candidate | Search score | Held-out | Length | Parents | Generation | Per-seed wins |",
+             "|---|---|---|---|---|---|---|---|"]
+    for rank, i in enumerate(order[:10], start=1):
+        c = attempted[i]
+        parents = ", ".join(str(p) for p in c.get("parents") or []) or "—"
+        origin = c.get("origin") or ""
+        if "instruction_index" in c:
+            parents, origin = f"instr {c['instruction_index']} / demos {c.get('demo_index')}", "mipro"
+        lines.append(f"| {rank} | {c.get('candidate_index', i)} | {_num(c.get('accuracy'))} | "
+                     f"{_num(c.get('heldout_accuracy'))} | {c.get('prompt_length', 'n/a')} | {parents} | "
+                     f"{c.get('generation', 'n/a')} {origin} | {wins.get(i, 0)} |")
+    lines += ["", f"{len(attempted)} candidates in total. Per-seed wins: validation seeds on which the candidate "
+              "has the best score while some other candidate scored lower."]
+    return lines
+
+
+def _proposals(log: _Log) -> list[str]:
+    gepa = log.all("gepa.transformation.proposed")
+    scored = log.all("prompt.learning.proposal.scored")
+    mipro = log.all("mipro.instruction.proposed")
+    if not (gepa or mipro):
+        return []
+    lines = ["## Proposals", ""]
+    if gepa:
+        accepted = sum(1 for s in scored if s.get("accepted"))
+        lines += [f"{len(gepa)} GEPA transformations proposed, {accepted} accepted after the minibatch check.", "",
+                  "| # | Parent | Minibatch score | Accepted | New text (end) |", "|---|---|---|---|---|"]
+        verdicts = {s.get("proposal"): s for s in scored}
+        for n, prop in enumerate(gepa[:15], start=1):
+            verdict = verdicts.get(n, {})
+            text = str(prop.get("transformation_text", "")).replace("\n", " ").replace("|", "\\|")
+            lines.append(f"| {n} | {prop.get('parent_id', '—')} | {_num(verdict.get('score'), 3)} | "
+                         f"{'yes' if verdict.get('accepted') else 'no'} | {text[-90:]} |")
+    if mipro:
+        lines += [f"{len(mipro)} MIPRO instructions proposed (besides the original).", ""]
+        for prop in mipro[:10]:
+            text = str(prop.get("instruction_text", ""))
+            lines.append(f"- `{prop.get('proposal_id', prop.get('instruction_id'))}` ({len(text)} chars): "
+                         f"{text.splitlines()[-1][:100] if text else ''}")
+    return lines
+
+
+def _run_section(log: _Log) -> list[str]:
+    done = log.last("prompt.learning.completed")
+    progress = log.all("prompt.learning.progress")
+    rollouts = done.get("rollouts_completed", max((p.get("rollouts_completed") or 0 for p in progress), default=None))
+    total_usd = log.last("prompt.learning.billing.end").get("total_usd", done.get("total_usd"))
+    tokens = done.get("token_count_total")
+    rows = [("Rollouts", f"{rollouts if rollouts is not None else 'n/a'}"
+             + (f" (+{done['heldout_rollouts']} held-out)" if done.get("heldout_rollouts") else ""))]
+    if tokens is not None:
+        rows.append(("Tokens", f"{tokens:,} (policy {done.get('token_count_rollouts', 0):,}, "
+                               f"proposer {done.get('token_count_mutation', 0):,})"))
+    rows.append(("Cost", f"${total_usd:.4f}" if isinstance(total_usd, int | float) else "unknown"))
+    if isinstance(done.get("rollouts_per_minute"), int | float):
+        rows.append(("Throughput", f"{done['rollouts_per_minute'] / 60:.1f} rollouts/s"))
+    rows.append(("Finish reason", str(done.get("finish_reason", "n/a"))))
+    return ["## Run", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
+
+
+def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[Any], *, job_id: str,
+                   link_curve: bool = False) -> Summary:
+    """Markdown summary and curve PNG; ``link_curve`` adds the curve as an image beside ``summary.md``."""
+    status = dict(status_doc or {})
+    event_dicts = [_plain(e) for e in events]
+    metric_dicts = [_plain(m) for m in metrics]
+    log = _Log(event_dicts)
+    algorithm = _algorithm(status, log)
+    baseline, best = _scores(status, log)
+    png = curve_png(metric_dicts, log.events, title=f"{algorithm} optimisation — {job_id}")
+    parts = [[f"# Prompt-learning summary: `{job_id}`", ""], _overview(job_id, status, log, algorithm), [""],
+             _score_section(baseline, best, status, log), [""], _best_prompt(status, log), _candidates(log), [""],
+             _proposals(log), [""], _run_section(log)]
+    if png is not None and link_curve:
+        parts.append(["", "## Optimisation curve", "", f"![optimisation curve]({CURVE_NAME})"])
+    if status.get("error"):
+        parts.append(["", f"**Error:** {status['error']}"])
+    markdown = "\n".join(line for part in parts for line in part).rstrip() + "\n"
+    markdown = re.sub(r"\n{3,}", "\n\n", markdown)
+    secrets: set[str] = set()
+    _secret_values([status, event_dicts, metric_dicts], secrets)
+    markdown = mask_text(markdown, tuple(sorted(secrets)))
+    markdown = _SECRET_SHAPE.sub(lambda m: mask_text(m.group(0), (m.group(0),)), markdown)
+    return Summary(markdown=markdown, curve_png=png)
+
+
+def job_summary(job: FinishedJob, *, link_curve: bool = False) -> Summary:
+    """The summary of a job (anything with ``status_doc``, ``events``, ``metrics`` and ``id``)."""
+    return render_summary(dict(job.status_doc or {}), list(job.events), list(job.metrics), job_id=str(job.id),
+                          link_curve=link_curve)
+
+
+def write_summary(job: FinishedJob, folder: str | Path) -> Path:
+    """Write ``summary.md`` (and ``summary_curve.png`` when there is a curve) into ``folder``."""
+    summary = job_summary(job, link_curve=True)
+    target = Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / SUMMARY_NAME).write_text(summary.markdown, encoding="utf-8")
+    if summary.curve_png is not None:
+        (target / CURVE_NAME).write_bytes(summary.curve_png)
+    return target / SUMMARY_NAME

@@ -1,0 +1,89 @@
+"""The registered flows, in the order configs are offered to them.
+
+The built-in flows are listed as ``"module:attribute"`` data and imported on first use, so importing the
+registry stays cheap and no flow module has to import it. ``register`` adds another flow after them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from synth_nb.errors import ConfigError
+from synth_nb.flows.base import Flow
+
+__all__ = ["all_flows", "flow_names", "get_flow", "register", "registered", "unregister"]
+
+#: asked in this order whether they claim a TOML (prompt learning's table wins, then RL's keys, then SFT's)
+BUILT_IN = (
+    "synth_nb.flows.prompt_learning:FLOW",
+    "synth_nb.flows.rl:FLOW",
+    "synth_nb.flows.sft:FLOW",
+)
+
+_flows: dict[str, Flow] = {}
+_loaded = False
+
+
+def _load_built_in() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    extra = dict(_flows)
+    _flows.clear()
+    for entry in BUILT_IN:
+        module, _, attribute = entry.partition(":")
+        flow = getattr(importlib.import_module(module), attribute)
+        if not isinstance(flow, Flow):
+            raise TypeError(f"{entry} is not a Flow")
+        _flows[flow.name] = flow
+    _flows.update(extra)
+
+
+def register(flow: Flow) -> Flow:
+    """Add ``flow`` (after the built-in ones); a name already taken is a ``ConfigError``."""
+    if not isinstance(flow, Flow):
+        raise TypeError(f"register() takes a Flow instance, got {type(flow).__name__}")
+    _load_built_in()
+    if flow.name in _flows:
+        raise ConfigError(f"a flow named {flow.name!r} is already registered")
+    _flows[flow.name] = flow
+    return flow
+
+
+def unregister(name: str) -> None:
+    """Remove the flow registered as ``name`` (nothing happens if there is none)."""
+    _load_built_in()
+    _flows.pop(name, None)
+
+
+@contextmanager
+def registered(flow: Flow) -> Iterator[Flow]:
+    """``with registered(flow):`` the flow is known inside the block only."""
+    register(flow)
+    try:
+        yield flow
+    finally:
+        unregister(flow.name)
+
+
+def get_flow(name: str) -> Flow:
+    """The flow registered as ``name``; an unknown name is a ``ConfigError`` listing the known ones."""
+    _load_built_in()
+    try:
+        return _flows[name]
+    except KeyError:
+        raise ConfigError(f"unknown flow {name!r}; expected one of {', '.join(_flows)}", key="flow") from None
+
+
+def all_flows() -> tuple[Flow, ...]:
+    """Every registered flow, in the order they are asked whether they claim a config."""
+    _load_built_in()
+    return tuple(_flows.values())
+
+
+def flow_names() -> tuple[str, ...]:
+    _load_built_in()
+    return tuple(_flows)

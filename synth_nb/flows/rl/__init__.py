@@ -1,0 +1,63 @@
+"""RL: a policy trained online against a task app (``[algorithm] type = "online"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from synth_nb.config.shared import Problem
+from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.rl import plan
+from synth_nb.flows.rl.chart import CHART
+from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
+from synth_nb.plan import Plan
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
+
+__all__ = ["FLOW", "RlFlow"]
+
+_METHODS = frozenset({"policy_gradient", "ppo", "gspo"})
+_DATA_FROM_TASK_APP = "RL collects its data from the task app"
+
+
+def _lower(value: Any) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+class RlFlow(Flow):
+    name = "rl"
+    label = "RL"
+    endpoints = plan.ENDPOINTS
+    required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
+    honoured_overrides = frozenset({"backend", "model", "task_url", "idempotency", "allow_experimental"})
+    override_keys = MappingProxyType({"model": (("model", "base"), ("model", "source")),
+                                      "task_url": (("services", "task_url"),)})
+    ignored_overrides = MappingProxyType({"dataset": _DATA_FROM_TASK_APP, "examples": _DATA_FROM_TASK_APP})
+    config_model = RlConfig
+    algorithm_triples = ALGORITHM_TRIPLES
+    detect_hint = '[algorithm] with type = "online" or [rollout] with [policy] or [model] (RL)'
+    chart = CHART
+    #: 0.2.24's CLI hides RL events that mention the hosted infrastructure
+    noise_words = ("modal", "hatchet")
+
+    def claims(self, raw: Mapping[str, Any]) -> bool:
+        algorithm = raw.get("algorithm")
+        algorithm = algorithm if isinstance(algorithm, Mapping) else {}
+        if _lower(algorithm.get("type")) == "online" or _lower(algorithm.get("method")) in _METHODS:
+            return True
+        return bool(raw.get("rollout") and (raw.get("policy") or raw.get("model")))
+
+    def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
+        return check_rl(model)
+
+    def unknown_key_fate(self, key: tuple[str | int, ...]) -> str:
+        if key[0] == "smoke":
+            return "removed before sending ([smoke] is local-only)"
+        return "not checked by synth-nb; sent to the backend as written"
+
+    def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
+        return plan.build_plan(self, config, overrides, secrets)
+
+
+FLOW = RlFlow()

@@ -1,0 +1,23 @@
+"""The RL chart: mean training reward and eval reward per step (metric spellings of both backends)."""
+
+from __future__ import annotations
+
+from synth_nb.flows.chart import ChartSpec, SeriesSpec
+
+__all__ = ["CHART"]
+
+CHART = ChartSpec(
+    title="RL reward",
+    xlabel="training step",
+    ylabel="mean reward per episode",
+    series=(
+        SeriesSpec("train", "mean reward",
+                   frozenset({"train.reward_mean", "rl.reward_mean", "reward.mean", "reward_mean", "mean_reward",
+                              "train.reward", "rollout.reward_mean", "train.mean_reward"}),
+                   color="#2ca02c", higher_is_better=True),
+        SeriesSpec("eval", "eval reward",
+                   frozenset({"eval.reward_mean", "eval.reward", "eval.mean_reward", "rl.eval.reward_mean"}),
+                   color="#9467bd", higher_is_better=True),
+    ),
+    legend_loc="lower right",
+)

@@ -1,0 +1,72 @@
+"""SFT: supervised fine-tuning on an uploaded chat JSONL (``[algorithm] type = "offline"`` or ``[job]``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from synth_nb.config.shared import Problem
+from synth_nb.flows.artifacts import Artifact, FinishedJob
+from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.sft import plan
+from synth_nb.flows.sft.artifacts import sft_artifact
+from synth_nb.flows.sft.chart import CHART
+from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
+from synth_nb.plan import Plan
+from synth_nb.secrets import SecretBundle
+
+__all__ = ["FLOW", "SftFlow"]
+
+_METHODS = frozenset({"sft", "supervised_finetune"})
+
+
+def _lower(value: Any) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+class SftFlow(Flow):
+    name = "sft"
+    label = "SFT"
+    endpoints = plan.ENDPOINTS
+    #: SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need ENVIRONMENT_API_KEY
+    honoured_overrides = frozenset({"backend", "model", "dataset", "examples", "idempotency",
+                                    "allow_experimental"})
+    override_keys = MappingProxyType({"model": (("job", "model"),), "dataset": (("job", "data"),)})
+    ignored_overrides = MappingProxyType({"task_url": "SFT does not use a task app"})
+    config_model = SftConfig
+    algorithm_triples = ALGORITHM_TRIPLES
+    detect_hint = '[algorithm] with type = "offline" or [job] with [compute] (SFT)'
+    chart = CHART
+    #: events 0.2.24's CLI hides for SFT (bookkeeping; loss arrives as metrics)
+    noise_event_types = frozenset({
+        "sft.created", "sft.pricing.check.requested", "sft.pricing.check.allowed", "sft.stage", "snapshot.fetch",
+        "hatchet.preflight", "hatchet.submission.attempt", "hatchet.submission.result", "sft.running",
+        "sft.status", "sft.worker.alive", "sft.dispatch.selected", "sft.config.prepared",
+        "sft.strategy.selected", "sft.training.args", "sft.progress", "sft.loss", "sft.upstream.status",
+    })
+
+    def claims(self, raw: Mapping[str, Any]) -> bool:
+        algorithm = raw.get("algorithm")
+        algorithm = algorithm if isinstance(algorithm, Mapping) else {}
+        if _lower(algorithm.get("type")) == "offline" or _lower(algorithm.get("method")) in _METHODS:
+            return True
+        return bool(raw.get("job") and raw.get("compute"))
+
+    def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
+        return check_sft(model)
+
+    def unknown_key_fate(self, key: tuple[str | int, ...]) -> str:
+        if key[:2] == ("hyperparameters", "parallelism"):
+            return "not checked by synth-nb; sent as written in hyperparameters.parallelism"
+        return "ignored (not sent)"
+
+    def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
+        return plan.build_plan(self, config, overrides, secrets)
+
+    def artifacts(self, job: FinishedJob) -> Artifact:
+        return sft_artifact(job)
+
+
+FLOW = SftFlow()

@@ -1,0 +1,20 @@
+"""The SFT chart: training and validation loss per step (metric spellings of both backends)."""
+
+from __future__ import annotations
+
+from synth_nb.flows.chart import ChartSpec, SeriesSpec
+
+__all__ = ["CHART"]
+
+CHART = ChartSpec(
+    title="SFT loss",
+    xlabel="training step",
+    ylabel="loss (cross-entropy, nats/token)",
+    series=(
+        SeriesSpec("train", "train loss", frozenset({"train.loss", "sft.train.loss", "training_loss", "loss"}),
+                   color="#1f77b4"),
+        SeriesSpec("validation", "validation loss",
+                   frozenset({"val.loss", "validation.loss", "eval.loss", "valid.loss", "sft.val.loss"}),
+                   color="#d62728"),
+    ),
+)

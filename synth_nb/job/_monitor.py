@@ -1,0 +1,160 @@
+"""Keep a ``JobHistory`` current from the backend: events by SSE or polling, status and metrics by polling.
+
+The monitor rides out transient errors (network, 5xx, 429 after the client's own retries) and stops on
+anything else, which the ``Job`` then raises from ``wait()``. Once the status is terminal it drains every
+remaining event and metric, so a finished job's history is complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metrics
+from synth_nb.contract import FlowEndpoints
+from synth_nb.job.history import JobHistory
+
+__all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
+
+#: page size when paging through metric history (the local backend's maximum; others may cap it lower)
+BACKFILL_PAGE = 10_000
+#: how often the final drain is retried through transient errors
+FINAL_SYNC_ATTEMPTS = 20
+
+
+@dataclass(frozen=True)
+class FollowOptions:
+    """How a job is followed: polling ceiling and floor (seconds), SSE or not, newest-metrics page size."""
+
+    poll_interval: float = 5.0
+    min_interval: float = 0.05
+    use_sse: bool = True
+    metrics_limit: int = 200
+
+
+class JobMonitor:
+    """One run of following a job through one client (a ``Job`` makes a new one after ``rebind``)."""
+
+    def __init__(self, history: JobHistory, client: AsyncSynthClient, endpoints: FlowEndpoints,
+                 options: FollowOptions) -> None:
+        self.history = history
+        self.client = client
+        self.endpoints = endpoints
+        self.options = options
+        #: "sse" or "poll" once the event stream has decided
+        self.stream_mode: str | None = None
+
+    def make_stream(self) -> EventStream:
+        opts = self.options
+        return EventStream(
+            self.client, self.endpoints, self.history.id, since_seq=self.history.last_seq,
+            poll_interval=opts.poll_interval, min_interval=opts.min_interval, use_sse=opts.use_sse,
+            until_terminal=False, on_frame=self._on_frame, records=True,
+        )
+
+    async def refresh(self) -> None:
+        """One full sync: status, every event after the cursor, every metric."""
+        job = self.history
+        job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+        stream = self.make_stream()
+        await stream.drain(job.ingest_event)
+        await self._backfill_metrics()
+        if job.terminal:
+            await stream.drain(job.ingest_event)
+
+    async def run(self) -> None:
+        """Follow until the status is terminal and the history is drained; non-transient errors propagate."""
+        job, opts = self.history, self.options
+        stream = self.make_stream()
+        self.stream_mode = stream.mode
+        events_task = asyncio.ensure_future(self._follow_events(stream))
+        interval = opts.min_interval
+        try:
+            while not job.terminal:
+                seen = len(job.events)
+                changed = False
+                try:
+                    changed = job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+                    changed = await self._sync_metrics() or changed
+                except TRANSIENT_ERRORS:
+                    interval = min(opts.poll_interval, interval * 2)
+                self.stream_mode = stream.mode
+                if job.terminal:
+                    break
+                active = changed or len(job.events) != seen
+                interval = 4 * opts.min_interval if active else min(opts.poll_interval, interval * 1.5)
+                await self._pause(events_task, interval)
+        finally:
+            events_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):  # its error, if any, was raised above
+                await events_task
+        await self._final_sync(stream)
+
+    async def _pause(self, events_task: asyncio.Future[None], interval: float) -> None:
+        """Wait ``interval`` (less if the event stream ends); a failed stream raises its error."""
+        if not events_task.done():
+            await asyncio.wait({events_task}, timeout=interval)
+            return
+        error = events_task.exception()  # the stream saw the end (or failed): only the status is left
+        if error is not None:
+            raise error
+        await asyncio.sleep(interval)
+
+    def _on_frame(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "status":
+            self.history.ingest_status(payload)
+        elif kind in ("metric", "metrics"):
+            for point in parse_metrics(payload.get("points") or [payload]):
+                self.history.ingest_metric(point)
+
+    async def _follow_events(self, stream: EventStream) -> None:
+        backoff = self.options.min_interval
+        while True:
+            try:
+                await stream.run(self.history.ingest_event)
+                self.stream_mode = stream.mode
+                return
+            except TRANSIENT_ERRORS:
+                stream.last_seq = self.history.last_seq
+                backoff = min(self.options.poll_interval, backoff * 2)
+                await asyncio.sleep(backoff)
+
+    async def _sync_metrics(self) -> bool:
+        """Read the newest points; if none of them were known, page back from the oldest name cursor."""
+        job, limit = self.history, self.options.metrics_limit
+        points = await self.client.get_metric_records(self.endpoints, job.id, limit=limit)
+        had_any = bool(job.metrics)
+        fresh = sum(job.ingest_metric(p) for p in points)
+        if len(points) >= limit and fresh == len(points):
+            steps = job.last_steps
+            start = min(steps.values()) - 1 if had_any and steps else -1
+            await self._backfill_metrics(start)  # the newest page may not reach back to what we have
+        return fresh > 0
+
+    async def _backfill_metrics(self, cursor: int = -1) -> None:
+        """Page through every point with ``step > cursor`` (``after_step`` ascending)."""
+        while True:
+            page = await self.client.get_metric_records(self.endpoints, self.history.id, after_step=cursor,
+                                                        limit=BACKFILL_PAGE)
+            for point in page:
+                self.history.ingest_metric(point)
+            if not page:  # only an empty page ends it: a backend may cap ``limit``
+                return
+            top = max(p.step for p in page)
+            cursor = top - 1 if top - 1 > cursor else top  # re-read the boundary step: names may share it
+
+    async def _final_sync(self, stream: EventStream) -> None:
+        """After a terminal status: fetch every remaining event and metric, riding out transient errors."""
+        opts = self.options
+        for attempt in range(FINAL_SYNC_ATTEMPTS):
+            try:
+                stream.last_seq = self.history.last_seq
+                await stream.drain(self.history.ingest_event)
+                await self._backfill_metrics()
+                return
+            except TRANSIENT_ERRORS:
+                if attempt == FINAL_SYNC_ATTEMPTS - 1:
+                    raise  # surfaces in wait(): the history may be incomplete, so do not pretend otherwise
+                await asyncio.sleep(min(opts.poll_interval, opts.min_interval * 2**attempt))

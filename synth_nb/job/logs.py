@@ -1,0 +1,255 @@
+"""``EventLog`` and ``MetricLog``: a job's events and metric points, deduplicated, ordered, and compact.
+
+Each is a read-only ``Sequence`` of pydantic models (``Event`` / ``MetricPoint``) whose items are rebuilt
+from their JSON on access, so code that looks at a few of them (the newest events, the last point of a
+metric) is unchanged, while bulk readers (DataFrames, series) read the columns. About 250 bytes are held
+per event (its JSON text and four integers) where a pydantic model costs several kilobytes.
+"""
+
+from __future__ import annotations
+
+import functools
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, TypeVar, overload
+
+import msgspec
+
+from synth_nb.client import EventRecord, MetricRecord
+from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.records import Event, MetricPoint
+
+__all__ = ["EventLog", "MetricLog"]
+
+T = TypeVar("T", Event, MetricPoint)
+#: models kept built for repeated access (a panel re-reads the newest events several times a second)
+BUILT_CACHE = 1024
+
+
+class _RecordLog(Sequence[T], Generic[T]):
+    """Rows appended in arrival order, read in key order; an item is a model rebuilt from its document."""
+
+    def __init__(self, model: type[T], order: KeyOrder) -> None:
+        self._model: type[T] = model
+        self._docs = DocumentColumn()
+        self._order = order
+        self._cached: Callable[[int], T] = functools.lru_cache(maxsize=BUILT_CACHE)(self._build)
+
+    def _build(self, row: int) -> T:
+        return self._model.model_validate_json(self._docs[row])
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._cached(self._order.row_at(p)) for p in range(*index.indices(len(self)))]
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return self._cached(self._order.row_at(index % n))
+
+    def __iter__(self) -> Iterator[T]:
+        return self._built(self.snapshot())
+
+    def __reversed__(self) -> Iterator[T]:
+        for position in range(len(self) - 1, -1, -1):
+            yield self._cached(self._order.row_at(position))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({len(self)} items, {self.nbytes:,} bytes)"
+
+    def snapshot(self) -> Sequence[int]:
+        """The rows there are now, in key order; rows added later do not appear in it."""
+        rows = self._order.rows()
+        return rows if isinstance(rows, range) else array("q", rows)
+
+    def models(self, rows: Iterable[int]) -> Iterator[T]:
+        """The models of ``rows`` (from ``snapshot``), built one at a time."""
+        return self._built(rows)
+
+    def _built(self, rows: Iterable[int]) -> Iterator[T]:
+        build = self._build
+        for row in rows:
+            yield build(row)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the columns (documents, keys, order)."""
+        return self._docs.nbytes + self._order.nbytes + self._column_bytes()
+
+    def _column_bytes(self) -> int:
+        raise NotImplementedError
+
+    def _in_order(self, values: Any) -> Any:
+        """A numpy column (by row) reordered into key order."""
+        import numpy as np
+
+        return values if isinstance(self._order.rows(), range) else values[np.asarray(self._order.rows())]
+
+
+class _EventText(msgspec.Struct):
+    message: str = ""
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    created_at: str | None = None
+
+
+class _MetricText(msgspec.Struct):
+    epoch: int | None = None
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    created_at: str | None = None
+
+
+_EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
+_METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
+
+
+def _numbers(values: array[Any]) -> Any:
+    """A copy of a column as a numpy array (a view would pin the column: it could no longer grow)."""
+    import numpy as np
+
+    return np.frombuffer(values, dtype=values.typecode).copy() if values else np.array([], dtype=values.typecode)
+
+
+def _strings(column: StringColumn) -> Any:
+    """A string column as a numpy object array sharing one Python string per distinct value."""
+    import numpy as np
+
+    return np.array(column.values, dtype=object)[_numbers(column.codes)] if column.values else \
+        np.array([], dtype=object)
+
+
+class EventLog(_RecordLog[Event]):
+    """A job's events in seq order, each seq once."""
+
+    def __init__(self) -> None:
+        self._seq = array("q")
+        self._type = StringColumn()
+        self._level = StringColumn()
+        super().__init__(Event, KeyOrder(self._seq.__getitem__, self._seq))
+
+    @property
+    def last_seq(self) -> int:
+        """The highest seq held (0 when empty)."""
+        return self._order.key_at(len(self) - 1) if len(self) else 0
+
+    def add(self, record: EventRecord) -> bool:
+        """Keep ``record`` unless its seq is already held."""
+        position, found = self._order.locate(record.seq)
+        if found:
+            return False
+        self._seq.append(record.seq)
+        self._type.append(record.type)
+        self._level.append(record.level)
+        self._docs.append(record.document)
+        self._order.insert(position, len(self._seq) - 1)
+        return True
+
+    def of_types(self, types: Iterable[str]) -> Iterator[Event]:
+        """Events whose type is one of ``types``, in seq order; no other event is built."""
+        wanted = {code for code in map(self._type.code_of, types) if code is not None}
+        codes = self._type.codes
+        return self._built(row for row in self.snapshot() if codes[row] in wanted)
+
+    def last_error(self) -> Event | None:
+        """The newest event that ``Event.is_error``; each distinct (type, level) pair is judged once."""
+        verdicts: dict[tuple[int, int], bool] = {}
+        types, levels = self._type, self._level
+        for position in range(len(self) - 1, -1, -1):
+            row = self._order.row_at(position)
+            pair = (types.codes[row], levels.codes[row])
+            verdict = verdicts.get(pair)
+            if verdict is None:
+                verdict = verdicts[pair] = Event(seq=0, type=types.values[pair[0]],
+                                                 level=levels.values[pair[1]]).is_error
+            if verdict:
+                return self._cached(row)
+        return None
+
+    def newest(self, count: int) -> list[Event]:
+        """The newest ``count`` events, oldest first."""
+        return self[max(0, len(self) - count):]
+
+    def to_frame(self) -> Any:
+        """A DataFrame with one row per event: seq, type, level, message, data, created_at."""
+        import pandas as pd
+
+        texts = self._docs.decode_all(_EVENT_TEXTS)
+        rows = self.snapshot()
+        return pd.DataFrame({
+            "seq": self._in_order(_numbers(self._seq)), "type": self._in_order(_strings(self._type)),
+            "level": self._in_order(_strings(self._level)), "message": [texts[r].message for r in rows],
+            "data": [texts[r].data for r in rows], "created_at": [texts[r].created_at for r in rows],
+        })
+
+    def _column_bytes(self) -> int:
+        return self._seq.itemsize * len(self._seq) + self._type.nbytes + self._level.nbytes
+
+
+class MetricLog(_RecordLog[MetricPoint]):
+    """A job's metric points in (step, name) order, each (name, step) once."""
+
+    def __init__(self) -> None:
+        self._name = StringColumn()
+        self._step = array("q")
+        self._value = array("d")
+        #: per metric name: the row of its highest step
+        self._latest: dict[str, int] = {}
+        super().__init__(MetricPoint, KeyOrder(self._key))
+
+    def _key(self, row: int) -> tuple[int, str]:
+        return self._step[row], self._name[row]
+
+    def add(self, record: MetricRecord) -> bool:
+        """Keep ``record`` unless a point with its name and step is already held."""
+        position, found = self._order.locate((record.step, record.name))
+        if found:
+            return False
+        row = len(self._step)
+        self._name.append(record.name)
+        self._step.append(record.step)
+        self._value.append(record.value)
+        self._docs.append(record.document)
+        self._order.insert(position, row)
+        latest = self._latest.get(record.name)
+        if latest is None or record.step > self._step[latest]:
+            self._latest[record.name] = row
+        return True
+
+    @property
+    def last_steps(self) -> dict[str, int]:
+        """The highest step seen per metric name."""
+        return {name: self._step[row] for name, row in self._latest.items()}
+
+    def latest(self) -> dict[str, MetricPoint]:
+        """The point with the highest step of each metric name."""
+        return {name: self._build(row) for name, row in self._latest.items()}
+
+    def series(self, name: str) -> tuple[Any, Any]:
+        """``(steps, values)`` of one metric as numpy arrays, in step order."""
+        code = self._name.code_of(name)
+        steps, values = self._in_order(_numbers(self._step)), self._in_order(_numbers(self._value))
+        if code is None:
+            return steps[:0], values[:0]
+        mask = self._in_order(_numbers(self._name.codes)) == code
+        return steps[mask], values[mask]
+
+    def to_frame(self) -> Any:
+        """A DataFrame with one row per point: name, step, value, epoch, data, created_at."""
+        import pandas as pd
+
+        texts = self._docs.decode_all(_METRIC_TEXTS)
+        rows = self.snapshot()
+        return pd.DataFrame({
+            "name": self._in_order(_strings(self._name)), "step": self._in_order(_numbers(self._step)),
+            "value": self._in_order(_numbers(self._value)), "epoch": [texts[r].epoch for r in rows],
+            "data": [texts[r].data for r in rows], "created_at": [texts[r].created_at for r in rows],
+        })
+
+    def _column_bytes(self) -> int:
+        return (self._name.nbytes + self._step.itemsize * len(self._step)
+                + self._value.itemsize * len(self._value))

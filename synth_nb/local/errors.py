@@ -1,0 +1,116 @@
+"""Every error the local backend raises on purpose, under one root.
+
+    LocalBackendError
+    ├── ApiError                 an HTTP answer: status_code + detail (the server's 4xx/5xx JSON)
+    ├── ExecutorInputError       a create body no executor can run (422; ValueError)
+    │   └── RecordingNotAllowed  metadata.recording names a file outside the allowed places (400)
+    ├── ExecutorUnavailable      the executor's module or a dependency is not installed (501)
+    ├── JobFailed                a running job cannot finish; the message says why (the job ends failed)
+    │   ├── TrainingFailed       local SFT / RL stopped (bad data, worker crash, memory limit)
+    │   ├── WorkerFailed         the training worker process reported an error; ``detail`` has its log
+    │   └── ReplayedFailure      the recorded job failed, so its replay fails the same way
+    ├── UnknownLocalModel        a model path that is not a model folder (ValueError)
+    ├── ChatDataError            an SFT file without one usable chat example (ValueError)
+    ├── TaskAppError             a task app that is unreachable or answers something unusable
+    ├── PolicyCallError          an upstream OpenAI-compatible model that could not answer
+    └── TaskAppRefusal           a bundled task app's own 4xx/5xx answer
+
+The ValueError / RuntimeError bases are kept so handlers written for those keep working. The prompt-learning
+search unwinds with ``executors.prompt_learning.rollouts.SearchHalted``, which is a signal, not an error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ApiError",
+    "ChatDataError",
+    "ExecutorInputError",
+    "ExecutorUnavailable",
+    "JobFailed",
+    "LocalBackendError",
+    "PolicyCallError",
+    "RecordingNotAllowed",
+    "ReplayedFailure",
+    "TaskAppError",
+    "TaskAppRefusal",
+    "TrainingFailed",
+    "UnknownLocalModel",
+    "WorkerFailed",
+]
+
+
+class LocalBackendError(Exception):
+    """Root of the local backend's errors."""
+
+
+class ApiError(LocalBackendError):
+    """An HTTP error answered as ``{"detail": detail}`` with ``status_code``."""
+
+    def __init__(self, status_code: int, detail: Any, headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail)
+        self.status_code = status_code
+        self.detail = detail
+        self.headers = headers
+
+
+class ExecutorInputError(LocalBackendError, ValueError):
+    """The create-request body cannot be run by this executor; the server answers ``status_code`` with it."""
+
+    status_code = 422
+
+
+class RecordingNotAllowed(ExecutorInputError):
+    """A replay asked for a file outside the bundled recordings and the configured folder."""
+
+    status_code = 400
+
+
+class ExecutorUnavailable(LocalBackendError, RuntimeError):
+    """The chosen executor cannot be imported here (not written yet, or a dependency is missing)."""
+
+
+class JobFailed(LocalBackendError, RuntimeError):
+    """A running job cannot finish; the message says why and what to change."""
+
+
+class TrainingFailed(JobFailed):
+    """Local SFT or RL stopped; the message says why and what to change."""
+
+
+class WorkerFailed(JobFailed):
+    """Training stopped with an error; ``detail`` holds the worker's traceback or log tail."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
+class ReplayedFailure(JobFailed):
+    """The recorded job failed; the replay fails the same way."""
+
+
+class UnknownLocalModel(LocalBackendError, ValueError):
+    """The model names a local path that is not a model folder."""
+
+
+class ChatDataError(LocalBackendError, ValueError):
+    """The file has no usable example; the message names the file and the first bad lines."""
+
+
+class TaskAppError(LocalBackendError, RuntimeError):
+    """The task app is unreachable, refused the request, or answered something unusable."""
+
+
+class PolicyCallError(LocalBackendError, RuntimeError):
+    """The upstream model could not answer (network error or non-200 reply)."""
+
+
+class TaskAppRefusal(LocalBackendError):
+    """A bundled task app's answer to a request it cannot serve: ``status`` and a JSON ``detail``."""
+
+    def __init__(self, status: int, detail: Any) -> None:
+        super().__init__(str(detail))
+        self.status = status
+        self.detail = detail

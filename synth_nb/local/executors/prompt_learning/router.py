@@ -1,0 +1,118 @@
+"""The local prompt interceptor: one OpenAI-compatible route per candidate, served by the backend.
+
+Task apps render their own baseline messages and post them to ``policy.config.inference_url``. The route
+for a candidate swaps in the candidate's text for each rewritable message (recovering ``{wildcard}``
+values by matching the baseline pattern against the rendered message), calls the policy, and counts
+tokens. Messages that are not rewritable pass through untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from synth_nb.local.executors.prompt_learning.settings import Message
+from synth_nb.local.policies import Policy
+
+__all__ = ["CandidateRouter", "render_sections", "substitute_messages"]
+
+_WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _pattern_regex(pattern: str) -> re.Pattern[str]:
+    parts, seen, last = [], set(), 0
+    for m in _WILDCARD.finditer(pattern):
+        parts.append(re.escape(pattern[last:m.start()]))
+        name = m.group(1)
+        parts.append(f"(?P={name})" if name in seen else f"(?P<{name}>.*?)")
+        seen.add(name)
+        last = m.end()
+    parts.append(re.escape(pattern[last:]))
+    return re.compile("^" + "".join(parts) + "$", re.DOTALL)
+
+
+def _render(pattern: str, values: dict[str, str]) -> str:
+    return _WILDCARD.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
+
+
+def substitute_messages(messages: list[dict[str, Any]], baseline: list[Message],
+                        candidate: dict[str, str]) -> list[dict[str, Any]]:
+    """The request's messages with each rewritable one replaced by the candidate's text."""
+    by_role: dict[str, list[Message]] = {}
+    for msg in baseline:
+        by_role.setdefault(msg.role, []).append(msg)
+    seen: dict[str, int] = {}
+    out = []
+    for message in messages:
+        role = message.get("role", "")
+        k = seen.get(role, 0)
+        seen[role] = k + 1
+        slots = by_role.get(role, [])
+        slot = slots[k] if k < len(slots) else None
+        content = message.get("content")
+        if slot is None or not slot.component or not isinstance(content, str):
+            out.append(message)
+            continue
+        new_text = candidate.get(slot.component, slot.pattern)
+        if new_text == slot.pattern:
+            out.append(message)
+            continue
+        values: dict[str, str] = {}
+        if slot.wildcards:
+            match = _pattern_regex(slot.pattern).match(content)
+            values = match.groupdict() if match else {}
+        out.append({**message, "content": _render(new_text, values)})
+    return out
+
+
+def render_sections(baseline: list[Message], candidate: dict[str, str]) -> list[dict[str, str]]:
+    """The ``best_prompt.sections`` shape 0.2.24 reads: role, name and the (pattern) content per message."""
+    return [{"role": m.role, "name": m.component or f"{m.role}_{m.order}",
+             "content": candidate.get(m.component, m.pattern) if m.component else m.pattern} for m in baseline]
+
+
+class CandidateRouter:
+    """Hands out one inference URL per distinct candidate (``serve_policy`` on the backend)."""
+
+    def __init__(self, serve_policy: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], str],
+                 policy: Policy, baseline: list[Message]) -> None:
+        self._serve = serve_policy
+        self.policy = policy
+        self.baseline = baseline
+        self._urls: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.calls = 0
+        self.errors = 0
+
+    def url_for(self, candidate: dict[str, str]) -> str:
+        key = json.dumps(candidate, sort_keys=True)
+        with self._lock:
+            url = self._urls.get(key)
+        if url is None:
+            frozen = dict(candidate)
+            url = self._serve(lambda request: self._handle(request, frozen))
+            with self._lock:
+                url = self._urls.setdefault(key, url)
+        return url
+
+    def _handle(self, request: dict[str, Any], candidate: dict[str, str]) -> dict[str, Any]:
+        messages = request.get("messages")
+        if isinstance(messages, list):
+            request = {**request, "messages": substitute_messages(messages, self.baseline, candidate)}
+        try:
+            response = self.policy.complete(request)
+        except Exception:
+            with self._lock:
+                self.errors += 1
+            raise
+        usage = response.get("usage") or {}
+        with self._lock:
+            self.calls += 1
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        return response

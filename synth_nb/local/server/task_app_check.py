@@ -1,0 +1,65 @@
+"""``POST /rl/verify_task_app``: the RL pre-flight check, done by the backend with the task-app key it holds.
+
+``synth-ai train`` asks the backend to probe the task app before it submits an RL job; the answer lists
+each key tried (masked) and the status ``/health`` and ``/task_info`` gave with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from synth_nb.local.errors import ApiError
+from synth_nb.local.lifecycle import mask_secret
+from synth_nb.local.server.http import json_body
+from synth_nb.local.server.state import state_of
+
+__all__ = ["routes"]
+
+
+async def _probe(client: httpx.AsyncClient, url: str, key: str | None) -> tuple[int | None, str | None]:
+    headers = {"X-API-Key": key, "X-API-Keys": key, "Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = await client.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    return response.status_code, None
+
+
+async def verify_task_app(request: Request) -> Response:
+    """Probe ``{endpoint_base_url}/health`` and ``/task_info`` with the task-app key(s) this backend holds."""
+    body = await json_body(request)
+    base = body.get("endpoint_base_url")
+    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+        raise ApiError(422, "endpoint_base_url must be an http(s) URL")
+    base = base.rstrip("/")
+    state = state_of(request)
+    env_key = state.runner.environment_api_key
+    keys: list[str | None] = [env_key] if env_key else [None]
+    attempts: list[dict[str, Any]] = []
+    async with httpx.AsyncClient(timeout=state.probe_timeout, trust_env=False) as client:
+        for key in keys:
+            health_status, health_error = await _probe(client, base + "/health", key)
+            info_status, info_error = await _probe(client, base + "/task_info", key)
+            ok = health_status == 200 and info_status == 200
+            attempts.append({
+                "key_prefix": mask_secret(key) if key else None, "health_status": health_status,
+                "task_info_status": info_status, "status": 200 if ok else (health_status or 502),
+                "error": health_error or info_error,
+            })
+    any_ok = any(a["status"] == 200 for a in attempts)
+    detail = None if any_ok else (
+        "the task app did not answer 200 on /health and /task_info"
+        + ("" if env_key else
+           "; this backend holds no ENVIRONMENT_API_KEY (set it in its environment or pass environment_api_key)"))
+    return JSONResponse({
+        "any_ok": any_ok, "endpoint_base_url": base,
+        "candidates_first15": [mask_secret(k) for k in keys if k], "attempts": attempts, "detail": detail,
+    })
+
+
+routes = [Route("/rl/verify_task_app", verify_task_app, methods=["POST"])]

@@ -1,0 +1,132 @@
+"""Turn a ``%synth_train`` request into prepared configs and jobs, and hand the jobs to the notebook.
+
+Where a job lives matters because its client works on one event loop:
+
+* the wizard submits from a task on the kernel's loop, so its jobs live there from the start;
+* a magic cannot await, so it submits (or re-attaches) on the process's background loop
+  (``kernel_loop.run_sync``). With ``--wait`` (or headless) the panel blocks the cell on that loop.
+  Then, and at once in every other case, each job moves to a fresh copy of its client
+  (``job.rebind(job.client.clone())``), so later cells can ``await job.wait()``, ``job.cancel()`` and
+  ``job.refresh()`` on the kernel's loop and read ``job.metrics_df()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from synth_nb import pipeline
+from synth_nb.errors import ConfigError
+from synth_nb.notebook.kernel_loop import run_sync
+from synth_nb.notebook.request import TrainRequest
+from synth_nb.pipeline import Prepared, Target
+
+if TYPE_CHECKING:
+    from synth_nb.client import AsyncSynthClient
+    from synth_nb.flows.overrides import Overrides
+    from synth_nb.job import Job
+
+__all__ = ["Preparation", "attach_job", "prepare_request", "submit_and_show", "submit_prepared"]
+
+
+@dataclass
+class Preparation:
+    """A request's configs, prepared against one target with one set of overrides."""
+
+    target: Target
+    overrides: Overrides
+    prepared: list[Prepared]
+
+    @property
+    def failed(self) -> list[Prepared]:
+        return [p for p in self.prepared if not p.ok]
+
+
+def prepare_request(request: TrainRequest, *, several: bool) -> Preparation:
+    """Discover (unless ``--config`` names them), resolve the target, prepare every config.
+
+    ``several``: without ``--config``, take every valid config (previews) rather than exactly one.
+    """
+    paths = request.configs or [c.path for c in pipeline.choose_configs(request.folder, several=several)]
+    target = pipeline.resolve_target(request.backend)
+    overrides = pipeline.build_overrides(request.overrides, target)
+    sources = request.sources()
+    prepared = [pipeline.prepare(p, overrides=overrides, target=target, sources=sources) for p in paths]
+    pipeline.check_together(overrides, prepared)
+    return Preparation(target, overrides, prepared)
+
+
+async def submit_prepared(prepared: Sequence[Prepared], target: Target, *, folder: Path,
+                          poll_interval: float = 5.0) -> list[Job]:
+    """Submit each prepared plan on the running loop; one client per job (it follows the job)."""
+    from synth_nb.job import JobRegistry
+
+    for item in prepared:
+        if not item.ok:
+            raise item.error or ConfigError(f"{item.path}: not ready to submit")
+    key = pipeline.api_key(target, [p.secrets for p in prepared])
+    registry = JobRegistry(folder)
+    return [await pipeline.submit(p.plan, target, key, registry=registry, poll_interval=poll_interval)
+            for p in prepared if p.plan is not None]
+
+
+def submit_and_show(preparation: Preparation, request: TrainRequest, *, widgets: bool) -> list[Job]:
+    """The magic's ``--yes`` path: submit every plan, then hand the jobs to the monitor panel."""
+    target, prepared = preparation.target, preparation.prepared
+    jobs = run_sync(submit_prepared(prepared, target, folder=request.folder, poll_interval=request.poll_interval))
+    for job in jobs:
+        print(f"submitted {job.flow} job {job.id}")
+    key = pipeline.api_key(target, [p.secrets for p in prepared])
+    secrets = pipeline.secret_values(key, [p.plan for p in prepared if p.plan is not None])
+    return hand_over(jobs, request, secrets=secrets, widgets=widgets)
+
+
+def attach_job(request: TrainRequest, *, widgets: bool) -> Job:
+    """``--attach JOB_ID``: rebuild the job's history from its backend and show its panel."""
+    from synth_nb.job import JobRegistry
+
+    job_id = request.attach or ""
+    registry = JobRegistry(request.folder)
+    target = pipeline.attach_target(job_id, request.backend, registry)
+    key = request.sources().api_key(target)
+    job = run_sync(pipeline.attach(job_id, target, key, registry=registry, poll_interval=request.poll_interval))
+    return hand_over([job], request, secrets=[key], widgets=widgets)[0]
+
+
+def hand_over(jobs: list[Job], request: TrainRequest, *, secrets: Sequence[str], widgets: bool) -> list[Job]:
+    """Show one panel per job (blocking the cell with ``--wait`` or headless) and move the jobs to the kernel.
+
+    ``--no-poll`` shows nothing. ``--record`` starts one recording per job before the panels follow it.
+    """
+    from synth_nb.notebook.panel import show_jobs
+
+    if not request.poll:
+        move_to_kernel(jobs)
+        return jobs
+    if request.wait or not widgets:
+        pipeline.start_recording(jobs, request.record, secrets)
+        try:  # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)
+            show_jobs(jobs, wait=True, timeout=request.poll_timeout)
+        finally:
+            move_to_kernel(jobs)
+        return jobs
+    move_to_kernel(jobs)
+    pipeline.start_recording(jobs, request.record, secrets)
+    show_jobs(jobs, wait=False)
+    return jobs
+
+
+def move_to_kernel(jobs: Sequence[Job]) -> None:
+    """Give each job a fresh client for whichever loop follows it next; close the background-loop ones."""
+    old: list[AsyncSynthClient] = []
+    for job in jobs:
+        old.append(job.client)
+        job.rebind(job.client.clone())
+    run_sync(_close(old))
+
+
+async def _close(clients: Sequence[AsyncSynthClient]) -> None:
+    for client in clients:
+        await client.aclose()

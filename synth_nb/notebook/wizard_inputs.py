@@ -1,0 +1,130 @@
+"""What the wizard's form is made of: config rows, ``.env`` choices, override fields, prefills, parsing.
+
+Kept free of widgets so the form's rules are testable with plain dicts and files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "parse_overrides", "prefill_overrides"]
+
+#: wizard override fields: name, label, input type ("text" | "int" | "bool" | "url"), hint
+OVERRIDE_SPECS: tuple[dict[str, str], ...] = (
+    {"name": "model", "label": "Model", "type": "text", "hint": "Base model (RL/SFT) or policy model"},
+    {"name": "task_url", "label": "Task app URL", "type": "url", "hint": "http(s)://… (RL, prompt learning)"},
+    {"name": "dataset", "label": "Dataset (SFT JSONL)", "type": "text", "hint": "Path relative to the notebook"},
+    {"name": "examples", "label": "Examples (SFT)", "type": "int", "hint": "Upload only the first N examples"},
+    {"name": "idempotency", "label": "Idempotency key", "type": "text", "hint": "Blank: a fresh key per submit"},
+    {"name": "allow_experimental", "label": "Allow experimental models", "type": "bool", "hint": ""},
+)
+_SPEC_BY_NAME = {spec["name"]: spec for spec in OVERRIDE_SPECS}
+
+
+def discover(folder: Path) -> list[dict[str, Any]]:
+    """Config rows for the picker: ``{path (relative), flow, algorithm, valid, error}``.
+
+    The rows are ``synth_nb.pipeline.discover``'s: training configs, and TOML files that do not parse
+    (marked invalid, since they may be broken training configs).
+    """
+    from synth_nb.pipeline import discover as discover_configs
+
+    rows = []
+    for found in discover_configs(folder):
+        path = Path(found.path)
+        try:
+            rel = str(path.resolve().relative_to(folder.resolve()))
+        except ValueError:
+            rel = str(path)
+        rows.append({"path": rel, "flow": found.flow or "", "algorithm": found.algorithm or "",
+                     "valid": bool(found.valid), "error": _first_line(found.error)})
+    return sorted(rows, key=lambda r: r["path"])
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+
+
+def env_files_in(folder: Path) -> list[str]:
+    """``.env``-style files next to the notebook (``.env``, ``.env.*``, ``*.env``), relative names."""
+    names = {p.name for p in folder.iterdir() if p.is_file() and (
+        p.name == ".env" or p.name.startswith(".env.") or p.name.endswith(".env"))}
+    return sorted(names)
+
+
+def prefill_overrides(config_path: Path) -> dict[str, Any]:
+    """Values from the config shown in the override fields before the user changes anything.
+
+    Which config keys an override replaces is the flow's to say (``Flow.override_keys``).
+    """
+    from synth_nb.config import load_config
+    from synth_nb.errors import SynthNbError
+    from synth_nb.flows import get_flow
+
+    try:
+        config = load_config(config_path)
+    except SynthNbError:
+        return {}
+    raw = config.raw
+    out: dict[str, Any] = {}
+    for name, paths in get_flow(config.flow).override_keys.items():
+        for keys in paths:
+            value = _dig(raw, keys)
+            if value not in (None, ""):
+                out[name] = str(value)
+                break
+    return out
+
+
+def _dig(data: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def parse_overrides(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Typed values from the wizard's text fields, and one inline error per bad field.
+
+    Blank means "use the config's value". The library's ``Overrides`` model and the plan builder
+    validate again; this gives immediate, field-level feedback for type errors.
+    """
+    values: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for name, value in raw.items():
+        spec = _SPEC_BY_NAME.get(name)
+        if spec is None or value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        kind = spec["type"]
+        if kind == "bool":
+            if isinstance(value, bool):
+                values[name] = value
+            elif str(value).strip().lower() in {"true", "1", "yes", "on"}:
+                values[name] = True
+            elif str(value).strip().lower() in {"false", "0", "no", "off"}:
+                values[name] = False
+            else:
+                errors[name] = "Expected true or false."
+            continue
+        text = str(value).strip()
+        if kind == "int":
+            try:
+                number = int(text)
+            except ValueError:
+                errors[name] = f"Expected a whole number, got {text!r}."
+                continue
+            if number < 1:
+                errors[name] = "Must be at least 1."
+                continue
+            values[name] = number
+        elif kind == "url":
+            if not text.startswith(("http://", "https://")):
+                errors[name] = "Must start with http:// or https://."
+                continue
+            values[name] = text
+        else:
+            values[name] = text
+    return values, errors

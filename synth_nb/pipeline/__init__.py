@@ -1,0 +1,65 @@
+"""One way from TOML configs to running jobs, shared by ``synth-nb`` and ``%synth_train``.
+
+discover → load → resolve secrets → plan → submit / attach. The CLI and the notebook only turn their
+arguments into these calls and show the results:
+
+* ``target``: where jobs go (``resolve_target``), the embedded backend (``local_backend``) and the one
+  rule for the API key sent (``api_key``: the embedded backend's own key always wins for it);
+* ``prepare``: config discovery (``discover``, ``choose_configs``), ``Prepared`` configs and the checks
+  several configs must pass together;
+* ``launch``: submission, re-attaching, and ``--record`` files.
+"""
+
+from synth_nb.pipeline.launch import (
+    attach,
+    attach_target,
+    record_path,
+    secret_values,
+    start_recording,
+    submit,
+)
+from synth_nb.pipeline.prepare import (
+    Prepared,
+    SecretSources,
+    build_overrides,
+    check_together,
+    choose_configs,
+    discover,
+    prepare,
+    raise_problems,
+    required_secrets,
+)
+from synth_nb.pipeline.target import (
+    EmbeddedBackend,
+    Target,
+    api_key,
+    local_backend,
+    resolve_target,
+    stop_local_backend,
+    use_local_backend,
+)
+
+__all__ = [
+    "EmbeddedBackend",
+    "Prepared",
+    "SecretSources",
+    "Target",
+    "api_key",
+    "attach",
+    "attach_target",
+    "build_overrides",
+    "check_together",
+    "choose_configs",
+    "discover",
+    "local_backend",
+    "prepare",
+    "raise_problems",
+    "record_path",
+    "required_secrets",
+    "resolve_target",
+    "secret_values",
+    "start_recording",
+    "stop_local_backend",
+    "submit",
+    "use_local_backend",
+]

@@ -1,0 +1,92 @@
+"""Send plans to a backend and re-attach to jobs: one client per job, so a job can move on its own.
+
+A job's client is closed here only when the submission or the attach failed; afterwards the client
+belongs to the job (``job.client``) and whoever follows the job closes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import SecretStr
+
+from synth_nb.errors import ConfigError
+from synth_nb.pipeline.target import Target, resolve_target
+
+if TYPE_CHECKING:
+    from synth_nb.client import AsyncSynthClient
+    from synth_nb.job import Job, JobRegistry, Recorder
+    from synth_nb.plan import Plan
+
+__all__ = ["attach", "attach_target", "record_path", "secret_values", "start_recording", "submit"]
+
+
+def _client(target: Target, api_key: str) -> AsyncSynthClient:
+    from synth_nb.client import AsyncSynthClient
+
+    if not target.started:
+        raise ConfigError("the embedded backend was not started, so there is nothing to send to",
+                          key="backend", hint="pass --backend local without --dry-run, or a backend URL")
+    return AsyncSynthClient(target.url, api_key)
+
+
+async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegistry | None = None,
+                 poll_interval: float = 5.0) -> Job:
+    """Run the plan's requests against ``target`` and return the created job (not yet followed)."""
+    from synth_nb.job import submit as submit_plan
+
+    client = _client(target, api_key)
+    try:
+        return await submit_plan(plan, client, registry=registry, poll_interval=poll_interval)
+    except BaseException:
+        await client.aclose()
+        raise
+
+
+async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
+                 registry: JobRegistry | None = None, poll_interval: float = 5.0) -> Job:
+    """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed."""
+    from synth_nb.job import attach as attach_job
+
+    client = _client(target, api_key)
+    try:
+        return await attach_job(job_id, client, flow=flow, registry=registry, poll_interval=poll_interval)
+    except BaseException:
+        await client.aclose()
+        raise
+
+
+def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
+    """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default."""
+    if backend:
+        return resolve_target(backend, start_local=start_local)
+    record = registry.get(job_id)
+    return resolve_target(record.backend_url if record is not None else None, start_local=start_local)
+
+
+def record_path(base: Path, job_id: str, several: bool) -> Path:
+    """``--record PATH``: ``PATH`` for one job, ``<stem>-<job id><suffix>`` for each of several."""
+    return base.with_name(f"{base.stem}-{job_id}{base.suffix or '.jsonl'}") if several else base
+
+
+def start_recording(jobs: Sequence[Job], base: Path | None, secrets: Sequence[str]) -> list[Recorder]:
+    """One JSONL recording per job from now on (what each job already holds is written first)."""
+    if base is None:
+        return []
+    from synth_nb.job import Recorder
+
+    recorders = []
+    for job in jobs:
+        recorder = Recorder(record_path(base, job.id, len(jobs) > 1), secrets=secrets)
+        recorder.follow(job)
+        recorders.append(recorder)
+    return recorders
+
+
+def secret_values(api_key: str, plans: Iterable[Plan]) -> list[str]:
+    """Every secret a submission can echo back (the API key, each plan's secrets), for masking output."""
+    values = [api_key] + [s.get_secret_value() if isinstance(s, SecretStr) else str(s)
+                          for plan in plans for s in plan.secrets]
+    return [v for v in values if v]

@@ -1,0 +1,182 @@
+"""From TOML files to plans: discover the configs, load one, resolve its secrets, build its plan.
+
+Every stage keeps what it found in a ``Prepared`` and the first failure stops that config only, so the
+CLI can report every broken config at once and the wizard can show each one's secrets and errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import SecretStr
+
+from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.pipeline.target import Target, api_key
+from synth_nb.secrets import SYNTH_API_KEY, SecretBundle, resolve_secrets
+
+if TYPE_CHECKING:
+    from synth_nb.config import DiscoveredConfig, LoadedConfig
+    from synth_nb.flows.overrides import Overrides
+    from synth_nb.plan import Plan
+
+__all__ = [
+    "Prepared",
+    "SecretSources",
+    "build_overrides",
+    "check_together",
+    "choose_configs",
+    "discover",
+    "prepare",
+    "raise_problems",
+    "required_secrets",
+]
+
+
+def discover(folder: Path) -> list[DiscoveredConfig]:
+    """Training configs under ``folder``, plus TOML files that do not parse (maybe broken training configs).
+
+    TOML files that parse but are not training configs (``pyproject.toml``) are left out.
+    """
+    from synth_nb.config import discover_configs
+
+    return [c for c in discover_configs(folder) if c.is_training_config or _unreadable(c)]
+
+
+def _unreadable(found: DiscoveredConfig) -> bool:
+    return found.flow is None and found.error not in (None, "not a training config")
+
+
+def choose_configs(folder: Path, *, several: bool) -> list[DiscoveredConfig]:
+    """The configs to use when none is named: the only valid one, or (``several``) every valid one.
+
+    Anything else is a ``ConfigError`` listing every candidate with its state, asking for ``--config``.
+    """
+    found = discover(folder)
+    valid = [c for c in found if c.valid]
+    if valid and (len(valid) == 1 or several):
+        return valid
+    if not found:
+        raise ConfigError(f"no training config found under {folder}",
+                          hint="pass --config PATH to a training TOML")
+    listing = "\n".join(_candidate_line(c, folder) for c in found)
+    if not valid:
+        raise ConfigError(f"no valid training config under {folder}; fix one or pass --config PATH:\n{listing}")
+    raise ConfigError(f"{len(valid)} valid training configs found under {folder}; choose one with "
+                      f"--config PATH:\n{listing}")
+
+
+def _candidate_line(found: DiscoveredConfig, folder: Path) -> str:
+    kind = (found.flow or "unreadable") + (f"/{found.algorithm}" if found.algorithm else "")
+    state = "valid" if found.valid else f"invalid: {(found.error or '').splitlines()[0][:120]}"
+    try:
+        where = found.path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        where = found.path
+    return f"  [{kind}] {where}  ({state})"
+
+
+@dataclass(frozen=True)
+class SecretSources:
+    """Where secrets come from, besides the defaults (process environment, nearest ``.env`` files).
+
+    ``pasted`` are keys typed into the wizard; ``environ``/``cwd`` default to the process's own.
+    """
+
+    env_files: tuple[Path, ...] = ()
+    modal_secrets: tuple[str, ...] = ()
+    pasted: Mapping[str, SecretStr] = field(default_factory=dict)
+    environ: Mapping[str, str] | None = None
+    cwd: Path | None = None
+
+    def resolve(self, target: Target, config_path: Path | None = None) -> SecretBundle:
+        """Every key with its source; the embedded backend's own key replaces any other SYNTH_API_KEY."""
+        bundle = resolve_secrets(config_path=config_path, env_files=self.env_files,
+                                 modal_secrets=self.modal_secrets, environ=self.environ, cwd=self.cwd)
+        for name, value in self.pasted.items():
+            bundle = bundle.with_value(name, value.get_secret_value(), source="pasted")
+        if target.own_key:
+            bundle = bundle.with_value(SYNTH_API_KEY, target.own_key, source="local backend")
+        return bundle
+
+    def api_key(self, target: Target) -> str:
+        """The key to send to ``target`` when no config is involved (re-attaching, listing)."""
+        return target.own_key or api_key(target, [self.resolve(target)])
+
+
+def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
+    """``Overrides`` from flag values (blank means "not given") aimed at ``target``.
+
+    A bad value raises ``OverrideError`` naming the flag and carrying its ``field``.
+    """
+    from synth_nb.flows.overrides import Overrides
+
+    data = {k: v for k, v in values.items() if v is not None and v != "" and k != "backend"}
+    return Overrides.build(**data, backend=target.url)
+
+
+@dataclass
+class Prepared:
+    """One config on its way to a job: every stage keeps what it found, the first failure stops it."""
+
+    path: Path
+    config: LoadedConfig | None = None
+    secrets: SecretBundle | None = None
+    #: the secrets this job cannot be submitted without (known once the config has loaded)
+    required: tuple[str, ...] = ()
+    plan: Plan | None = None
+    error: SynthNbError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.plan is not None
+
+    @property
+    def missing(self) -> list[str]:
+        return self.secrets.missing(self.required) if self.secrets is not None else list(self.required)
+
+
+def prepare(path: Path, *, overrides: Overrides, target: Target, sources: SecretSources) -> Prepared:
+    """Load, resolve secrets and build the plan for one config; never raises a ``SynthNbError``."""
+    from synth_nb.config import load_config
+    from synth_nb.flows import plan_for
+
+    out = Prepared(path=path)
+    try:
+        out.config = load_config(path)
+        out.required = required_secrets(out.config.flow, target)
+        out.secrets = sources.resolve(target, config_path=path)
+        out.secrets.require(out.required)
+        out.plan = plan_for(out.config, overrides, out.secrets)
+    except SynthNbError as exc:
+        out.error = exc
+    return out
+
+
+def required_secrets(flow: str, target: Target) -> tuple[str, ...]:
+    """The flow's required secrets; the embedded backend brings its own SYNTH_API_KEY."""
+    from synth_nb.flows import get_flow
+
+    keys = tuple(get_flow(flow).required_secrets)
+    return tuple(k for k in keys if k != SYNTH_API_KEY) if target.is_embedded else keys
+
+
+def check_together(overrides: Overrides, prepared: Sequence[Prepared]) -> None:
+    """Overrides several jobs cannot share (one ``--idempotency`` key) raise ``OverrideError``."""
+    from synth_nb.flows.overrides import check_multi_config
+
+    flows = [p.config.flow for p in prepared if p.config is not None]
+    if len(flows) > 1:
+        check_multi_config(overrides, flows)
+
+
+def raise_problems(prepared: Sequence[Prepared]) -> None:
+    """Raise the one problem, or a ``ConfigError`` listing every config's problem (all are usage errors)."""
+    errors = [p.error for p in prepared if p.error is not None]
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ConfigError(f"{len(errors)} of {len(prepared)} configs have problems:\n"
+                          + "\n".join(f"* {e}" for e in errors))
