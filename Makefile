@@ -34,7 +34,7 @@ notebooks: venv
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m notebook
 
 browser: venv
-	bash .ci/ensure-chromium
+	bash .ci/ensure-system-packages
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m browser
 
 # the committed bundle in synth_nb/static must be what js/ builds (esbuild is deterministic)
@@ -47,7 +47,7 @@ compat: venv
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q -m compat tests/compat
 
 test: venv lint js-check compat
-	bash .ci/ensure-chromium
+	bash .ci/ensure-system-packages
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q
 
 demo: venv

@@ -31,6 +31,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel
 
 API_KEY = "sk_bench_0123456789abcdef"
@@ -157,11 +158,45 @@ class PydanticHistory:
 
 # -- one measurement, in a child process ----------------------------------------------------------
 
+class Cursor(msgspec.Struct):
+    next_seq: int = 0
+    has_more: bool = False
+
+
+class Step(msgspec.Struct):
+    step: int
+
+
+class Points(msgspec.Struct):
+    points: list[Step]
+
+
+async def serve_only(client: Any) -> tuple[None, int, int]:
+    """The backend alone: every page fetched, only its cursor read (what any client must wait for)."""
+    since, events, metrics, cursor = 0, 0, 0, -1
+    while True:
+        page = msgspec.json.decode((await client.request("GET", f"/rl/jobs/{JOB_ID}/events", params={
+            "since_seq": since, "limit": 10_000})).content, type=Cursor)
+        events, since = events + page.next_seq - since, page.next_seq
+        if not page.has_more:
+            break
+    while True:
+        points = msgspec.json.decode((await client.request("GET", f"/rl/jobs/{JOB_ID}/metrics", params={
+            "after_step": cursor, "limit": 10_000})).content, type=Points).points
+        if not points:
+            return None, events, metrics
+        metrics += len(points)
+        top = max(p.step for p in points)
+        cursor = top - 1 if top - 1 > cursor else top
+
+
 async def attach(url: str, representation: str) -> tuple[Any, int, int]:
     from synth_nb.client import AsyncSynthClient
     from synth_nb.job import Job
 
     async with AsyncSynthClient(url, API_KEY) as client:
+        if representation == "backend":
+            return await serve_only(client)
         if representation == "pydantic":
             old = PydanticHistory()
             await old.attach(client)
@@ -171,11 +206,16 @@ async def attach(url: str, representation: str) -> tuple[Any, int, int]:
         return job, len(job.events), len(job.metrics)
 
 
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def child(url: str, representation: str, traced: bool) -> dict[str, Any]:
     import synth_nb.client  # noqa: F401 - imported before the baseline is taken
     import synth_nb.job  # noqa: F401
 
     gc.collect()
+    rss_before = _peak_rss()
     if traced:
         tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0] if traced else 0
@@ -184,16 +224,19 @@ def child(url: str, representation: str, traced: bool) -> dict[str, Any]:
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     gc.collect()
     result: dict[str, Any] = {"seconds": seconds, "cpu": cpu, "events": events, "metrics": metrics,
-                              "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+                              "peak_rss": _peak_rss(), "rss_growth": _peak_rss() - rss_before}
     if traced:
         result["bytes_per_record"] = (tracemalloc.get_traced_memory()[0] - before) / max(1, events + metrics)
         top = tracemalloc.take_snapshot().statistics("lineno")[:5]
         result["top"] = [f"{s.size / 2**20:7.1f} MiB  {s.traceback}" for s in top]
+    if representation == "current":
+        result["event_bytes"] = history.events.nbytes / max(1, events)
+        result["metric_bytes"] = history.metrics.nbytes / max(1, metrics)
     del history
     return result
 
 
-def measure(url: str, representation: str, *, traced: bool) -> dict[str, Any]:
+def measure(url: str, representation: str, *, traced: bool = False) -> dict[str, Any]:
     args = [sys.executable, __file__, "--child", representation, "--url", url] + (["--traced"] if traced else [])
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
@@ -207,10 +250,10 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
         fill_backend(data_dir, events, events // 2)
         proc, url = start_backend_process(data_dir)
         try:
-            reps = ("current", "pydantic") if baseline else ("current",)
-            results = {rep: measure(url, rep, traced=False) for rep in reps}
+            reps = ("backend", "current", "pydantic") if baseline else ("backend", "current")
+            results = {rep: measure(url, rep) for rep in reps}
             if traced:
-                for rep in reps:
+                for rep in reps[1:]:
                     results[rep].update({k: v for k, v in measure(url, rep, traced=True).items()
                                          if k in ("bytes_per_record", "top")})
             return results
@@ -224,19 +267,38 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
 
 
 def report(events: int, results: dict[str, dict[str, Any]], show_top: bool) -> None:
-    for rep, r in results.items():
-        per = f"{r['bytes_per_record']:6.0f} B/record" if "bytes_per_record" in r else " " * 15
-        print(f"{events:>9,} events {rep:<9} attach {r['seconds']:6.1f} s  peak RSS {r['peak_rss'] / 2**20:7.0f} MiB"
-              f"  {per}  ({r['events']:,} events + {r['metrics']:,} metric points)")
+    served = results["backend"]
+    print(f"{events:>9,} events  backend alone (pages fetched, not parsed): {served['seconds']:6.1f} s "
+          f"({served['events']:,} events + {served['metrics']:,} metric points)")
+    for rep in ("current", "pydantic"):
+        if rep not in results:
+            continue
+        r = results[rep]
+        per = f"  {r['bytes_per_record']:5.0f} B/record (tracemalloc)" if "bytes_per_record" in r else ""
+        print(f"{events:>9,} events  {rep:<9} attach {r['seconds']:6.1f} s (client CPU {r['cpu']:5.1f} s)  "
+              f"peak RSS {r['peak_rss'] / 2**20:5.0f} MiB (+{r['rss_growth'] / 2**20:4.0f}){per}")
+        if "event_bytes" in r:
+            print(f"{'':>17}held by the columns: {r['event_bytes']:.0f} B/event, {r['metric_bytes']:.0f} B/metric point")
         if show_top and "top" in r:
             print("\n".join("      " + line for line in r["top"]))
     if "pydantic" in results:
         new, old = results["current"], results["pydantic"]
         ratios = [f"attach {old['seconds'] / new['seconds']:.1f}x faster",
-                  f"peak RSS {old['peak_rss'] / new['peak_rss']:.1f}x lower"]
+                  f"client CPU {old['cpu'] / new['cpu']:.1f}x less",
+                  f"RSS growth {old['rss_growth'] / max(1, new['rss_growth']):.1f}x less"]
         if "bytes_per_record" in new:
-            ratios.append(f"{old['bytes_per_record'] / new['bytes_per_record']:.1f}x fewer bytes per record")
-        print(f"{events:>9,} events current vs pydantic: " + ", ".join(ratios))
+            ratios.append(f"{old['bytes_per_record'] / new['bytes_per_record']:.0f}x fewer bytes per record")
+        print(f"{events:>9,} events  current vs pydantic: " + ", ".join(ratios))
+
+
+def report_growth(sizes: list[int], runs: dict[int, dict[str, dict[str, Any]]]) -> None:
+    small, large = min(sizes), max(sizes)
+    if small == large:
+        return
+    a, b = runs[small]["current"], runs[large]["current"]
+    print(f"growth {small:,} -> {large:,} events ({large / small:.0f}x): client CPU {b['cpu'] / a['cpu']:.1f}x, "
+          f"RSS growth {b['rss_growth'] / max(1, a['rss_growth']):.1f}x, "
+          f"bytes held per event {b['event_bytes'] / a['event_bytes']:.2f}x")
 
 
 def main() -> None:
@@ -245,16 +307,18 @@ def main() -> None:
     parser.add_argument("--traced-max", type=int, default=100_000, help="largest size measured with tracemalloc")
     parser.add_argument("--baseline-max", type=int, default=1_000_000, help="largest size the baseline runs at")
     parser.add_argument("--top", action="store_true", help="print tracemalloc's top allocation sites")
-    parser.add_argument("--child", choices=("current", "pydantic"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("backend", "current", "pydantic"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--traced", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(child(args.url, args.child, args.traced)))
         return
+    runs = {}
     for events in args.sizes:
-        results = bench_size(events, traced=events <= args.traced_max, baseline=events <= args.baseline_max)
-        report(events, results, args.top)
+        runs[events] = bench_size(events, traced=events <= args.traced_max, baseline=events <= args.baseline_max)
+        report(events, runs[events], args.top)
+    report_growth(args.sizes, runs)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 
 from synth_nb.client import AsyncSynthClient, EventStream
-from synth_nb.client._parse import parse_events_body
+from synth_nb.client._parse import parse_event_records
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
 
@@ -71,8 +71,8 @@ def bench_parse_only(n: int = 200_000, page: int = 500) -> float:
     job = Job("job_bench", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"))
     started = time.perf_counter()
     for raw in pages + pages[:20]:  # the repeated pages exercise dedupe
-        for event in parse_events_body(raw):
-            job.ingest_event(event)
+        for record in parse_event_records(raw):
+            job.ingest_event(record)
     elapsed = time.perf_counter() - started
     assert len(job.events) == n
     return (n + 20 * page) / elapsed
@@ -104,7 +104,7 @@ async def bench_http_ingest(url: str, tmp: Path, n: int) -> tuple[float, float, 
             await job.refresh()
             polled_runs.append(len(job.events) / (time.perf_counter() - started))
             sse_job = Job(job_id, "rl", client)
-            stream = EventStream(client, RL, job_id)
+            stream = EventStream(client, RL, job_id, records=True)
             started = time.perf_counter()
             await stream.run(sse_job.ingest_event)
             streamed_runs.append(len(sse_job.events) / (time.perf_counter() - started))

@@ -234,22 +234,8 @@ function keepUserState(from, to) {
   return true;
 }
 
-function render({ model, el }) {
-  const uid = `synth-wiz-${++viewCounter}`;
-  const content = h("div", { class: "synth-content" });
-  const live = h("div", { class: "synth-live", role: "status", "aria-live": "polite", "aria-atomic": "true",
-    "data-testid": "wizard-live" });
-  const root = h("section", { class: "synth-wizard", "aria-label": "Synth training wizard",
-    "data-lm-suppress-shortcuts": "true" }, content, live);
-  el.append(root);
-  let pendingSecret = null;
-  let pendingRescan = false;
-
-  /** Update the one live region's text (the node stays, so screen readers keep listening to it). */
-  const announce = (text) => {
-    live.textContent = live.textContent === text ? `${text}\u00a0` : text; // repeated news is still news
-  };
-
+/** A redraw that keeps focus: on the same node when it survives the morph, else on its `data-key`. */
+function redrawer(model, content, uid) {
   const draw = () => {
     const active = document.activeElement;
     const hadFocus = content.contains(active);
@@ -267,23 +253,26 @@ function render({ model, el }) {
     // burst of trait changes becomes one redraw
     setTimeout(() => { scheduled = false; draw(); }, 0);
   };
+  return { draw, redraw };
+}
 
+/** What each `data-action` does; `pending` remembers which kernel answer is news for the live region. */
+function actionsFor(model, content, announce, pending) {
   const useSecret = (name) => {
     const field = content.querySelector(`input[data-action="paste"][data-name="${CSS.escape(name)}"]`);
     const value = field ? field.value : "";
     if (field) field.value = ""; // cleared as soon as it is read: the key never stays in the page
     if (!value) { announce(`Paste a value for ${name} first.`); return; }
-    pendingSecret = name;
+    pending.secret = name;
     model.send({ type: "paste_secret", name, value });
   };
-
-  const actions = {
+  return {
     step: (t) => set(model, "step", t.dataset.step),
     back: () => set(model, "step", moveStep(model.get("step"), -1)),
     next: () => set(model, "step", moveStep(model.get("step"), 1)),
     config: (t) => set(model, "selected", selectPath(model.get("selected"), t.dataset.path, t.checked,
       model.get("configs").map((c) => c.path))),
-    rescan: () => { pendingRescan = true; model.send({ type: "refresh" }); },
+    rescan: () => { pending.rescan = true; model.send({ type: "refresh" }); },
     use: (t) => useSecret(t.dataset.name),
     paste: (t) => useSecret(t.dataset.name),
     "env-file": (t) => set(model, "env_file", t.value),
@@ -298,61 +287,82 @@ function render({ model, el }) {
       else announce(`Cannot submit yet: ${submitBlockers(s).join(" ")}`);
     },
   };
+}
+
+/** Delegated listeners on the root; returns a function that removes them. */
+function listen(root, content, actions) {
   const actionOf = (target) => {
     const t = target instanceof Element ? target.closest("[data-action]") : null;
     return t && content.contains(t) ? t : null;
   };
-  const onClick = (e) => {
-    const t = actionOf(e.target);
-    if (!t || t.tagName !== "BUTTON") return;
-    if (t.getAttribute("aria-disabled") === "true" && t.dataset.action !== "submit") return;
-    actions[t.dataset.action](t);
+  const handlers = {
+    click: (e) => {
+      const t = actionOf(e.target);
+      if (!t || t.tagName !== "BUTTON") return;
+      if (t.getAttribute("aria-disabled") === "true" && t.dataset.action !== "submit") return;
+      actions[t.dataset.action](t);
+    },
+    change: (e) => {
+      const t = actionOf(e.target);
+      if (t && t.tagName !== "BUTTON" && t.dataset.action !== "paste") actions[t.dataset.action](t);
+    },
+    keydown: (e) => {
+      e.stopPropagation(); // the notebook's command-mode shortcuts must not see keys typed in the wizard
+      const t = actionOf(e.target);
+      if (e.key !== "Enter" || !t || t.tagName !== "INPUT" || !["text", "password"].includes(t.type)) return;
+      e.preventDefault(); // Enter commits a text field like leaving it does
+      actions[t.dataset.action](t);
+    },
   };
-  const onChange = (e) => {
-    const t = actionOf(e.target);
-    if (t && t.tagName !== "BUTTON" && t.dataset.action !== "paste") actions[t.dataset.action](t);
-  };
-  const onKeydown = (e) => {
-    e.stopPropagation(); // the notebook's command-mode shortcuts must not see keys typed in the wizard
-    const t = actionOf(e.target);
-    if (e.key !== "Enter" || !t || t.tagName !== "INPUT" || !["text", "password"].includes(t.type)) return;
-    e.preventDefault(); // Enter commits a text field like leaving it does
-    actions[t.dataset.action](t);
-  };
-  root.addEventListener("click", onClick);
-  root.addEventListener("change", onChange);
-  root.addEventListener("keydown", onKeydown);
+  for (const [type, fn] of Object.entries(handlers)) root.addEventListener(type, fn);
+  return () => { for (const [type, fn] of Object.entries(handlers)) root.removeEventListener(type, fn); };
+}
 
-  const onStep = () => announce(stepAnnouncement(state(model)));
-  const onSubmitting = () => { if (model.get("submitting")) announce("Submitting…"); };
-  const onSubmitted = () => { if (model.get("submitted").length) announce(submittedSummary(model.get("submitted"))); };
-  const onMessage = (msg) => {
-    if (!msg) return;
-    if (msg.type === "secret_received" && msg.name === pendingSecret) {
-      pendingSecret = null;
-      announce(secretAnnouncement(model.get("secrets"), msg.name));
-    } else if (msg.type === "rescanned" && pendingRescan) {
-      pendingRescan = false;
-      announce(rescanAnnouncement(model.get("configs")));
-    }
-    redraw();
+/** Model events: every trait redraws; some changes and kernel answers are also news to announce. */
+function follow(model, redraw, announce, pending) {
+  const handlers = {
+    "change:step": () => announce(stepAnnouncement(state(model))),
+    "change:submitting": () => { if (model.get("submitting")) announce("Submitting…"); },
+    "change:submitted": () => {
+      if (model.get("submitted").length) announce(submittedSummary(model.get("submitted")));
+    },
+    "msg:custom": (msg) => {
+      if (msg && msg.type === "secret_received" && msg.name === pending.secret) {
+        pending.secret = null;
+        announce(secretAnnouncement(model.get("secrets"), msg.name));
+      } else if (msg && msg.type === "rescanned" && pending.rescan) {
+        pending.rescan = false;
+        announce(rescanAnnouncement(model.get("configs")));
+      }
+      redraw();
+    },
   };
   for (const name of TRAITS) model.on(`change:${name}`, redraw);
-  model.on("change:step", onStep);
-  model.on("change:submitting", onSubmitting);
-  model.on("change:submitted", onSubmitted);
-  model.on("msg:custom", onMessage);
-  draw();
+  for (const [event, fn] of Object.entries(handlers)) model.on(event, fn);
   return () => {
     for (const name of TRAITS) model.off(`change:${name}`, redraw);
-    model.off("change:step", onStep);
-    model.off("change:submitting", onSubmitting);
-    model.off("change:submitted", onSubmitted);
-    model.off("msg:custom", onMessage);
-    root.removeEventListener("click", onClick);
-    root.removeEventListener("change", onChange);
-    root.removeEventListener("keydown", onKeydown);
+    for (const [event, fn] of Object.entries(handlers)) model.off(event, fn);
   };
+}
+
+function render({ model, el }) {
+  const uid = `synth-wiz-${++viewCounter}`;
+  const content = h("div", { class: "synth-content" });
+  const live = h("div", { class: "synth-live", role: "status", "aria-live": "polite", "aria-atomic": "true",
+    "data-testid": "wizard-live" });
+  const root = h("section", { class: "synth-wizard", "aria-label": "Synth training wizard",
+    "data-lm-suppress-shortcuts": "true" }, content, live);
+  el.append(root);
+  /** The one live region: its text changes, the node stays, so screen readers keep listening to it. */
+  const announce = (text) => {
+    live.textContent = live.textContent === text ? `${text}\u00a0` : text; // repeated news is still news
+  };
+  const pending = { secret: null, rescan: false };
+  const { draw, redraw } = redrawer(model, content, uid);
+  const unlisten = listen(root, content, actionsFor(model, content, announce, pending));
+  const unfollow = follow(model, redraw, announce, pending);
+  draw();
+  return () => { unlisten(); unfollow(); };
 }
 
 export default { render };

@@ -29,12 +29,14 @@ __all__ = ["FollowOptions", "run_attach", "run_submit"]
 
 @dataclass(frozen=True)
 class FollowOptions:
-    """How to follow: ``--poll/--no-poll``, ``--poll-interval``, ``--poll-timeout``, ``--record``."""
+    """How to follow: ``--poll/--no-poll``, ``--poll-interval``, ``--poll-timeout``, ``--record``,
+    ``--stream-format`` (``chart`` draws live panels when the output is a terminal, lines otherwise)."""
 
     poll: bool = True
     poll_interval: float = 5.0
     poll_timeout: float | None = None
     record: Path | None = None
+    stream_format: str = "cli"
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> FollowOptions:
@@ -42,7 +44,8 @@ class FollowOptions:
         return cls(poll=bool(getattr(args, "poll", True)),
                    poll_interval=float(getattr(args, "poll_interval", 5.0) or 5.0),
                    poll_timeout=getattr(args, "poll_timeout", None),
-                   record=Path(record) if record else None)
+                   record=Path(record) if record else None,
+                   stream_format=str(getattr(args, "stream_format", "cli") or "cli"))
 
 
 @dataclass
@@ -53,9 +56,22 @@ class _Run:
     secrets: list[str]
     out: TextIO
     registry: JobRegistry
+    #: while live chart panels own the terminal, final blocks wait here and print once they stop
+    held: list[str] | None = None
 
     def error(self, text: str) -> None:
         print(mask_text(text, tuple(self.secrets)), file=sys.stderr, flush=True)
+
+    def say(self, text: str) -> None:
+        if self.held is not None:
+            self.held.append(text)
+        else:
+            print(text, file=self.out, flush=True)
+
+    def release(self) -> None:
+        held, self.held = self.held or [], None
+        for text in held:
+            self.say(text)
 
 
 def run_submit(plans: Sequence[Plan], target: Target, api_key: str, options: FollowOptions, *,
@@ -115,18 +131,40 @@ async def _attach_and_follow(job_id: str, flow: str | None, target: Target, api_
     return 0 if await _follow([job], {}, run) else 1
 
 
-async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -> bool:
-    """Print every job's history and live updates, record them, and wait for all of them to end."""
-    recorders = pipeline.start_recording(jobs, run.options.record, run.secrets)
+def _draws_chart(run: _Run) -> bool:
+    isatty = getattr(run.out, "isatty", None)
+    return run.options.stream_format == "chart" and callable(isatty) and bool(isatty())
+
+
+def _print_lines(jobs: list[Job], run: _Run) -> None:
     several = len(jobs) > 1
     for job in jobs:
         printer = LinePrinter(job, run.secrets, prefix=f"{job.id} " if several else "", out=run.out)
         for update in history(job):
             printer(update)
         job.add_listener(printer)
+
+
+async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -> bool:
+    """Show every job's history and live updates (lines, or live chart panels), record them, and wait
+    for all of them to end."""
+    recorders = pipeline.start_recording(jobs, run.options.record, run.secrets)
+    board = None
+    if _draws_chart(run):
+        from synth_nb.cli.live_chart import ChartBoard
+
+        board = ChartBoard(jobs, run.secrets, out=run.out)
+        run.held = []
+    else:
+        _print_lines(jobs, run)
+    watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
     try:
-        outcomes = await asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs))
+        if board is not None:
+            await board.run(watching)
+            run.release()
+        outcomes = await watching
     except asyncio.CancelledError:
+        watching.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await _cancel_all(jobs, run)
         raise
@@ -144,14 +182,13 @@ async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
     try:
         await job.wait(timeout=timeout)
     except JobTimeoutError as exc:
-        print(final_block(job, run.secrets, note=f"timed out after {timeout:g}s; still running"), file=run.out,
-              flush=True)
+        run.say(final_block(job, run.secrets, note=f"timed out after {timeout:g}s; still running"))
         run.error(str(exc))
         return False
     except SynthNbError as exc:
         run.error(f"error: following job {job.id} failed: {exc}")
         return False
-    print(final_block(job, run.secrets), file=run.out, flush=True)
+    run.say(final_block(job, run.secrets))
     if results_folder is not None and not _write_results(job, results_folder, run):
         return False
     return job.succeeded
@@ -167,7 +204,7 @@ def _write_results(job: Job, folder: Path, run: _Run) -> bool:
         run.error(f"error: could not write results to {folder}: {exc}")
         return False
     if path is not None:
-        print(f"  summary:  {path}", file=run.out, flush=True)
+        run.say(f"  summary:  {path}")
     return True
 
 

@@ -34,7 +34,7 @@ def render_chart(data: ChartData, width: int, height: int) -> str:
     series = [(buf.spec, *buf.xy()) for buf in data.series.values()]
     series = [(spec, x, y) for spec, x, y in series if len(x)]
     if not series:
-        return f"{data.spec.title}\n\n  waiting for the first metric…"
+        return "\n  waiting for the first metric…\n"
     plt.clear_figure()
     plt.plotsize(max(width, 30), max(height, 8))
     plt.theme("clear")
@@ -46,9 +46,9 @@ def render_chart(data: ChartData, width: int, height: int) -> str:
         else:
             plt.plot(xs, ys, label=spec.label, marker="braille")
     if data.baseline is not None:
-        plt.hline(data.baseline, "gray")
-        label_x = series[0][1].tolist()[0]
-        plt.text("baseline", label_x, data.baseline, color="gray")
+        low = min(float(x[0]) for _, x, _ in series)
+        high = max(float(x[-1]) for _, x, _ in series)
+        plt.plot([low, high], [data.baseline, data.baseline], label="baseline", color="gray", marker="-")
     return str(plt.build())
 
 

@@ -44,9 +44,20 @@ def _relative(path: Path, root: Path) -> str:
 
 def config_title(candidate: Any, root: Path) -> str:
     """``configs/gepa.toml  prompt_learning/gepa  valid`` (or ``invalid: <first problem>``)."""
-    kind = str(candidate.flow) + (f"/{candidate.algorithm}" if candidate.algorithm else "")
-    state = "valid" if candidate.valid else "invalid: " + (candidate.error or "").splitlines()[0][:100]
-    return f"{_relative(candidate.path, root)}  [{kind}]  {state}"
+    kind = (candidate.flow or "unreadable") + (f"/{candidate.algorithm}" if candidate.algorithm else "")
+    return f"{_relative(candidate.path, root)}  [{kind}]  {_state(candidate)}"
+
+
+def _state(candidate: Any) -> str:
+    """``valid``, or the first problem without the file name the row already shows (``line 12 [key]: …``)."""
+    if candidate.valid:
+        return "valid"
+    first = (candidate.error or "").splitlines()[0] if candidate.error else "cannot be read"
+    for prefix in (str(candidate.path), str(candidate.path.resolve())):
+        if first.startswith(prefix + ":"):
+            first = "line " + first[len(prefix) + 1:]
+            break
+    return "invalid: " + first[:110]
 
 
 def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:

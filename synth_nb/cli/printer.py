@@ -6,9 +6,10 @@ Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from synth_nb.job import Job, JobUpdate
@@ -78,11 +79,12 @@ class LinePrinter:
                 self.emit(format_metric(update.metric))
 
 
-def history(job: Job) -> list[JobUpdate]:
-    """What an attached job already has, so the printer shows it before live updates."""
+def history(job: Job) -> Iterator[JobUpdate]:
+    """What an attached job already has, so the printer shows it before live updates (built lazily)."""
     if not job.events and not job.metrics:
-        return []
-    return [JobUpdate("status", job.status)] + [JobUpdate("event", job.status, event=e) for e in job.events]
+        return iter(())
+    return itertools.chain([JobUpdate("status", job.status)],
+                           (JobUpdate("event", job.status, event=e) for e in job.events))
 
 
 def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
@@ -92,10 +94,7 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
              f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
              f"  backend:  {job.backend_url}",
              f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
-    latest: dict[str, MetricPoint] = {}
-    for point in job.metrics:
-        if point.name not in latest or point.step >= latest[point.name].step:
-            latest[point.name] = point
+    latest = job.metrics.latest()
     if latest:
         lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
                                                     for p in latest.values()))

@@ -6,7 +6,10 @@ the public plan document ``{"flow", "algorithm", "steps": [{"method", "path", "b
 or a JSON list of such documents when several ``--config`` are given; warnings then go to stderr.
 
 Without ``--config``, training TOMLs under the working directory are discovered: exactly one valid one is
-used; otherwise every candidate is listed and the command exits 2 asking for ``--config``.
+used; with several, a terminal gets a picker (several may be ticked) and anything else (CI, pipes) gets
+every candidate listed and exit 2 asking for ``--config``. Likewise several ``.env`` files and no
+``--env-file`` bring up a picker on a terminal. Before a job whose flow names a task app is created, the
+task app's ``/health`` is checked from here (``SYNTH_SKIP_TASK_APP_HEALTH_CHECK=1`` skips it).
 """
 
 from __future__ import annotations
@@ -57,17 +60,54 @@ def _override_values(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def config_paths(args: argparse.Namespace) -> list[Path]:
-    """``--config`` paths, else the one valid training config discovered under the working directory."""
+    """``--config`` paths, else the one valid training config under the working directory (or the picker's)."""
+    from synth_nb.cli.pickers import is_interactive, pick_configs
+
     if args.configs:
         return [Path(p) for p in args.configs]
-    (found,) = pipeline.choose_configs(Path.cwd(), several=False)
+    folder = Path.cwd()
+    try:
+        (found,) = pipeline.choose_configs(folder, several=False)
+    except ConfigError:
+        candidates = pipeline.discover(folder)
+        if not is_interactive() or not any(c.valid for c in candidates):
+            raise
+        return pick_configs(candidates, folder)
     print(f"using {found.path} ({found.flow})", file=sys.stderr)
     return [found.path]
 
 
+def env_files(args: argparse.Namespace, paths: list[Path], target: Target) -> tuple[Path, ...]:
+    """``--env-file`` paths; else, on a terminal with several candidate ``.env`` files, the one picked."""
+    from synth_nb.cli.pickers import env_file_candidates, is_interactive, pick_env_file
+
+    if args.env_files:
+        return tuple(Path(p) for p in args.env_files)
+    if not is_interactive():
+        return ()
+    candidates = env_file_candidates([p.parent for p in paths], Path.cwd())
+    if len(candidates) < 2:
+        return ()
+    return (pick_env_file(candidates, _required_keys(paths, target), Path.cwd()),)
+
+
+def _required_keys(paths: list[Path], target: Target) -> list[str]:
+    """The secrets the configs' flows need (configs that do not load yet count as needing none)."""
+    from synth_nb.config import load_config
+
+    keys: list[str] = []
+    for path in paths:
+        try:
+            flow = load_config(path).flow
+        except ConfigError:
+            continue
+        keys += [k for k in pipeline.required_secrets(flow, target) if k not in keys]
+    return keys
+
+
 def prepare(args: argparse.Namespace, paths: list[Path], overrides: Any, target: Target) -> list[Prepared]:
     """Every config turned into a plan; all problems are reported together (``ConfigError``)."""
-    sources = SecretSources(env_files=tuple(Path(p) for p in args.env_files or ()),
+    sources = SecretSources(env_files=env_files(args, paths, target),
                             modal_secrets=tuple(args.modal_secrets or ()))
     prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
     pipeline.raise_problems(prepared)
@@ -83,8 +123,10 @@ def _submit(args: argparse.Namespace, paths: list[Path]) -> int:
     try:
         prepared = prepare(args, paths, pipeline.build_overrides(_override_values(args), target), target)
         key = pipeline.api_key(target, [p.secrets for p in prepared])
-        return run_submit([p.plan for p in prepared if p.plan is not None], target, key,
-                          FollowOptions.from_args(args))
+        plans = [p.plan for p in prepared if p.plan is not None]
+        for check in pipeline.preflight(prepared):
+            print(check.line(), file=sys.stderr)
+        return run_submit(plans, target, key, FollowOptions.from_args(args))
     finally:
         if target.is_embedded:
             pipeline.stop_local_backend()
@@ -130,7 +172,7 @@ def render_plan(job: Prepared) -> str:
         if step.upload is not None:
             out.append(f"  file: {step.upload}")
         for header, value in step.headers.items():
-            out.append(f"  header {header}: {value}")
+            out.append(f"  header {header}: {mask_payload(value, secret_values)}")
         out.append(_pretty(mask_payload(step.body, secret_values)))
     return "\n".join(out)
 
@@ -142,7 +184,7 @@ def _print_dry_run(jobs: list[Prepared], as_json: bool) -> None:
             for warning in plan.warnings:
                 print(f"warning: {plan.config_path}: {warning}", file=sys.stderr)
         docs = [plan.preview() for plan in plans]
-        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False))
+        print(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False, allow_nan=False))
         return
     print("\n\n".join(render_plan(job) for job in jobs))
     print(f"\ndry run: {len(jobs)} valid plan(s), nothing was sent")

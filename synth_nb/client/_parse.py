@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from synth_nb.records import Event, MetricPoint
 
@@ -27,8 +28,8 @@ _INT64 = range(-(2**63), 2**63)
 
 
 def _document(model: BaseModel) -> bytes:
-    """A model as JSON its class reads back unchanged (pydantic's own JSON writes a NaN value as null)."""
-    return json.dumps(model.model_dump(mode="json"), separators=(",", ":")).encode()
+    """A model as JSON its class reads back unchanged (pydantic's own JSON would write NaN as null)."""
+    return json.dumps(model.model_dump(), default=to_jsonable_python, separators=(",", ":")).encode()
 
 
 class EventRecord(NamedTuple):
@@ -65,13 +66,17 @@ class MetricRecord(NamedTuple):
 
 # -- strict shapes: what a well-formed page holds ----------------------------------------------------
 
+class _AnyObject(msgspec.Struct, frozen=True):
+    """A JSON object whose fields are not read (decoding it only checks that it is an object)."""
+
+
 class _EventFields(msgspec.Struct):
     seq: int
     type: str
     level: str = "info"
     message: str = ""
     created_at: str | None = None
-    data: msgspec.Raw = msgspec.Raw(b"{}")
+    data: _AnyObject = _AnyObject()
 
 
 class _MetricFields(msgspec.Struct):
@@ -80,7 +85,7 @@ class _MetricFields(msgspec.Struct):
     value: float
     epoch: int | None = None
     created_at: str | None = None
-    data: msgspec.Raw = msgspec.Raw(b"{}")
+    data: _AnyObject = _AnyObject()
 
 
 class _EventsPage(msgspec.Struct):
@@ -98,18 +103,13 @@ _POINTS_PAGE = msgspec.json.Decoder(_PointsPage | list[msgspec.Raw])
 _STRICT_ERRORS = (msgspec.ValidationError, msgspec.DecodeError)
 
 
-def _is_object(raw: msgspec.Raw) -> bool:
-    with memoryview(raw) as view:
-        return view[:1] == b"{"
-
-
 def _strict_event(document: Any) -> EventRecord | None:
     """A well-formed event document as a record; None when it needs the lenient path."""
     try:
         fields = _EVENT.decode(document)
     except _STRICT_ERRORS:
         return None
-    if fields.seq not in _INT64 or not _is_object(fields.data):
+    if fields.seq not in _INT64:
         return None
     return EventRecord(fields.seq, fields.type, fields.level, bytes(document))
 
@@ -119,7 +119,7 @@ def _strict_metric(document: Any) -> MetricRecord | None:
         fields = _METRIC.decode(document)
     except _STRICT_ERRORS:
         return None
-    if not fields.name or fields.step not in _INT64 or not _is_object(fields.data):
+    if not fields.name or fields.step not in _INT64:
         return None
     return MetricRecord(fields.name, fields.step, fields.value, bytes(document))
 

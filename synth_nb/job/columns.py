@@ -147,7 +147,7 @@ class KeyOrder:
 
     A *position* is an index in key order, a *row* an index in arrival order. Until a row arrives out of
     order the two are the same and nothing is stored; from then on a permutation (8 bytes a row) is kept.
-    Finding a key costs O(1) at the end or next to the previous insertion, O(log n) elsewhere.
+    Finding a key costs O(1) at the end or next to the previous look-up, O(log n) elsewhere.
     """
 
     def __init__(self, key_of_row: Callable[[int], Any], arrival_keys: Sequence[Any] | None = None) -> None:
@@ -156,6 +156,7 @@ class KeyOrder:
         self._arrival_keys = arrival_keys
         self._rows: array[int] | None = None
         self._count = 0
+        self._last: Any = None
         self._finger = 0
         self._keys = _KeysInOrder(self)
 
@@ -165,6 +166,11 @@ class KeyOrder:
     @property
     def nbytes(self) -> int:
         return 0 if self._rows is None else self._rows.itemsize * len(self._rows)
+
+    @property
+    def last_key(self) -> Any:
+        """The largest key placed (None before any)."""
+        return self._last
 
     def row_at(self, position: int) -> int:
         return position if self._rows is None else self._rows[position]
@@ -176,45 +182,40 @@ class KeyOrder:
         """Row numbers in key order."""
         return range(self._count) if self._rows is None else self._rows
 
-    def locate(self, key: Any) -> tuple[int, bool]:
-        """Where ``key`` belongs in key order, and whether a row with that key is already there."""
-        n = self._count
-        if n == 0:
-            return 0, False
-        last = self.key_at(n - 1)
-        if key > last:
-            return n, False
-        if key == last:
-            return n - 1, True
-        position = self._near(key, n)
+    def find(self, key: Any) -> int | None:
+        """The position where ``key`` belongs, or None when a row with that key is held already."""
+        if self._count == 0 or key > self._last:
+            return self._count
+        if key == self._last:
+            return None
+        position = self._near(key)
         if position is None:
             keys = self._arrival_keys if self._rows is None and self._arrival_keys is not None else self._keys
-            position = bisect.bisect_left(keys, key, 0, n)
-        found = self.key_at(position) == key
-        if found:
-            self._finger = position + 1
-        return position, found
-
-    def insert(self, position: int, row: int) -> None:
-        """Record that ``row`` (the newest row) sits at ``position`` in key order."""
-        if position == self._count and self._rows is None:
-            self._count += 1
-            return
-        if self._rows is None:
-            self._rows = array("q", range(self._count))
-        self._rows.insert(position, row)
-        self._count += 1
+            position = bisect.bisect_left(keys, key, 0, self._count)
         self._finger = position + 1
+        return None if self.key_at(position) == key else position
 
-    def _near(self, key: Any, n: int) -> int | None:
+    def insert(self, position: int, row: int, key: Any) -> None:
+        """Put ``row`` (just stored) at ``position`` (from ``find``); readers see it from now on."""
+        if position == self._count:
+            self._last = key
+            if self._rows is not None:
+                self._rows.append(row)
+        else:
+            if self._rows is None:
+                self._rows = array("q", range(self._count))
+            self._rows.insert(position, row)
+        self._count += 1
+
+    def _near(self, key: Any) -> int | None:
         """Where ``key`` (smaller than the last key) belongs, if that is a few rows from the end or right
-        after the previous insertion (metric names sharing a step; a backfill behind newer points)."""
-        position = n - 1
+        after the previous look-up (metric names sharing a step; a backfill behind newer points)."""
+        position = self._count - 1
         for _ in range(_SCAN_BACK):
             if position == 0 or self.key_at(position - 1) < key:
                 return position
             position -= 1
         finger = self._finger
-        if 0 < finger < n and self.key_at(finger - 1) < key <= self.key_at(finger):
+        if 0 < finger < self._count and self.key_at(finger - 1) < key <= self.key_at(finger):
             return finger
         return None

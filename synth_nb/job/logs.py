@@ -2,8 +2,8 @@
 
 Each is a read-only ``Sequence`` of pydantic models (``Event`` / ``MetricPoint``) whose items are rebuilt
 from their JSON on access, so code that looks at a few of them (the newest events, the last point of a
-metric) is unchanged, while bulk readers (DataFrames, series) read the columns. About 250 bytes are held
-per event (its JSON text and four integers) where a pydantic model costs several kilobytes.
+metric) is unchanged, while bulk readers (DataFrames, series) read the columns. An event costs its
+compressed JSON text and four integers (tens of bytes) where a pydantic model costs a few kilobytes.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ class _RecordLog(Sequence[T], Generic[T]):
         """A numpy column (by row) reordered into key order."""
         import numpy as np
 
-        return values if isinstance(self._order.rows(), range) else values[np.asarray(self._order.rows())]
+        rows = self._order.rows()
+        return values if isinstance(rows, range) else values[np.array(rows, dtype=np.int64)]
 
 
 class _EventText(msgspec.Struct):
@@ -135,18 +136,18 @@ class EventLog(_RecordLog[Event]):
     @property
     def last_seq(self) -> int:
         """The highest seq held (0 when empty)."""
-        return self._order.key_at(len(self) - 1) if len(self) else 0
+        return self._order.last_key or 0
 
     def add(self, record: EventRecord) -> bool:
         """Keep ``record`` unless its seq is already held."""
-        position, found = self._order.locate(record.seq)
-        if found:
+        position = self._order.find(record.seq)
+        if position is None:
             return False
         self._seq.append(record.seq)
         self._type.append(record.type)
         self._level.append(record.level)
         self._docs.append(record.document)
-        self._order.insert(position, len(self._seq) - 1)
+        self._order.insert(position, len(self._seq) - 1, record.seq)
         return True
 
     def of_types(self, types: Iterable[str]) -> Iterator[Event]:
@@ -206,15 +207,16 @@ class MetricLog(_RecordLog[MetricPoint]):
 
     def add(self, record: MetricRecord) -> bool:
         """Keep ``record`` unless a point with its name and step is already held."""
-        position, found = self._order.locate((record.step, record.name))
-        if found:
+        key = (record.step, record.name)
+        position = self._order.find(key)
+        if position is None:
             return False
         row = len(self._step)
         self._name.append(record.name)
         self._step.append(record.step)
         self._value.append(record.value)
         self._docs.append(record.document)
-        self._order.insert(position, row)
+        self._order.insert(position, row, key)
         latest = self._latest.get(record.name)
         if latest is None or record.step > self._step[latest]:
             self._latest[record.name] = row

@@ -8,7 +8,8 @@ nothing here imports synth_nb's client, job monitor or notebook layers. Names ar
         ...  # point a client at backend.url with backend.api_key
 
 ``start_backend(default_executor="replay", executor_options={"replay": {"speed": 10}})`` replays the
-bundled recordings for every job (demos, tests, any client including synth-ai 0.2.24's CLI).
+bundled recordings for every job (demos, tests, any client including synth-ai 0.2.24's CLI); replays may
+also read files in ``recordings_dir``. Every error raised on purpose is an ``errors.LocalBackendError``.
 """
 
 from __future__ import annotations

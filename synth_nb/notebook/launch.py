@@ -12,6 +12,7 @@ Where a job lives matters because its client works on one event loop:
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,6 +68,8 @@ async def submit_prepared(prepared: Sequence[Prepared], target: Target, *, folde
         if not item.ok:
             raise item.error or ConfigError(f"{item.path}: not ready to submit")
     key = pipeline.api_key(target, [p.secrets for p in prepared])
+    for check in await asyncio.to_thread(pipeline.preflight, prepared):
+        print(check.line())
     registry = JobRegistry(folder)
     return [await pipeline.submit(p.plan, target, key, registry=registry, poll_interval=poll_interval)
             for p in prepared if p.plan is not None]

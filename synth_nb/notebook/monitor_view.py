@@ -231,7 +231,8 @@ _STYLE = (
     "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
     "--synth-bad:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 70%,var(--jp-ui-font-color1,#1f1f1f))}"
     ".synth-monitor .synth-err{color:var(--synth-bad);font-weight:600}"
-    ".synth-monitor .synth-stall{border-left:3px solid var(--jp-warn-color1,#f9a825);padding-left:6px}"
+    ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
+    "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
     "font-size:12px}</style>"
 )

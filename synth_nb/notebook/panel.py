@@ -40,6 +40,8 @@ from synth_nb.records import TERMINAL_STATUSES
 __all__ = ["MonitorPanel", "show_job", "show_jobs"]
 
 CANCEL_CONFIRM_TIMEOUT = 30.0
+#: the newest events a status render reads (progress and the event list); a job may hold millions
+RECENT_EVENTS = 500
 
 
 class MonitorPanel:
@@ -99,7 +101,7 @@ class MonitorPanel:
         return max(0.0, end - start)
 
     def state(self) -> PanelState:
-        events = list(self.job.events)
+        events = self.job.events[-RECENT_EVENTS:]
         elapsed = self.elapsed()
         now = self.clock()
         stalled = None if self.status in TERMINAL_STATUSES else self.stall.stalled_for(now)

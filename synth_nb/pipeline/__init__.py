@@ -7,7 +7,8 @@ arguments into these calls and show the results:
   rule for the API key sent (``api_key``: the embedded backend's own key always wins for it);
 * ``prepare``: config discovery (``discover``, ``choose_configs``), ``Prepared`` configs and the checks
   several configs must pass together;
-* ``launch``: submission, re-attaching, and ``--record`` files.
+* ``launch``: submission, re-attaching, and ``--record`` files;
+* ``preflight``: the task app's ``/health`` checked from here before a job is created.
 """
 
 from synth_nb.pipeline.launch import (
@@ -17,6 +18,14 @@ from synth_nb.pipeline.launch import (
     secret_values,
     start_recording,
     submit,
+)
+from synth_nb.pipeline.preflight import (
+    TaskAppCheck,
+    TaskAppUnhealthy,
+    check_task_app,
+    preflight,
+    require_healthy_task_apps,
+    skip_requested,
 )
 from synth_nb.pipeline.prepare import (
     Prepared,
@@ -43,21 +52,27 @@ __all__ = [
     "EmbeddedBackend",
     "Prepared",
     "SecretSources",
+    "TaskAppCheck",
+    "TaskAppUnhealthy",
     "Target",
     "api_key",
     "attach",
     "attach_target",
     "build_overrides",
+    "check_task_app",
     "check_together",
     "choose_configs",
     "discover",
     "local_backend",
+    "preflight",
     "prepare",
     "raise_problems",
     "record_path",
+    "require_healthy_task_apps",
     "required_secrets",
     "resolve_target",
     "secret_values",
+    "skip_requested",
     "start_recording",
     "stop_local_backend",
     "submit",

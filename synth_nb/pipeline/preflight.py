@@ -18,7 +18,8 @@ import httpx
 from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, TaskApp
 
-__all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "require_healthy_task_apps"]
+__all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "preflight", "require_healthy_task_apps",
+           "skip_requested"]
 
 TIMEOUT = 10.0
 
@@ -97,3 +98,22 @@ def require_healthy_task_apps(plans: Sequence[Plan], *, timeout: float = TIMEOUT
     if bad:
         raise TaskAppUnhealthy("; ".join(c.line() for c in bad) + ". Nothing was submitted.")
     return list(checks.values())
+
+
+def skip_requested(bundles: Sequence[Any]) -> bool:
+    """``SYNTH_SKIP_TASK_APP_HEALTH_CHECK=1`` (environment or .env), as in synth-ai 0.2.24."""
+    return any((b.setting("SYNTH_SKIP_TASK_APP_HEALTH_CHECK") or "").strip().lower() in ("1", "true", "yes")
+               for b in bundles if b is not None)
+
+
+def preflight(prepared: Sequence[Any], *, timeout: float = TIMEOUT,
+              transport: httpx.BaseTransport | None = None) -> list[TaskAppCheck]:
+    """The checks every submission runs first (CLI and notebook alike), unless the user skipped them.
+
+    ``prepared`` are ``pipeline.Prepared`` items with plans; raises ``TaskAppUnhealthy`` when a task app
+    cannot be used, before anything is sent to the backend.
+    """
+    if skip_requested([p.secrets for p in prepared]):
+        return []
+    return require_healthy_task_apps([p.plan for p in prepared if p.plan is not None], timeout=timeout,
+                                     transport=transport)

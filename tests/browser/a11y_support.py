@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-#: helpers installed once per page as ``window.__synthA11y``
+#: colour and layout functions, installed once per page as ``window.__synthA11y``
 _LIB = r"""
 () => {
   if (window.__synthA11y) return;
@@ -44,7 +44,7 @@ _LIB = r"""
   const describe = (el) => `<${el.tagName.toLowerCase()}${el.getAttribute("data-key") ? ` ${el.getAttribute("data-key")}` : ""}`
     + `${el.className && typeof el.className === "string" ? ` .${el.className.split(" ").join(".")}` : ""}> `
     + JSON.stringify((el.textContent || el.value || "").trim().slice(0, 40));
-  const visible = (el) => el.checkVisibility() && !el.closest(".synth-sr-only");
+  const visible = (el) => el.checkVisibility();
   const inert = (el) => Boolean(el.closest("button:disabled, input:disabled, select:disabled"));
   window.__synthA11y = { parse, over, backdrop, ratio, css, describe, visible, inert };
 }

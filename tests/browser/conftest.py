@@ -141,7 +141,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
-        raise RuntimeError("chromium is not installed: apt-get install chromium (see .ci/ensure-chromium)")
+        raise RuntimeError("chromium is not installed: apt-get install chromium (see .ci/ensure-system-packages)")
     with sync_playwright() as p:
         instance = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:

@@ -231,7 +231,7 @@ def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # 
         "client = AsyncSynthClient(backend.url + '/api', backend.api_key)\n"
         "endpoints = get_flow('prompt_learning').endpoints\n"
         "doc = await client.create_job(endpoints, {'metadata': {'local_executor': 'replay', 'recording': 'gepa', "
-        "'replay_speed': 0.2}})\n"
+        "'replay_speed': 0.1}})\n"
         "await client.start(endpoints, doc['id'])\n"
         "panel = show_job(Job(doc['id'], 'prompt_learning', client, poll_interval=0.5))"
     )
@@ -325,3 +325,9 @@ def test_wizard_keyboard_in_notebook7(lab) -> None:  # type: ignore[no-untyped-d
     assert notebook_shape(page) == shape
     lab.screenshot("notebook7-keyboard", wizard)
     assert not any(c in page.content() for c in CANARIES)
+    for theme in ("light", "dark"):
+        set_theme(page, theme)
+        assert contrast_problems(page, ".synth-wizard") == [], f"Notebook 7 ({theme})"
+        assert focus_ring_problems(page, ".synth-wizard") == [], f"Notebook 7 ({theme})"
+        lab.screenshot(f"notebook7-{theme}", wizard)
+    set_theme(page, "light")

@@ -28,7 +28,7 @@ def test_task_app_command_serves_until_terminated(name: str, app_id: str, config
         url = re.search(r"on (http://127\.0\.0\.1:\d+)", lines[0]).group(1)  # type: ignore[union-attr]
         assert "••••zzzz" in lines[1] and KEY not in "".join(lines)
         assert httpx.get(f"{url}/health", headers={"X-API-Key": KEY}, timeout=10).json()["healthy"] is True
-        assert httpx.get(f"{url}/health", timeout=10).status_code == 400
+        assert httpx.get(f"{url}/health", timeout=10).status_code == 401
         info = httpx.get(f"{url}/info", headers={"X-API-Key": KEY}, timeout=10).json()
         assert info["service"]["task"]["id"] == app_id
         assert config_hint in lines[2] and f"--task-url {url}" in lines[2]

@@ -1,4 +1,4 @@
-"""Model catalogue (spec Appendix A): casing, capabilities, experimental gate, fine-tuned ids."""
+"""Model catalogue: casing, capabilities, experimental gate, fine-tuned ids."""
 
 from __future__ import annotations
 
@@ -50,3 +50,11 @@ def test_provider_allow_lists() -> None:
     assert catalogue.check_provider_model("openai", "gpt-5-pro")
     assert catalogue.check_provider_model("google", "gemini-2.5-flash-lite") is None
     assert "unsupported provider" in (catalogue.check_provider_model("synth", "x") or "")
+
+
+def test_gpu_types_match_any_casing() -> None:
+    from synth_nb.config.catalogue import GPU_TYPES, canonical_gpu_type
+
+    assert canonical_gpu_type(" h100 ") == "H100" and canonical_gpu_type("a100-80gb") == "A100-80GB"
+    assert canonical_gpu_type("TOASTER") is None and canonical_gpu_type(3) is None  # type: ignore[arg-type]
+    assert len(set(GPU_TYPES)) == len(GPU_TYPES)

@@ -32,6 +32,7 @@ def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterato
     ip.user_ns["__session__"] = str(folder / "train.ipynb")
     for name in set(__import__("os").environ) - set(clean_environ()):
         monkeypatch.delenv(name)
+    monkeypatch.setenv("SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "1")  # replayed jobs need no task app
     monkeypatch.setenv("SYNTH_NB_WIDGETS", "0")
     yield folder
     ip.user_ns.pop("__session__", None)

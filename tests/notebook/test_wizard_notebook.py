@@ -42,6 +42,7 @@ def test_saved_notebook_with_widget_state_holds_no_canary(tmp_path: Path, monkey
     (folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\n")  # ENVIRONMENT_API_KEY gets pasted
     for name in set(__import__("os").environ) - set(clean_environ()):
         monkeypatch.delenv(name)
+    monkeypatch.setenv("SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "1")  # replayed jobs need no task app
     monkeypatch.setenv("PASTE", CANARY_PASTED)
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(src) for src in CELLS])
     client = NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(folder)}})

@@ -140,7 +140,8 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
     body = build_body(config, task_url, key, backend_url, warnings)
     label = str(body["algorithm"]).upper()
     steps = [Step("POST", ENDPOINTS.create, body, headers={"Idempotency-Key": idem},
-                  description=f"create the {label} prompt-learning job (task app {task_url})")]
+                  description=f"create the {label} prompt-learning job "
+                              f"(task app {redact(task_url, secrets.values())})")]
     return Plan(flow=flow.name, algorithm=config.algorithm or body["algorithm"], steps=steps,
                 config_path=config.path, backend_url=backend_url, idempotency_key=idem, warnings=warnings,
                 secrets=secrets.values(), results_folder=flow.results_folder(config),

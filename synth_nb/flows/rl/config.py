@@ -22,6 +22,7 @@ from synth_nb.config.shared import (
     PosInt,
     Problem,
     Seed,
+    TopologyConfig,
     check_algorithm,
     check_compute,
     warning,
@@ -147,7 +148,7 @@ class RlConfig(ExtraModel):
     model: ModelConfig | None = None
     policy: PolicyConfig | None = None
     compute: ComputeConfig
-    topology: FreeTable | None = None
+    topology: TopologyConfig | None = None
     rollout: RolloutConfig
     evaluation: EvaluationConfig | None = None
     training: TrainingConfig | None = None

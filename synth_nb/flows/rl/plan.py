@@ -154,7 +154,8 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
     model = model_fields.get("model") or model_fields.get("base_model")
     steps = [
         Step("POST", VERIFY_PATH, {"endpoint_base_url": task_url}, kind="check",
-             description=f"backend checks that the task app at {task_url} answers with your environment key"),
+             description=f"backend checks that the task app at {redact(task_url, secrets.values())} answers with "
+                         "your environment key"),
         Step("POST", ENDPOINTS.create, body, headers={"Idempotency-Key": key},
              description=f"create the RL job ({model})"),
     ]

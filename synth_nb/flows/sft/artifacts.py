@@ -15,7 +15,7 @@ def fine_tuned_model(job: FinishedJob) -> str | None:
             value = source.get(key) if isinstance(source, dict) else None
             if isinstance(value, str) and value:
                 return value
-    for event in reversed(list(job.events)):
+    for event in reversed(job.events):
         value = (event.data or {}).get("fine_tuned_model")
         if isinstance(value, str) and value:
             return value

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.config import catalogue
+from synth_nb.config.redact import redact
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import DatasetError, OverrideError
 from synth_nb.flows._common import (
@@ -123,11 +124,12 @@ def _model(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> s
     return canonical
 
 
-def _dataset(config: ConfigLike, overrides: Overrides, warnings: list[str]) -> Path:
+def _dataset(config: ConfigLike, overrides: Overrides, secrets: SecretBundle, warnings: list[str]) -> Path:
     if overrides.dataset is not None:
         path = Path(overrides.dataset).expanduser().resolve()
-        if not path.is_file():
-            raise DatasetError("--dataset file not found", path=path, hint="check the path")
+        if not path.is_file():  # a key pasted as the path must not come back in the message
+            raise DatasetError("--dataset file not found", path=redact(str(path), secrets.values()),
+                               hint="check the path")
         return path
     job = section(config.raw, "job")
     value = job.get("data") or job.get("data_path")
@@ -159,7 +161,7 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
     if overrides.dataset is not None:  # the config's "no [job].data" advice is answered by --dataset
         warnings = [w for w in warnings if not w.startswith("no [job].data")]
     model = _model(config, overrides, secrets)
-    dataset = _dataset(config, overrides, warnings)
+    dataset = _dataset(config, overrides, secrets, warnings)
     report = validate_jsonl(dataset, limit=overrides.examples).raise_for_problems()
     if overrides.examples is not None and report.examples < overrides.examples:
         warnings.append(f"--examples {overrides.examples}: the dataset only has {report.examples} examples")

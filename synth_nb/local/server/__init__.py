@@ -1,4 +1,4 @@
 """The local backend's HTTP layer (Starlette); ``app.create_app`` builds it.
 
-Nothing is imported here, so the request helpers in ``http`` load without the rest of the server.
+Nothing is imported here, so the request readers in ``http`` load without the rest of the server.
 """

@@ -1,0 +1,173 @@
+"""A job's compact history: exact dedupe and order whatever the arrival order, models rebuilt unchanged,
+history replays fixed when asked for, DataFrames from the columns, and memory per record bounded."""
+
+from __future__ import annotations
+
+import gc
+import math
+import random
+import tracemalloc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from synth_nb.client import EventRecord, MetricRecord
+from synth_nb.errors import JobFailedError
+from synth_nb.job import JobHistory
+from synth_nb.job.columns import CHUNK_ROWS
+from synth_nb.records import Event, MetricPoint
+
+
+def _event(seq: int, **fields: object) -> Event:
+    return Event(seq=seq, type=f"t{seq % 3}", message=f"step {seq}", data={"step": seq}, **fields)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=600), max_size=900))
+def test_events_keep_each_seq_once_in_seq_order(seqs: list[int]) -> None:
+    history = JobHistory("job_1", "rl")
+    fresh = [history.ingest_event(_event(seq)) for seq in seqs]
+    expected = sorted(set(seqs))
+    assert sum(fresh) == len(expected)
+    assert [e.seq for e in history.events] == expected
+    assert [e.seq for e in reversed(history.events)] == expected[::-1]
+    assert history.last_seq == (expected[-1] if expected else 0)
+    if expected:
+        assert history.events[-1].seq == expected[-1] and history.events[0].seq == expected[0]
+        assert [e.seq for e in history.events[1:4]] == expected[1:4]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["loss", "val.loss", "lr"]), st.integers(min_value=0, max_value=200)),
+                max_size=700))
+def test_metrics_keep_each_name_and_step_once_in_step_then_name_order(keys: list[tuple[str, int]]) -> None:
+    history = JobHistory("job_1", "sft")
+    for name, step in keys:
+        history.ingest_metric(MetricPoint(name=name, step=step, value=step / 10))
+    expected = sorted({(step, name) for name, step in keys})
+    assert [(m.step, m.name) for m in history.metrics] == expected
+    for name in ("loss", "val.loss", "lr"):
+        steps = [s for s, n in expected if n == name]
+        assert history.metric_series(name) == [(s, s / 10) for s in steps]
+        assert history.last_steps.get(name) == (steps[-1] if steps else None)
+        latest = history.metrics.latest().get(name)
+        assert (latest.step if latest else None) == (steps[-1] if steps else None)
+
+
+def test_models_come_back_unchanged_across_compressed_chunks() -> None:
+    history = JobHistory("job_1", "rl")
+    originals = [_event(seq, job_id="job_1", note="é ✓ \u2028") for seq in range(1, 3 * CHUNK_ROWS + 7)]
+    for event in reversed(originals):  # every one arrives out of order
+        history.ingest_event(event)
+    assert list(history.events) == originals
+    assert history.events[CHUNK_ROWS + 3] == originals[CHUNK_ROWS + 3]
+    assert history.events[5].model_extra == {"job_id": "job_1", "note": "é ✓ \u2028"}
+    point = MetricPoint(name="loss", step=1, value=math.nan, epoch=2, data={"n": 3}, created_at="x")
+    history.ingest_metric(point)
+    again = history.metrics[0]
+    assert math.isnan(again.value) and (again.epoch, again.data, again.created_at) == (2, {"n": 3}, "x")
+
+
+def test_records_and_models_share_one_history() -> None:
+    history = JobHistory("job_1", "rl")
+    assert history.ingest_event(EventRecord.of(_event(2)))
+    assert not history.ingest_event(_event(2))
+    assert history.ingest_metric(MetricRecord.of(MetricPoint(name="loss", step=1, value=0.5)))
+    assert not history.ingest_metric(MetricPoint(name="loss", step=1, value=0.7))
+    assert history.metrics[0].value == 0.5 and history.events[0] == _event(2)
+
+
+def test_listeners_get_models_for_records() -> None:
+    history = JobHistory("job_1", "rl")
+    seen: list[object] = []
+    history.add_listener(lambda update: seen.append(update.event or update.metric))
+    history.ingest_event(EventRecord.of(_event(1)))
+    history.ingest_metric(MetricRecord.of(MetricPoint(name="loss", step=1, value=0.5)))
+    assert seen == [_event(1), MetricPoint(name="loss", step=1, value=0.5)]
+
+
+def test_history_replay_is_fixed_when_asked_for() -> None:
+    history = JobHistory("job_1", "rl")
+    for seq in (1, 3, 5):
+        history.ingest_event(_event(seq))
+    history.ingest_metric(MetricPoint(name="loss", step=2, value=1.0))
+    replay = history.history_updates()
+    history.ingest_event(_event(2))  # arrives out of order after the replay was asked for
+    history.ingest_event(_event(6))
+    history.ingest_metric(MetricPoint(name="loss", step=1, value=1.0))
+    updates = list(replay)
+    assert [u.kind for u in updates] == ["status", "event", "event", "event", "metric"]
+    assert [u.event.seq for u in updates if u.event is not None] == [1, 3, 5]
+    assert [u.metric.step for u in updates if u.metric is not None] == [2]
+    assert [e.seq for e in history.events] == [1, 2, 3, 5, 6]
+
+
+def test_dataframes_come_from_the_columns_in_order() -> None:
+    pytest.importorskip("pandas")
+    history = JobHistory("job_1", "rl")
+    assert list(history.events_df().columns) == ["seq", "type", "level", "message", "data", "created_at"]
+    assert history.metrics_df().empty
+    seqs = list(range(1, 2 * CHUNK_ROWS))
+    random.Random(3).shuffle(seqs)
+    for seq in seqs:
+        history.ingest_event(_event(seq, level="warning" if seq % 5 == 0 else "info", created_at=f"t{seq}"))
+    for step in (3, 1, 2):
+        for name in ("val", "loss"):
+            history.ingest_metric(MetricPoint(name=name, step=step, value=step * 0.5, epoch=step, data={"s": step}))
+    events = history.events_df()
+    assert events["seq"].tolist() == sorted(seqs)
+    assert events["type"].tolist() == [f"t{s % 3}" for s in sorted(seqs)]
+    assert events["level"].tolist() == ["warning" if s % 5 == 0 else "info" for s in sorted(seqs)]
+    assert events["message"].tolist() == [f"step {s}" for s in sorted(seqs)]
+    assert events["data"].tolist() == [{"step": s} for s in sorted(seqs)]
+    assert events["created_at"].tolist() == [f"t{s}" for s in sorted(seqs)]
+    metrics = history.metrics_df()
+    assert list(zip(metrics["step"], metrics["name"], strict=True)) == [
+        (1, "loss"), (1, "val"), (2, "loss"), (2, "val"), (3, "loss"), (3, "val")]
+    assert metrics["value"].tolist() == [0.5, 0.5, 1.0, 1.0, 1.5, 1.5]
+    assert metrics["epoch"].tolist() == [1, 1, 2, 2, 3, 3] and metrics["data"].tolist()[0] == {"s": 1}
+
+
+def test_non_finite_values_reach_the_dataframe() -> None:
+    pytest.importorskip("pandas")
+    history = JobHistory("job_1", "sft")
+    history.ingest_metric(MetricPoint(name="loss", step=1, value=math.inf))
+    history.ingest_metric(MetricPoint(name="loss", step=2, value=0.25))
+    assert history.metrics_df()["value"].tolist() == [math.inf, 0.25]
+
+
+def test_the_failure_reason_is_the_newest_error_event() -> None:
+    history = JobHistory("job_1", "sft")
+    history.ingest_event(Event(seq=1, type="sft.job.failed", data={"detail": "old"}))
+    for seq in range(2, 2 * CHUNK_ROWS):
+        history.ingest_event(_event(seq))
+    history.ingest_event(Event(seq=2 * CHUNK_ROWS, type="x", level="ERROR", message="OOM"))
+    history.ingest_event(_event(2 * CHUNK_ROWS + 1))
+    history.ingest_status({"status": "failed"})
+    with pytest.raises(JobFailedError, match="failed: OOM$"):
+        history.raise_for_status()
+    assert history.events.last_error() == Event(seq=2 * CHUNK_ROWS, type="x", level="ERROR", message="OOM")
+    assert [e.seq for e in history.events.of_types(["sft.job.failed", "absent"])] == [1]
+
+
+def test_fifty_thousand_events_and_points_hold_a_few_hundred_bytes_each() -> None:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        history = JobHistory("job_1", "rl")
+        for seq in range(1, 50_001):
+            history.ingest_event(EventRecord(seq, "rl.train.step", "info", (
+                f'{{"seq":{seq},"type":"rl.train.step","level":"info","message":"step {seq}/50000 '
+                f'reward_mean=0.41","data":{{"step":{seq},"reward_mean":0.41}},'
+                f'"created_at":"2026-01-01T00:00:{seq % 60:02d}.{seq:06d}Z","job_id":"job_1"}}').encode()))
+            history.ingest_metric(MetricRecord("train.loss", seq, 1 / seq, (
+                f'{{"name":"train.loss","step":{seq},"value":{1 / seq},"data":{{}},'
+                f'"created_at":"2026-01-01T00:00:00Z","job_id":"job_1"}}').encode()))
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(history.events) == len(history.metrics) == 50_000
+    assert held / 100_000 < 400  # a pydantic model per record held about 1,800
