@@ -10,12 +10,12 @@ from __future__ import annotations
 import html
 import statistics
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from synth_nb.flows import is_noise as _flow_noise
+from synth_nb.job.progress import Progress, format_duration, progress_of
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = [
@@ -51,102 +51,6 @@ def visible_events(flow: str, events: Sequence[Any], limit: int, *, show_all: bo
                 break
     picked.reverse()
     return picked
-
-
-def format_duration(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds < 0:
-        return "–"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-
-
-def parse_time(value: Any) -> float | None:
-    """ISO-8601 string (``Z`` allowed) or epoch number -> epoch seconds."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str) and value:
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
-
-
-@dataclass(frozen=True)
-class Progress:
-    done: float | None = None
-    total: float | None = None
-    unit: str = "steps"
-    eta_seconds: float | None = None
-
-    @property
-    def fraction(self) -> float | None:
-        if self.done is None or not self.total:
-            return None
-        return max(0.0, min(1.0, self.done / self.total))
-
-    def label(self) -> str:
-        if self.done is None:
-            return ""
-        if not self.total:
-            return f"{self.done:g} {self.unit}"
-        return f"{self.done:g}/{self.total:g} {self.unit} ({100 * (self.fraction or 0):.0f}%)"
-
-
-_PAIRS = (  # (done key(s), total key(s), unit)
-    (("rollouts_completed",), ("rollouts_total", "rollout_budget", "max_rollouts"), "rollouts"),
-    (("step", "current_step", "global_step"), ("total_steps", "max_steps"), "steps"),
-    (("cumulative_trials", "trials_completed", "cumulative"), ("max_trials", "total_trials"), "trials"),
-)
-
-
-def _first(data: dict[str, Any], keys: Iterable[str]) -> float | None:
-    for k in keys:
-        v = data.get(k)
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return float(v)
-    return None
-
-
-def progress_of(status_doc: dict[str, Any], events: Sequence[Any], elapsed: float | None,
-                *, scan: int = 300) -> Progress:
-    """Work done vs budget from the newest event that reports it (else the status document), with ETA.
-
-    ETA prefers the backend's own ``eta_seconds``; otherwise it extrapolates the elapsed time linearly.
-    """
-    recent = list(reversed(events[-scan:]))
-    for i, event in enumerate(recent):
-        data = getattr(event, "data", None) or {}
-        for done_keys, total_keys, unit in _PAIRS:
-            done = _first(data, done_keys)
-            if done is None:
-                continue
-            total = _first(data, total_keys)
-            for older in recent[i + 1:]:  # the budget is often announced once, at the start
-                if total is not None:
-                    break
-                total = _first(getattr(older, "data", None) or {}, total_keys)
-            total = total if total is not None else _first(status_doc, total_keys)
-            return _with_eta(Progress(done, total, unit, _first(data, ("eta_seconds",))), elapsed)
-    for done_keys, total_keys, unit in _PAIRS:
-        done, total = _first(status_doc, done_keys), _first(status_doc, total_keys)
-        if done is not None:
-            return _with_eta(Progress(done, total, unit, _first(status_doc, ("eta_seconds",))), elapsed)
-    frac = _first(status_doc, ("progress",))
-    if frac is not None and 0 <= frac <= 1:
-        return _with_eta(Progress(round(frac * 100, 1), 100.0, "%"), elapsed)
-    return Progress()
-
-
-def _with_eta(p: Progress, elapsed: float | None) -> Progress:
-    f = p.fraction
-    if p.eta_seconds is not None or not f or elapsed is None:
-        return p
-    return Progress(p.done, p.total, p.unit, elapsed * (1 - f) / f)
 
 
 class StallDetector:

@@ -21,6 +21,7 @@ from typing import Any
 from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, JobView
+from synth_nb.job.progress import parse_time
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
@@ -28,7 +29,6 @@ from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
-    parse_time,
     progress_of,
     render_html,
     render_text,

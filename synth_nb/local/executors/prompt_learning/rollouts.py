@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-__all__ = ["Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner"]
+__all__ = ["Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner", "parse_rollout"]
 
 
 class SearchHalted(Exception):
@@ -71,7 +71,8 @@ class Rollout:
         return f"Incorrect: answered '{self.predicted}', but the expected intent is '{self.expected}'."
 
 
-def _parse(payload: Any, seed: int, split: str) -> Rollout:
+def parse_rollout(payload: Any, seed: int, split: str) -> Rollout:
+    """A task app's RolloutResponse as a scored ``Rollout`` (a malformed one scores 0 with the reason)."""
     if not isinstance(payload, dict):
         return Rollout(seed, split, 0.0, error="task app answered a non-object")
     metrics = payload.get("metrics") or {}
@@ -139,21 +140,23 @@ class TaskAppRunner:
                                   "trace_correlation_id": cid}},
             "record": {"trajectories": True}, "on_done": "reset",
         }
-        try:
-            response = self._client.post(f"{self.url}/rollout", json=request)
-            if response.status_code != 200:
-                detail = response.text[:300]
-                result = Rollout(seed, split, 0.0, error=f"HTTP {response.status_code}: {detail}")
-            else:
-                result = _parse(response.json(), seed, split)
-        except (httpx.HTTPError, ValueError) as exc:
-            result = Rollout(seed, split, 0.0, error=f"{type(exc).__name__}: {exc}")
+        result = self.post_rollout(request, seed, split)
         with self._lock:
             self.completed += 1
             self.budgeted_done += budgeted
         if budgeted and self.on_rollout is not None:
             self.on_rollout(result)
         return result
+
+    def post_rollout(self, request: dict[str, Any], seed: int, split: str) -> Rollout:
+        """``POST /rollout``; a failed call is a rollout scored 0 with the error, never an exception."""
+        try:
+            response = self._client.post(f"{self.url}/rollout", json=request)
+            if response.status_code != 200:
+                return Rollout(seed, split, 0.0, error=f"HTTP {response.status_code}: {response.text[:300]}")
+            return parse_rollout(response.json(), seed, split)
+        except (httpx.HTTPError, ValueError) as exc:
+            return Rollout(seed, split, 0.0, error=f"{type(exc).__name__}: {exc}")
 
     def run(self, inference_url: str, seeds: list[int], split: str, *, tag: str = "eval",
             budgeted: bool = True) -> list[Rollout]:

@@ -1,0 +1,118 @@
+"""The task app is checked from here before a prompt-learning job is created (as synth-ai 0.2.24 does).
+
+A dead or key-refusing task app is one plain sentence naming the URL, exit 2, and no job on the backend;
+a healthy one is said and the job goes ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from minimal_configs import MINIMAL_GEPA
+from pydantic import SecretStr
+
+from synth_nb.cli.main import main
+from synth_nb.pipeline import TaskAppUnhealthy, check_task_app, require_healthy_task_apps
+from synth_nb.plan import Plan, TaskApp
+
+ENV_KEY = "sk_env_CANARY_preflight_cccccc_3333"
+
+
+@pytest.fixture()
+def backend() -> Iterator[Any]:
+    from synth_nb.local import start_backend
+
+    with start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 50}}) as b:
+        yield b
+
+
+@pytest.fixture()
+def task_app() -> Iterator[Any]:
+    from synth_nb.local.examples import start_task_app
+
+    with start_task_app("banking", api_key=ENV_KEY) as app:
+        yield app
+
+
+@pytest.fixture()
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: Any) -> Path:
+    for var in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_SKIP_TASK_APP_HEALTH_CHECK"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _jobs(backend: Any) -> list[Any]:
+    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
+                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
+    answer.raise_for_status()
+    body = answer.json()
+    return list(body.get("jobs", body) if isinstance(body, dict) else body)
+
+
+def test_dead_task_app_exits_2_naming_the_url_and_creates_nothing(folder: Path, backend: Any,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "gepa.toml").write_text(MINIMAL_GEPA.replace("http://127.0.0.1:8102", "http://127.0.0.1:9"))
+    code = main(["train", "-c", "gepa.toml", "--backend", backend.url])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert "http://127.0.0.1:9" in err and "cannot be reached" in err and "Nothing was submitted" in err
+    assert err.count("error:") == 1 and "Traceback" not in err
+    assert ENV_KEY not in out + err
+    assert _jobs(backend) == []
+
+
+def test_wrong_key_is_named_as_the_problem(folder: Path, backend: Any, task_app: Any, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", "sk_env_not_the_right_key_9999")
+    (folder / "gepa.toml").write_text(MINIMAL_GEPA.replace("http://127.0.0.1:8102", task_app.url))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 2
+    err = capsys.readouterr().err
+    assert "refused the ENVIRONMENT_API_KEY" in err and "not_the_right_key" not in err
+    assert _jobs(backend) == []
+
+
+def test_healthy_task_app_is_said_and_the_job_is_created(folder: Path, backend: Any, task_app: Any,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "gepa.toml").write_text(MINIMAL_GEPA.replace("http://127.0.0.1:8102", task_app.url))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--no-poll"]) == 0
+    out, err = capsys.readouterr()
+    assert f"task app {task_app.url}: healthy" in err
+    assert len(_jobs(backend)) == 1
+
+
+def test_skip_setting_sends_without_checking(folder: Path, backend: Any, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "1")
+    (folder / "gepa.toml").write_text(MINIMAL_GEPA.replace("http://127.0.0.1:8102", "http://127.0.0.1:9"))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--no-poll"]) == 0
+    assert "task app" not in capsys.readouterr().err
+    assert len(_jobs(backend)) == 1
+
+
+def test_503_says_the_task_app_has_no_key() -> None:
+    transport = httpx.MockTransport(lambda request: httpx.Response(503, json={"detail": "no key"}))
+    check = check_task_app(TaskApp("http://task.example", SecretStr(ENV_KEY)), transport=transport)
+    assert not check.ok and check.status == 503 and "no ENVIRONMENT_API_KEY configured" in check.line()
+
+
+def test_each_task_app_is_checked_once_and_all_failures_are_listed() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(401 if "bad" in str(request.url) else 200, json={})
+
+    plans = [Plan("prompt_learning", "gepa", [], task_app=TaskApp(url, SecretStr(ENV_KEY)))
+             for url in ("http://good.example", "http://good.example", "http://bad.example")]
+    with pytest.raises(TaskAppUnhealthy) as caught:
+        require_healthy_task_apps(plans, transport=httpx.MockTransport(handler))
+    assert "http://bad.example" in str(caught.value) and "good.example" not in str(caught.value)
+    assert seen.count("http://good.example/health") == 1
+    assert caught.value.exit_code == 2
