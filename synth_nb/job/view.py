@@ -6,35 +6,24 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, runtime_checkable
 
+from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.job.history import JobUpdate
-from synth_nb.records import Event, MetricPoint
 
 __all__ = ["JobView"]
 
 
 @runtime_checkable
-class JobView(Protocol):
-    """A job as a monitor sees it: identity, what is known so far, and how to follow, wait or cancel."""
+class JobView(FinishedJob, Protocol):
+    """A job as a monitor sees it: what flows read of a finished job (id, flow, status, status document,
+    events, metrics), plus how to follow, wait or cancel it."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def flow(self) -> str: ...
     @property
     def algorithm(self) -> str | None: ...
     @property
     def backend_url(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def status_doc(self) -> Mapping[str, Any]: ...
-    @property
-    def events(self) -> Sequence[Event]: ...
-    @property
-    def metrics(self) -> Sequence[MetricPoint]: ...
     @property
     def done(self) -> bool: ...
     @property
