@@ -10,35 +10,39 @@ held-out scoring included), the offline embedding policy and the offline propose
 Prints rollouts/s of each (median of ``--repeats`` interleaved runs) and their ratio, the overhead of
 the HTTP path (goal: >= 450 rollouts/s over HTTP, overhead <= 9x).
 
-Run: ``python benchmarks/rollouts.py [--repeats 3] [--budget 1000] [--task-app-process]``
+The task app runs mounted in the backend (as the notebooks use it), as its own server in a thread beside
+the backend (as ``start_task_app`` runs it) and as its own server in a process of its own.
+
+Run: ``python benchmarks/rollouts.py [--repeats 3] [--budget 1000] [--layout mounted|thread|process|all]``
 (needs the offline-policy extra).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from prompt_learning import gepa_body, run_job
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synth_nb.local.examples import start_task_app, task_app_path
+from synth_nb.local.examples.banking.app import BankingTaskApp
+from synth_nb.local.examples.banking.dataset import load_dataset
+from synth_nb.local.executors.prompt_learning import runtime
+from synth_nb.local.executors.prompt_learning.gepa import GepaExecutor
+from synth_nb.local.executors.prompt_learning.rollouts import Rollout, TaskAppRunner, parse_rollout
+from synth_nb.local.serve import start_backend
 
-from prompt_learning import gepa_body, run_job  # noqa: E402
-
-from synth_nb.local.examples import start_task_app  # noqa: E402
-from synth_nb.local.examples.banking.app import BankingTaskApp  # noqa: E402
-from synth_nb.local.examples.banking.dataset import load_dataset  # noqa: E402
-from synth_nb.local.executors.prompt_learning import runtime  # noqa: E402
-from synth_nb.local.executors.prompt_learning.gepa import GepaExecutor  # noqa: E402
-from synth_nb.local.executors.prompt_learning.rollouts import Rollout, TaskAppRunner, parse_rollout  # noqa: E402
-from synth_nb.local.serve import start_backend  # noqa: E402
+TASK_APP_KEY = "sk_env_bench_rollouts_0123456789"
 
 
 class MemoryContext:
@@ -87,15 +91,6 @@ class DirectPolicy:
         return result
 
 
-def _drive(coroutine: Any) -> Any:
-    """The value of a coroutine that never suspends (the task app's rollout over a direct policy)."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value
-    raise RuntimeError("the in-process rollout suspended")
-
-
 class InProcessRunner(TaskAppRunner):
     """``TaskAppRunner`` with the banking app's rollout called directly instead of over HTTP."""
 
@@ -109,8 +104,8 @@ class InProcessRunner(TaskAppRunner):
     def check(self) -> dict[str, Any]:
         return self.app.describe()
 
-    def post_rollout(self, request: dict[str, Any], seed: int, split: str) -> Rollout:
-        return parse_rollout(_drive(self.app.rollout(request, self.policy)), seed, split)
+    async def post_rollout(self, request: dict[str, Any], seed: int, split: str) -> Rollout:
+        return parse_rollout(await self.app.rollout(request, self.policy), seed, split)
 
 
 def run_in_process(task_app: Any, budget: int) -> dict[str, Any]:
@@ -130,61 +125,71 @@ def _rate(done: dict[str, Any]) -> float:
     return float((done["rollouts_completed"] + done["heldout_rollouts"]) / done["elapsed_seconds"])
 
 
-def start_task_app_process() -> tuple[subprocess.Popen[str], Any]:
-    """The banking task app in a process of its own (its own interpreter, as a user's would be)."""
-    code = ("import sys\nfrom synth_nb.local.examples import start_task_app\n"
-            "app = start_task_app('banking')\nprint(app.url, app.api_key, flush=True)\nsys.stdin.read()\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    url, key = proc.stdout.readline().split()
+class TaskAppAt:
+    """Where a benchmark job finds the task app: its URL and key."""
 
-    class Remote:
-        pass
+    def __init__(self, url: str, api_key: str) -> None:
+        self.url, self.api_key = url, api_key
 
-    remote = Remote()
-    remote.url, remote.api_key = url, key  # type: ignore[attr-defined]
-    return proc, remote
+
+@contextlib.contextmanager
+def task_app_for(layout: str, backend: Any) -> Iterator[TaskAppAt]:
+    """The banking task app mounted in the backend, in a thread beside it, or in a process of its own."""
+    if layout == "mounted":
+        yield TaskAppAt(backend.url + task_app_path("banking"), TASK_APP_KEY)
+    elif layout == "thread":
+        with start_task_app("banking") as app:
+            yield TaskAppAt(app.url, app.api_key)
+    else:
+        code = ("import sys\nfrom synth_nb.local.examples import start_task_app\n"
+                "app = start_task_app('banking')\nprint(app.url, app.api_key, flush=True)\nsys.stdin.read()\n")
+        proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                text=True)
+        assert proc.stdout is not None
+        try:
+            url, key = proc.stdout.readline().split()
+            yield TaskAppAt(url, key)
+        finally:
+            proc.communicate("")
+
+
+def measure(layout: str, budget: int, repeats: int) -> tuple[float, float]:
+    """Median rollouts/s over HTTP and in-process, interleaved, after a full warm-up run of each."""
+    http_rates, local_rates = [], []
+    with start_backend(task_app_key=TASK_APP_KEY) as backend, task_app_for(layout, backend) as task_app, \
+            httpx.Client(base_url=backend.api_url, headers={"Authorization": f"Bearer {backend.api_key}"},
+                         timeout=120) as client:
+        run_job(client, gepa_body(task_app, seed=0, budget=budget))  # loads the policy, fills its cache
+        run_in_process(task_app, budget)
+        for repeat in range(repeats):
+            http = run_job(client, gepa_body(task_app, seed=0, budget=budget))["done"]
+            local = run_in_process(task_app, budget)
+            http_rates.append(_rate(http))
+            local_rates.append(_rate(local))
+            print(f"  {layout} run {repeat + 1}: HTTP {http['rollouts_completed']}+{http['heldout_rollouts']} "
+                  f"rollouts in {http['elapsed_seconds']:.2f} s = {http_rates[-1]:.0f}/s; in-process "
+                  f"{local['elapsed_seconds']:.2f} s = {local_rates[-1]:.0f}/s; best score {http['best_score']} "
+                  f"vs {local['best_score']}", flush=True)
+    return statistics.median(http_rates), statistics.median(local_rates)
+
+
+LAYOUTS = {"mounted": "mounted in the backend (how the notebooks run it)",
+           "thread": "own server, thread beside the backend", "process": "own server, own process"}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--budget", type=int, default=1000)
-    parser.add_argument("--task-app-process", action="store_true",
-                        help="run the task app in its own process instead of a thread beside the backend")
+    parser.add_argument("--layout", choices=[*LAYOUTS, "all"], default="all")
     args = parser.parse_args()
-    proc = None
-    if args.task_app_process:
-        proc, task_app = start_task_app_process()
-    else:
-        task_app = start_task_app("banking")
-    try:
-        with start_backend() as backend, httpx.Client(
-                base_url=backend.api_url, headers={"Authorization": f"Bearer {backend.api_key}"},
-                timeout=120) as client:
-            run_job(client, gepa_body(task_app, seed=0, budget=48, test_pool=False))  # loads the policy
-            run_in_process(task_app, 48)
-            http_rates, local_rates = [], []
-            for repeat in range(args.repeats):
-                http = run_job(client, gepa_body(task_app, seed=0, budget=args.budget))["done"]
-                local = run_in_process(task_app, args.budget)
-                http_rates.append(_rate(http))
-                local_rates.append(_rate(local))
-                print(f"run {repeat + 1}: HTTP {http['rollouts_completed']}+{http['heldout_rollouts']} rollouts "
-                      f"in {http['elapsed_seconds']:.2f} s = {http_rates[-1]:.0f}/s; in-process "
-                      f"{local['rollouts_completed']}+{local['heldout_rollouts']} in {local['elapsed_seconds']:.2f} s"
-                      f" = {local_rates[-1]:.0f}/s; best {http['best_score']} vs {local['best_score']}", flush=True)
-    finally:
-        if proc is not None:
-            proc.communicate("")
-        else:
-            task_app.stop()
-    http_rate, local_rate = statistics.median(http_rates), statistics.median(local_rates)
-    where = "own process" if args.task_app_process else "thread beside the backend"
-    print(f"\nGEPA bundled config, budget {args.budget}, task app in a {where}, median of {args.repeats}:")
-    print(f"  over HTTP   {http_rate:7.0f} rollouts/s   (goal >= 450; 145 before this work)")
-    print(f"  in-process  {local_rate:7.0f} rollouts/s")
-    print(f"  overhead    {local_rate / http_rate:7.1f}x       (goal <= 9x; 25x before this work)")
+    layouts = list(LAYOUTS) if args.layout == "all" else [args.layout]
+    figures = {layout: measure(layout, args.budget, args.repeats) for layout in layouts}
+    print(f"\nGEPA bundled config, budget {args.budget} (+ held-out), median of {args.repeats} interleaved runs")
+    print(f"{'task app':52} {'HTTP/s':>8} {'in-process/s':>13} {'overhead':>9}")
+    for layout, (http_rate, local_rate) in figures.items():
+        print(f"{LAYOUTS[layout]:52} {http_rate:8.0f} {local_rate:13.0f} {local_rate / http_rate:8.1f}x")
+    print("goal: >= 450 rollouts/s over HTTP, overhead <= 9x (before: 145/s, 25x)")
     return 0
 
 

@@ -1,9 +1,11 @@
 """`make demo`: run the GEPA example notebook headless against the embedded local backend.
 
-Starts the local backend and the bundled banking task app on 127.0.0.1, executes
-``prompt_learning_gepa.ipynb`` through a real kernel (nbclient) with their URLs and keys in the kernel's
-environment, saves the executed notebook, and checks that the Markdown summary and the chart PNG were
-written. Every process it starts is stopped before it returns. Exit status 0 only if the job succeeded.
+Executes ``prompt_learning_gepa.ipynb`` through a real kernel (nbclient) exactly as a person would run it:
+the notebook starts the embedded backend itself (``--backend local``), which serves the bundled banking
+task app; nothing is started by hand and no key is given. The backend's data folder is
+``<out>/backend-data`` (``SYNTH_NB_BACKEND_DIR``). Saves the executed notebook, checks that the Markdown
+summary and the chart PNG were written, and stops the backend process before it returns. Exit status 0
+only if the job succeeded.
 """
 
 from __future__ import annotations
@@ -29,9 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     import nbformat
     from nbclient import NotebookClient
 
-    from synth_nb.local import start_backend
-    from synth_nb.local.examples import start_task_app
-    from synth_nb.secrets import mask
+    from synth_nb.local.shared import DIR_VARIABLE, stop_backend
 
     out = Path(args.out).resolve()
     if out.exists():
@@ -41,25 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     nb = nbformat.read(source, as_version=4)
     started = time.monotonic()
 
-    with start_backend(data_dir=out / "backend-data") as backend, start_task_app("banking") as task_app:
-        print(f"local backend  {backend.url}  (key {mask(backend.api_key)})")
-        print(f"task app       {task_app.url}  (key {mask(task_app.api_key)})")
-        env = {
-            **os.environ,
-            "SYNTH_BACKEND_OVERRIDE": backend.url,
-            "SYNTH_API_KEY": backend.api_key,
-            "ENVIRONMENT_API_KEY": task_app.api_key,
-            "TASK_APP_URL": task_app.url,
-            "SYNTH_NB_OUTPUT_DIR": str(out),
-        }
-        env.pop("MPLBACKEND", None)  # a forced Agg backend stops inline PNG output in the kernel
-        client = NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
-                                resources={"metadata": {"path": str(HERE)}})
-        try:
-            client.execute(env=env)
-        finally:
-            executed = out / args.notebook
-            nbformat.write(nb, executed)
+    backend_dir = out / "backend-data"
+    withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND")
+    env = {k: v for k, v in os.environ.items() if k not in withheld}  # a forced Agg stops inline PNGs
+    env.update({DIR_VARIABLE: str(backend_dir), "SYNTH_NB_OUTPUT_DIR": str(out)})
+    client = NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(HERE)}})
+    try:
+        client.execute(env=env)
+    finally:
+        executed = out / args.notebook
+        nbformat.write(nb, executed)
+        stopped = stop_backend(backend_dir)
+        if stopped is not None:
+            print(f"stopped the embedded backend on {stopped.url} (pid {stopped.pid})")
     elapsed = time.monotonic() - started
 
     summary = sorted(out.rglob("summary.md"))

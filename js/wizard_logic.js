@@ -20,10 +20,17 @@ export function moveStep(step, delta) {
   return STEPS[i].id;
 }
 
-/** Badge for a discovered config: text, CSS modifier and the first error as a tooltip. */
+/** Badge for a discovered config: valid (green), valid with warnings (yellow) or invalid (red). */
 export function configBadge(config) {
-  if (config.valid) return { text: "valid", kind: "ok", title: "" };
-  return { text: "invalid", kind: "error", title: config.error || "invalid config" };
+  if (!config.valid) return { text: "invalid", kind: "error", title: config.error || "invalid config" };
+  const warnings = config.warnings || [];
+  if (!warnings.length) return { text: "valid", kind: "ok", title: "" };
+  return { text: `valid · ${countLabel(warnings.length, "warning")}`, kind: "warn", title: warnings.join("\n") };
+}
+
+/** "1 warning", "2 warnings". */
+export function countLabel(count, noun) {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 export function flowLabel(config) {
@@ -40,11 +47,22 @@ export function toggleSelection(selected, path, all) {
   return order.filter((p) => set.has(p));
 }
 
-/** One line per required key: where it was found and its masked value, or that it is missing. */
+/** One line per required key: where it was found (plain words from the kernel) and its masked value. */
 export function secretStatus(row) {
   if (!row.found) return { text: "missing", kind: "error" };
-  const where = row.source ? `found in ${row.source}` : "found";
+  const where = row.where || (row.source ? `found in ${row.source}` : "found");
   return { text: row.masked ? `${where} (${row.masked})` : where, kind: "ok" };
+}
+
+/** A pasted key on its way to the kernel: "sending", or no answer after a while ("unconfirmed"/"failed"). */
+export function pasteStatus(name, state) {
+  if (state === "sending") return { text: `sending ${name} to the kernel…`, kind: "pending" };
+  if (state === "failed") {
+    return { text: `${name} did not reach the kernel (no connection). Paste it again once the kernel runs.`,
+      kind: "error" };
+  }
+  return { text: `the kernel has not confirmed ${name}: it may be busy or stopped. This updates when it answers; `
+    + "after a restart, paste the key again.", kind: "error" };
 }
 
 /** Same rules as the kernel's `parse_overrides`: blank is fine (the config's value is used). */
@@ -87,13 +105,15 @@ export function stepProblems(state, step) {
   switch (step) {
     case "configs": {
       const chosen = configs.filter((c) => (state.selected || []).includes(c.path));
-      if (!chosen.length) return ["Select at least one config."];
-      return chosen.filter((c) => !c.valid).map((c) => `${c.path}: ${c.error}`);
+      const backend = (state.override_errors || {}).backend;
+      const out = chosen.length ? chosen.filter((c) => !c.valid).map((c) => `${c.path}: ${c.error}`)
+        : ["Select at least one config."];
+      return backend ? [...out, `Backend: ${backend}`] : out;
     }
     case "secrets":
       return (state.secrets || []).filter((r) => !r.found).map((r) => `${r.name} is missing`);
     case "overrides":
-      return Object.values(state.override_errors || {});
+      return Object.entries(state.override_errors || {}).filter(([k]) => k !== "backend").map(([, v]) => v);
     case "preview":
       return (state.previews || []).filter((p) => p.error).map((p) => `${p.path}: ${p.error}`);
     default:
@@ -108,6 +128,29 @@ export function diffLineKind(line) {
   if (line.startsWith("+")) return "add";
   if (line.startsWith("-")) return "del";
   return "ctx";
+}
+
+/** "1 job → http://…/api (the embedded local backend)": what Submit sends, and where. */
+export function destination(state) {
+  const count = (state.previews || []).length || (state.selected || []).length;
+  const where = state.backend_url || "no usable backend yet (see step 1)";
+  return `${countLabel(count, "job")} → ${where}${state.backend_embedded ? " (the embedded local backend)" : ""}`;
+}
+
+/** Why the Preview step has nothing to show, pointing at the step to fix. */
+export function previewEmptyReason(state) {
+  const errors = state.override_errors || {};
+  if (errors.backend) return `Nothing to preview: the backend is not usable (step 1): ${errors.backend}`;
+  if (!(state.selected || []).length) return "Nothing to preview: select a config on step 1.";
+  if (Object.keys(errors).length) return "Nothing to preview: fix the highlighted overrides on step 3.";
+  const chosen = (state.configs || []).filter((c) => (state.selected || []).includes(c.path));
+  if (chosen.length && chosen.every((c) => !c.valid)) return "Nothing to preview: the selected config is invalid (step 1).";
+  return "Waiting for the kernel to prepare the preview.";
+}
+
+/** Every warning of the previewed configs, "path: warning", for the Submit step. */
+export function allWarnings(state) {
+  return (state.previews || []).flatMap((p) => (p.warnings || []).map((w) => `${p.path}: ${w}`));
 }
 
 export function submittedSummary(submitted) {

@@ -6,11 +6,23 @@ feature that needs them is used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth_nb._version import __version__
 
-__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+if TYPE_CHECKING:
+    from synth_nb.comparison import compare
+
+__all__ = ["__version__", "compare", "load_ipython_extension", "unload_ipython_extension"]
+
+
+def __getattr__(name: str) -> Any:
+    """``synth_nb.compare`` is imported on first use (it brings the client, pipeline and job layers)."""
+    if name == "compare":
+        from synth_nb.comparison import compare
+
+        return compare
+    raise AttributeError(f"module 'synth_nb' has no attribute {name!r}")
 
 
 def load_ipython_extension(ipython: Any) -> None:

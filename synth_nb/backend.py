@@ -4,6 +4,11 @@ Precedence: ``--backend`` > ``SYNTH_BACKEND_OVERRIDE`` > the hosted default. Onl
 environment is consulted for ``SYNTH_BACKEND_OVERRIDE`` (as in synth-ai 0.2.24, a value in a ``.env``
 file does not move the backend). ``--backend local`` names the embedded local backend: it is kept as the
 ``LOCAL`` sentinel here, and ``synth_nb.pipeline`` starts that backend and uses its URL and key.
+
+A URL may carry credentials (``http://user:KEY@host``, for a proxy in front of the backend). They are
+sent, but every place that shows or stores a backend URL uses ``display_url``, which masks them; so a URL
+read back from the job registry or a recording holds no credentials, and is refused with a hint to pass
+it again with ``--backend``.
 """
 
 from __future__ import annotations
@@ -14,8 +19,10 @@ from urllib.parse import urlsplit
 
 from synth_nb.config.redact import shown
 from synth_nb.errors import ConfigError, OverrideError
+from synth_nb.secrets._mask import MASK_CHAR, mask_userinfo
 
-__all__ = ["DEFAULT_BACKEND", "LOCAL", "is_local", "normalize_backend_url", "resolve_backend", "url_problem"]
+__all__ = ["DEFAULT_BACKEND", "LOCAL", "display_url", "is_local", "normalize_backend_url", "resolve_backend",
+           "url_problem"]
 
 DEFAULT_BACKEND = "https://agent-learning.onrender.com"
 #: the ``--backend`` value that asks for the embedded local backend
@@ -26,6 +33,11 @@ _SCHEMES = ("http://", "https://")
 def is_local(value: str | None) -> bool:
     """True for the ``--backend local`` sentinel (surrounding blanks ignored)."""
     return value is not None and value.strip() == LOCAL
+
+
+def display_url(url: str) -> str:
+    """``url`` as it may be shown, logged or stored: credentials in it masked (``http://••••@host/api``)."""
+    return mask_userinfo(url)
 
 
 def url_problem(url: str) -> str | None:
@@ -41,6 +53,9 @@ def url_problem(url: str) -> str | None:
         return f"is not a valid URL ({exc})"
     if not parts.hostname:
         return "has no host name"
+    if MASK_CHAR in (parts.netloc.rpartition("@")[0]):
+        return ("holds masked credentials (a stored URL never keeps them); pass the backend URL with its "
+                "credentials again with --backend")
     return None
 
 
@@ -49,7 +64,7 @@ def normalize_backend_url(url: str) -> str:
     raw = (url or "").strip()
     problem = url_problem(raw)
     if problem:
-        raise ConfigError(f"backend URL {shown(raw)} {problem}", key="backend",
+        raise ConfigError(f"backend URL {shown(display_url(raw))} {problem}", key="backend",
                           hint="e.g. --backend http://127.0.0.1:8000")
     base = raw.rstrip("/")
     if base.endswith("/v1") and "/api" in base:
@@ -69,7 +84,7 @@ def resolve_backend(arg: str | None, environ: Mapping[str, str] | None = None) -
         problem = url_problem(url)
         if problem:
             accepted = "an http(s) URL such as http://localhost:8000" + (" or 'local'" if origin == "--backend" else "")
-            raise OverrideError(f"{origin} {shown(url)} {problem} (expected {accepted})", field="backend")
+            raise OverrideError(f"{origin} {shown(display_url(url))} {problem} (expected {accepted})", field="backend")
         return normalize_backend_url(url)
     return normalize_backend_url(DEFAULT_BACKEND)
 

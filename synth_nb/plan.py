@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import SecretStr
 
 from synth_nb.errors import ConfigError
-from synth_nb.secrets._mask import mask
+from synth_nb.secrets._mask import mask, mask_userinfo
 
 __all__ = ["Plan", "Step", "TaskApp", "mask_payload", "resolve_refs"]
 
@@ -64,7 +64,7 @@ class Plan:
     algorithm: str | None
     steps: list[Step] = field(repr=False)  # bodies may hold secrets; use preview()
     config_path: Path | None = None
-    backend_url: str = ""
+    backend_url: str = field(default="", repr=False)  # may hold credentials; display_url() shows it
     idempotency_key: str | None = None
     warnings: list[str] = field(default_factory=list)
     #: where result files (prompt-learning ``summary.md`` and curve) are written after the job ends
@@ -116,7 +116,7 @@ def mask_payload(value: Any, secret_values: list[str] | None = None) -> Any:
             for raw in secret_values:
                 if raw in v:
                     v = v.replace(raw, mask(raw))
-            return v
+            return mask_userinfo(v)
         return v
 
     return walk(value, None)

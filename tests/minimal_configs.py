@@ -78,3 +78,42 @@ model = "gpt-4o-mini"
 bootstrap_train_seeds = [0, 1, 2]
 online_pool = [3, 4, 5]
 """
+
+#: a GEPA config the embedded backend runs for real in seconds: the bundled banking task app (URL filled in
+#: with ``.format(task_url=...)``), the torch-free keyword policy and the offline proposer
+LOCAL_GEPA = """\
+[prompt_learning]
+algorithm = "gepa"
+task_app_url = "{task_url}"
+results_folder = "results"
+
+[[prompt_learning.initial_prompt.messages]]
+role = "system"
+pattern = "Classify the customer query into one banking intent with the banking_classify tool."
+order = 0
+
+[[prompt_learning.initial_prompt.messages]]
+role = "user"
+pattern = "Customer Query: {{query}}\\n\\nAvailable Intents:\\n{{available_intents}}"
+order = 1
+
+[prompt_learning.policy]
+inference_mode = "synth_hosted"
+provider = "openai"
+model = "gpt-4.1-mini"
+local_policy = "keyword"
+
+[prompt_learning.gepa]
+env_name = "banking"
+
+[prompt_learning.gepa.rollout]
+budget = {budget}
+max_concurrent = 4
+minibatch_size = 4
+
+[prompt_learning.gepa.evaluation]
+train_seeds = [0, 1, 2, 3, 4, 5, 6, 7]
+val_seeds = [8, 9, 10, 11]
+test_pool = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+validation_top_k = 1
+"""

@@ -3,11 +3,9 @@
 (with the line and ``[table.key]`` where there is one) or the flag, no traceback, no secret, and nothing on
 stdout that parses as a plan.
 
-Not covered here because another area owns them (listed so the corpus stays complete):
-  - ``--poll-interval -1`` / ``--poll-timeout -5`` / ``--poll-timeout nan`` (flag validation in cli/);
-  - ``--dry-run --json | true`` (BrokenPipeError, cli/);
-  - malformed ``.env`` files and ``--env-file`` errors that do not name the file (secrets/);
-  - credentials in ``--backend http://user:KEY@host`` (userinfo masking, pipeline/backend).
+Elsewhere, because they need a subprocess or a symlink: ``--dry-run --json | true`` (tests/cli/test_main.py),
+a symlink-loop ``.env`` (tests/secrets/test_dotenv.py); credentials in ``--backend http://user:KEY@host`` are
+accepted input, masked in every output (tests/cli/test_backend_credentials.py).
 """
 
 from __future__ import annotations
@@ -348,10 +346,39 @@ def _flag_cases() -> Iterator[Case]:
                ("b.toml:13", "[prompt_learning.mipro.online_pool]"), configs=(CONFIG, "b.toml"))
     yield Case("env-backend-override-space", _files(MINIMAL_GEPA), ("SYNTH_BACKEND_OVERRIDE",),
                env={"SYNTH_BACKEND_OVERRIDE": "http://exa mple.com"})
+    for flag in ("--poll-interval", "--poll-timeout"):
+        for label, value in (("negative", "-1"), ("minus-five", "-5"), ("zero", "0"), ("nan", "nan"), ("inf", "inf"),
+                             ("minus-inf", "-inf"), ("word", "soon"), ("empty", ""), ("key", SYNTH_KEY)):
+            yield Case(f"flag-{flag[2:]}-{label}", _files(MINIMAL_GEPA), (flag,), flags=(f"{flag}={value}",))
+    for flag in ("--env-file", "--config", "--record"):
+        yield Case(f"flag-{flag[2:]}-empty-path", _files(MINIMAL_GEPA), (flag,), flags=(f"{flag}=",))
+
+
+# -- .env files ---------------------------------------------------------------------------------------------------
+
+def _env_file_cases() -> Iterator[Case]:
+    bad = {
+        "not-utf8": (b"A=1\nSYNTH_API_KEY=\xff\xfe\n", "x.env:2"),
+        "nul-bytes": (b"A=1\n\x00\x00\n", "x.env:2"),
+        "unparsable": (f"A=1\nSYNTH_API_KEY {SYNTH_KEY}\n".encode(), "x.env:2"),
+        "unterminated-quote": (f"ENVIRONMENT_API_KEY='{ENV_KEY}\n".encode(), "x.env:1"),
+        "key-without-equals": (b"# keys\nSYNTH_API_KEY\n", "x.env:2"),
+        "utf16": ("SYNTH_API_KEY=x\n".encode("utf-16"), "x.env:1"),
+    }
+    for name, (content, where) in bad.items():
+        yield Case(f"env-file-{name}", {CONFIG: MINIMAL_GEPA, "x.env": content}, (where,), flags=("--env-file", "x.env"))
+        discovered = where.replace("x.env", ".env")
+        yield Case(f"env-discovered-{name}", {CONFIG: MINIMAL_GEPA, ".env": content}, (discovered,))
+    yield Case("env-file-missing", _files(MINIMAL_GEPA), ("nope.env", "not found"), flags=("--env-file", "nope.env"))
+    yield Case("env-file-folder", {CONFIG: MINIMAL_GEPA, "envs/a": ""}, ("envs", "folder"), flags=("--env-file", "envs"))
+    yield Case("env-file-unknown-home", _files(MINIMAL_GEPA), ("~nosuchuser1234/x.env",),
+               flags=("--env-file", "~nosuchuser1234/x.env"))
+    yield Case("env-file-second-of-two-bad", {CONFIG: MINIMAL_GEPA, "a.env": "A=1\n", "b.env": b"\xff"},
+               ("b.env:1",), flags=("--env-file", "a.env", "--env-file", "b.env"))
 
 
 CASES = [*_syntax_cases(), *_not_a_config_cases(), *_type_cases(), *_semantic_cases(), *_dataset_cases(),
-         *_flag_cases()]
+         *_flag_cases(), *_env_file_cases()]
 _ran: list[str] = []
 
 

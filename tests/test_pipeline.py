@@ -22,7 +22,11 @@ OTHER_KEY = "sk_hosted_CANARY_bbbbbbbb_2222"
 class FakeEmbedded:
     url = "http://127.0.0.1:5555"
     api_key = "sk_local_embedded_key_0000"
+    task_app_key = None
     stopped = 0
+
+    def task_app_url(self, name: str) -> str:
+        return f"{self.url}/task-apps/{name}"
 
     def stop(self) -> None:
         self.stopped += 1

@@ -19,9 +19,18 @@ test("moveStep clamps at both ends", () => {
 
 test("configBadge shows the first error as the tooltip of invalid configs", () => {
   assert.deepEqual(logic.configBadge({ valid: true }), { text: "valid", kind: "ok", title: "" });
+  assert.deepEqual(logic.configBadge({ valid: true, warnings: [] }), { text: "valid", kind: "ok", title: "" });
   const bad = logic.configBadge({ valid: false, error: "rl.toml:3 [model.base]: required" });
   assert.equal(bad.kind, "error");
   assert.equal(bad.title, "rl.toml:3 [model.base]: required");
+});
+
+test("configBadge turns yellow for a valid config with warnings, listing them as its tooltip", () => {
+  const typo = "unknown key hyperparameters.n_epoch (did you mean 'n_epochs'?) — ignored (not sent)";
+  assert.deepEqual(logic.configBadge({ valid: true, warnings: [typo] }),
+    { text: "valid · 1 warning", kind: "warn", title: typo });
+  assert.equal(logic.configBadge({ valid: true, warnings: ["a", "b"] }).text, "valid · 2 warnings");
+  assert.equal(logic.configBadge({ valid: false, error: "x", warnings: ["a"] }).kind, "error");
 });
 
 test("flowLabel includes the algorithm when there is one", () => {
@@ -35,10 +44,47 @@ test("toggleSelection adds and removes while keeping picker order", () => {
   assert.deepEqual(logic.toggleSelection(["a.toml", "c.toml"], "a.toml", all), ["c.toml"]);
 });
 
-test("secretStatus names the source and shows only the masked value", () => {
-  const found = logic.secretStatus({ name: "SYNTH_API_KEY", found: true, source: ".env", masked: "••••abcd" });
+test("secretStatus says where the key came from in the kernel's words and shows only the masked value", () => {
+  const found = logic.secretStatus({ name: "SYNTH_API_KEY", found: true, source: ".env:.env", where: "found in .env",
+    masked: "••••abcd" });
   assert.deepEqual(found, { text: "found in .env (••••abcd)", kind: "ok" });
+  const local = { name: "SYNTH_API_KEY", found: true, source: "local backend",
+    where: "provided by the embedded local backend", masked: "••••wxyz" };
+  assert.equal(logic.secretStatus(local).text, "provided by the embedded local backend (••••wxyz)");
   assert.deepEqual(logic.secretStatus({ name: "X", found: false }), { text: "missing", kind: "error" });
+});
+
+test("pasteStatus says a key is on its way, and when the kernel never confirmed it", () => {
+  assert.deepEqual(logic.pasteStatus("K", "sending"), { text: "sending K to the kernel…", kind: "pending" });
+  const late = logic.pasteStatus("K", "unconfirmed");
+  assert.equal(late.kind, "error");
+  assert.match(late.text, /kernel has not confirmed K: it may be busy or stopped/);
+  assert.match(logic.pasteStatus("K", "failed").text, /did not reach the kernel/);
+});
+
+test("destination states how many jobs go where", () => {
+  const s = { previews: [{ path: "a" }], backend_url: "http://127.0.0.1:5/api", backend_embedded: true };
+  assert.equal(logic.destination(s), "1 job → http://127.0.0.1:5/api (the embedded local backend)");
+  assert.equal(logic.destination({ ...s, previews: [{}, {}], backend_embedded: false }),
+    "2 jobs → http://127.0.0.1:5/api");
+  assert.equal(logic.destination({ selected: ["a"], previews: [], backend_url: "" }),
+    "1 job → no usable backend yet (see step 1)");
+});
+
+test("previewEmptyReason points at the step to fix, and a bad backend at the backend", () => {
+  const s = { selected: ["a.toml"], configs: [{ path: "a.toml", valid: true }], override_errors: {} };
+  assert.match(logic.previewEmptyReason({ ...s, override_errors: { backend: "must start with http" } }),
+    /backend is not usable \(step 1\): must start with http/);
+  assert.match(logic.previewEmptyReason({ ...s, selected: [] }), /select a config on step 1/);
+  assert.match(logic.previewEmptyReason({ ...s, override_errors: { examples: "x" } }), /overrides on step 3/);
+  assert.match(logic.previewEmptyReason({ ...s, configs: [{ path: "a.toml", valid: false }] }), /invalid/);
+});
+
+test("allWarnings lists each config's warnings under its path", () => {
+  const s = { previews: [{ path: "sft.toml", warnings: ["w1", "w2"] }, { path: "g.toml", warnings: [] }] };
+  assert.deepEqual(logic.allWarnings(s), ["sft.toml: w1", "sft.toml: w2"]);
+  assert.equal(logic.countLabel(1, "job"), "1 job");
+  assert.equal(logic.countLabel(3, "job"), "3 jobs");
 });
 
 test("overrideError mirrors the kernel's type rules", () => {
@@ -89,6 +135,9 @@ test("stepProblems reports per step", () => {
   assert.deepEqual(logic.stepProblems(s, "secrets"), ["SYNTH_API_KEY is missing"]);
   assert.deepEqual(logic.stepProblems(s, "overrides"), ["Expected a whole number"]);
   assert.deepEqual(logic.stepProblems(s, "submit"), []);
+  const badBackend = { ...s, override_errors: { backend: "must start with http://" } };
+  assert.deepEqual(logic.stepProblems(badBackend, "configs"), ["a.toml: bad", "Backend: must start with http://"]);
+  assert.deepEqual(logic.stepProblems(badBackend, "overrides"), []);
 });
 
 test("diffLineKind classifies unified diff lines", () => {
@@ -136,9 +185,10 @@ test("rescanAnnouncement counts configs and invalid ones", () => {
 });
 
 test("secretAnnouncement reports the accepted key by its masked value only", () => {
-  const rows = [{ name: "ENVIRONMENT_API_KEY", found: true, source: "pasted", masked: "••••9a3f" }];
+  const rows = [{ name: "ENVIRONMENT_API_KEY", found: true, source: "pasted", where: "pasted into the wizard",
+    masked: "••••9a3f" }];
   assert.equal(logic.secretAnnouncement(rows, "ENVIRONMENT_API_KEY"),
-    "ENVIRONMENT_API_KEY accepted: found in pasted (••••9a3f).");
+    "ENVIRONMENT_API_KEY accepted: pasted into the wizard (••••9a3f).");
   assert.equal(logic.secretAnnouncement([{ name: "X", found: false }], "X"), "X is still missing.");
   assert.equal(logic.secretAnnouncement([], "X"), "X is still missing.");
 });

@@ -7,10 +7,14 @@ list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same h
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser"]
+from synth_nb.config.redact import shown
+
+__all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
+           "path_text", "seconds"]
 
 #: the flags that override a config value (``--backend`` is resolved on its own), as argparse dests
 OVERRIDE_FLAGS = ("model", "dataset", "examples", "task_url", "idempotency", "allow_experimental")
@@ -26,10 +30,32 @@ def _a(*flags: str, **kwargs: Any) -> ArgSpec:
     return ArgSpec(flags, kwargs)
 
 
+def seconds(text: str) -> float:
+    """A duration flag: a finite number of seconds above 0.
+
+    ``-1`` would poll without pausing and ``nan`` would end the wait at once; argparse reports the
+    ``ArgumentTypeError`` as ``argument --poll-interval: ...`` with exit code 2 (the magic: a UsageError).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {shown(text)}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {shown(text)}")
+    return value
+
+
+def path_text(text: str) -> str:
+    """A path flag: anything but blank (``Path("")`` would silently mean the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("needs a path (got an empty one)")
+    return text
+
+
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
-    _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH",
+    _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH", type=path_text,
        help="Training TOML (repeatable: one job per config). Omitted: discover configs in the folder."),
-    _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH",
+    _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
        help="A .env file to read secrets from (repeatable; beats the process environment)."),
     _a("--modal-secret", dest="modal_secrets", action="append", default=None, metavar="NAME",
        help="Also read secrets from this Modal secret (needs the modal client)."),
@@ -45,9 +71,9 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        default=None, help="Allow experimental base models."),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
        help="Stream the job until it ends (default) or return after submission."),
-    _a("--poll-interval", type=float, default=5.0, metavar="SECONDS",
+    _a("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
        help="Slowest polling interval when the backend has no event stream."),
-    _a("--poll-timeout", type=float, default=3600.0, metavar="SECONDS",
+    _a("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
        help="Give up watching (and exit 1) after this long."),
     _a("--stream-format", choices=("cli", "chart"), default="cli", help="Line output or live chart."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
@@ -56,8 +82,25 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
     _a("--attach", default=None, metavar="JOB_ID", help="Re-attach to an existing job instead of submitting."),
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
-    _a("--record", default=None, metavar="PATH", help="Save the job's stream to a JSONL recording."),
+    _a("--compare", nargs="*", default=None, metavar="JOB_ID",
+       help="Compare runs (curves, final metrics, config differences); no ids: every job from this folder."),
+    _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
+    _a("--check", action="store_true",
+       help="Pre-flight card: task app, one dry rollout, dataset and an estimate; sends no job (implies --dry-run)."),
+    _a("--rerun", default=None, metavar="JOB_ID",
+       help="Submit a finished job's plan again from its bundle (exit 2 if the config changed since)."),
+    _a("--max-minutes", dest="max_minutes", type=float, default=None, metavar="M",
+       help="Cancel the job after M minutes, keeping the best result the backend reports."),
+    _a("--max-rollouts", dest="max_rollouts", type=int, default=None, metavar="N",
+       help="Cancel the job once it has used N rollouts."),
+    _a("--max-tokens", dest="max_tokens", type=int, default=None, metavar="N",
+       help="Cancel the job once it has used N tokens (as the backend reports them)."),
+    _a("--stop-on-plateau", dest="stop_on_plateau", type=int, default=None, metavar="N",
+       help="Cancel the job after N evaluations without a new best score."),
 )
+
+#: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)
+LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from synth_nb import pipeline
+from synth_nb.cli.args import path_text, seconds
 from synth_nb.errors import ConfigError
 
 __all__ = ["configure", "follow_job", "run"]
@@ -22,14 +23,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("job_id", metavar="JOB_ID", help="The job to follow (see `synth-nb jobs`).")
     parser.add_argument("--backend", default=None, metavar="URL", help="Backend base URL (the /api suffix is added).")
     parser.add_argument("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH",
+                        type=path_text,
                         help="A .env file to read SYNTH_API_KEY from (repeatable; beats the environment).")
     parser.add_argument("--flow", choices=flow_names(), default=None,
                         help="The job's flow, when it is not in the registry (otherwise probed).")
-    parser.add_argument("--poll-interval", type=float, default=5.0, metavar="SECONDS",
+    parser.add_argument("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
                         help="Slowest polling interval when the backend has no event stream.")
-    parser.add_argument("--poll-timeout", type=float, default=3600.0, metavar="SECONDS",
+    parser.add_argument("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
                         help="Stop watching (exit 1, the job keeps running) after this long.")
-    parser.add_argument("--record", default=None, metavar="PATH", help="Save the job's stream to a JSONL recording.")
+    parser.add_argument("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording.")
 
 
 def follow_job(job_id: str, args: argparse.Namespace) -> int:
@@ -43,7 +45,10 @@ def follow_job(job_id: str, args: argparse.Namespace) -> int:
                           hint="start one with `synth-nb backend` and pass --backend URL")
     sources = pipeline.SecretSources(env_files=tuple(Path(p) for p in args.env_files or ()),
                                      modal_secrets=tuple(getattr(args, "modal_secrets", None) or ()))
-    return run_attach(job_id, target, sources.api_key(target), FollowOptions.from_args(args), flow=getattr(args, "flow", None))
+    bundle = sources.resolve(target)
+    hidden = [s.get_secret_value() for s in bundle.values()]
+    return run_attach(job_id, target, sources.api_key(target), FollowOptions.from_args(args),
+                      flow=getattr(args, "flow", None), secrets=hidden)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,6 +2,10 @@
 
 Exit codes: 0 when every job succeeded, 1 when one failed / was cancelled / timed out or a submission
 failed, 130 on Ctrl-C (after asking the backend to cancel the jobs, unlike synth-ai 0.2.24).
+
+Ctrl-C at any point (submitting, following) cancels every job this command created, each within
+``synth_nb.job.interrupt.INTERRUPT_GRACE`` seconds, and exits; a second Ctrl-C stops those waits too.
+While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``).
 """
 
 from __future__ import annotations
@@ -10,19 +14,26 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import sys
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from synth_nb import pipeline
+from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import LinePrinter, final_block, history
-from synth_nb.errors import JobTimeoutError, SynthNbError
+from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
 from synth_nb.job import Job, JobRegistry
+from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
+from synth_nb.job.watchdog import Limits, watch
 from synth_nb.pipeline import Target
 from synth_nb.plan import Plan
 from synth_nb.secrets import mask_text
+
+if TYPE_CHECKING:
+    from synth_nb.pipeline.bundle import RunRecord
 
 __all__ = ["FollowOptions", "run_attach", "run_submit"]
 
@@ -37,15 +48,25 @@ class FollowOptions:
     poll_timeout: float | None = None
     record: Path | None = None
     stream_format: str = "cli"
+    #: how often an outage notice is repeated while the backend does not answer
+    outage_every: float = 60.0
+    #: the budget watchdog's limits (``--max-minutes``, ``--max-rollouts``, ``--max-tokens``, ``--stop-on-plateau``)
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        for flag, value in (("--poll-interval", self.poll_interval), ("--poll-timeout", self.poll_timeout)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"{flag} must be a finite number of seconds above 0, got {value!r}", key=flag)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> FollowOptions:
         record = getattr(args, "record", None)
         return cls(poll=bool(getattr(args, "poll", True)),
-                   poll_interval=float(getattr(args, "poll_interval", 5.0) or 5.0),
+                   poll_interval=float(getattr(args, "poll_interval", 5.0)),
                    poll_timeout=getattr(args, "poll_timeout", None),
                    record=Path(record) if record else None,
-                   stream_format=str(getattr(args, "stream_format", "cli") or "cli"))
+                   stream_format=str(getattr(args, "stream_format", "cli") or "cli"),
+                   limits=Limits.from_values(vars(args)))
 
 
 @dataclass
@@ -58,6 +79,9 @@ class _Run:
     registry: JobRegistry
     #: while live chart panels own the terminal, final blocks wait here and print once they stop
     held: list[str] | None = None
+    #: what each plan (by position) was submitted with, for its job's bundle; job id -> that record
+    runs: Sequence[RunRecord | None] = ()
+    bundles: dict[str, RunRecord] = field(default_factory=dict)
 
     def error(self, text: str) -> None:
         print(mask_text(text, tuple(self.secrets)), file=sys.stderr, flush=True)
@@ -75,16 +99,23 @@ class _Run:
 
 
 def run_submit(plans: Sequence[Plan], target: Target, api_key: str, options: FollowOptions, *,
-               out: TextIO | None = None) -> int:
-    """Submit each plan to ``target`` and follow every job to its end (``--no-poll``: print the ids)."""
-    run = _Run(options, pipeline.secret_values(api_key, plans), out or sys.stdout, JobRegistry(Path.cwd()))
+               out: TextIO | None = None, runs: Sequence[RunRecord | None] = ()) -> int:
+    """Submit each plan to ``target`` and follow every job to its end (``--no-poll``: print the ids).
+
+    ``runs[i]`` (``pipeline.record_run``) makes plan ``i``'s job write its bundle when it ends.
+    """
+    run = _Run(options, pipeline.secret_values(api_key, plans), out or sys.stdout, JobRegistry(Path.cwd()),
+               runs=runs)
     return _run_until_done(_submit_and_follow(list(plans), target, api_key, run))
 
 
 def run_attach(job_id: str, target: Target, api_key: str, options: FollowOptions, *, flow: str | None = None,
-               out: TextIO | None = None) -> int:
-    """Rebuild a job's history from ``target``, print it and follow the job to its end."""
-    run = _Run(options, [api_key], out or sys.stdout, JobRegistry(Path.cwd()))
+               out: TextIO | None = None, secrets: Sequence[str] = ()) -> int:
+    """Rebuild a job's history from ``target``, print it and follow the job to its end.
+
+    ``secrets`` are the other values to mask (every key resolved here): a backend may echo any of them.
+    """
+    run = _Run(options, [api_key, *(s for s in secrets if s)], out or sys.stdout, JobRegistry(Path.cwd()))
     return _run_until_done(_attach_and_follow(job_id, flow, target, api_key, run))
 
 
@@ -100,8 +131,27 @@ def _run_until_done(main: Coroutine[Any, Any, int]) -> int:
 async def _submit_and_follow(plans: list[Plan], target: Target, api_key: str, run: _Run) -> int:
     jobs: list[Job] = []
     results: dict[str, Path | None] = {}
+    try:
+        failed = await _submit_all(plans, target, api_key, run, jobs, results)
+    except asyncio.CancelledError:  # the jobs submitted so far are cancelled; the one being submitted was
+        await _cancel_all(jobs, run)
+        await _close(jobs)
+        raise
+    if not run.options.poll:
+        for job in jobs:
+            print(job.id, file=run.out, flush=True)
+        await _close(jobs)
+        return 1 if failed else 0
+    succeeded = await _follow(jobs, results, run)
+    return 0 if succeeded and not failed else 1
+
+
+async def _submit_all(plans: list[Plan], target: Target, api_key: str, run: _Run, jobs: list[Job],
+                      results: dict[str, Path | None]) -> int:
+    """Submit every plan, adding each job to ``jobs``; the number of plans that failed."""
     failed = 0
-    for plan in plans:
+    for index, plan in enumerate(plans):
+        before = _registered(run)
         try:
             job = await pipeline.submit(plan, target, api_key, registry=run.registry,
                                         poll_interval=run.options.poll_interval)
@@ -111,16 +161,32 @@ async def _submit_and_follow(plans: list[Plan], target: Target, api_key: str, ru
             failed += 1
             run.error(f"error: {plan.config_path or plan.flow}: {exc}")
             continue
-        print(f"submitted {plan.flow} job {job.id} to {job.client.base_url}", file=run.out, flush=True)
+        except asyncio.CancelledError:
+            _say_cancelled_in_submission(run, before)
+            raise
+        print(f"submitted {plan.flow} job {job.id} to {job.client.shown_url}", file=run.out, flush=True)
         jobs.append(job)
         results[job.id] = plan.results_folder
-    if not run.options.poll:
-        for job in jobs:
-            print(job.id, file=run.out, flush=True)
-        await _close(jobs)
-        return 1 if failed else 0
-    succeeded = await _follow(jobs, results, run)
-    return 0 if succeeded and not failed else 1
+        record = run.runs[index] if index < len(run.runs) else None
+        if record is not None:
+            pipeline.keep_bundle(job, record)
+            run.bundles[job.id] = record
+    return failed
+
+
+def _registered(run: _Run) -> dict[str, str | None]:
+    """Job id -> status of every job in this folder's registry (empty when it cannot be read)."""
+    try:
+        return {record.job_id: record.status for record in run.registry.list()}
+    except (OSError, SynthNbError):
+        return {}
+
+
+def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None]) -> None:
+    """The job an interrupted submission created (and cancelled), found in the registry."""
+    for job_id, status in _registered(run).items():
+        if job_id not in before:
+            run.error(f"interrupted while submitting: job {job_id}: {status or UNCONFIRMED}")
 
 
 async def _attach_and_follow(job_id: str, flow: str | None, target: Target, api_key: str, run: _Run) -> int:
@@ -157,7 +223,12 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         run.held = []
     else:
         _print_lines(jobs, run)
+    for job in jobs:
+        watchdog = watch(job, run.options.limits)
+        if watchdog is not None:
+            print(f"watchdog on {job.id}: " + "; ".join(m.line() for m in watchdog.meters()), file=run.out, flush=True)
     watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
+    outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.options.outage_every))
     try:
         if board is not None:
             await board.run(watching)
@@ -169,6 +240,7 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
             await _cancel_all(jobs, run)
         raise
     finally:
+        outages.cancel()
         for recorder in recorders:
             recorder.close()
         for job in jobs:
@@ -189,9 +261,17 @@ async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
         run.error(f"error: following job {job.id} failed: {exc}")
         return False
     run.say(final_block(job, run.secrets))
+    stopped = job.watchdog is not None and job.watchdog.tripped is not None
+    if job.watchdog is not None and job.watchdog.tripped is not None:
+        run.say(f"  {job.watchdog.report()}")
     if results_folder is not None and not _write_results(job, results_folder, run):
         return False
-    return job.succeeded
+    bundle = run.bundles.get(job.id)
+    if bundle is not None and bundle.written is not None:
+        run.say(f"  bundle:   {bundle.written}")
+    elif bundle is not None and bundle.problem is not None:
+        run.error(f"error: {bundle.problem}")
+    return job.succeeded or (stopped and job.status == "cancelled")  # stopped at the limit asked for
 
 
 def _write_results(job: Job, folder: Path, run: _Run) -> bool:
@@ -209,19 +289,16 @@ def _write_results(job: Job, folder: Path, run: _Run) -> bool:
 
 
 async def _cancel_all(jobs: list[Job], run: _Run) -> None:
+    """Cancel every unfinished job at once, each within the interrupt grace, and say how each ended."""
     pending = [job for job in jobs if not job.done]
     if not pending:
         return
-    run.error(f"interrupted: asking the backend to cancel {', '.join(j.id for j in pending)}")
-
-    async def one(job: Job) -> None:
-        try:
-            status = await asyncio.wait_for(job.cancel(timeout=10.0), 15.0)
-            run.error(f"job {job.id}: {status}")
-        except (SynthNbError, TimeoutError) as exc:
-            run.error(f"job {job.id}: cancel not confirmed ({exc})")
-
-    await asyncio.gather(*(one(job) for job in pending))
+    run.error(f"interrupted: asking the backend to cancel {', '.join(j.id for j in pending)} "
+              "(Ctrl-C again to stop waiting)")
+    statuses = await asyncio.gather(*(cancel_job_after_interrupt(job) for job in pending))
+    for job, status in zip(pending, statuses, strict=True):
+        check = f" (check with: synth-nb attach {job.id})" if status == UNCONFIRMED else ""
+        run.error(f"job {job.id}: {status}{check}")
 
 
 async def _close(jobs: list[Job]) -> None:

@@ -38,17 +38,20 @@ def render_chart(data: ChartData, width: int, height: int) -> str:
     plt.clear_figure()
     plt.plotsize(max(width, 30), max(height, 8))
     plt.theme("clear")
-    plt.xlabel(data.spec.xlabel)
+    plt.xlabel(data.xlabel())
     for spec, x, y in series:
         xs, ys = x.tolist(), y.tolist()
         if spec.style == "points":
             plt.scatter(xs, ys, label=spec.label, marker="dot")
         else:
             plt.plot(xs, ys, label=spec.label, marker="braille")
-    if data.baseline is not None:
-        low = min(float(x[0]) for _, x, _ in series)
-        high = max(float(x[-1]) for _, x, _ in series)
-        plt.plot([low, high], [data.baseline, data.baseline], label="baseline", color="gray", marker="-")
+    low = min(float(x[0]) for _, x, _ in series)
+    high = max(float(x[-1]) for _, x, _ in series)
+    for ref, value in data.reference_values():
+        if ref.when == "during":
+            plt.plot([low, high], [value, value], label=f"{ref.label} {value:.3f}", color="gray", marker="-")
+        else:  # measured after the run (held-out): a point at the right edge, not a line through the curve
+            plt.scatter([high], [value], label=f"{ref.label} {value:.3f}", marker="x")
     return str(plt.build())
 
 
@@ -82,7 +85,7 @@ class _JobPanel:
 
     def status_line(self) -> str:
         elapsed = self.clock() - self.started
-        progress = progress_of(self.job.status_doc, self.job.events[-300:], elapsed)
+        progress = progress_of(self.job.status_doc, self.job.events[-300:], elapsed, status=self.job.status)
         parts = [f"{self.job.id} ({self.flow.label}{'/' + self.job.algorithm if self.job.algorithm else ''})",
                  f"status {self.job.status}", f"elapsed {format_duration(elapsed)}"]
         if progress.label():

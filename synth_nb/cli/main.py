@@ -1,16 +1,27 @@
 """``synth-nb`` entry point: dispatches to one module per sub-command (imported lazily).
 
-Exit codes: 0 ok, 1 job failed/cancelled/timed out, 2 usage or config error, 130 interrupted.
+Exit codes: 0 ok, 1 job failed/cancelled/timed out, 2 usage or config error, 130 interrupted, 141 the
+reader of the output went away (``synth-nb train --dry-run --json | head -1``): the code a shell reports
+for a command ended by SIGPIPE, so ``set -o pipefail`` scripts see what they would see with any other tool.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from synth_nb.errors import SynthNbError
+from synth_nb.secrets import mask_text
+
+__all__ = ["EXIT_OUTPUT_CLOSED", "main"]
+
+#: 128 + SIGPIPE
+EXIT_OUTPUT_CLOSED = 141
 
 #: sub-command -> (module, one-line help); each module has ``configure(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -35,15 +46,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return int(args._module.run(args))
+        args = build_parser().parse_args(argv)
+        code = int(args._module.run(args))
+        sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _output_closed(sys.stdout)
     except SynthNbError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say_error(f"error: {mask_text(str(exc), ())}")
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say_error("interrupted")
         return 130
+
+
+def _say_error(text: str) -> None:
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except BrokenPipeError:
+        _output_closed(sys.stderr)
+
+
+def _output_closed(stream: TextIO) -> int:
+    """Whoever read ``stream`` left: stop without a traceback, and without the flush at exit failing again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    return EXIT_OUTPUT_CLOSED
 
 
 if __name__ == "__main__":  # pragma: no cover

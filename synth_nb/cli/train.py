@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb import pipeline
-from synth_nb.backend import LOCAL
+from synth_nb.backend import LOCAL, display_url
 from synth_nb.cli.args import OVERRIDE_FLAGS, add_train_arguments
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline import Prepared, SecretSources, Target
@@ -35,8 +35,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.json_output and not args.dry_run:
+    if args.json_output and not (args.dry_run or args.check):
         raise ConfigError("--json only applies to --dry-run (add --dry-run)")
+    from synth_nb.job.watchdog import Limits
+
+    Limits.from_values(vars(args))  # a bad limit fails before anything runs
     if args.list_jobs:
         from synth_nb.cli.jobs import print_jobs
         from synth_nb.job import JobRegistry
@@ -46,6 +49,15 @@ def run(args: argparse.Namespace) -> int:
         from synth_nb.cli.attach import follow_job
 
         return follow_job(args.attach, args)
+    if args.compare is not None:
+        from synth_nb.comparison import compare
+
+        print(compare(args.compare or None, backend=args.backend, env_files=args.env_files or ()).to_text(), end="")
+        return 0
+    if args.check:
+        return _check(args)
+    if args.rerun:
+        return _rerun(args)
     preview = pipeline.resolve_target(args.backend, start_local=False)
     overrides = pipeline.build_overrides(_override_values(args), preview)  # bad flags fail before anything runs
     paths = config_paths(args)
@@ -116,20 +128,83 @@ def prepare(args: argparse.Namespace, paths: list[Path], overrides: Any, target:
 
 
 def _submit(args: argparse.Namespace, paths: list[Path]) -> int:
-    """Start the target (the embedded backend for ``local``), plan against it, submit and follow."""
+    """Start (or find) the target, plan against it, submit and follow.
+
+    The embedded backend of ``local`` keeps running afterwards, for ``attach`` and other commands.
+    """
     from synth_nb.cli.follow import FollowOptions, run_submit
 
     target = pipeline.resolve_target(args.backend)
+    prepared = prepare(args, paths, pipeline.build_overrides(_override_values(args), target), target)
+    key = pipeline.api_key(target, [p.secrets for p in prepared])
+    plans = [p.plan for p in prepared if p.plan is not None]
+    pipeline.share_keys(target, [p.secrets for p in prepared])
+    for check in pipeline.preflight(prepared):
+        print(check.line(), file=sys.stderr)
+    runs = [pipeline.record_run(p, base=Path.cwd(), secrets=[key], embedded=target.is_embedded)
+            for p in prepared if p.plan is not None]
+    return run_submit(plans, target, key, FollowOptions.from_args(args), runs=runs)
+
+
+def _check(args: argparse.Namespace) -> int:
+    """``--check``: the pre-flight card of every config (exit 2 when one is not ready); no job is sent.
+
+    The dry rollout needs a running backend, so ``local`` starts (or finds) the embedded one.
+    """
+    from synth_nb.errors import SecretsError
+    from synth_nb.pipeline.card import build_cards, cards_json
+    from synth_nb.secrets import mask_text
+
+    target = pipeline.resolve_target(args.backend)
+    paths = config_paths(args)
+    overrides = pipeline.build_overrides(_override_values(args), target)
+    sources = SecretSources(env_files=env_files(args, paths, target), modal_secrets=tuple(args.modal_secrets or ()))
+    prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
     try:
-        prepared = prepare(args, paths, pipeline.build_overrides(_override_values(args), target), target)
-        key = pipeline.api_key(target, [p.secrets for p in prepared])
-        plans = [p.plan for p in prepared if p.plan is not None]
-        for check in pipeline.preflight(prepared):
-            print(check.line(), file=sys.stderr)
-        return run_submit(plans, target, key, FollowOptions.from_args(args))
-    finally:
-        if target.is_embedded:
-            pipeline.stop_local_backend()
+        key: str | None = pipeline.api_key(target, [p.secrets for p in prepared])
+    except SecretsError:
+        key = None
+    pipeline.share_keys(target, [p.secrets for p in prepared])
+    cards = build_cards(prepared, target, key)
+    hidden = pipeline.secret_values(key or "", [p.plan for p in prepared if p.plan is not None])
+    text = cards_json(cards) if args.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
+    print(mask_text(text, tuple(hidden)))
+    return 0 if all(card.ok for card in cards) else 2
+
+
+def _rerun(args: argparse.Namespace) -> int:
+    """``--rerun JOB_ID``: submit the job's plan again from its bundle, after showing the diff is empty.
+
+    Any difference (the config or a dataset changed, the plan would differ) is shown and exits 2 with
+    nothing sent. The backend is ``--backend``, else the one the job ran on.
+    """
+    from synth_nb.cli.follow import FollowOptions, run_submit
+    from synth_nb.pipeline.rerun import parent_backend, plan_rerun
+    from synth_nb.secrets import mask_text
+
+    given = [f"--{name.replace('_', '-')}" for name, value in _override_values(args).items() if value is not None]
+    if args.configs or given:
+        raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
+                          " (or submit a new job without --rerun)")
+    folder = Path.cwd()
+    target = pipeline.resolve_target(args.backend or parent_backend(args.rerun, folder))
+    sources = SecretSources(env_files=tuple(Path(p) for p in args.env_files or ()),
+                            modal_secrets=tuple(args.modal_secrets or ()))
+    rerun = plan_rerun(args.rerun, folder, target, sources)
+    plan = rerun.prepared.plan
+    assert plan is not None
+    key = pipeline.api_key(target, [rerun.prepared.secrets])
+    text = mask_text("\n".join(rerun.lines()), tuple(pipeline.secret_values(key, [plan])))
+    if not rerun.same:
+        print(text, file=sys.stderr)
+        return 2
+    print(text, file=sys.stderr)
+    pipeline.share_keys(target, [rerun.prepared.secrets])
+    for check in pipeline.preflight([rerun.prepared]):
+        print(check.line(), file=sys.stderr)
+    run = pipeline.record_run(rerun.prepared, base=folder, secrets=[key], embedded=target.is_embedded,
+                              parent=args.rerun)
+    return run_submit([plan], target, key, FollowOptions.from_args(args), runs=[run])
 
 
 def _pretty(value: Any, indent: int = 0) -> str:
@@ -153,7 +228,7 @@ def render_plan(job: Prepared) -> str:
     assert plan is not None and secrets is not None  # prepare() raised for every config without a plan
     secret_values = [s.get_secret_value() for s in plan.secrets]
     algo = f" ({plan.algorithm})" if plan.algorithm else ""
-    backend = plan.backend_url
+    backend = display_url(plan.backend_url)
     if backend == LOCAL:
         backend += " (the embedded backend is started on submission and its URL replaces 'local')"
     out = [f"== {plan.config_path}", f"flow:      {plan.flow}{algo}", f"backend:   {backend}"]

@@ -11,13 +11,15 @@ import dataclasses
 import platform
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
 from synth_nb._version import __version__
-from synth_nb.backend import normalize_backend_url
+from synth_nb.backend import display_url, normalize_backend_url
 from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
@@ -25,6 +27,7 @@ from synth_nb.client._parse import (
     parse_event_records,
     parse_metrics_body,
 )
+from synth_nb.client._reach import NOT_ANSWERED, Reachability
 from synth_nb.client._retry import ErrorStatus, RetryPolicy, with_retries
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
@@ -50,6 +53,9 @@ class AsyncSynthClient:
         sse_read_timeout: float = 60.0,
     ) -> None:
         self.base_url = normalize_backend_url(base_url)
+        #: requests go to the URL without its credentials, which travel as basic auth instead: so httpx's
+        #: logs and errors never hold them
+        self._request_base, auth = _split_credentials(self.base_url)
         self._api_key = api_key or ""
         self.max_attempts = max_attempts
         self.timeout = timeout
@@ -59,13 +65,24 @@ class AsyncSynthClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self._http = httpx.AsyncClient(
-            transport=transport, timeout=httpx.Timeout(timeout), headers=headers, follow_redirects=True,
+            transport=transport, timeout=httpx.Timeout(timeout), headers=headers, follow_redirects=True, auth=auth,
         )
         #: per-(kind, job) path that answered last time, so fallbacks are probed once
         self._working_paths: dict[tuple[str, str], str] = {}
+        self._reach = Reachability()
 
     def __repr__(self) -> str:
-        return f"AsyncSynthClient(base_url={self.base_url!r}, api_key={mask(self._api_key)!r})"
+        return f"AsyncSynthClient(base_url={self.shown_url!r}, api_key={mask(self._api_key)!r})"
+
+    @property
+    def shown_url(self) -> str:
+        """``base_url`` as it may be shown or stored: credentials in it masked."""
+        return display_url(self.base_url)
+
+    @property
+    def unreachable_since(self) -> datetime | None:
+        """When requests stopped getting an answer from the backend (``None`` while they get one)."""
+        return self._reach.since
 
     def clone(self, *, transport: httpx.AsyncBaseTransport | None = None) -> AsyncSynthClient:
         """A new client with this one's URL, key and options and its own connection pool.
@@ -85,8 +102,8 @@ class AsyncSynthClient:
         """True after ``aclose()``: every later request raises ``ClientClosedError``."""
         return self._http.is_closed
 
-    def _masked_values(self) -> list[str]:
-        """What messages built from responses must never show."""
+    def secret_values(self) -> list[str]:
+        """What nothing built from this client's answers may show: its key."""
         return [self._api_key] if self._api_key else []
 
     @property
@@ -109,7 +126,7 @@ class AsyncSynthClient:
             return path
         if path.startswith("/api/") or path == "/api":
             path = path[len("/api"):]
-        return f"{self.base_url}/{path.lstrip('/')}"
+        return f"{self._request_base}/{path.lstrip('/')}"
 
     # -- core request ---------------------------------------------------------------------------
 
@@ -117,15 +134,28 @@ class AsyncSynthClient:
                        replay_safe: bool = True, wait_max: float | None = None) -> T:
         """Run ``send`` (one attempt, raising ``ErrorStatus`` for an error response) with this client's retries."""
         if self.closed:
-            raise ClientClosedError(base_url=self.base_url)
+            raise ClientClosedError(base_url=self.shown_url)
         policy = RetryPolicy(attempts=self.max_attempts, replay_safe=replay_safe)
         if wait_max is not None:
             policy = dataclasses.replace(policy, wait_max=wait_max)
+
+        async def attempt() -> T:
+            try:
+                result = await send()
+            except ErrorStatus as exc:
+                self._reach.answered(exc.response.status_code)
+                raise
+            except NOT_ANSWERED:
+                self._reach.failed()
+                raise
+            self._reach.answered()
+            return result
+
         try:
-            return await with_retries(send, policy, method=method, url=url, secrets=self._masked_values())
+            return await with_retries(attempt, policy, method=method, url=url, secrets=self.secret_values())
         except RuntimeError:  # httpx: "Cannot send a request, as the client has been closed."
             if self.closed:
-                raise ClientClosedError(base_url=self.base_url) from None
+                raise ClientClosedError(base_url=self.shown_url) from None
             raise
 
     async def request(
@@ -316,6 +346,15 @@ class AsyncSynthClient:
         return _as_dict(await self.request_json(
             "POST", "/rl/verify_task_app", json={"endpoint_base_url": endpoint_base_url}, timeout=60.0,
         ))
+
+
+def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:
+    """``http://user:pw@host/api`` -> (``http://host/api``, basic auth for user/pw)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None
+    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    return bare, httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
 
 
 def _json_body(response: httpx.Response) -> Any:

@@ -16,7 +16,7 @@ from synth_nb.errors import (
     ServerError,
     ValidationError,
 )
-from synth_nb.secrets._mask import mask_text
+from synth_nb.secrets._mask import mask_text, mask_userinfo
 
 __all__ = ["backend_message", "error_for_response", "network_error"]
 
@@ -66,7 +66,7 @@ def error_for_response(response: httpx.Response, *, secrets: list[str] | None = 
     body = _parse_body(response)
     detail = backend_message(body) or response.reason_phrase or "no details"
     method = response.request.method if response.request is not None else ""
-    url = str(response.request.url) if response.request is not None else ""
+    url = mask_userinfo(str(response.request.url)) if response.request is not None else ""
     message = f"{method} {url} -> HTTP {status}: {detail} ({_hint(status)})"
     message = mask_text(message, tuple(secrets or ()))
     cls: type[BackendError]

@@ -24,6 +24,7 @@ __all__ = [
     "is_experimental",
     "is_rl_capable",
     "is_sft_capable",
+    "price_of",
     "supported_model_ids",
 ]
 
@@ -111,6 +112,21 @@ def is_experimental(name: str, environ: Mapping[str, str] | None = None) -> bool
     env = os.environ if environ is None else environ
     extra = {item.strip().lower() for item in env.get("SDK_EXPERIMENTAL_MODELS", "").split(",") if item.strip()}
     return base in EXPERIMENTAL_MODELS or base.lower() in extra
+
+
+# --- prices ------------------------------------------------------------------------------------
+
+#: USD per million tokens (prompt, completion) for models whose price is published here. None is yet:
+#: a model missing from this table has an unknown price, and estimates say "unknown" rather than guess.
+PRICES_USD_PER_MILLION_TOKENS: dict[str, tuple[float, float]] = {}
+
+
+def price_of(model: str | None) -> tuple[float, float] | None:
+    """``(prompt, completion)`` USD per million tokens of ``model`` (any casing), or None when unknown."""
+    if not isinstance(model, str):
+        return None
+    lowered = {name.lower(): price for name, price in PRICES_USD_PER_MILLION_TOKENS.items()}
+    return lowered.get(model.strip().lower())
 
 
 # --- GPUs ---------------------------------------------------------------------------------------

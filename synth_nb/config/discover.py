@@ -26,6 +26,8 @@ class DiscoveredConfig:
     algorithm: str | None
     valid: bool
     error: str | None
+    #: what validation warned about (unknown keys with "did you mean", notes); empty when invalid
+    warnings: tuple[str, ...] = ()
 
     @property
     def is_training_config(self) -> bool:
@@ -61,8 +63,8 @@ def _classify(path: Path) -> DiscoveredConfig:
     if flow is None:
         return DiscoveredConfig(path, None, None, False, "not a training config")
     try:
-        validate_config(raw, path=path, text=text)
+        loaded = validate_config(raw, path=path, text=text)
     except ConfigError as exc:
         first = exc.problems[0] if exc.problems else exc
         return DiscoveredConfig(path, flow, algorithm, False, str(first))
-    return DiscoveredConfig(path, flow, algorithm, True, None)
+    return DiscoveredConfig(path, flow, algorithm, True, None, tuple(loaded.warnings))

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from synth_nb.secrets import mask
+from synth_nb.secrets import mask, mask_userinfo
 
 __all__ = ["is_secret_key", "looks_like_secret", "redact", "redact_value", "shown"]
 
@@ -51,7 +51,8 @@ def redact(text: str, secrets: Iterable[str | SecretStr] = ()) -> str:
     """``text`` with every known secret and every key-shaped token replaced by its mask."""
     for raw in sorted({_raw(s) for s in secrets if _raw(s)}, key=len, reverse=True):
         text = text.replace(raw, mask(raw))
-    return _TOKEN.sub(lambda m: mask(m.group(0)) if _is_token(m.group(0)) else m.group(0), text)
+    text = _TOKEN.sub(lambda m: mask(m.group(0)) if _is_token(m.group(0)) else m.group(0), text)
+    return mask_userinfo(text)
 
 
 def shown(value: object, secrets: Iterable[str | SecretStr] = ()) -> str:

@@ -9,12 +9,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from synth_nb.plan import mask_payload
 from synth_nb.records import Event, MetricPoint
 
-__all__ = ["Artifact", "Document", "FinishedJob", "status_artifact", "status_json"]
+__all__ = ["FALLBACK_RESULTS_FOLDER", "Artifact", "Document", "FinishedJob", "checkpoint_of", "ending_facts",
+           "job_results_dir", "status_artifact", "status_json"]
+
+#: where result files go when a job's config named no folder (relative to the working directory)
+FALLBACK_RESULTS_FOLDER = "results"
 
 
 class FinishedJob(Protocol):
@@ -45,11 +50,19 @@ class Document:
 
 @dataclass(frozen=True)
 class Artifact:
-    """A finished job's result: a title, Markdown to read, and optionally a document to download."""
+    """A finished job's result: a title, its headline facts, Markdown to read, and optionally a document
+    to download (shown folded: the facts say what matters, the document holds everything)."""
 
     title: str
     markdown: str = ""
     document: Document | None = None
+    #: one short sentence each, first thing the user reads ("reward 0.18 → 0.60 over 40 steps")
+    facts: tuple[str, ...] = ()
+
+
+def job_results_dir(job_id: str, results_folder: Path | None) -> Path:
+    """``<results_folder>/<job id>/``: one folder per job, so two jobs' ``summary.md`` never collide."""
+    return (results_folder if results_folder is not None else Path(FALLBACK_RESULTS_FOLDER)) / job_id
 
 
 def status_json(job: FinishedJob) -> str:
@@ -57,7 +70,36 @@ def status_json(job: FinishedJob) -> str:
     return json.dumps(mask_payload(dict(job.status_doc or {})), indent=2, sort_keys=True, default=str)
 
 
-def status_artifact(job: FinishedJob) -> Artifact:
-    """The final status document, shown and downloadable as JSON (what a job of any flow can show)."""
-    return Artifact(title=f"Final status of {job.id}",
-                    document=Document(f"{job.id}_status.json", "application/json", status_json(job)))
+def checkpoint_of(job: FinishedJob) -> str | None:
+    """Where a stopped training job left its checkpoint (full path as the backend reports it), if it says."""
+    doc = job.status_doc or {}
+    for source in (doc, doc.get("result") or {}):
+        for key in ("checkpoint", "checkpoint_path"):
+            value = source.get(key) if isinstance(source, Mapping) else None
+            if isinstance(value, str) and value:
+                return value
+    for event in reversed(job.events[-50:]):
+        value = (event.data or {}).get("checkpoint")
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def ending_facts(job: FinishedJob) -> list[str]:
+    """How the job ended, when that is not plain success: its error, and where a checkpoint was kept."""
+    facts: list[str] = []
+    error = (job.status_doc or {}).get("error")
+    if job.status != "succeeded" and error:
+        facts.append(f"error: {error if isinstance(error, str) else json.dumps(mask_payload(error), default=str)}")
+    checkpoint = checkpoint_of(job) if job.status != "succeeded" else None
+    if checkpoint:
+        facts.append(f"checkpoint kept in {checkpoint}")
+    return facts
+
+
+def status_artifact(job: FinishedJob, facts: Sequence[str] = ()) -> Artifact:
+    """The final status document, shown folded and downloadable as JSON (what a job of any flow can show),
+    after ``facts`` and how the job ended."""
+    return Artifact(title=f"Final status of {job.id} ({job.status})",
+                    document=Document(f"{job.id}_status.json", "application/json", status_json(job)),
+                    facts=(*facts, *ending_facts(job)))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from synth_nb.records import Event
     from synth_nb.secrets import SecretBundle
 
-__all__ = ["ConfigLike", "Flow"]
+__all__ = ["ConfigLike", "Flow", "Workload"]
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
@@ -45,6 +46,28 @@ class ConfigLike(Protocol):
     warnings: list[str]
 
     def line_of(self, dotted_key: str) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one job will do, read from its plan: the numbers a pre-flight estimate multiplies."""
+
+    #: rollouts the job will run (None: nothing in the config bounds them)
+    rollouts: int | None = None
+    #: how ``rollouts`` (or ``tokens``) was counted, in the config's own words
+    formula: str = ""
+    #: rollouts run at the same time
+    concurrency: int | None = None
+    #: tokens the job trains on (SFT: dataset tokens x epochs)
+    tokens: int | None = None
+    #: the model whose price applies
+    model: str | None = None
+    #: the task app a dry rollout goes through, and the seed (and split) it uses: the job's first
+    task_url: str | None = None
+    seed: int | None = None
+    split: str | None = None
+    #: facts the pre-flight card shows as they are ("training data: 120 rows, ...")
+    facts: tuple[str, ...] = ()
 
 
 class Flow(ABC):
@@ -74,6 +97,8 @@ class Flow(ABC):
     chart: ClassVar[ChartSpec]
     #: True when ``write_results`` writes files (``job.export_summary``, the panel's Export button)
     has_summary: ClassVar[bool] = False
+    #: True when the job's events feed the prompt-learning explorer (``job.explorer()``)
+    has_explorer: ClassVar[bool] = False
     #: event types hidden by default for this flow
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default
@@ -115,6 +140,10 @@ class Flow(ABC):
     @abstractmethod
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         """Every request a submission will send, built without sending anything."""
+
+    def workload(self, plan: Plan) -> Workload:
+        """What a job of this plan will do, for the pre-flight estimate (nothing is known by default)."""
+        return Workload()
 
     # ------------------------------------------------------------------ watching
     def is_noise(self, event: Event) -> bool:

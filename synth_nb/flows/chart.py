@@ -1,8 +1,9 @@
 """What a flow's chart plots, as plain data, and the buffers that collect its points from a job.
 
-Each flow declares a ``ChartSpec`` (which metric names and events feed which series); ``ChartData`` turns a
-job's metric points and events into (x, y) series. Renderers (the notebook's PNG chart, the prompt-learning
-summary curve) draw a ``ChartData``, so every picture of a job reads the same definition.
+Each flow declares a ``ChartSpec`` (which metric names and events feed which series, and which reference
+scores are drawn beside them); ``ChartData`` turns a job's metric points and events into (x, y) series and
+reference values. Renderers (the notebook's PNG chart, the terminal chart, the prompt-learning summary
+curve) draw a ``ChartData``, so every picture of a job reads the same definition.
 """
 
 from __future__ import annotations
@@ -15,14 +16,13 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["ChartData", "ChartSpec", "EventSampler", "SeriesBuffer", "SeriesSpec", "number"]
+__all__ = ["ChartData", "ChartSpec", "EventSampler", "ReferenceSpec", "SeriesBuffer", "SeriesSpec",
+           "ValueSampler", "number"]
 
 #: (event type, data, running trial count) -> (x, y) or None
 EventSampler = Callable[[str, Mapping[str, Any], int], "tuple[int, float] | None"]
-
-
-def _no_baseline(event_type: str, data: Mapping[str, Any]) -> float | None:
-    return None
+#: (event type, data) -> a reference value or None
+ValueSampler = Callable[[str, Mapping[str, Any]], "float | None"]
 
 
 @dataclass(frozen=True)
@@ -41,18 +41,35 @@ class SeriesSpec:
 
 
 @dataclass(frozen=True)
+class ReferenceSpec:
+    """One score drawn beside the series: a baseline, or a score measured on other data after the run.
+
+    ``during`` scores belong to the curve (the search-time baseline) and are drawn as a dashed line across
+    it; ``after`` scores (held-out evaluations) are drawn as markers at the right edge, labelled, so a
+    score measured on other data never reads as a point of the curve.
+    """
+
+    key: str
+    label: str
+    metric_names: frozenset[str] = frozenset()
+    from_event: ValueSampler | None = None
+    when: Literal["during", "after"] = "during"
+    color: str = "0.4"
+    marker: str = "D"
+    #: the first value seen stays: a later report of the same score must not move the line
+    keep_first: bool = False
+
+
+@dataclass(frozen=True)
 class ChartSpec:
     title: str
+    #: what the x values count, in plain words
     xlabel: str
     ylabel: str
     series: tuple[SeriesSpec, ...]
-    baseline_metrics: frozenset[str] = frozenset()
-    #: fixed legend corner ("best" scans every vertex: slow on long series)
-    legend_loc: Literal["upper right", "lower right"] = "upper right"
-    baseline_from_event: Callable[[str, Mapping[str, Any]], float | None] = _no_baseline
-    #: a baseline seen in an event of this type does not replace one already known (a post-search score
-    #: must not replace the search-time one the best-so-far line is compared with)
-    late_baseline_events: frozenset[str] = frozenset()
+    references: tuple[ReferenceSpec, ...] = ()
+    #: the x label when every drawn point came from an event rather than a metric (e.g. "trial")
+    event_xlabel: str | None = None
 
 
 def number(*values: Any) -> float | None:
@@ -90,6 +107,13 @@ class SeriesBuffer:
         _append(self.event_x, self.event_y, step, value)
         self._cache = None
 
+    @property
+    def uses_events(self) -> bool:
+        """True when the points drawn are event samples (their x counts trials, not metric steps)."""
+        if self.source is not None and not self.metric_x:
+            return self.source.uses_events
+        return bool(self.event_x) and (self.spec.prefer_events or not self.metric_x)
+
     def xy(self) -> tuple[np.ndarray, np.ndarray]:
         import numpy as np
 
@@ -99,8 +123,7 @@ class SeriesBuffer:
                 return x, y
             return x, np.fmax.accumulate(y) if self.source.spec.higher_is_better else np.fmin.accumulate(y)
         if self._cache is None:
-            use_events = bool(self.event_x) and (self.spec.prefer_events or not self.metric_x)
-            xs, ys = (self.event_x, self.event_y) if use_events else (self.metric_x, self.metric_y)
+            xs, ys = (self.event_x, self.event_y) if self.uses_events else (self.metric_x, self.metric_y)
             self._cache = (np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
         return self._cache
 
@@ -121,11 +144,12 @@ def _append(xs: list[int], ys: list[float], step: int, value: float) -> None:
 
 @dataclass
 class ChartData:
-    """The series of one job's chart, fed with its metric points and events."""
+    """The series and reference scores of one job's chart, fed with its metric points and events."""
 
     spec: ChartSpec
     series: dict[str, SeriesBuffer] = field(init=False)
-    baseline: float | None = field(init=False, default=None)
+    #: reference key -> its value, once reported
+    references: dict[str, float] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.series = {s.key: SeriesBuffer(s) for s in self.spec.series}
@@ -133,15 +157,21 @@ class ChartData:
             if buf.spec.best_of is not None:
                 buf.source = self.series[buf.spec.best_of]
 
+    def _set_reference(self, ref: ReferenceSpec, value: float) -> bool:
+        if ref.keep_first and ref.key in self.references:
+            return False
+        self.references[ref.key] = value
+        return True
+
     def add_metric(self, point: Any) -> bool:
-        """Add a ``MetricPoint`` (or a dict with name/step/value). Returns True if it fed a series."""
+        """Add a ``MetricPoint`` (or a dict with name/step/value). Returns True if it fed the chart."""
         name, step, value = _field(point, "name"), _field(point, "step"), _field(point, "value")
         if name is None or value is None:
             return False
-        if name in self.spec.baseline_metrics:
-            self.baseline = float(value)
-            return True
         used = False
+        for ref in self.spec.references:
+            if name in ref.metric_names:
+                used |= self._set_reference(ref, float(value))
         for buf in self.series.values():
             if name in buf.spec.metric_names:
                 buf.append_metric(int(step or 0), float(value))
@@ -149,14 +179,14 @@ class ChartData:
         return used
 
     def add_event(self, event: Any) -> bool:
-        """Add an ``Event`` (or its dict); returns True if it carried a baseline or a sample of some series."""
+        """Add an ``Event`` (or its dict); returns True if it carried a reference score or a series sample."""
         etype = _field(event, "type") or ""
         data = _field(event, "data") or {}
-        baseline = self.spec.baseline_from_event(etype, data)
-        if baseline is not None and (self.baseline is None or etype not in self.spec.late_baseline_events):
-            self.baseline = baseline
-            return True
         used = False
+        for ref in self.spec.references:
+            value = ref.from_event(etype, data) if ref.from_event is not None else None
+            if value is not None:
+                used |= self._set_reference(ref, value)
         for buf in self.series.values():
             if buf.spec.from_event is None or buf.source is not None:
                 continue
@@ -179,8 +209,25 @@ class ChartData:
     def point_count(self) -> int:
         return sum(len(b.xy()[0]) for b in self.series.values())
 
+    @property
+    def empty(self) -> bool:
+        """Nothing to draw yet: no series point and no reference score."""
+        return not self.references and all(len(b.xy()[0]) == 0 for b in self.series.values())
+
+    def xlabel(self) -> str:
+        """The x axis in plain words: what the drawn points count (trials when they all came from events)."""
+        drawn = [b for b in self.series.values() if len(b.xy()[0])]
+        if self.spec.event_xlabel and drawn and all(b.uses_events for b in drawn):
+            return self.spec.event_xlabel
+        return self.spec.xlabel
+
+    def reference_values(self) -> list[tuple[ReferenceSpec, float]]:
+        """The reported reference scores, in the spec's order."""
+        return [(ref, self.references[ref.key]) for ref in self.spec.references if ref.key in self.references]
+
     def latest_values(self) -> list[dict[str, Any]]:
-        """One row per non-empty series: label, latest step and value, best value (the text alternative)."""
+        """One row per non-empty series: label, latest step and value, best value (the text alternative);
+        then one row per reported reference score."""
         import numpy as np
 
         rows: list[dict[str, Any]] = []
@@ -191,7 +238,6 @@ class ChartData:
             best = float(np.nanmax(y) if buf.spec.higher_is_better else np.nanmin(y))
             rows.append({"series": buf.spec.label, "step": int(x[-1]), "latest": float(y[-1]), "best": best,
                          "points": int(len(x))})
-        if self.baseline is not None:
-            rows.append({"series": "baseline", "step": None, "latest": self.baseline, "best": self.baseline,
-                         "points": 1})
+        for ref, value in self.reference_values():
+            rows.append({"series": ref.label, "step": None, "latest": value, "best": value, "points": 1})
         return rows

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient
+from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventRecord
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, JobTimeoutError, NotFoundError, SynthNbError
 from synth_nb.flows import all_flows, get_flow
+from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job._monitor import FollowOptions, JobMonitor
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
+from synth_nb.job.masking import masked_doc, masked_event, searched
+from synth_nb.records import Event
 
 if TYPE_CHECKING:
+    from synth_nb.flows.prompt_learning.explorer import Explorer
     from synth_nb.job.registry import JobRegistry
+    from synth_nb.job.watchdog import Watchdog
 
 __all__ = ["Job"]
 
@@ -46,16 +52,26 @@ class Job(JobHistory):
         registry: JobRegistry | None = None,
         metrics_limit: int = 200,
         endpoints: FlowEndpoints | None = None,
+        results_folder: Path | None = None,
+        hidden: Sequence[str] = (),
     ) -> None:
         super().__init__(id, flow, algorithm=algorithm)
         self.client = client
+        #: values masked in everything the job takes in from the backend (``synth_nb.job.masking``): the
+        #: client's key and ``hidden`` (the plan's secrets)
+        self.hidden = searched((*client.secret_values(), *hidden))
         self.endpoints = endpoints or get_flow(flow).endpoints
-        self.backend_url = backend_url or client.base_url
+        self.backend_url = backend_url or client.shown_url
         self.poll_interval = poll_interval
         self.min_interval = min_interval
         self.use_sse = use_sse
         self.registry = registry
         self.metrics_limit = metrics_limit
+        #: the config's ``results_folder``: exports go to ``<results_folder>/<job id>/`` (None: not known)
+        self.results_folder = results_folder
+        #: the budget watchdog following this job (``--max-minutes`` ...): ``watchdog.meters()`` is each
+        #: limit with what is used and left, ``watchdog.report()`` which one stopped the job
+        self.watchdog: Watchdog | None = None
         self._done = DoneSignal()
         self._task: asyncio.Task[None] | None = None
         self._monitor: JobMonitor | None = None
@@ -64,6 +80,12 @@ class Job(JobHistory):
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, flow={self.flow!r}, status={self.status!r}, events={len(self.events)})"
+
+    def ingest_event(self, event: Event | EventRecord) -> bool:
+        return super().ingest_event(masked_event(event, self.hidden) if self.hidden else event)
+
+    def ingest_status(self, doc: dict[str, Any]) -> bool:
+        return super().ingest_status(masked_doc(doc, self.hidden))
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -81,6 +103,12 @@ class Job(JobHistory):
         return self._loop
 
     @property
+    def unreachable_since(self) -> datetime | None:
+        """Since when the backend has not answered this job's requests (``None`` while it answers): the
+        CLI's "backend unreachable since HH:MM:SS" notice, and what a monitor panel can show."""
+        return self.client.unreachable_since
+
+    @property
     def stream_mode(self) -> str | None:
         """How events arrive: "sse" or "poll" (None before following starts)."""
         return self._monitor.stream_mode if self._monitor is not None else None
@@ -96,20 +124,47 @@ class Job(JobHistory):
         if task is not None and not task.done():
             call_on_loop(task.get_loop(), task.cancel)
         self.client = client
+        self.hidden = searched((*self.hidden, *client.secret_values()))
         self._loop = None
         if self._fatal is not None:  # a failure of the old connection does not end the job
             self._fatal = None
             self._done.clear()
 
-    def export_summary(self, folder: str | Path = ".") -> Path:
-        """Write the flow's result files (prompt learning: ``summary.md`` and its curve) into ``folder``."""
+    def export_summary(self, folder: str | Path | None = None) -> Path:
+        """Write the flow's result files (prompt learning: ``summary.md`` and its curve) into ``folder``,
+        by default ``<results_folder>/<job id>/`` (the Export button's folder)."""
         flow = get_flow(self.flow)
-        path = flow.write_results(self, Path(folder)) if flow.has_summary else None
+        target = Path(folder) if folder is not None else job_results_dir(self.id, self.results_folder)
+        path = flow.write_results(self, target) if flow.has_summary else None
         if path is None:
             which = ", ".join(f.label for f in all_flows() if f.has_summary) or "no"
             raise ConfigError(f"job {self.id} is a {flow.label} job, which has no summary to export "
                               f"(only {which} jobs write one)")
         return path
+
+    def explorer(self) -> Explorer:
+        """Why the run won, from the events streamed so far: candidates, lineage, Pareto front, per-seed
+        wins and prompt diffs (prompt learning). Works while the job runs and after ``--attach``."""
+        from synth_nb.flows.prompt_learning.explorer_events import (
+            EXPLORER_EVENT_TYPES,
+            PROPOSAL_METRIC,
+            explore,
+        )
+
+        flow = get_flow(self.flow)
+        if not flow.has_explorer:
+            which = ", ".join(f.label for f in all_flows() if f.has_explorer) or "no"
+            raise ConfigError(f"job {self.id} is a {flow.label} job; the explorer shows {which} jobs "
+                              "(compare runs of any flow with synth_nb.compare)")
+        steps, values = self.metrics.series(PROPOSAL_METRIC)
+        scores = [{"name": PROPOSAL_METRIC, "step": s, "value": v}
+                  for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
+        return explore(self.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=self.id,
+                       status_doc=self.status_doc)
+
+    def candidates_df(self) -> Any:
+        """One row per prompt-learning candidate: parents, origin, scores, held-out score, length, rollouts."""
+        return self.explorer().frame()
 
     # -- following ------------------------------------------------------------------------------
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError
+from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError, SynthNbError
 from synth_nb.flows import Flow, all_flows, get_flow
 from synth_nb.job._job import Job
+from synth_nb.job.interrupt import cancel_after_interrupt, create_through_interrupt
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
 from synth_nb.plan import Plan, Step, resolve_refs
 
@@ -45,14 +49,42 @@ async def _run_check(step: Step, client: AsyncSynthClient, body: Any) -> Any:
         raise type(exc)(f"preflight check failed ({what}): {exc}", status_code=exc.status_code,
                         method=exc.method, url=exc.url, body=exc.body) from None
     if isinstance(result, dict) and result.get("any_ok") is False:
-        raise ClientError(f"preflight check failed ({what}): the backend could not reach the task app "
-                          f"with any stored key; attempts: {result.get('attempts')!r}")
+        raise ClientError(f"preflight check failed ({what}): {_check_problem(result)}")
     return result
+
+
+def _check_problem(result: dict[str, Any]) -> str:
+    """One plain sentence from a failed check: the backend's own ``detail``, else what its attempts show."""
+    detail = result.get("detail")
+    if isinstance(detail, str) and detail.strip():
+        return detail.strip().rstrip(".") + "."
+    statuses = sorted({str(a.get("health_status")) for a in result.get("attempts") or [] if isinstance(a, dict)})
+    seen = f" (/health answered {', '.join(statuses)})" if statuses else ""
+    return f"the backend could not reach the task app with any key it holds{seen}."
 
 
 async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry | None = None,
                  poll_interval: float = 5.0) -> Job:
-    """Run the plan's steps in order and return the created ``Job`` (not yet monitored)."""
+    """Run the plan's steps in order and return the created ``Job`` (not yet monitored).
+
+    An interrupted submission (Ctrl-C, a cancelled task) cancels the job it created, even one whose create
+    request was in flight, before passing the interrupt on (``synth_nb.job.interrupt``).
+    """
+    created: list[str] = []
+    try:
+        return await _run_plan(plan, client, registry, poll_interval, created)
+    except asyncio.CancelledError:
+        if created:
+            status = await cancel_after_interrupt(client, get_flow(plan.flow).endpoints, created[-1])
+            if registry is not None:
+                with contextlib.suppress(OSError, SynthNbError):
+                    _register(registry, plan, client, created[-1])
+                    registry.update(created[-1], status=status)
+        raise
+
+
+async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry | None, poll_interval: float,
+                    created: list[str]) -> Job:
     refs: dict[str, str] = {}
     job_id: str | None = None
     create = plan.create_step
@@ -77,13 +109,16 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
                              client, body)
             continue
         is_create = step is create
-        result = await client.request_json(
+        request = client.request_json(
             step.method, path, json=body, headers=step.headers or None,
             idempotency_key=idempotency_key if is_create else f"{idempotency_key}-{path}",
             timeout=CREATE_TIMEOUT if is_create else None,
         )
+        result = await (create_through_interrupt(request, created) if is_create else request)
         if is_create:
             job_id = _response_id(result)
+            if job_id:
+                created.append(job_id)
             if not job_id:
                 raise ClientError(f"{step.method} {path} answered without a job id (got {str(result)[:200]!r})")
             if registry is not None:  # recorded at once, so a failing later step still leaves it findable
@@ -92,14 +127,16 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
             refs[step.ref] = _response_id(result) or ""
     assert job_id is not None  # create_step exists, so the loop set it or raised
     return Job(job_id, plan.flow, client, algorithm=plan.algorithm, registry=registry,
-               poll_interval=poll_interval)
+               poll_interval=poll_interval, results_folder=plan.results_folder,
+               hidden=[s.get_secret_value() for s in plan.secrets])
 
 
 def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_id: str) -> None:
     registry.record(JobRecord(
-        job_id=job_id, flow=plan.flow, backend_url=client.base_url, algorithm=plan.algorithm,
+        job_id=job_id, flow=plan.flow, backend_url=client.shown_url, algorithm=plan.algorithm,
         config_hash=config_hash(plan.config_path, plan.preview_json()),
         config_path=str(plan.config_path) if plan.config_path else None,
+        results_folder=str(plan.results_folder) if plan.results_folder else None,
         submitted_at=datetime.now(UTC).isoformat(timespec="seconds"),
     ))
 
@@ -132,10 +169,12 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
         break
     if status_doc is None or flow is None:
         raise NotFoundError(
-            f"job {job_id} was not found on {client.base_url} (tried the {', '.join(candidates)} endpoints); "
-            "check the id and --backend", status_code=404, method="GET", url=client.base_url,
+            f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints); "
+            "check the id and --backend", status_code=404, method="GET", url=client.shown_url,
         )
-    job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval)
+    results = Path(record.results_folder) if record and record.results_folder else None
+    job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval,
+              results_folder=results)
     await job.refresh()
     return job
 

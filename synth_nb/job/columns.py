@@ -1,8 +1,8 @@
 """Compact, append-only columns for a job's history: no Python object is kept per record.
 
 A million events held as pydantic models cost gigabytes; held here they cost their compressed JSON text
-plus a few machine integers each. Rows are only ever appended (so a row number never changes); ``KeyOrder`` keeps
-them in key order, which is the identity until a row arrives out of order.
+plus a few machine integers each. Rows are only ever appended, so a row number never changes;
+``KeyOrder`` keeps them in key order, which is the arrival order until a row arrives out of order.
 """
 
 from __future__ import annotations
@@ -55,11 +55,12 @@ class DocumentColumn:
                 + self._first_rows.itemsize * len(self._first_rows))
 
     def append(self, document: bytes) -> None:
-        if len(self._ends) > self._open_first:
-            self._open += b","
-        self._open += document
-        self._ends.append(len(self._open))
-        if len(self._ends) - self._open_first >= CHUNK_ROWS or len(self._open) >= CHUNK_BYTES:
+        body = self._open
+        if body:  # documents are never empty
+            body += b","
+        body += document
+        self._ends.append(len(body))
+        if len(body) >= CHUNK_BYTES or len(self._ends) - self._open_first >= CHUNK_ROWS:
             self._seal()
 
     def __getitem__(self, row: int) -> bytes:

@@ -120,8 +120,9 @@ def _strings(column: StringColumn) -> Any:
     """A string column as a numpy object array sharing one Python string per distinct value."""
     import numpy as np
 
-    return np.array(column.values, dtype=object)[_numbers(column.codes)] if column.values else \
-        np.array([], dtype=object)
+    if not column.values:
+        return np.array([], dtype=object)
+    return np.array(column.values, dtype=object)[_numbers(column.codes)]
 
 
 class EventLog(_RecordLog[Event]):
@@ -170,10 +171,6 @@ class EventLog(_RecordLog[Event]):
             if verdict:
                 return self._cached(row)
         return None
-
-    def newest(self, count: int) -> list[Event]:
-        """The newest ``count`` events, oldest first."""
-        return self[max(0, len(self) - count):]
 
     def to_frame(self) -> Any:
         """A DataFrame with one row per event: seq, type, level, message, data, created_at."""

@@ -5,10 +5,12 @@ Shared by the notebook's monitor panel and the terminal's live chart, so both sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
+
+from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["Progress", "format_duration", "parse_time", "progress_of"]
 
@@ -38,23 +40,45 @@ def parse_time(value: Any) -> float | None:
 
 @dataclass(frozen=True)
 class Progress:
+    """Work done against the budget. Once the job ended (``ended``: its terminal status) the bar shows the
+    outcome: full for a success, even one that used less than its budget; where it stopped otherwise."""
+
     done: float | None = None
     total: float | None = None
     unit: str = "steps"
     eta_seconds: float | None = None
+    ended: str | None = None
 
     @property
     def fraction(self) -> float | None:
-        if self.done is None or not self.total:
+        if self.done is None:
+            return None
+        if self.ended == "succeeded":
+            return 1.0
+        if not self.total:
             return None
         return max(0.0, min(1.0, self.done / self.total))
+
+    @property
+    def outcome(self) -> Literal["running", "succeeded", "failed"]:
+        """How the bar is coloured: neutral while running, green for a success, red for any other end."""
+        if self.ended is None:
+            return "running"
+        return "succeeded" if self.ended == "succeeded" else "failed"
 
     def label(self) -> str:
         if self.done is None:
             return ""
-        if not self.total:
-            return f"{self.done:g} {self.unit}"
-        return f"{self.done:g}/{self.total:g} {self.unit} ({100 * (self.fraction or 0):.0f}%)"
+        used = f"{self.done:g}/{self.total:g} {self.unit}" if self.total else f"{self.done:g} {self.unit}"
+        if self.ended == "succeeded":
+            return f"{used} · finished"
+        if self.total:
+            used += f" ({100 * (self.fraction or 0):.0f}%)"
+        return f"{used} · {self.ended}" if self.ended else used
+
+    def ended_as(self, status: str) -> Progress:
+        """This progress at the job's end (no ETA any more)."""
+        return replace(self, ended=status, eta_seconds=None)
 
 
 _PAIRS = (  # (done key(s), total key(s), unit)
@@ -64,7 +88,7 @@ _PAIRS = (  # (done key(s), total key(s), unit)
 )
 
 
-def _first(data: dict[str, Any], keys: Iterable[str]) -> float | None:
+def _first(data: Mapping[str, Any], keys: Iterable[str]) -> float | None:
     for k in keys:
         v = data.get(k)
         if isinstance(v, int | float) and not isinstance(v, bool):
@@ -72,12 +96,19 @@ def _first(data: dict[str, Any], keys: Iterable[str]) -> float | None:
     return None
 
 
-def progress_of(status_doc: dict[str, Any], events: Sequence[Any], elapsed: float | None,
-                *, scan: int = 300) -> Progress:
+def progress_of(status_doc: Mapping[str, Any], events: Sequence[Any], elapsed: float | None,
+                *, status: str | None = None, scan: int = 300) -> Progress:
     """Work done vs budget from the newest event that reports it (else the status document), with ETA.
 
     ETA prefers the backend's own ``eta_seconds``; otherwise it extrapolates the elapsed time linearly.
+    A terminal ``status`` ends the progress (see ``Progress.ended``).
     """
+    found = _progress_of(status_doc, events, elapsed, scan)
+    return found.ended_as(status) if status in TERMINAL_STATUSES else found
+
+
+def _progress_of(status_doc: Mapping[str, Any], events: Sequence[Any], elapsed: float | None,
+                 scan: int) -> Progress:
     recent = list(reversed(events[-scan:]))
     for i, event in enumerate(recent):
         data = getattr(event, "data", None) or {}

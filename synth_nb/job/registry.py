@@ -33,6 +33,8 @@ class JobRecord:
     algorithm: str | None = None
     config_path: str | None = None
     status: str | None = None
+    #: where the job's result files go (the config's ``results_folder``), for exports after re-attaching
+    results_folder: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRecord:

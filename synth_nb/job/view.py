@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from synth_nb.flows.artifacts import FinishedJob
@@ -24,6 +26,12 @@ class JobView(FinishedJob, Protocol):
     def algorithm(self) -> str | None: ...
     @property
     def backend_url(self) -> str: ...
+    @property
+    def results_folder(self) -> Path | None:
+        """Where the job's result files go (its config's ``results_folder``), if known."""
+    @property
+    def unreachable_since(self) -> datetime | None:
+        """When the backend stopped answering the job's client (None while it answers)."""
     @property
     def done(self) -> bool: ...
     @property

@@ -7,6 +7,9 @@ nothing here imports synth_nb's client, job monitor or notebook layers. Names ar
     with start_backend() as backend:            # 127.0.0.1, free port, temporary data dir, generated key
         ...  # point a client at backend.url with backend.api_key
 
+``shared.ensure_backend(data_dir)`` runs one in a background process of its own instead, found again by
+every later process through ``<data_dir>/backend.json`` (what ``--backend local`` uses).
+
 ``start_backend(default_executor="replay", executor_options={"replay": {"speed": 10}})`` replays the
 bundled recordings for every job (demos, tests, any client including synth-ai 0.2.24's CLI); replays may
 also read files in ``recordings_dir``. Every error raised on purpose is an ``errors.LocalBackendError``.

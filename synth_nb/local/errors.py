@@ -13,7 +13,8 @@
     ├── ChatDataError            an SFT file without one usable chat example (ValueError)
     ├── TaskAppError             a task app that is unreachable or answers something unusable
     ├── PolicyCallError          an upstream OpenAI-compatible model that could not answer
-    └── TaskAppRefusal           a bundled task app's own 4xx/5xx answer
+    ├── TaskAppRefusal           a bundled task app's own 4xx/5xx answer
+    └── SharedBackendError       the backend process of a data folder cannot be started, found or stopped
 
 The ValueError / RuntimeError bases are kept so handlers written for those keep working. The prompt-learning
 search unwinds with ``executors.prompt_learning.rollouts.SearchHalted``, which is a signal, not an error.
@@ -33,6 +34,7 @@ __all__ = [
     "PolicyCallError",
     "RecordingNotAllowed",
     "ReplayedFailure",
+    "SharedBackendError",
     "TaskAppError",
     "TaskAppRefusal",
     "TrainingFailed",
@@ -114,3 +116,7 @@ class TaskAppRefusal(LocalBackendError):
         super().__init__(str(detail))
         self.status = status
         self.detail = detail
+
+
+class SharedBackendError(LocalBackendError, RuntimeError):
+    """The backend process of a data folder cannot be started, reached or stopped; the message says what to do."""

@@ -51,7 +51,7 @@ def server_event_types(kind: str) -> frozenset[str]:
 
 def utc_now() -> str:
     """ISO-8601 UTC with microseconds, so two status changes never share an ``updated_at``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).isoformat(timespec="microseconds")[:-6] + "Z"  # "+00:00" -> "Z"; strftime is slower
 
 
 def new_id(prefix: str) -> str:

@@ -21,7 +21,7 @@ from synth_nb.local.executors import load_executor
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
-from synth_nb.local.storage import JobRecord, Storage
+from synth_nb.local.storage import JobRecord, Storage, to_json
 
 __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
 
@@ -81,8 +81,10 @@ class LocalJobContext:
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
              level: str = "info") -> None:
         if not self.closed.is_set():
-            message, data = self.scrub(message, data)
-            self._storage.add_event(self.job_id, type, message, data, level)
+            payload = to_json(data or {})  # serialised once: scrubbed and stored as this text
+            if self._secrets:
+                message, payload = scrub(message, self._secrets), scrub(payload, self._secrets)
+            self._storage.add_event_json(self.job_id, type, message, payload, level)
 
     def scrub(self, message: str, data: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         """Mask the job's secrets (task-app keys from its body, the backend's env key) if they slipped in."""

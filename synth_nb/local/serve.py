@@ -13,6 +13,7 @@ from typing import Any
 
 import uvicorn
 
+from synth_nb.local.examples import task_app_path
 from synth_nb.local.server.app import close_app, create_app
 
 __all__ = ["LocalBackend", "generate_api_key", "start_backend"]
@@ -25,7 +26,8 @@ def generate_api_key() -> str:
 
 
 class LocalBackend:
-    """A running local backend: ``.url`` (no ``/api`` suffix), ``.api_key``, ``.stop()``; a context manager."""
+    """A backend running in this process: ``.url`` (no ``/api`` suffix), ``.api_key``, ``.stop()``; a
+    context manager. ``shared.ensure_backend`` runs one in a process of its own instead."""
 
     def __init__(self, server: uvicorn.Server, thread: threading.Thread, app: Any, url: str, api_key: str,
                  data_dir: Path, owns_data_dir: bool) -> None:
@@ -41,6 +43,16 @@ class LocalBackend:
     @property
     def api_url(self) -> str:
         return self.url + "/api"
+
+    @property
+    def task_app_key(self) -> str:
+        """The key the bundled example task apps served by this backend accept (besides held env keys)."""
+        key: str = self.app.state.backend.held_keys.example_key
+        return key
+
+    def task_app_url(self, name: str) -> str:
+        """Where this backend serves the bundled example task app ``name`` (``banking``, ``charclass``)."""
+        return self.url + task_app_path(name)
 
     def __repr__(self) -> str:  # never shows the key
         return f"LocalBackend(url={self.url!r}, data_dir={str(self.data_dir)!r})"

@@ -1,8 +1,10 @@
 """SQLite (WAL) storage for the local backend: jobs, events, metrics and uploaded files.
 
 One connection guarded by a lock: executors write from worker threads while the HTTP handlers read.
-Events get a per-job monotonic ``seq`` assigned inside the same transaction that bumps ``jobs.last_seq``,
-so a seq is never reused, even across restarts.
+Events get a per-job monotonic ``seq`` and are committed in batches (``event_log``): every other access
+first commits what is pending, so a reader sees every event appended before it, and a status change
+never overtakes the events before it. ``jobs.last_seq`` moves in the same transaction as the events, so
+a seq that anyone has seen is never reused, even across restarts.
 
 Job bodies arrive here with their secrets already masked (``redact.withhold_secrets``); bodies stored by
 an older version are masked when the database is opened. The database and uploads are readable by their
@@ -16,15 +18,17 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from synth_nb.local.event_log import EventLog, StoredEvent, sse_frame
 from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
 from synth_nb.local.redact import withhold_secrets
 
-__all__ = ["JobRecord", "Storage"]
+__all__ = ["JobRecord", "Storage", "StoredEvent", "to_json"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -37,7 +41,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs(kind, idempotency_key
     WHERE idempotency_key IS NOT NULL;
 CREATE TABLE IF NOT EXISTS events (
     job_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL, level TEXT NOT NULL,
-    message TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (job_id, seq)
+    message TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, record TEXT, PRIMARY KEY (job_id, seq)
 );
 CREATE TABLE IF NOT EXISTS metrics (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, name TEXT NOT NULL, step INTEGER NOT NULL,
@@ -90,12 +94,16 @@ def _finite(value: Any) -> Any:
     return value
 
 
+#: one encoder for every call: building one per event cost more than encoding the event
+_ENCODER = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":"))
+
+
 def to_json(value: Any) -> str:
     """Strict JSON for storage: anything non-serialisable becomes a string, non-finite floats their names."""
     try:
-        return json.dumps(value, default=str, allow_nan=False)
+        return _ENCODER.encode(value)
     except ValueError:
-        return json.dumps(_finite(value), default=str, allow_nan=False)
+        return _ENCODER.encode(_finite(value))
 
 
 def _job(row: sqlite3.Row) -> JobRecord:
@@ -106,11 +114,6 @@ def _job(row: sqlite3.Row) -> JobRecord:
         started_at=row["started_at"], finished_at=row["finished_at"], last_seq=row["last_seq"],
         cancel_requested=bool(row["cancel_requested"]),
     )
-
-
-def _event(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
-    return {"seq": row["seq"], "type": row["type"], "level": row["level"], "message": row["message"],
-            "data": json.loads(row["data"]), "created_at": row["created_at"], "job_id": job_id}
 
 
 def _metric(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
@@ -164,12 +167,22 @@ class Storage:
         self._db.executescript(_SCHEMA)
         self._migrate()
         self.on_change = on_change
+        self._events = EventLog(self._db, self._locked, self._notify)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The database, with every pending event committed first."""
+        with self._lock:
+            self._events.flush()
+            yield
 
     def _migrate(self) -> None:
         """Bring a database written by an older version up to date: file idempotency, no secret in a body."""
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(files)")}
         if "idempotency_key" not in columns:
             self._db.execute("ALTER TABLE files ADD COLUMN idempotency_key TEXT")
+        if "record" not in {row["name"] for row in self._db.execute("PRAGMA table_info(events)")}:
+            self._db.execute("ALTER TABLE events ADD COLUMN record TEXT")
         self._db.executescript(_FILES_IDEMPOTENCY)
         masked = 0
         for row in self._db.execute("SELECT id, body FROM jobs").fetchall():
@@ -181,7 +194,8 @@ class Storage:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
-        with self._lock:
+        self._events.close()
+        with self._locked():
             self._db.close()
         if self._folder_lock is not None:
             self._folder_lock.close()
@@ -199,7 +213,7 @@ class Storage:
         With an ``idempotency_key`` already used for this kind, the existing job is returned instead.
         """
         now = utc_now()
-        with self._lock:
+        with self._locked():
             if idempotency_key:
                 row = self._db.execute("SELECT * FROM jobs WHERE kind=? AND idempotency_key=?",
                                        (kind, idempotency_key)).fetchone()
@@ -218,7 +232,7 @@ class Storage:
         return job, True
 
     def get_job(self, job_id: str) -> JobRecord | None:
-        with self._lock:
+        with self._locked():
             row = self._db.execute("SELECT * FROM jobs WHERE id=?", (job_id,)).fetchone()
         return _job(row) if row is not None else None
 
@@ -228,7 +242,7 @@ class Storage:
             sql, args = sql + " AND kind=?", [*args, kind]
         if status:
             sql, args = sql + " AND status=?", [*args, status]
-        with self._lock:
+        with self._locked():
             rows = self._db.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit)).fetchall()
         return [_job(r) for r in rows]
 
@@ -236,7 +250,7 @@ class Storage:
                    expect: frozenset[str] | None = None) -> bool:
         """Move a job to ``status`` (only from a status in ``expect`` if given); bumps ``updated_at``."""
         now = utc_now()
-        with self._lock:
+        with self._locked():
             job = self.get_job(job_id)
             if job is None or (expect is not None and job.status not in expect):
                 return False
@@ -252,11 +266,11 @@ class Storage:
         return True
 
     def request_cancel(self, job_id: str) -> None:
-        with self._lock:
+        with self._locked():
             self._db.execute("UPDATE jobs SET cancel_requested=1 WHERE id=?", (job_id,))
 
     def merge_result(self, job_id: str, fields: dict[str, Any]) -> None:
-        with self._lock:
+        with self._locked():
             job = self.get_job(job_id)
             if job is None:
                 return
@@ -265,7 +279,7 @@ class Storage:
 
     def fail_interrupted(self) -> list[str]:
         """Mark jobs that were running when the server stopped as failed, with an event saying why."""
-        with self._lock:
+        with self._locked():
             rows = self._db.execute("SELECT id, kind FROM jobs WHERE status='running'").fetchall()
         reason = ("The local backend stopped while this job was running; its history is kept but the run "
                   "cannot continue. Submit the job again.")
@@ -279,39 +293,37 @@ class Storage:
     def add_event(self, job_id: str, type: str, message: str = "", data: dict[str, Any] | None = None,
                   level: str = "info") -> int:
         """Append an event; returns its seq. An empty message is replaced by the type (never empty)."""
-        payload = to_json(data or {})
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                row = self._db.execute("SELECT last_seq FROM jobs WHERE id=?", (job_id,)).fetchone()
-                if row is None:
-                    raise KeyError(job_id)
-                seq = row["last_seq"] + 1
-                self._db.execute("UPDATE jobs SET last_seq=? WHERE id=?", (seq, job_id))
-                self._db.execute(
-                    "INSERT INTO events (job_id, seq, type, level, message, data, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (job_id, seq, type, level or "info", message or type, payload, utc_now()),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        self._notify(job_id)
-        return seq
+        return self.add_event_json(job_id, type, message, to_json(data or {}), level)
+
+    def add_event_json(self, job_id: str, type: str, message: str, payload: str, level: str = "info") -> int:
+        """``add_event`` with the data already serialised (``to_json``)."""
+        return self._events.append(job_id, type, level or "info", message or type, payload)
+
+    def event_records(self, job_id: str, since_seq: int = 0, limit: int = 200) -> list[StoredEvent]:
+        """Events with ``seq > since_seq``, ascending, at most ``limit``, as ``(seq, type, JSON text)``."""
+        with self._locked():
+            return self._events.read(job_id, since_seq, limit)
+
+    def sse_frames(self, job_id: str, since_seq: int, limit: int) -> tuple[int, str]:
+        """``(last seq, SSE frames)`` of the committed events after ``since_seq`` (``since_seq, ""`` for none).
+
+        Live followers are served from memory; only one behind the newest couple of thousand events reads
+        the database.
+        """
+        found = self._events.tail_frames(job_id, since_seq, limit)
+        if found is not None:
+            return found
+        batch = self.event_records(job_id, since_seq, limit)
+        return (batch[-1][0] if batch else since_seq), "".join(sse_frame(*event) for event in batch)
 
     def events(self, job_id: str, since_seq: int = 0, limit: int = 200) -> list[dict[str, Any]]:
         """Events with ``seq > since_seq``, ascending, at most ``limit``."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT * FROM events WHERE job_id=? AND seq>? ORDER BY seq LIMIT ?", (job_id, since_seq, limit)
-            ).fetchall()
-        return [_event(job_id, r) for r in rows]
+        return [json.loads(record) for _, _, record in self.event_records(job_id, since_seq, limit)]
 
     def add_metric(self, job_id: str, name: str, step: int, value: float,
                    data: dict[str, Any] | None = None) -> None:
         """Append a metric point; a repeated ``(name, step)`` replaces the earlier value."""
-        with self._lock:
+        with self._locked():
             self._db.execute(
                 "INSERT OR REPLACE INTO metrics (job_id, name, step, value, data, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
@@ -325,7 +337,7 @@ class Storage:
         sql, args = "SELECT * FROM metrics WHERE job_id=?", [job_id]
         if name:
             sql, args = sql + " AND name=?", [*args, name]
-        with self._lock:
+        with self._locked():
             if after_step is not None:
                 rows = self._db.execute(sql + " AND step>? ORDER BY step, id LIMIT ?",
                                         (*args, after_step, limit)).fetchall()
@@ -337,7 +349,7 @@ class Storage:
     def add_file(self, file_id: str, filename: str, purpose: str, size: int, stored_name: str,
                  idempotency_key: str | None = None) -> tuple[dict[str, Any], bool]:
         """Record an upload; returns ``(file, created)``: the earlier file when ``idempotency_key`` was used."""
-        with self._lock:
+        with self._locked():
             earlier = self.file_for_key(idempotency_key)
             if earlier is not None:
                 return earlier, False
@@ -354,7 +366,7 @@ class Storage:
         """The file first uploaded with ``idempotency_key``, if any."""
         if not idempotency_key:
             return None
-        with self._lock:
+        with self._locked():
             row = self._db.execute("SELECT * FROM files WHERE idempotency_key=?", (idempotency_key,)).fetchone()
         return dict(row) if row is not None else None
 
@@ -364,7 +376,7 @@ class Storage:
         return os.fdopen(fd, "wb")
 
     def get_file(self, file_id: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._locked():
             row = self._db.execute("SELECT * FROM files WHERE id=?", (file_id,)).fetchone()
         return dict(row) if row is not None else None
 
@@ -372,7 +384,7 @@ class Storage:
         sql, args = "SELECT * FROM files", list[str]()
         if purpose:
             sql, args = sql + " WHERE purpose=?", [purpose]
-        with self._lock:
+        with self._locked():
             rows = self._db.execute(sql + " ORDER BY created_at DESC LIMIT ?", (*args, limit)).fetchall()
         return [dict(r) for r in rows]
 
@@ -380,7 +392,7 @@ class Storage:
         found = self.get_file(file_id)
         if found is None:
             return False
-        with self._lock:
+        with self._locked():
             self._db.execute("DELETE FROM files WHERE id=?", (file_id,))
         (self.files_dir / found["stored_name"]).unlink(missing_ok=True)
         return True

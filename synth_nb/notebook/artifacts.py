@@ -1,36 +1,50 @@
 """What a finished job leaves in the notebook: its flow's ``Artifact`` rendered as a mimebundle, and the
-export of its result files.
+export of its result files to ``<results_folder>/<job id>/`` with a link to them.
 
 Every bundle carries ``text/markdown`` or ``text/html`` plus ``text/plain`` so nbconvert, GitHub and
-VS Code render something readable. A downloadable document (the RL final status) is embedded as a data
-URL; flows mask what they put in it.
+VS Code render something readable. An artifact's facts come first; a downloadable document (the RL
+final status) follows folded, with a data-URL download link; flows mask what they put in it.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from synth_nb.flows import get_flow
-from synth_nb.flows.artifacts import Artifact, FinishedJob, status_json
+from synth_nb.flows.artifacts import Artifact, FinishedJob, job_results_dir, status_json
 
-__all__ = ["artifact_bundle", "export_status", "export_summary", "render_artifact"]
+__all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status", "export_summary",
+           "render_artifact", "written_sentence"]
+
+
+def _document_page(artifact: Artifact) -> str:
+    assert artifact.document is not None
+    document = artifact.document
+    b64 = base64.b64encode(document.text.encode()).decode("ascii")
+    name = html.escape(document.name)
+    lines = document.text.count("\n") + 1
+    facts = "".join(f"<li>{html.escape(fact)}</li>" for fact in artifact.facts)
+    intro = f"<div>{html.escape(artifact.markdown)}</div>" if artifact.markdown else ""
+    return (f"<div class='synth-artifacts'><p><strong>{html.escape(artifact.title)}</strong></p>"
+            f"{f'<ul>{facts}</ul>' if facts else ''}{intro}"
+            f"<details><summary>{name} ({lines} lines)</summary>"
+            f"<p><a download='{name}' href='data:{html.escape(document.media_type)};base64,{b64}'>download {name}</a>"
+            f"</p><pre>{html.escape(document.text)}</pre></details></div>")
 
 
 def render_artifact(artifact: Artifact) -> dict[str, Any]:
-    """The mimebundle of an artifact: Markdown to read, or a document shown in full with a download link."""
-    document = artifact.document
-    if document is None:
+    """The mimebundle of an artifact: Markdown to read, or its facts and a folded, downloadable document."""
+    if artifact.document is None:
         return {"text/markdown": artifact.markdown, "text/plain": artifact.markdown}
-    b64 = base64.b64encode(document.text.encode()).decode("ascii")
-    name = html.escape(document.name)
-    intro = f"<div>{html.escape(artifact.markdown)}</div>" if artifact.markdown else ""
-    page = (f"<div class='synth-artifacts'><strong>{html.escape(artifact.title)}</strong> "
-            f"<a download='{name}' href='data:{html.escape(document.media_type)};base64,{b64}'>download {name}</a>"
-            f"{intro}<pre>{html.escape(document.text)}</pre></div>")
-    return {"text/html": page, "text/plain": f"{artifact.title}:\n{document.text}"}
+    facts = "".join(f"\n- {fact}" for fact in artifact.facts)
+    return {"text/html": _document_page(artifact),
+            "text/plain": f"{artifact.title}{facts}\n{artifact.document.name}:\n{artifact.document.text}"}
 
 
 def artifact_bundle(job: FinishedJob) -> dict[str, Any] | None:
@@ -40,11 +54,59 @@ def artifact_bundle(job: FinishedJob) -> dict[str, Any] | None:
 
 
 def export_summary(job: FinishedJob, folder: str | Path | None = None) -> list[Path]:
-    """Write the job's result files into ``folder`` (default: the current directory, which is the
-    notebook's folder in Jupyter); returns the main file written (none for a flow without results)."""
+    """Write the job's result files into ``folder`` as given; returns the main file written (none for a
+    flow without results)."""
     target = Path(folder) if folder is not None else Path.cwd()
     main = get_flow(job.flow).write_results(job, target)
     return [main] if main is not None else []
+
+
+def export_results(job: FinishedJob, results_folder: Path | None) -> list[Path]:
+    """Write the job's result files into ``<results_folder>/<job id>/`` (``results/<job id>/`` in the
+    working directory when the folder is not known); returns the files written, the main one first.
+
+    The folder may hold other files of the job (its run record); only those this export wrote are named.
+    """
+    target = job_results_dir(job.id, results_folder)
+    before = _stamps(target)
+    main = get_flow(job.flow).write_results(job, target)
+    if main is None:
+        return []
+    written = [p for p, stamp in _stamps(target).items() if before.get(p) != stamp and p != main]
+    return [main, *sorted(written)]
+
+
+def _stamps(folder: Path) -> dict[Path, tuple[int, int]]:
+    """(modification time, size) of each file in ``folder``: what changed tells what was written."""
+    if not folder.is_dir():
+        return {}
+    return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir() if p.is_file()}
+
+
+def _link_path(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` (the notebook's folder) when it is inside it, else absolute."""
+    absolute = path.resolve()
+    try:
+        return absolute.relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return os.path.relpath(absolute, base.resolve()) if absolute.anchor == base.resolve().anchor else str(absolute)
+
+
+def written_sentence(paths: Sequence[Path], base: Path) -> str:
+    """"Wrote summary.md and summary_curve.png to results/pl_1/": what the live region says after an export."""
+    if not paths:
+        return "Nothing to write for this job."
+    names = [p.name for p in paths]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+    return f"Wrote {listed} to {_link_path(paths[0].parent, base)}/"
+
+
+def export_bundle(paths: Sequence[Path], base: Path) -> dict[str, Any]:
+    """Markdown with a link to each written file, relative to ``base`` so it opens from the notebook."""
+    links = ", ".join(f"[{p.name}]({quote(_link_path(p, base))})" for p in paths)
+    folder = _link_path(paths[0].parent, base) if paths else ""
+    text = f"**Exported** to `{folder}/`: {links}" if paths else "Nothing was exported."
+    return {"text/markdown": text, "text/plain": written_sentence(paths, base)}
 
 
 def export_status(job: FinishedJob, path: str | Path) -> Path:

@@ -1,9 +1,14 @@
 """Live metric chart: a job's ``ChartData`` redrawn to PNG at a limited rate and shown in place.
 
 The chart renders with matplotlib's Agg canvas straight to PNG bytes (``synth_nb.flows.chart_png``) and
-shows them through ONE display output that is updated in place (``display_id``), so it works with any
-matplotlib backend and in every front end (JupyterLab, Notebook 7, VS Code, Colab, nbconvert). What it
-plots is the flow's ``chart`` (SFT loss, RL reward, prompt-learning score with best-so-far and baseline).
+shows them through ONE display output that is updated in place (its ``display_id``), so it works with any
+matplotlib backend and in every front end (JupyterLab, Notebook 7, VS Code, Colab, nbconvert), and the
+saved notebook keeps the last frame. What it plots is the flow's ``chart`` (SFT loss, RL reward,
+prompt-learning score with best-so-far, the search baseline and the held-out scores).
+
+The PNG is transparent with dark ink; under a dark JupyterLab (or VS Code) theme the output's own style
+inverts it, so the chart follows the theme instead of showing a white block. Until the first metric
+arrives the output is a sentence, not empty axes.
 """
 
 from __future__ import annotations
@@ -20,11 +25,18 @@ from typing import Any
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.chart import ChartData, ChartSpec, SeriesBuffer
-from synth_nb.flows.chart_png import DEFAULT_BUCKETS, ChartCanvas, downsampled_series
+from synth_nb.flows.chart_png import DEFAULT_BUCKETS, WAITING_TEXT, ChartCanvas, downsampled_series
 
 __all__ = ["LiveChart"]
 
 DEFAULT_MIN_INTERVAL = 0.5  # seconds between redraws: <= 2 redraws/s
+#: dark themes show the transparent, dark-ink PNG inverted (hue turned back, so colours keep their meaning)
+_THEME_STYLE = ("<style>body[data-jp-theme-light='false'] img.synth-chart,body.vscode-dark img.synth-chart"
+                "{filter:invert(1) hue-rotate(180deg)}</style>")
+
+
+def _new_display_id() -> str:
+    return f"synth-chart-{uuid.uuid4().hex[:12]}"
 
 
 @dataclass
@@ -38,15 +50,19 @@ class LiveChart:
     min_interval: float = DEFAULT_MIN_INTERVAL
     buckets: int = DEFAULT_BUCKETS
     title: str | None = None
-    figsize: tuple[float, float] = (6.4, 3.2)
+    figsize: tuple[float, float] = (8.0, 3.2)
     dpi: int = 80
     clock: Callable[[], float] = time.monotonic
     data: ChartData = field(init=False)
     redraws: int = field(init=False, default=0)
     last_render_seconds: float = field(init=False, default=0.0)
+    #: the output this chart updates in place (a caller may choose it before the chart is displayed)
+    display_id: str = field(default_factory=_new_display_id)
     _dirty: bool = field(init=False, default=False)
     _last_draw: float = field(init=False, default=float("-inf"))
-    _handle: Any = field(init=False, default=None)
+    _shown: bool = field(init=False, default=False)
+    #: the job is over: an empty chart now says that nothing was reported, not that it is waiting
+    ended: bool = field(init=False, default=False)
     _png: bytes | None = field(init=False, default=None)
     _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
     _canvas: ChartCanvas | None = field(init=False, default=None)
@@ -65,8 +81,9 @@ class LiveChart:
         return self.data.series
 
     @property
-    def baseline(self) -> float | None:
-        return self.data.baseline
+    def references(self) -> dict[str, float]:
+        """Reference scores reported so far (prompt learning: search baseline, held-out scores)."""
+        return self.data.references
 
     # ------------------------------------------------------------------ data in
     def add_metric(self, point: Any) -> bool:
@@ -100,7 +117,7 @@ class LiveChart:
     def text_table(self) -> str:
         rows = self.latest_values()
         if not rows:
-            return f"{self.chart_title()}: waiting for metrics…"
+            return f"{self.chart_title()}: {WAITING_TEXT}"
         head = f"{'series':<22} {'step':>8} {'latest':>10} {'best':>10} {'points':>7}"
         lines = [self.chart_title(), head]
         for r in rows:
@@ -111,7 +128,7 @@ class LiveChart:
     def html_table(self) -> str:
         rows = self.latest_values()
         if not rows:
-            return f"<p class='synth-chart-empty' id='{self.table_id}'>Waiting for metrics…</p>"
+            return ""  # the chart output itself says it is waiting
         cells = "".join(
             f"<tr><td>{r['series']}</td><td>{'' if r['step'] is None else r['step']}</td>"
             f"<td>{r['latest']:.4f}</td><td>{r['best']:.4f}</td></tr>"
@@ -123,11 +140,12 @@ class LiveChart:
                 f"<tbody id='{self.table_id}-values'>{cells}</tbody></table>")
 
     def alt_text(self) -> str:
-        """The image's alt: what the chart shows now, e.g. "… best so far 0.81 at search progress 720; baseline 0.65"."""
+        """The image's alt: what the chart shows now, e.g. "… best so far 0.81 at rollouts used 720; baseline
+        (search) 0.65"."""
         rows = self.latest_values()
         if not rows:
-            return f"{self.chart_title()} chart: waiting for metrics."
-        axis = self.spec.xlabel.split(" (")[0]
+            return f"{self.chart_title()} chart: {WAITING_TEXT.rstrip('…')}."
+        axis = self.data.xlabel().split(" (")[0]
         said = []
         for r in rows:
             text = f"{r['series']} {r['latest']:.3g}"
@@ -148,7 +166,8 @@ class LiveChart:
         with self._lock:
             if self._canvas is None:
                 self._canvas = ChartCanvas(self.spec, self.chart_title(), self.figsize, self.dpi)
-            png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.baseline)
+            png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
+                                    self.data.xlabel())
         self.last_render_seconds = time.perf_counter() - started
         return png
 
@@ -156,13 +175,21 @@ class LiveChart:
         """PNG; the same as an ``<img>`` with alt text, described by the latest-values table; the table as text.
 
         HTML is what JupyterLab, Notebook 7 and VS Code show; ``image/png`` stays for exports and viewers.
+        Before the first metric (no ``png``) the output is the waiting sentence alone.
         """
+        if png is None and self.data.empty:
+            return self.waiting_bundle()
         png = png if png is not None else (self._png or self.render_png())
         data = base64.b64encode(png).decode("ascii")
         alt = html.escape(self.alt_text(), quote=True)
-        img = (f"<img class='synth-chart' src='data:image/png;base64,{data}' alt='{alt}' "
+        img = (f"{_THEME_STYLE}<img class='synth-chart' src='data:image/png;base64,{data}' alt='{alt}' "
                f"aria-describedby='{self.table_id} {self.table_id}-values'>")  # the table's name, then its values
         return {"image/png": data, "text/html": img, "text/plain": self.text_table()}
+
+    def waiting_bundle(self) -> dict[str, Any]:
+        """What the chart output says while there is nothing to draw (and after a job that drew nothing)."""
+        text = f"{self.chart_title()}: " + ("the job reported no metrics" if self.ended else WAITING_TEXT)
+        return {"text/html": f"<p class='synth-chart-waiting'>{html.escape(text)}</p>", "text/plain": text}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self.mimebundle()
@@ -180,8 +207,7 @@ class LiveChart:
             return False
         self._dirty = False
         self._last_draw = self.clock()
-        png = self.render_png()
-        self.publish(png)
+        self.publish(self.render_png())
         return True
 
     async def redraw_async(self, *, force: bool = False) -> bool:
@@ -194,24 +220,25 @@ class LiveChart:
         self.publish(png)
         return True
 
-    def publish(self, png: bytes) -> None:
-        """Send a rendered PNG to the display output (creating it on first use)."""
-        self._png = png
-        self.redraws += 1
-        bundle = self.mimebundle(png)
-        if self._handle is not None:
-            self._handle.update(bundle, raw=True)
+    def publish(self, png: bytes | None) -> None:
+        """Show a rendered PNG (None: the last one, or the waiting sentence) in this chart's output, in place."""
+        from IPython.display import update_display
 
-    def display(self) -> Any:
-        """Create the one display output this chart updates in place; returns the display handle."""
+        if png is not None:
+            self._png = png
+        self.redraws += 1
+        if self._shown:
+            update_display(self.mimebundle(self._png), raw=True, display_id=self.display_id)
+
+    def display(self) -> None:
+        """Create the one display output this chart updates in place (by ``display_id``)."""
         from IPython.display import display
 
-        png = self.render_png()
-        self._png = png
         self._dirty = False
         self._last_draw = self.clock()
-        self._handle = display(self.mimebundle(png), raw=True, display_id=True)
-        return self._handle
+        self._png = None if self.data.empty else self.render_png()
+        display(self.mimebundle(self._png), raw=True, display_id=self.display_id)
+        self._shown = True
 
     @property
     def png(self) -> bytes | None:

@@ -1,13 +1,14 @@
-"""The monitor panel's ipywidgets row: Cancel, show-all toggle, Export (with its message slot).
+"""The monitor panel's ipywidgets row: Cancel (asks to confirm), show-all toggle, Export, one live region.
 
 The panel owns one ``PanelControls`` and hands it what each button does; the controls never look at the
-panel, the job or the flow, so they can be tested (and restyled) on their own.
+panel, the job or the flow, so they can be tested (and restyled) on their own. The row is live only while
+the kernel is: everything a reader needs later (status, chart, summary, export links) is in the panel's
+plain outputs, never only here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 __all__ = ["PanelControls"]
@@ -16,35 +17,68 @@ __all__ = ["PanelControls"]
 class PanelControls:
     """Cancel / show-all / Export buttons; ``widget`` is what gets displayed.
 
-    ``on_export`` is None when the job's flow writes no result files: the button is then hidden.
+    Cancel stops a job for good, so it first asks: "Yes, cancel the job" sends it, "Keep running" (which
+    gets the focus, so a second Enter is harmless) puts the row back. ``on_export`` is None when the
+    job's flow writes no result files: the button is then hidden; the panel reports an export's outcome
+    back through :meth:`export_finished`.
     """
 
     def __init__(self, *, on_cancel: Callable[[], object], on_show_all: Callable[[bool], None],
-                 on_export: Callable[[], list[Path]] | None, show_all: bool = False) -> None:
+                 on_export: Callable[[], object] | None, show_all: bool = False,
+                 export_hint: str = "Write summary.md and its curve PNG to the results folder") -> None:
         import ipywidgets as w
 
         from synth_nb.notebook.monitor_widgets import LiveRegion, ToggleButton
 
         self._on_cancel, self._on_show_all, self._on_export = on_cancel, on_show_all, on_export
         self.cancel = w.Button(description="Cancel job", button_style="danger",
-                               tooltip="Send cancel to the backend and wait for the confirmed terminal state")
+                               tooltip="Stop the job on the backend (asks to confirm first)")
         self.cancel.add_class("synth-cancel")
+        self.confirm_text = w.HTML("Cancel this job on the backend? It cannot be resumed.")
+        self.confirm_text.add_class("synth-confirm-text")
+        self.confirm = w.Button(description="Yes, cancel the job", button_style="danger",
+                                tooltip="Send cancel to the backend and wait for the confirmed terminal state")
+        self.confirm.add_class("synth-confirm-cancel")
+        self.keep = w.Button(description="Keep running", tooltip="Do not cancel")
+        self.keep.add_class("synth-keep-running")
+        self.confirm_row = w.HBox([self.confirm_text, self.confirm, self.keep])
+        self.confirm_row.add_class("synth-confirm")
+        self.confirm_row.layout.display = "none"
         self.show_all = ToggleButton(value=show_all, description="Show all events",
-                                       tooltip="Include routine events the CLI hides")
+                                     tooltip="Include routine events the CLI hides")
         self.show_all.add_class("synth-show-all")
-        self.export = w.Button(description="Export summary", disabled=True,
-                               tooltip="Write summary.md (and the curve PNG) next to the notebook")
+        self.export = w.Button(description="Export summary", disabled=True, tooltip=export_hint)
         self.export.add_class("synth-export")
         self.export.layout.display = "" if on_export is not None else "none"
         self.message = LiveRegion()  # the panel's one live region: its text changes, never its node
         self.message.add_class("synth-controls-msg")
         self.cancel.on_click(self._cancel_clicked)
+        self.confirm.on_click(self._confirm_clicked)
+        self.keep.on_click(self._keep_clicked)
         self.show_all.observe(self._toggled, names="value")
         self.export.on_click(self._export_clicked)
-        self.widget = w.HBox([self.cancel, self.show_all, self.export, self.message])
+        self.widget = w.HBox([self.cancel, self.confirm_row, self.show_all, self.export, self.message])
         self.widget.add_class("synth-controls")  # wraps in narrow output areas (static/monitor.css)
 
+    @property
+    def confirming(self) -> bool:
+        return self.confirm_row.layout.display != "none"
+
     def _cancel_clicked(self, _: Any) -> None:
+        self.cancel.layout.display = "none"
+        self.confirm_row.layout.display = ""
+        self.message.value = "Cancel this job? Choose Yes, cancel the job, or Keep running."
+        self.keep.focus()
+
+    def _keep_clicked(self, _: Any) -> None:
+        self.confirm_row.layout.display = "none"
+        self.cancel.layout.display = ""
+        self.message.value = "The job keeps running."
+        self.cancel.focus()
+
+    def _confirm_clicked(self, _: Any) -> None:
+        self.confirm_row.layout.display = "none"
+        self.cancel.layout.display = ""
         self.cancel.disabled = True
         self.cancel.description = "Cancelling…"
         self._on_cancel()
@@ -55,17 +89,42 @@ class PanelControls:
     def _export_clicked(self, _: Any) -> None:
         if self._on_export is None:
             return
-        try:
-            written = self._on_export()
-            self.message.value = "Wrote " + ", ".join(p.name for p in written)
-        except Exception as exc:  # show the problem next to the button
-            self.message.value = f"Export failed: {type(exc).__name__}: {exc}"
+        self.export.disabled = True
+        self.message.value = "Exporting…"
+        self._on_export()
+
+    def export_finished(self, text: str) -> None:
+        """Say how the export went (what was written where, or the problem) and allow another one."""
+        self.export.disabled = False
+        self.message.value = text
 
     def job_finished(self) -> None:
         """The job is terminal: Cancel has nothing left to do, the results can be exported."""
+        self.confirm_row.layout.display = "none"
+        self.cancel.layout.display = ""
         self.cancel.disabled = True
         self.cancel.button_style = ""
         self.cancel.description = "Job finished"
+
+    def disable_all(self, reason: str) -> None:
+        """Nothing can reach the job any more (its kernel or backend is gone): every button is off."""
+        self.job_finished()
+        self.cancel.description = "Cancel unavailable"
+        self.export.disabled = True
+        self.message.value = reason
+
+    def backend_unreachable(self, reason: str | None) -> None:
+        """While the backend does not answer, Cancel cannot reach the job: off, saying why; back on after."""
+        if reason is not None:
+            self.confirm_row.layout.display = "none"
+            self.cancel.layout.display = ""
+            self.cancel.disabled = True
+            self.cancel.description = "Backend unreachable"
+            self.message.value = reason
+        elif self.cancel.description == "Backend unreachable":
+            self.cancel.disabled = False
+            self.cancel.description = "Cancel job"
+            self.message.value = "The backend answers again."
 
     def announce_status(self, text: str) -> None:
         """Tell screen readers about a new status (repeats of the last one are not said again)."""

@@ -3,21 +3,41 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import overload
 
 from synth_nb.job import JobRecord, JobRegistry
 
-__all__ = ["jobs_bundle", "list_jobs"]
+__all__ = ["JobList", "jobs_bundle", "list_jobs"]
 
 
-def list_jobs(folder: Path) -> list[JobRecord]:
-    """Display the jobs recorded in ``folder/.synth_nb/jobs.json``, newest first, and return them."""
-    from IPython.display import display
+class JobList(Sequence[JobRecord]):
+    """The job records, newest first; a notebook shows them as the jobs table, once, not as a raw repr."""
 
-    records = list(reversed(JobRegistry(folder).list()))
-    display(jobs_bundle(records), raw=True)
-    return records
+    def __init__(self, records: Iterable[JobRecord]) -> None:
+        self._records = list(records)
+
+    @overload
+    def __getitem__(self, index: int) -> JobRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[JobRecord]: ...
+    def __getitem__(self, index: int | slice) -> JobRecord | list[JobRecord]:
+        return self._records[index]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} jobs submitted from this folder>"
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        return jobs_bundle(self)
+
+
+def list_jobs(folder: Path) -> JobList:
+    """The jobs recorded in ``folder/.synth_nb/jobs.json``, newest first (shown as a table when returned)."""
+    return JobList(reversed(JobRegistry(folder).list()))
 
 
 def jobs_bundle(records: Sequence[JobRecord]) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -51,14 +52,21 @@ class KernelLoop:
         else:
             self.loop.call_soon_threadsafe(fn, *args)
 
-    def spawn(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-        """Run ``coro`` as a task on the loop from any thread; the returned future is thread-safe."""
-        if self.on_loop_thread():
-            task = self.loop.create_task(coro)
-            future: concurrent.futures.Future[T] = concurrent.futures.Future()
-            _chain(task, future)
-            return future
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+    def spawn(self, coro: Coroutine[Any, Any, T], context: contextvars.Context | None = None
+              ) -> concurrent.futures.Future[T]:
+        """Run ``coro`` as a task on the loop from any thread; the returned future is thread-safe.
+
+        ``context`` (a copy is used) decides, among others, which cell the task's outputs belong to.
+        """
+        if context is None and not self.on_loop_thread():
+            return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def start() -> None:
+            _chain(self.loop.create_task(coro, context=context.copy() if context is not None else None), future)
+
+        self.call_soon(start)
+        return future
 
 
 def _chain(task: asyncio.Task[T], future: concurrent.futures.Future[T]) -> None:

@@ -30,11 +30,42 @@ __all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
 CELL_CONFIG_PREFIX = ".synth_train_cell_"
 
 
+HELP_INTRO = """\
+%synth_train: validate, preview and submit Synth training jobs (RL, SFT, prompt learning), then watch them.
+
+Examples:
+  %synth_train                                    open the wizard: config, secrets, overrides, preview, submit
+  %synth_train --config configs/gepa.toml --yes   submit without the wizard and show a live panel
+  %synth_train -c configs/sft.toml --dry-run      print exactly what would be sent; send nothing
+  %synth_train -c configs/rl.toml --backend local --yes --wait
+                                                  run on the embedded local backend; block until the end
+  %synth_train --attach pl_1a2b3c                 show a job again (after a kernel restart)
+  %synth_train --jobs                             list the jobs started from this folder
+  %%synth_train --backend local --yes             (cell magic) the TOML config is the cell's body
+
+Returns the created Job (a list for several configs): `await job.wait()`, `job.metrics_df()`.
+"""
+
+
+def _plain_help(generated: str) -> str:
+    """IPython's generated help without its reStructuredText: no leading ``::`` block, no double backticks."""
+    text = generated.removeprefix("::\n\n")
+    lines = text.splitlines()
+    usage_end = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    usage = [line[2:] if line.startswith("  ") else line for line in lines[:usage_end]]
+    rest = ["Options:" if line == "options:" else line for line in lines[usage_end:]]
+    body = "\n".join(["Usage:", *("  " + line for line in usage), *rest])
+    return body.replace("``", "`")
+
+
 def _with_train_arguments(func: Any) -> Any:
-    """Apply the shared ``TRAIN_ARGUMENTS`` as ``magic_arguments`` (help text and parsing)."""
+    """Apply the shared ``TRAIN_ARGUMENTS`` as ``magic_arguments`` (parsing), then write the help a user
+    reads with ``%synth_train?``: what it does, examples, usage and every flag."""
     for spec in reversed(TRAIN_ARGUMENTS):
         func = magic_arguments.argument(*spec.flags, **spec.kwargs)(func)
-    return magic_arguments.magic_arguments()(func)
+    func = magic_arguments.magic_arguments()(func)
+    func.__doc__ = HELP_INTRO + "\n" + _plain_help(func.__doc__ or "")
+    return func
 
 
 def write_cell_config(folder: Path, text: str) -> Path:
@@ -53,18 +84,14 @@ class SynthMagics(Magics):
     @_with_train_arguments
     @line_cell_magic
     def synth_train(self, line: str, cell: str | None = None) -> Any:
-        """Validate, preview and submit Synth training jobs (RL, SFT, prompt learning).
-
-        With no ``--config`` and a widget front end, opens the wizard. ``%%synth_train`` takes the TOML
-        config in the cell body. Returns the created Job (a list for several configs), or the wizard.
-        """
+        """With no --config and a widget front end, opens the wizard; headless, prints a masked preview
+        and submits only with --yes."""
         args = magic_arguments.parse_argstring(self.synth_train, line)
         folder = notebook_folder(self.shell.user_ns if self.shell else None)
         if cell is not None and cell.strip():
             args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]
-        request = TrainRequest.from_args(args, folder)
         try:
-            return self._dispatch(request)
+            return self._dispatch(TrainRequest.from_args(args, folder))
         except SynthNbError as exc:
             raise UsageError(str(exc)) from None
 
@@ -74,6 +101,15 @@ class SynthMagics(Magics):
             return job_table.list_jobs(request.folder)
         if request.attach:
             return launch.attach_job(request, widgets=widgets)
+        if request.compare is not None:
+            from synth_nb.comparison import compare
+
+            return compare(request.compare or None, folder=request.folder, backend=request.backend,
+                           env_files=request.env_files)
+        if request.check:
+            return launch.show_cards(request)
+        if request.rerun:
+            return launch.rerun_job(request, widgets=widgets)
         if widgets and not request.yes and not request.dry_run:
             from synth_nb.notebook.wizard import open_wizard
 

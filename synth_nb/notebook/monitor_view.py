@@ -138,8 +138,19 @@ _STYLE = (
     ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:12px}</style>"
+    "font-size:12px}"
+    # the kernel that drew this panel is gone (ipywidgets marks its views disconnected): say so, buttons off
+    ".jp-OutputArea:has(.synth-controls.jupyter-widgets-disconnected) .synth-monitor::after{display:block;"
+    "margin-top:4px;color:var(--synth-bad);font-weight:600;content:'The kernel that followed this job is gone: "
+    "this panel no longer updates and its buttons do nothing. Re-attach from a kernel: %synth_train --attach ' "
+    "attr(data-job-id)}"
+    ".synth-controls.jupyter-widgets-disconnected button{opacity:.45;pointer-events:none}</style>"
 )
+
+
+#: the bar's colour once the job ended (inline, so copies without the style block keep it); >= 3:1 on
+#: the light and the dark theme's background
+_BAR_COLOURS = {"succeeded": "var(--jp-success-color1,#388e3c)", "failed": "var(--jp-error-color1,#d32f2f)"}
 
 
 def status_announcement(state: PanelState) -> str:
@@ -170,8 +181,9 @@ def render_html(state: PanelState) -> str:
     if p.done is not None:
         parts.append("</div>" if _terminal(state) else f" · ETA {format_duration(p.eta_seconds)}</div>")
         if p.fraction is not None:
-            parts.append(f"<progress class='synth-progress' max='1' value='{p.fraction:.4f}' "
-                         f"aria-label='progress'></progress> ")
+            colour = f" style='accent-color:{_BAR_COLOURS[p.outcome]}'" if p.outcome in _BAR_COLOURS else ""
+            parts.append(f"<progress class='synth-progress synth-progress-{p.outcome}' max='1' "
+                         f"value='{p.fraction:.4f}' aria-label='progress'{colour}></progress> ")
         parts.append(f"<span class='synth-progress-label'>{esc(p.label())}</span>")
     else:
         parts.append("</div>")

@@ -1,96 +1,56 @@
-"""Show monitor panels for jobs submitted from the wizard, below the wizard.
+"""Send what a wizard button starts (the monitor panels of submitted jobs) to the wizard's own cell.
 
-A button press is a comm message: by the time the submission has finished, the front end no longer
-routes new outputs for it to any cell, and an ``ipywidgets.Output`` used as a context manager only
-captures while that message is being handled. So the redirection happens in the kernel: while the
-panels are created, and for every later in-place update of their outputs (``display_id``), the
-display messages are turned into entries of the Output widget's ``outputs`` trait. The hook is
-ipykernel's display-publisher hook, which is per thread; the panels run on the kernel loop's thread.
+A button press reaches the kernel as a comm message, and every output sent while handling it names
+that message as its parent. Jupyter front ends attach an output to the cell whose execution is its
+parent, so those outputs would be shown nowhere. ipykernel keeps the parent in a context variable, so a
+task started in the context captured while the wizard's cell ran (``CellContext``) sends outputs that
+belong to that cell: JupyterLab and Notebook 7 append them to it even after it has finished, apply their
+``display_id`` updates in place, and save them with the notebook as plain outputs (HTML, PNG, Markdown)
+that survive reopening, nbviewer and ``nbconvert``. Widgets among them (Cancel) stay live beside them.
+
+Only what shows output runs there (the submission's printed checks, the panels): the wizard's own trait
+changes keep the button press as their parent, like every other change a widget callback makes.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import contextvars
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
-if TYPE_CHECKING:
-    from synth_nb.job import JobView
-    from synth_nb.notebook.panel import MonitorPanel
+__all__ = ["CellContext"]
 
-__all__ = ["OutputRedirect", "show_jobs_in"]
-
-
-class OutputRedirect:
-    """A display-publisher hook that writes display messages into an ``ipywidgets.Output``."""
-
-    def __init__(self, output: Any) -> None:
-        self.output = output
-        self.capturing = False
-        #: display id (or None) of each entry of ``output.outputs`` that this hook added, in order
-        self._ids: list[str | None] = []
-
-    def __call__(self, msg: dict[str, Any]) -> dict[str, Any] | None:
-        kind = msg.get("header", {}).get("msg_type")
-        content = msg.get("content", {})
-        display_id = (content.get("transient") or {}).get("display_id")
-        entry = {"output_type": "display_data", "data": content.get("data", {}),
-                 "metadata": content.get("metadata", {})}
-        if kind == "display_data" and self.capturing:
-            self._ids.append(display_id)
-            self.output.outputs = (*self.output.outputs, entry)
-            return None
-        if kind == "update_display_data" and display_id is not None and display_id in self._ids:
-            outputs = list(self.output.outputs)
-            index = self._ids.index(display_id)
-            if index < len(outputs):
-                outputs[index] = entry
-                self.output.outputs = tuple(outputs)
-            return None
-        return msg
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
-def _display_pub() -> Any:
-    from IPython import get_ipython
+class CellContext:
+    """The output context of the cell that displayed a widget; empty until ``capture()`` is called."""
 
-    shell = get_ipython()
-    pub = getattr(shell, "display_pub", None)
-    return pub if hasattr(pub, "register_hook") else None
+    def __init__(self) -> None:
+        self._context: contextvars.Context | None = None
 
+    @property
+    def captured(self) -> bool:
+        return self._context is not None
 
-def show_jobs_in(output: Any, jobs: Sequence[JobView], show: Callable[..., Any] | None = None) -> list[Any]:
-    """Open one monitor panel per job inside ``output`` (plain display where that is impossible).
+    def capture(self) -> None:
+        """Remember the calling cell (call while it runs, e.g. from ``_ipython_display_``); the latest wins."""
+        self._context = contextvars.copy_context()
 
-    Call on the kernel loop's thread. Returns the panels.
-    """
-    if show is None:
-        from synth_nb.notebook.panel import show_job
+    def create_task(self, loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``coro`` as a task on ``loop`` (from that loop's thread) with the cell as its output parent.
 
-        show = show_job
-    pub = _display_pub()
-    if output is None or pub is None:
-        return [show(job, wait=False) for job in jobs]
-    redirect = OutputRedirect(output)
-    pub.register_hook(redirect)
-    redirect.capturing = True
-    try:
-        panels = [show(job, wait=False) for job in jobs]
-    finally:
-        redirect.capturing = False
-    _unhook_when_done(pub, redirect, panels)
-    return panels
+        Without a captured cell the task runs in the caller's context. Each task gets its own copy of the
+        context, so several may run at once.
+        """
+        if self._context is None:
+            return loop.create_task(coro)
+        return loop.create_task(coro, context=self._context.copy())
 
-
-def _unhook_when_done(pub: Any, redirect: OutputRedirect, panels: list[MonitorPanel]) -> None:
-    """Remove the hook once every panel has drawn its final state (on the thread that added it)."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # no loop (plain Python): nothing will update the panels later anyway
-        pub.unregister_hook(redirect)
-        return
-
-    async def later() -> None:
-        await asyncio.gather(*(panel.finished() for panel in panels), return_exceptions=True)
-        pub.unregister_hook(redirect)
-
-    loop.create_task(later())
+    def run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Call ``fn`` with the cell as the output parent (in the caller's context if none was captured)."""
+        if self._context is None:
+            return fn(*args, **kwargs)
+        return self._context.copy().run(fn, *args, **kwargs)

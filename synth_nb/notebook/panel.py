@@ -1,11 +1,18 @@
-"""The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, artifacts.
+"""The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, summary and export.
 
 The panel only *reads* a ``synth_nb.job.Job`` (``updates()``, ``status``, ``events``, ``status_doc``) and
 calls ``job.cancel()``; all HTTP lives in the client/job layer. It runs as one task on the kernel's
-event loop, so other cells keep running while a job streams. Everything it shows lives in display
-outputs created up front and updated in place by ``display_id`` (status, chart, artifacts) plus a small
-ipywidgets row (Cancel, show-all toggle, Export), so saved notebooks and headless runs keep a readable
-copy and JupyterLab keeps updating after the cell has finished.
+event loop, so other cells keep running while a job streams.
+
+It shows three plain display outputs (status HTML, chart PNG with an ``<img>`` and alt text, summary
+Markdown: ``PanelOutputs``), updated in place by display id, and one ipywidgets row (Cancel, show-all,
+Export) beside them; the saved notebook, nbviewer and ``nbconvert`` keep the outputs' last state.
+
+Embedding: every output and update goes through IPython's display publisher in the output context that
+was current when :meth:`MonitorPanel.display` ran (button presses run in it too). To show a panel in
+another cell, call ``panel.display()`` while that cell's context is current (e.g. in a task made by
+``output_redirect.CellContext``); ``panel.outputs`` names the display ids, ``panel.bundles()`` gives the
+current content of each.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
 import time
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
@@ -20,9 +28,11 @@ from typing import Any
 
 from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
+from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.progress import parse_time
 from synth_nb.notebook import artifacts
+from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT, block_on, running_loop
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
 from synth_nb.notebook.kernel_loop import KernelLoop
@@ -35,11 +45,11 @@ from synth_nb.notebook.monitor_view import (
     status_announcement,
     visible_events,
 )
+from synth_nb.notebook.panel_outputs import PanelOutputs, SummaryOutput
 from synth_nb.records import TERMINAL_STATUSES
 
-__all__ = ["MonitorPanel", "show_job", "show_jobs"]
+__all__ = ["MonitorPanel", "PanelOutputs", "show_job", "show_jobs"]
 
-CANCEL_CONFIRM_TIMEOUT = 30.0
 #: the newest events a status render reads (progress and the event list); a job may hold millions
 RECENT_EVENTS = 500
 
@@ -50,27 +60,32 @@ class MonitorPanel:
     def __init__(self, job: JobView, *, max_events: int = 8, show_all: bool = False, tick: float = 0.5,
                  chart: LiveChart | None = None, stall: StallDetector | None = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
-                 show_artifacts: bool = True) -> None:
+                 show_artifacts: bool = True, outputs: PanelOutputs | None = None,
+                 notebook_folder: Path | None = None) -> None:
         self.job = job
         self.flow = get_flow(job.flow)
         self.max_events = max_events
         self.show_all = show_all
         self.tick = tick
-        self.chart = chart or LiveChart(job.flow)
+        self.outputs = outputs or PanelOutputs.for_job(str(job.id))
+        self.chart = chart or LiveChart(job.flow, display_id=self.outputs.chart)
         self.stall = stall or StallDetector()
         self.clock, self.wall = clock, wall
         self.show_artifacts = show_artifacts
-        self._artifacts_bundle: dict[str, Any] | None = None
+        #: export links are relative to this folder (the notebook's; the working directory by default)
+        self.notebook_folder = notebook_folder or Path.cwd()
+        self.summary = SummaryOutput()
         self.hidden_count = 0
         self.note: str | None = None
         self.error: str | None = None
         self.final_status: str | None = None
         self.cancel_requested = False
         self.stopped_watching_after: float | None = None  # set when a blocking wait timed out
+        self.unreachable: str | None = None  # what the panel says while the backend does not answer
         self._started_wall = wall()
         self._ended_wall: float | None = None
-        self._status_handle: Any = None
-        self._artifacts_handle: Any = None
+        self._shown = False
+        self._context: contextvars.Context | None = None
         self.controls: PanelControls | None = None
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
@@ -108,16 +123,26 @@ class MonitorPanel:
         return PanelState(
             job_id=str(self.job.id), flow=self.job.flow, algorithm=self.job.algorithm,
             status=self.status, elapsed=elapsed,
-            progress=progress_of(dict(self.job.status_doc), events, elapsed),
+            progress=progress_of(self.job.status_doc, events, elapsed, status=self.status),
             events=visible_events(self.job.flow, events, self.max_events, show_all=self.show_all),
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
-            usual_gap=self.stall.usual_gap(), note=self.note, error=self.error,
+            usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
         )
+
+    def _check_reachable(self) -> None:
+        """Say when the backend stops answering (the client keeps retrying) and turn Cancel off until it does."""
+        since = None if self.done else self.job.unreachable_since
+        text = f"backend unreachable since {since:%H:%M:%S}, retrying…" if since is not None else None
+        if text != self.unreachable:
+            self.unreachable = text
+            self._status_dirty = True
+            if self.controls is not None:
+                self.controls.backend_unreachable(text)
 
     def status_bundle(self) -> dict[str, Any]:
         state = self.state()
-        return {"text/html": render_html(state) + self.chart.html_table(),
-                "text/plain": render_text(state) + "\n" + self.chart.text_table()}
+        table = "\n" + self.chart.text_table() if not self.chart.data.empty else ""
+        return {"text/html": render_html(state) + self.chart.html_table(), "text/plain": render_text(state) + table}
 
     def ingest(self, update: JobUpdate) -> None:
         """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""
@@ -135,17 +160,24 @@ class MonitorPanel:
             self.final_status = str(update.status or self.status)
         self._status_dirty = True
 
+    def bundles(self) -> dict[str, dict[str, Any]]:
+        """The current content of each plain output, by display id."""
+        return {self.outputs.status: self.status_bundle(), self.outputs.chart: self.chart.mimebundle(self.chart.png),
+                self.outputs.summary: self.summary.bundle()}
+
     # ------------------------------------------------------------------ display
     def display(self, *, start: bool = True) -> MonitorPanel:
-        """Show status, chart, controls and an artifacts slot; start the live task on the running loop."""
+        """Show status, chart, controls and the summary slot; start the live task on the running loop."""
         from IPython.display import display
 
-        self._status_handle = display(self.status_bundle(), raw=True, display_id=True)
+        self._context = contextvars.copy_context()
+        PanelOutputs.show(self.outputs.status, self.status_bundle())
         self.chart.display()
         self.controls = self._make_controls()
-        if self.controls is not None:
-            display(self.controls.widget)
-        self._artifacts_handle = display({"text/plain": ""}, raw=True, display_id=True)
+        if self.controls is not None:  # no text copy: a saved or converted notebook has no buttons to name
+            display({**self.controls.widget._repr_mimebundle_(), "text/plain": ""}, raw=True)
+        PanelOutputs.show(self.outputs.summary, self.summary.bundle())
+        self._shown = True
         if start:
             self.start()
         return self
@@ -153,10 +185,14 @@ class MonitorPanel:
     def _make_controls(self) -> PanelControls | None:
         try:
             return PanelControls(on_cancel=self.request_cancel, on_show_all=self.set_show_all,
-                                 on_export=self.export_results if self.flow.has_summary else None,
-                                 show_all=self.show_all)
+                                 on_export=self.request_export if self.flow.has_summary else None,
+                                 show_all=self.show_all, export_hint=self._export_hint())
         except ImportError:  # pragma: no cover - ipywidgets is a core dependency
             return None
+
+    def _export_hint(self) -> str:
+        folder = job_results_dir(str(self.job.id), self.job.results_folder)
+        return f"Write summary.md and its curve PNG to {folder}/"
 
     def set_show_all(self, value: bool) -> None:
         """Show (or hide again) the routine events the CLI hides."""
@@ -164,8 +200,40 @@ class MonitorPanel:
         self.render_status(force=True)
 
     def export_results(self, folder: str | Path | None = None) -> list[Path]:
-        """Write the job's result files (prompt learning: ``summary.md`` and its curve)."""
-        return artifacts.export_summary(self.job, folder)
+        """Write the job's result files (prompt learning: ``summary.md`` and its curve) into
+        ``<folder>/<job id>/`` (default folder: the config's ``results_folder``) and link them in the
+        summary output; returns the files written, the main one first."""
+        written = artifacts.export_results(self.job, Path(folder) if folder is not None else self.job.results_folder)
+        self._exported(written)
+        return written
+
+    def _exported(self, written: list[Path]) -> None:
+        self.summary.exported = artifacts.export_bundle(written, self.notebook_folder)
+        self._publish_summary()
+
+    def request_export(self) -> concurrent.futures.Future[list[Path]]:
+        """Export from a button press (any thread): write in a worker thread, then report in the panel."""
+        async def export() -> list[Path]:
+            try:
+                written = await asyncio.to_thread(artifacts.export_results, self.job, self.job.results_folder)
+            except Exception as exc:  # shown next to the button, never swallowed silently
+                if self.controls is not None:
+                    self.controls.export_finished(f"Export failed: {type(exc).__name__}: {exc}")
+                raise
+            self._exported(written)
+            if self.controls is not None:
+                self.controls.export_finished(artifacts.written_sentence(written, self.notebook_folder))
+            return written
+
+        return self._spawn(export())
+
+    def _publish_summary(self) -> None:
+        if self._shown:
+            PanelOutputs.update(self.outputs.summary, self.summary.bundle())
+
+    def _spawn(self, coro: Any) -> concurrent.futures.Future[Any]:
+        """Run ``coro`` on the panel's loop in the output context of the cell that displayed the panel."""
+        return (self._loop or KernelLoop.capture()).spawn(coro, context=self._context)
 
     def start(self) -> MonitorPanel:
         """Schedule :meth:`run` on the kernel's loop (or a private one outside a kernel). Idempotent."""
@@ -195,8 +263,8 @@ class MonitorPanel:
             return  # <= 4 updates/s while busy; once a second otherwise (elapsed time, stall notice)
         self._status_dirty = False
         self._last_status_render = now
-        if self._status_handle is not None:
-            self._status_handle.update(self.status_bundle(), raw=True)
+        if self._shown:
+            PanelOutputs.update(self.outputs.status, self.status_bundle())
         if self.controls is not None:
             self.controls.announce_status(status_announcement(self.state()))
 
@@ -212,6 +280,7 @@ class MonitorPanel:
                 await asyncio.wait({consumer}, timeout=max(wake, 0.02))
                 self._live = True
                 await self.chart.redraw_async()
+                self._check_reachable()
                 self.render_status()
             if not consumer.cancelled() and consumer.exception() is not None:
                 exc = consumer.exception()
@@ -236,15 +305,15 @@ class MonitorPanel:
             self.final_status = self.status
         if self.final_status is not None:
             self.note = _final_note(self)
-        if self.stopped_watching_after is None and self.controls is not None:
-            self.controls.job_finished()  # after a timeout the job still runs: Cancel stays useful
-        png = await asyncio.to_thread(self.chart.render_png)
+        if self.final_status is not None and self.controls is not None:
+            self.controls.job_finished()  # after a timeout or a stop the job still runs: Cancel stays useful
+        self.chart.ended = self.final_status is not None
+        png = None if self.chart.data.empty else await asyncio.to_thread(self.chart.render_png)
         self.chart.publish(png)
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
-            self._artifacts_bundle = artifacts.artifact_bundle(self.job)
-            if self._artifacts_handle is not None and self._artifacts_bundle:
-                self._artifacts_handle.update(self._artifacts_bundle, raw=True)
+            self.summary.result = artifacts.artifact_bundle(self.job)
+            self._publish_summary()
             if self.controls is not None:
                 self.controls.results_ready()
 
@@ -295,10 +364,9 @@ class MonitorPanel:
         re-sends the final status, chart and artifacts, which then replace the outputs by display id.
         """
         self.render_status(force=True)
-        if self.chart.png is not None:
-            self.chart.publish(self.chart.png)
-        if self._artifacts_handle is not None and self._artifacts_bundle:
-            self._artifacts_handle.update(self._artifacts_bundle, raw=True)
+        self.chart.publish(None)
+        if self.summary.result or self.summary.exported:
+            self._publish_summary()
 
     def __await__(self) -> Generator[Any, None, str]:
         return self.wait().__await__()
@@ -322,7 +390,7 @@ class MonitorPanel:
 
     def request_cancel(self) -> concurrent.futures.Future[str]:
         """Thread-safe cancel for button callbacks (may run on a comm thread), on the panel's own loop."""
-        return (self._loop or KernelLoop.capture()).spawn(self.cancel())
+        return self._spawn(self.cancel())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": f"MonitorPanel(job={self.job.id!r}, status={self.status!r})"}
@@ -333,13 +401,6 @@ def _final_note(panel: MonitorPanel) -> str:
     if panel.cancel_requested and status == "cancelled":
         return "cancelled: the backend confirmed status cancelled"
     return f"finished: {status}"
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
@@ -369,7 +430,7 @@ def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | N
     panels = [MonitorPanel(job, **options) for job in jobs]
     if not wait:
         return [panel.display() for panel in panels]
-    running = _running_loop()
+    running = running_loop()
     blocking: list[MonitorPanel] = []
     for panel in panels:
         job_loop = panel.job.loop
@@ -380,27 +441,5 @@ def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | N
             panel.display(start=False)
             blocking.append(panel)
     futures = [panel.watch_on(panel.job.loop or KernelLoop.capture().loop, timeout) for panel in blocking]
-    _block_on(blocking, futures)
+    block_on(blocking, futures)
     return panels
-
-
-def _block_on(panels: list[MonitorPanel], futures: list[concurrent.futures.Future[str]]) -> None:
-    """Wait for every panel's watch; Ctrl-C cancels the unfinished jobs; timeouts are raised together."""
-    timed_out: list[JobTimeoutError] = []
-    try:
-        for future in futures:
-            try:
-                future.result()
-            except JobTimeoutError as exc:
-                timed_out.append(exc)
-    except KeyboardInterrupt:
-        for panel in panels:
-            if not panel.done:
-                with contextlib.suppress(Exception):
-                    panel.request_cancel().result(CANCEL_CONFIRM_TIMEOUT)
-        raise
-    if len(timed_out) == 1:
-        raise timed_out[0]
-    if timed_out:
-        raise JobTimeoutError("; ".join(str(exc) for exc in timed_out), job_id=timed_out[0].job_id,
-                              status=timed_out[0].status)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth_nb.cli.args import OVERRIDE_FLAGS
+from synth_nb.cli.args import LIMIT_FLAGS, OVERRIDE_FLAGS
 from synth_nb.pipeline import SecretSources
 
 __all__ = ["TrainRequest", "notebook_folder"]
@@ -64,10 +64,21 @@ class TrainRequest:
     poll_timeout: float | None = None
     attach: str | None = None
     list_jobs: bool = False
+    #: ``--compare [ID ...]``: the job ids to compare (empty: every job from the folder), None: not asked
+    compare: list[str] | None = None
     record: Path | None = None
+    #: ``--check``: show the pre-flight card, send nothing
+    check: bool = False
+    #: ``--rerun JOB_ID``: submit that job's plan again from its bundle
+    rerun: str | None = None
+    #: the watchdog's limits (``--max-minutes`` ...), by flag dest; only those given
+    limits: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, folder: Path) -> TrainRequest:
+        from synth_nb.job.watchdog import Limits
+
+        Limits.from_values(vars(args))  # a bad limit fails before anything is sent
         overrides = {name: getattr(args, name, None) for name in OVERRIDE_FLAGS}
         if overrides.get("dataset"):
             overrides["dataset"] = str(_resolve(folder, str(overrides["dataset"])))
@@ -87,7 +98,11 @@ class TrainRequest:
             poll_timeout=args.poll_timeout,
             attach=args.attach,
             list_jobs=bool(args.list_jobs),
+            compare=None if getattr(args, "compare", None) is None else list(args.compare),
             record=None if args.record is None else _resolve(folder, args.record),
+            check=bool(getattr(args, "check", False)),
+            rerun=getattr(args, "rerun", None),
+            limits={k: getattr(args, k) for k in LIMIT_FLAGS if getattr(args, k, None) is not None},
         )
 
     def sources(self, environ: Mapping[str, str] | None = None) -> SecretSources:

@@ -4,14 +4,14 @@ Secrets never enter a synced trait. The front end receives masked values only; a
 in a custom message (``model.send``), is kept kernel-side as a ``SecretStr`` and the password field is
 cleared by the front end as soon as the message is sent. Every state change is recomputed on the
 kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
-config goes through ``synth_nb.pipeline``, like the magic's and the CLI's.
+config goes through ``synth_nb.pipeline``, like the magic's and the CLI's. The monitor panels of
+submitted jobs are plain outputs of the wizard's own cell (``output_redirect.CellContext``), so a saved
+notebook keeps their chart and summary.
 """
 
 from __future__ import annotations
 
 import asyncio
-import difflib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,12 @@ import traitlets
 from pydantic import SecretStr
 
 from synth_nb import pipeline
+from synth_nb.config.redact import redact
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
-from synth_nb.notebook import launch, output_redirect
+from synth_nb.notebook import launch
 from synth_nb.notebook.kernel_loop import KernelLoop
-from synth_nb.notebook.preview_text import preview_text, secrets_rows
+from synth_nb.notebook.output_redirect import CellContext
+from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.request import TrainRequest
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
@@ -33,12 +35,12 @@ from synth_nb.notebook.wizard_inputs import (
     parse_overrides,
     prefill_overrides,
 )
+from synth_nb.notebook.wizard_review import merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target
 
 __all__ = ["Wizard", "open_wizard"]
 
 STEPS = ("configs", "secrets", "overrides", "preview", "submit")
-LAST_SUBMISSION = Path(".synth_nb") / "last_submission.json"
 
 
 class Wizard(anywidget.AnyWidget):
@@ -60,6 +62,9 @@ class Wizard(anywidget.AnyWidget):
     modal_secret = traitlets.Unicode("").tag(sync=True)
     secrets = traitlets.List(traitlets.Dict()).tag(sync=True)
     backend = traitlets.Unicode("").tag(sync=True)
+    #: where the jobs would go (the embedded backend's URL once started), key-shaped parts masked
+    backend_url = traitlets.Unicode("").tag(sync=True)
+    backend_embedded = traitlets.Bool(False).tag(sync=True)
     override_fields = traitlets.List(traitlets.Dict()).tag(sync=True)
     overrides = traitlets.Dict().tag(sync=True)
     override_errors = traitlets.Dict().tag(sync=True)
@@ -68,6 +73,9 @@ class Wizard(anywidget.AnyWidget):
     can_submit = traitlets.Bool(False).tag(sync=True)
     submitting = traitlets.Bool(False).tag(sync=True)
     submitted = traitlets.List(traitlets.Dict()).tag(sync=True)
+    submitted_to = traitlets.Unicode("").tag(sync=True)
+    #: the payloads now are the ones this wizard just submitted: sending them again needs a confirmation
+    duplicate = traitlets.Bool(False).tag(sync=True)
     submit_error = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, folder: Path, *, preselect: list[Path] | None = None, overrides: dict[str, Any] | None = None,
@@ -81,13 +89,14 @@ class Wizard(anywidget.AnyWidget):
         self._pasted: dict[str, SecretStr] = {}
         self._prepared: list[Prepared] = []
         self._target: Target | None = None
+        self._submitted_previews: dict[str, str] = {}
+        #: the cell that displayed the wizard: the monitor panels of submitted jobs are shown there
+        self._cell = CellContext()
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self._on_submitted = on_submitted
         self.jobs: list[Any] = []
         #: the monitor panels opened for ``jobs`` (``await wizard.panels[0]`` blocks until the end)
         self.panels: list[Any] = []
-        #: where the monitor panels of submitted jobs appear (an ``ipywidgets.Output`` once displayed)
-        self.output: Any = None
         self.submit_task: asyncio.Future[Any] | None = None
         self.folder = str(self._folder)
         self.configs = self._discover()
@@ -138,7 +147,7 @@ class Wizard(anywidget.AnyWidget):
             content.clear()  # drop our reference to the raw value as early as possible
             self._loop.call_soon(self._paste, name, SecretStr(value.strip()))
         elif kind == "submit":
-            self._loop.call_soon(self._start_submit)
+            self._loop.call_soon(self._start_submit, content.get("duplicate") is True)
         elif kind == "refresh":
             self._loop.call_soon(self._rediscover)
 
@@ -151,7 +160,8 @@ class Wizard(anywidget.AnyWidget):
         self.send({"type": "secret_received", "name": name})  # after the rows it changed, for the view's notice
 
     def _discover(self) -> list[dict[str, Any]]:
-        return [{**row, "error": self._short(row["error"])} for row in discover(self._folder)]
+        return [{**row, "error": self._short(row["error"]), "warnings": [self._short(w) for w in row["warnings"]]}
+                for row in discover(self._folder)]
 
     def _rediscover(self) -> None:
         self.configs = self._discover()
@@ -200,17 +210,22 @@ class Wizard(anywidget.AnyWidget):
                     errors.setdefault(field, str(item.error))
                 else:
                     blockers.append(self._short(f"{self._rel(item.path)}: {item.error}"))
-        if errors:
+        if "backend" in errors:
+            blockers.append(f"Backend (step 1): {errors['backend']}")
+        if set(errors) - {"backend"}:
             blockers.append("Fix the highlighted overrides.")
         self._prepared = prepared
         self.override_errors = errors
-        self.secrets = [{**row, "source": self._short(row["source"])} for row in _merge_secret_rows(prepared)]
+        self.secrets = [{**row, "source": self._short(row["source"])}
+                        for row in merge_secret_rows(prepared, self._folder)]
         if any(not row["found"] for row in self.secrets):
             blockers.append("Provide the missing keys: " + ", ".join(r["name"] for r in self.secrets
                                                                       if not r["found"]) + ".")
-        self.previews = [self._preview_of(item) for item in prepared]
+        self.previews = [preview_row(item, self._rel(item.path), self._folder, self._short) for item in prepared]
         self.blockers = list(dict.fromkeys(blockers))
         self.can_submit = not self.blockers and bool(prepared) and all(p.ok for p in prepared)
+        now = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
+        self.duplicate = bool(self._submitted_previews) and now == self._submitted_previews
 
     def _selection_blockers(self) -> list[str]:
         by_path = {c["path"]: c for c in self.configs}
@@ -225,14 +240,17 @@ class Wizard(anywidget.AnyWidget):
         """Every valid selected config through the pipeline; form-level problems go into ``errors``."""
         try:
             target = pipeline.resolve_target(self.backend.strip() or None, environ=self._environ)
+        except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
+            errors["backend"] = self._short(str(exc))
+            self.backend_url, self.backend_embedded = "", False
+            return []
+        self._target = target
+        self.backend_url, self.backend_embedded = redact(target.url), target.is_embedded
+        try:
             overrides = pipeline.build_overrides(changed, target)
         except OverrideError as exc:
             errors[exc.field or "backend"] = str(exc)
             return []
-        except SynthNbError as exc:  # e.g. the embedded backend cannot start here
-            errors["backend"] = str(exc)
-            return []
-        self._target = target
         env_files = (self._folder / self.env_file,) if self.env_file else ()
         modal = (self.modal_secret.strip(),) if self.use_modal and self.modal_secret.strip() else ()
         sources = SecretSources(env_files=env_files, modal_secrets=modal, pasted=dict(self._pasted),
@@ -246,30 +264,19 @@ class Wizard(anywidget.AnyWidget):
             errors[exc.field or "idempotency"] = str(exc)
         return prepared
 
-    def _preview_of(self, item: Prepared) -> dict[str, Any]:
-        rel = self._rel(item.path)
-        text = item.plan.preview_json() if item.plan is not None else ""
-        last = _load_last(self._folder).get(rel)
-        diff: list[str] = []
-        if text and last is not None:
-            diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), "last submission", "now",
-                                             lineterm="", n=1))
-        return {
-            "path": rel,
-            "flow": item.config.flow if item.config is not None else None,
-            "algorithm": item.config.algorithm if item.config is not None else None,
-            "error": str(item.error) if item.error else "",
-            "preview": text,
-            "diff": diff,
-            "has_last": last is not None,
-        }
-
     # ------------------------------------------------------------------ submit
 
-    def _start_submit(self) -> None:
+    def _start_submit(self, duplicate: bool = False) -> None:
+        """Submit what the preview shows; the same payloads again only when asked for (``duplicate``)."""
         self._recompute()
-        if not self.can_submit or self.submitting:
+        if self.submitting:
+            return
+        if not self.can_submit:
             self.submit_error = "Nothing was sent: " + " ".join(self.blockers) if self.blockers else ""
+            return
+        if self.duplicate and not duplicate:
+            self.submit_error = ("Nothing was sent: these are the jobs you just submitted. "
+                                 "Use \"Submit the same again…\" to send them once more.")
             return
         self.submitting = True
         self.submit_error = ""
@@ -277,8 +284,9 @@ class Wizard(anywidget.AnyWidget):
         self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared), self._target))
 
     async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
-        try:
-            jobs = await launch.submit_prepared(prepared, target, folder=self._folder)
+        try:  # what it prints (task-app checks) belongs to the wizard's cell
+            jobs = await self._cell.create_task(self._loop.loop, launch.submit_prepared(prepared, target,
+                                                                                        folder=self._folder))
         except SynthNbError as exc:
             self.submit_error = str(exc)
             return []
@@ -288,15 +296,20 @@ class Wizard(anywidget.AnyWidget):
         finally:
             self.submitting = False
         self.jobs = jobs
-        _save_last(self._folder, {p["path"]: p["preview"] for p in self.previews if p["preview"]})
+        sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
+        save_last(self._folder, sent)
+        self._submitted_previews = sent
         self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
                           for job, p in zip(jobs, prepared, strict=False)]
+        self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
         if self._on_submitted is not None:
             self._on_submitted(jobs)
-        else:
-            self.panels = output_redirect.show_jobs_in(self.output, jobs)
+        else:  # plain outputs of the wizard's cell, saved with it
+            from synth_nb.notebook.panel import show_jobs
+
+            self.panels = self._cell.run(show_jobs, jobs, wait=False)
         return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -307,16 +320,13 @@ class Wizard(anywidget.AnyWidget):
         return bundle
 
     def _ipython_display_(self, **kwargs: Any) -> None:
-        """Show the panel and, below it, the area where the monitor panels of submitted jobs appear."""
-        import ipywidgets
+        """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it."""
         from IPython.display import display
 
         bundle = self._repr_mimebundle_()
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         display(data, metadata=metadata, raw=True)
-        if self.output is None:
-            self.output = ipywidgets.Output()
-        display(self.output)
+        self._cell.capture()
 
     def text_summary(self) -> str:
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""
@@ -328,32 +338,6 @@ class Wizard(anywidget.AnyWidget):
 def _is_missing_keys(item: Prepared) -> bool:
     """Missing keys are shown on the secrets step (one row each), not repeated as a config error."""
     return isinstance(item.error, SecretsError) and bool(item.missing)
-
-
-def _merge_secret_rows(prepared: list[Prepared]) -> list[dict[str, Any]]:
-    rows: dict[str, dict[str, Any]] = {}
-    for item in prepared:
-        for row in secrets_rows(item.secrets, item.required):
-            if row["name"] not in rows or not rows[row["name"]]["found"]:
-                rows[row["name"]] = row
-    return list(rows.values())
-
-
-def _load_last(folder: Path) -> dict[str, str]:
-    try:
-        data = json.loads((folder / LAST_SUBMISSION).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _save_last(folder: Path, previews: dict[str, str]) -> None:
-    """Remember the masked previews of this submission for the next diff (never raw values)."""
-    path = folder / LAST_SUBMISSION
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = _load_last(folder)
-    data.update(previews)
-    path.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def open_wizard(request: TrainRequest) -> Wizard:

@@ -24,7 +24,7 @@ _SPEC_BY_NAME = {spec["name"]: spec for spec in OVERRIDE_SPECS}
 
 
 def discover(folder: Path) -> list[dict[str, Any]]:
-    """Config rows for the picker: ``{path (relative), flow, algorithm, valid, error}``.
+    """Config rows for the picker: ``{path (relative), flow, algorithm, valid, error, warnings}``.
 
     The rows are ``synth_nb.pipeline.discover``'s: training configs, and TOML files that do not parse
     (marked invalid, since they may be broken training configs).
@@ -39,7 +39,8 @@ def discover(folder: Path) -> list[dict[str, Any]]:
         except ValueError:
             rel = str(path)
         rows.append({"path": rel, "flow": found.flow or "", "algorithm": found.algorithm or "",
-                     "valid": bool(found.valid), "error": _first_line(found.error)})
+                     "valid": bool(found.valid), "error": _first_line(found.error),
+                     "warnings": list(found.warnings)})
     return sorted(rows, key=lambda r: r["path"])
 
 

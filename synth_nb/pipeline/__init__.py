@@ -3,14 +3,21 @@
 discover → load → resolve secrets → plan → submit / attach. The CLI and the notebook only turn their
 arguments into these calls and show the results:
 
-* ``target``: where jobs go (``resolve_target``), the embedded backend (``local_backend``) and the one
-  rule for the API key sent (``api_key``: the embedded backend's own key always wins for it);
+* ``target``: where jobs go (``resolve_target``), the embedded backend (``local_backend``, a process
+  shared by kernels and commands; ``example_task_app_url``) and the one rule for the API key sent
+  (``api_key``: the embedded backend's own key always wins for it);
+* ``backend_keys``: the resolved ENVIRONMENT_API_KEY handed to the embedded backend (``share_keys``);
 * ``prepare``: config discovery (``discover``, ``choose_configs``), ``Prepared`` configs and the checks
   several configs must pass together;
 * ``launch``: submission, re-attaching, and ``--record`` files;
-* ``preflight``: the task app's ``/health`` checked from here before a job is created.
+* ``preflight``: the task app's ``/health`` checked from here before a job is created;
+* ``card`` (with ``dry_rollout`` and ``estimate``): the pre-flight card of ``--check``;
+* ``bundle``: what a job was submitted with and what it did, written when it ends; ``rerun`` submits a
+  bundle's plan again.
 """
 
+from synth_nb.pipeline.backend_keys import share_keys
+from synth_nb.pipeline.bundle import RunRecord, find_bundle, keep_bundle, record_run
 from synth_nb.pipeline.launch import (
     attach,
     attach_target,
@@ -42,6 +49,7 @@ from synth_nb.pipeline.target import (
     EmbeddedBackend,
     Target,
     api_key,
+    example_task_app_url,
     local_backend,
     resolve_target,
     stop_local_backend,
@@ -51,6 +59,7 @@ from synth_nb.pipeline.target import (
 __all__ = [
     "EmbeddedBackend",
     "Prepared",
+    "RunRecord",
     "SecretSources",
     "TaskAppCheck",
     "TaskAppUnhealthy",
@@ -63,15 +72,20 @@ __all__ = [
     "check_together",
     "choose_configs",
     "discover",
+    "find_bundle",
+    "keep_bundle",
+    "example_task_app_url",
     "local_backend",
     "preflight",
     "prepare",
     "raise_problems",
     "record_path",
+    "record_run",
     "require_healthy_task_apps",
     "required_secrets",
     "resolve_target",
     "secret_values",
+    "share_keys",
     "skip_requested",
     "start_recording",
     "stop_local_backend",

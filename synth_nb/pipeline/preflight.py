@@ -11,15 +11,20 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+from pydantic import SecretStr
 
 from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, TaskApp
+from synth_nb.secrets import ENVIRONMENT_API_KEY
+
+if TYPE_CHECKING:
+    from synth_nb.pipeline.prepare import Prepared
 
 __all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "preflight", "require_healthy_task_apps",
-           "skip_requested"]
+           "skip_requested", "task_app_for", "task_app_info"]
 
 TIMEOUT = 10.0
 
@@ -38,11 +43,24 @@ class TaskAppCheck:
     latency_ms: float | None
     problem: str | None = None
     task_info: dict[str, Any] | None = None
+    #: round trip of ``/task_info`` (None when it was not asked or not offered)
+    task_info_ms: float | None = None
 
     def line(self) -> str:
         if self.ok:
             return f"task app {self.url}: healthy ({self.latency_ms:.0f} ms)"
         return f"task app {self.url}: {self.problem}"
+
+    def lines(self) -> list[str]:
+        """The pre-flight card's task-app lines: ``/health`` and ``/task_info``, each with its latency."""
+        if not self.ok:
+            return [self.line()]
+        info = (f"/task_info: answered ({self.task_info_ms:.0f} ms)" if self.task_info is not None
+                else "/task_info: not offered by this task app")
+        task = (self.task_info or {}).get("taskset", self.task_info or {})
+        name = (task.get("task") or {}).get("name") if isinstance(task, dict) else None
+        return [f"task app {self.url}: /health healthy ({self.latency_ms:.0f} ms)",
+                f"task app {self.url}: {info}" + (f", task {name!r}" if name else "")]
 
 
 def _headers(app: TaskApp) -> dict[str, str]:
@@ -78,13 +96,15 @@ def check_task_app(app: TaskApp, *, timeout: float = TIMEOUT,
         if health.status_code != 200:
             return TaskAppCheck(app.url, False, health.status_code, latency, _problem(health.status_code, app))
         info: dict[str, Any] | None = None
+        info_ms: float | None = None
         try:
+            started = time.perf_counter()
             answer = http.get(f"{base}/task_info", headers=headers)
             if answer.status_code == 200 and isinstance(answer.json(), dict):
-                info = answer.json()
+                info, info_ms = answer.json(), (time.perf_counter() - started) * 1000
         except (httpx.HTTPError, ValueError):
             info = None
-    return TaskAppCheck(app.url, True, 200, latency, task_info=info)
+    return TaskAppCheck(app.url, True, 200, latency, task_info=info, task_info_ms=info_ms)
 
 
 def require_healthy_task_apps(plans: Sequence[Plan], *, timeout: float = TIMEOUT,
@@ -117,3 +137,35 @@ def preflight(prepared: Sequence[Any], *, timeout: float = TIMEOUT,
         return []
     return require_healthy_task_apps([p.plan for p in prepared if p.plan is not None], timeout=timeout,
                                      transport=transport)
+
+
+def task_app_for(item: Prepared) -> TaskApp | None:
+    """The task app a prepared job talks to: its plan's, else (RL, checked by the backend at submission)
+    the one its flow reads from the plan, with the resolved ``ENVIRONMENT_API_KEY``."""
+    from synth_nb.flows import get_flow
+
+    plan = item.plan
+    if plan is None:
+        return None
+    if plan.task_app is not None:
+        return plan.task_app
+    url = get_flow(plan.flow).workload(plan).task_url
+    if not url:
+        return None
+    key = item.secrets.secret_value(ENVIRONMENT_API_KEY) if item.secrets is not None else None
+    return TaskApp(url, SecretStr(key) if key else None)
+
+
+def task_app_info(app: TaskApp, *, timeout: float = TIMEOUT,
+                  transport: httpx.BaseTransport | None = None) -> dict[str, Any]:
+    """What the task app says about itself: ``/info``, else ``/task_info``; ``problem`` when neither answers."""
+    base = app.url.rstrip("/")
+    try:
+        with httpx.Client(timeout=timeout, transport=transport, follow_redirects=False) as http:
+            for route in ("/info", "/task_info"):
+                answer = http.get(f"{base}{route}", headers=_headers(app))
+                if answer.status_code == 200:
+                    return {"url": app.url, "route": route, "info": answer.json()}
+    except (httpx.HTTPError, ValueError) as exc:
+        return {"url": app.url, "problem": f"could not be asked ({type(exc).__name__})"}
+    return {"url": app.url, "problem": f"answered HTTP {answer.status_code} to /info and /task_info"}

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.pipeline.target import Target, api_key
-from synth_nb.secrets import SYNTH_API_KEY, SecretBundle, resolve_secrets
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle, resolve_secrets
 
 if TYPE_CHECKING:
     from synth_nb.config import DiscoveredConfig, LoadedConfig
@@ -92,13 +92,17 @@ class SecretSources:
     cwd: Path | None = None
 
     def resolve(self, target: Target, config_path: Path | None = None) -> SecretBundle:
-        """Every key with its source; the embedded backend's own key replaces any other SYNTH_API_KEY."""
+        """Every key with its source; the embedded backend's own key replaces any other SYNTH_API_KEY, and
+        its example task apps' key stands in for a missing ENVIRONMENT_API_KEY."""
         bundle = resolve_secrets(config_path=config_path, env_files=self.env_files,
                                  modal_secrets=self.modal_secrets, environ=self.environ, cwd=self.cwd)
         for name, value in self.pasted.items():
             bundle = bundle.with_value(name, value.get_secret_value(), source="pasted")
         if target.own_key:
             bundle = bundle.with_value(SYNTH_API_KEY, target.own_key, source="local backend")
+        if target.task_app_key and not bundle.secret_value(ENVIRONMENT_API_KEY):
+            bundle = bundle.with_value(ENVIRONMENT_API_KEY, target.task_app_key,
+                                       source="local backend (its example task apps)")
         return bundle
 
     def api_key(self, target: Target) -> str:
@@ -128,6 +132,8 @@ class Prepared:
     required: tuple[str, ...] = ()
     plan: Plan | None = None
     error: SynthNbError | None = None
+    #: the overrides the plan was built with (kept in the job's bundle)
+    overrides: Overrides | None = None
 
     @property
     def ok(self) -> bool:
@@ -143,7 +149,7 @@ def prepare(path: Path, *, overrides: Overrides, target: Target, sources: Secret
     from synth_nb.config import load_config
     from synth_nb.flows import plan_for
 
-    out = Prepared(path=path)
+    out = Prepared(path=path, overrides=overrides)
     try:
         out.config = load_config(path)
         out.required = required_secrets(out.config.flow, target)

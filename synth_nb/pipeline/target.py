@@ -1,19 +1,23 @@
 """Where jobs go: the backend URL, the embedded local backend, and the one API-key rule.
 
-The embedded backend is started by ``local_backend()`` only, on first use, and shared by everything that
-runs in this process (every CLI command step, every notebook cell). Its own key always wins for it: a
-``SYNTH_API_KEY`` from the environment, a ``.env`` file or the wizard is meant for the hosted backend
-and would be refused with 401 there.
+``--backend local`` means the embedded backend of the data folder (``SYNTH_NB_BACKEND_DIR``, else
+``.synth_nb/backend`` in the working folder): a process of its own, started on first use and found again
+by later kernels and commands, so jobs outlive a kernel restart (``synth-nb backend --status`` /
+``--stop``). Tests and demos may instead hand over a backend they started in this process
+(``use_local_backend``). Its own key always wins for it: a ``SYNTH_API_KEY`` from the environment, a
+``.env`` file or the wizard is meant for the hosted backend and would be refused with 401 there.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit
 
-from synth_nb.backend import LOCAL, normalize_backend_url, resolve_backend
+from synth_nb.backend import LOCAL, display_url, normalize_backend_url, resolve_backend
 from synth_nb.errors import ConfigError, SecretsError
 from synth_nb.secrets import SYNTH_API_KEY, SecretBundle, missing_keys_error
 
@@ -21,6 +25,7 @@ __all__ = [
     "EmbeddedBackend",
     "Target",
     "api_key",
+    "example_task_app_url",
     "local_backend",
     "resolve_target",
     "stop_local_backend",
@@ -29,10 +34,18 @@ __all__ = [
 
 
 class EmbeddedBackend(Protocol):
-    """What the pipeline needs of ``synth_nb.local.LocalBackend``."""
+    """What the pipeline needs of an embedded backend (``synth_nb.local``'s in-process or shared one)."""
 
-    url: str
-    api_key: str
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def api_key(self) -> str: ...
+
+    @property
+    def task_app_key(self) -> str | None: ...
+
+    def task_app_url(self, name: str) -> str: ...
 
     def stop(self) -> None: ...
 
@@ -42,10 +55,12 @@ class Target:
     """A backend base URL (ending in ``/api``, or ``LOCAL`` before the embedded backend is started).
 
     ``own_key`` is set for the embedded backend: that key is sent, whatever ``SYNTH_API_KEY`` says.
+    ``task_app_key`` is the key of the example task apps it serves, used when no ENVIRONMENT_API_KEY is.
     """
 
     url: str
     own_key: str | None = None
+    task_app_key: str | None = None
 
     @property
     def started(self) -> bool:
@@ -56,65 +71,120 @@ class Target:
     def is_embedded(self) -> bool:
         return self.own_key is not None or self.url == LOCAL
 
-    def __repr__(self) -> str:  # never shows the key
-        return f"Target(url={self.url!r}, embedded={self.is_embedded})"
+    def __repr__(self) -> str:  # never shows the keys
+        return f"Target(url={display_url(self.url)!r}, embedded={self.is_embedded})"
 
 
 _lock = threading.Lock()
-_embedded: EmbeddedBackend | None = None
+#: a backend this process started itself and handed over (tests, demos); it wins over the shared one
+_adopted: EmbeddedBackend | None = None
+#: URLs already stated in this process
+_announced: set[str] = set()
+
+
+def _needs_local_extra() -> None:
+    missing = [name for name in ("starlette", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"--backend local needs the 'local' extra (pip install 'synth-nb[local]'); "
+                          f"missing: {', '.join(missing)}", key="backend")
 
 
 def local_backend() -> EmbeddedBackend:
-    """The embedded backend for ``--backend local``: started on first use, then reused by this process."""
-    global _embedded
+    """The embedded backend for ``--backend local``: the one handed over, else the data folder's process.
+
+    That process is started on first use and keeps running after this kernel or command ends; its URL and
+    data folder are stated once per process. The folder comes from this process's environment and working
+    folder, like everything else the process keeps on disk.
+    """
     with _lock:
-        if _embedded is None:
-            try:
-                from synth_nb.local import start_backend
-            except ImportError as exc:  # pragma: no cover - depends on the installed extras
-                raise ConfigError(f"--backend local needs the 'local' extra (pip install 'synth-nb[local]'): "
-                                  f"{exc}") from None
-            _embedded = start_backend(port=0)
-        return _embedded
+        if _adopted is not None:
+            return _adopted
+    _needs_local_extra()
+    from synth_nb.local.errors import SharedBackendError
+    from synth_nb.local.shared import default_data_dir, ensure_backend
+
+    folder = default_data_dir()
+    try:
+        backend = ensure_backend(folder)
+    except SharedBackendError as exc:
+        raise ConfigError(str(exc), key="backend") from None
+    with _lock:
+        first = backend.url not in _announced
+        _announced.add(backend.url)
+    if first:
+        lasts = "; it keeps running in the background (synth-nb backend --stop stops it)" if backend.started else ""
+        print(f"embedded backend on {backend.url} (data in {folder}){lasts}", flush=True)
+    return backend
 
 
 def use_local_backend(backend: EmbeddedBackend) -> None:
-    """Make an already running backend the one ``--backend local`` uses in this process.
+    """Make a backend running in this process the one ``--backend local`` uses, instead of the shared one.
 
     For backends started with options, e.g. ``start_backend(default_executor="replay")`` for demos.
     """
-    global _embedded
+    global _adopted
     with _lock:
-        _embedded = backend
+        _adopted = backend
 
 
 def stop_local_backend() -> None:
-    """Stop the embedded backend if this process started or adopted one (extension unload, CLI exit)."""
-    global _embedded
+    """Stop the backend handed over with ``use_local_backend`` (extension unload, end of a test).
+
+    The shared backend process keeps running: other kernels and commands may use it.
+    """
+    global _adopted
     with _lock:
-        backend, _embedded = _embedded, None
+        backend, _adopted = _adopted, None
+        _announced.clear()
     if backend is not None:
         backend.stop()
+
+
+def example_task_app_url(name: str) -> str:
+    """Where the embedded backend serves the bundled example task app ``name`` (started if need be).
+
+    ``name`` is ``banking`` (prompt learning) or ``charclass`` (RL); pass the URL as ``--task-url``.
+    """
+    return local_backend().task_app_url(name)
+
+
+def _target_of(backend: EmbeddedBackend) -> Target:
+    return Target(normalize_backend_url(backend.url), backend.api_key, backend.task_app_key)
+
+
+def _embedded_at(url: str) -> EmbeddedBackend | None:
+    """The handed-over backend or the data folder's process, if it is the one serving ``url``."""
+    adopted = _adopted
+    if adopted is not None and normalize_backend_url(adopted.url) == url:
+        return adopted
+    if urlsplit(url).hostname not in ("127.0.0.1", "localhost"):
+        return None
+    from synth_nb.local.errors import SharedBackendError
+    from synth_nb.local.shared import default_data_dir, find_backend, read_info
+
+    folder = default_data_dir()
+    info = read_info(folder)
+    if info is None or normalize_backend_url(info.url) != url:
+        return None
+    try:
+        return find_backend(folder)
+    except SharedBackendError:
+        return None
 
 
 def resolve_target(backend: str | None, *, start_local: bool = True,
                    environ: Mapping[str, str] | None = None) -> Target:
     """``--backend`` (or ``SYNTH_BACKEND_OVERRIDE``, or the hosted default) as a ``Target``.
 
-    ``local`` starts the embedded backend unless ``start_local`` is False (a CLI dry run shows ``local``
-    and starts nothing). A URL that is the running embedded backend's own gets its key too, so jobs
-    re-attached from the registry keep working.
+    ``local`` starts (or finds) the embedded backend unless ``start_local`` is False (a CLI dry run shows
+    ``local`` and starts nothing). A URL that is the embedded backend's own gets its key too, so jobs
+    re-attached from the registry, even from a new kernel, keep working.
     """
     url = resolve_backend(backend, environ)
     if url == LOCAL:
-        if not start_local:
-            return Target(LOCAL)
-        embedded = local_backend()
-        return Target(normalize_backend_url(embedded.url), embedded.api_key)
-    running = _embedded
-    if running is not None and normalize_backend_url(running.url) == url:
-        return Target(url, running.api_key)
-    return Target(url)
+        return _target_of(local_backend()) if start_local else Target(LOCAL)
+    running = _embedded_at(url)
+    return _target_of(running) if running is not None else Target(url)
 
 
 def api_key(target: Target, bundles: Iterable[SecretBundle | None]) -> str:

@@ -7,7 +7,7 @@ the working directory. See ``synth_nb.secrets._resolve``.
 
 from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle, missing_keys_error
 from synth_nb.secrets._keys import ENVIRONMENT_API_KEY, SECRET_KEYS, SETTING_KEYS, SYNTH_API_KEY
-from synth_nb.secrets._mask import mask, mask_text
+from synth_nb.secrets._mask import mask, mask_text, mask_userinfo
 from synth_nb.secrets._resolve import resolve_secrets
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "SecretBundle",
     "mask",
     "mask_text",
+    "mask_userinfo",
     "missing_keys_error",
     "resolve_secrets",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from pydantic import SecretStr
@@ -19,11 +19,18 @@ _HOW_TO_SET = (
 )
 
 
-def missing_keys_error(names: Iterable[str]) -> SecretsError:
-    """``missing required key(s) A, B: <how to set them>`` (names only, never values)."""
+def missing_keys_error(names: Iterable[str], *, looked_in: Iterable[str] = (),
+                       blank: Mapping[str, str] | None = None) -> SecretsError:
+    """``missing required key(s) A, B (looked in: ...; A is empty at FILE:LINE): <how to set them>``.
+
+    Names the sources that were read and any ``.env`` line that sets a key to nothing; never a value.
+    """
     names = list(names)
     noun = "key" if len(names) == 1 else "keys"
-    return SecretsError(f"missing required {noun} {', '.join(names)}: {_HOW_TO_SET}")
+    where = [f"looked in: {', '.join(looked_in)}"] if looked_in else []
+    where += [f"{name} is empty at {(blank or {})[name]}" for name in names if name in (blank or {})]
+    detail = f" ({'; '.join(where)})" if where else ""
+    return SecretsError(f"missing required {noun} {', '.join(names)}{detail}: {_HOW_TO_SET}")
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,10 @@ class SecretBundle:
     settings: dict[str, ResolvedSetting] = field(default_factory=dict)
     #: human-readable notes (which .env files were read, ignored sources...)
     notes: tuple[str, ...] = ()
+    #: every source read, highest precedence first (files by path, "the environment", Modal secrets)
+    looked_in: tuple[str, ...] = ()
+    #: keys a .env file sets to nothing, and where (``"/p/.env:3"``)
+    blank: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> ResolvedSecret | None:
         return self.secrets.get(name)
@@ -92,7 +103,7 @@ class SecretBundle:
         """Raise ``SecretsError`` naming every missing key of ``keys`` and how to provide it; return self."""
         missing = self.missing(keys)
         if missing:
-            raise missing_keys_error(missing)
+            raise missing_keys_error(missing, looked_in=self.looked_in, blank=self.blank)
         return self
 
     def as_masked_dict(self) -> dict[str, dict[str, str]]:

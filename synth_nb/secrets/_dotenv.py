@@ -1,20 +1,25 @@
 """``.env`` files as a secrets source (python-dotenv syntax), with file:line errors.
 
 python-dotenv only logs unparsable lines; a silently skipped ``SYNTH_API_KEY=...`` line is exactly the
-kind of mistake that costs an afternoon, so every unparsable line is an error here.
+kind of mistake that costs an afternoon, so every unparsable line is an error here, and so is a key
+synth-nb reads written without ``=``. Every error names the file (and the line when there is one) and
+never quotes the line's content.
 """
 
 from __future__ import annotations
 
 import io
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dotenv import dotenv_values
-from dotenv.parser import parse_stream
+from dotenv.parser import Binding, parse_stream
 
 from synth_nb.errors import SecretsError
 
-__all__ = ["find_dotenv_upwards", "read_dotenv", "source_label"]
+__all__ = ["DotenvFile", "find_dotenv_upwards", "load_dotenv_file", "read_dotenv", "source_label"]
 
 _FILENAME = ".env"
 
@@ -23,40 +28,90 @@ def source_label(path: Path) -> str:
     return f".env:{path}"
 
 
-def read_dotenv(path: str | Path) -> dict[str, str]:
-    """All ``KEY=VALUE`` pairs of a .env file (empty values dropped).
+@dataclass(frozen=True)
+class DotenvFile:
+    """What one .env file holds: the non-empty values, and the keys written with an empty value."""
 
-    Raises ``SecretsError`` (with file and line, never the line's content) when the file is missing,
-    not UTF-8, or has a line python-dotenv cannot parse.
+    path: Path
+    values: dict[str, str] = field(default_factory=dict)
+    #: key -> line of ``KEY=`` with nothing after it (the missing-key message points there)
+    blank: dict[str, int] = field(default_factory=dict)
+
+
+def absolute(path: Path) -> Path:
+    """``path`` made absolute, symlinks resolved when they can be (a symlink loop is left for the read)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
+def read_dotenv(path: str | Path) -> dict[str, str]:
+    """All ``KEY=VALUE`` pairs of a .env file (empty values dropped); see ``load_dotenv_file``."""
+    return load_dotenv_file(path).values
+
+
+def load_dotenv_file(path: str | Path, known_keys: Collection[str] = ()) -> DotenvFile:
+    """Read and check a .env file.
+
+    Raises ``SecretsError`` (with file and line, never the line's content) when the file is missing or
+    unreadable, not UTF-8 text, has a line python-dotenv cannot parse, or writes one of ``known_keys``
+    without ``=``.
     """
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SecretsError(f"env file not found: {path} (check the --env-file path)") from None
-    except OSError as exc:
-        raise SecretsError(f"cannot read env file {path}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise SecretsError(
-            f"{path}:{line}: env file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8"
-        ) from None
-    bad = [b.original.line for b in parse_stream(io.StringIO(text)) if b.error]
+    text = _decode(path, _read_bytes(path))
+    bindings = list(parse_stream(io.StringIO(text)))
+    bad = [_line(b) for b in bindings if b.error]
     if bad:
         lines = ", ".join(str(n) for n in bad[:10]) + (" ..." if len(bad) > 10 else "")
         raise SecretsError(
             f"{path}:{bad[0]}: cannot parse env file line(s) {lines}; expected KEY=VALUE "
             "(quote values that contain spaces or '#')"
         )
+    for binding in bindings:
+        if binding.key in known_keys and binding.value is None:
+            raise SecretsError(f"{path}:{_line(binding)}: {binding.key} has no '=' and so no value "
+                               f"(write {binding.key}=VALUE)")
+    blank = {b.key: _line(b) for b in bindings if b.key and b.value is not None and not b.value.strip()}
     values = dotenv_values(stream=io.StringIO(text), interpolate=True)
-    return {k: v.strip() for k, v in values.items() if v is not None and v.strip()}
+    found = {k: v.strip() for k, v in values.items() if v is not None and v.strip()}
+    return DotenvFile(path, found, {k: line for k, line in blank.items() if k not in found})
+
+
+def _line(binding: Binding) -> int:
+    """The line a binding is written on (python-dotenv counts from the blank lines before it)."""
+    text = binding.original.string
+    return binding.original.line + text[: len(text) - len(text.lstrip())].count("\n")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise SecretsError(f"env file not found: {path} (check the --env-file path)") from None
+    except IsADirectoryError:
+        raise SecretsError(f"env file {path} is a folder, not a file (pass the .env file inside it)") from None
+    except OSError as exc:
+        raise SecretsError(f"cannot read env file {path}: {exc.strerror or exc}") from None
+
+
+def _decode(path: Path, data: bytes) -> str:
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise SecretsError(f"{path}:{line}: env file contains a NUL byte; is it a binary file? "
+                           "(a .env file is text, one KEY=VALUE per line)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SecretsError(
+            f"{path}:{line}: env file is not valid UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8"
+        ) from None
 
 
 def find_dotenv_upwards(start: str | Path) -> Path | None:
     """The nearest ``.env`` file in ``start`` or one of its parents."""
-    folder = Path(start).resolve()
+    folder = absolute(Path(start))
     if folder.is_file():
         folder = folder.parent
     for candidate_dir in (folder, *folder.parents):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import SecretStr
 
-__all__ = ["MASK_CHAR", "mask", "mask_text"]
+__all__ = ["MASK_CHAR", "mask", "mask_text", "mask_userinfo"]
 
 MASK_CHAR = "•"
 _MIN_LEN_FOR_TAIL = 12
@@ -29,8 +30,25 @@ def mask(value: str | SecretStr | None) -> str:
     return MASK_CHAR * 4 + raw[-_TAIL:]
 
 
+#: ``scheme://userinfo@``: the userinfo runs to the last ``@`` before the host ends (``/``, ``?``, ``#``)
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)([^/?#\s]+)@")
+
+
+def mask_userinfo(text: str) -> str:
+    """Every ``scheme://user:password@host`` in ``text`` with its ``user:password`` masked.
+
+    Credentials written into a URL (``--backend http://user:KEY@host``) are a secret like any other, but
+    no list of known values holds them, so they are found by shape. Nothing of them is kept: a password
+    is often short, and its last 4 characters would be most of it.
+    """
+    if "@" not in text:
+        return text
+    return _USERINFO.sub(lambda m: f"{m.group(1)}{MASK_CHAR * 4}@", text)
+
+
 def mask_text(text: str, secrets: list[str | SecretStr] | tuple[Any, ...]) -> str:
-    """Replace every occurrence of each secret in ``text`` by its mask (longest secrets first)."""
+    """Replace every occurrence of each secret in ``text`` by its mask (longest secrets first), and the
+    credentials of every URL in it (``mask_userinfo``)."""
     values = []
     for s in secrets:
         raw = s.get_secret_value() if isinstance(s, SecretStr) else s
@@ -38,4 +56,4 @@ def mask_text(text: str, secrets: list[str | SecretStr] | tuple[Any, ...]) -> st
             values.append(raw)
     for raw in sorted(values, key=len, reverse=True):
         text = text.replace(raw, mask(raw))
-    return text
+    return mask_userinfo(text)

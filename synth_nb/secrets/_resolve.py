@@ -15,15 +15,42 @@ request; an exported variable still beats a ``.env`` that was merely found (as i
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
 
+from synth_nb.errors import SecretsError
 from synth_nb.secrets import _dotenv, _env, _modal
 from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
 from synth_nb.secrets._keys import SECRET_KEYS, SETTING_KEYS
 
 __all__ = ["resolve_secrets"]
+
+
+@dataclass
+class _Found:
+    """Every source read, highest precedence first, and what the missing-key message can point at."""
+
+    sources: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    looked_in: list[str] = field(default_factory=list)
+    blank: dict[str, str] = field(default_factory=dict)
+
+    def add_file(self, file: _dotenv.DotenvFile, label_path: Path) -> None:
+        self.sources.append((_dotenv.source_label(label_path), file.values))
+        self.looked_in.append(str(file.path))
+        for key, line in file.blank.items():
+            self.blank.setdefault(key, f"{file.path}:{line}")
+
+
+def _env_file_path(env_file: str | Path) -> Path:
+    if not str(env_file).strip():
+        raise SecretsError("--env-file needs the path of a .env file (got an empty one)")
+    try:
+        return Path(env_file).expanduser()
+    except RuntimeError:  # "~user/..." for a user that does not exist, or no home folder
+        raise SecretsError(f"env file {env_file}: cannot expand '~' here; give the full path") from None
 
 
 def _sources(
@@ -34,26 +61,27 @@ def _sources(
     environ: Mapping[str, str] | None,
     cwd: str | Path | None,
     keys: Iterable[str],
-) -> tuple[list[tuple[str, dict[str, str]]], list[str]]:
+) -> _Found:
     keys = tuple(keys)
-    sources: list[tuple[str, dict[str, str]]] = []
-    notes: list[str] = []
+    found = _Found()
     for env_file in env_files:
-        path = Path(env_file).expanduser()
-        sources.append((_dotenv.source_label(path.resolve()), _dotenv.read_dotenv(path)))
+        path = _env_file_path(env_file)
+        found.add_file(_dotenv.load_dotenv_file(path, keys), _dotenv.absolute(path))
     for name in modal_secrets:
-        sources.append((_modal.source_label(name), _modal.read_modal_secret(name, keys)))
-    sources.append((_env.SOURCE, _env.read_environment(keys, environ)))
+        found.sources.append((_modal.source_label(name), _modal.read_modal_secret(name, keys)))
+        found.looked_in.append(f"Modal secret {name}")
+    found.sources.append((_env.SOURCE, _env.read_environment(keys, environ)))
+    found.looked_in.append("the environment")
     seen: set[Path] = set()
-    starts = [Path(config_path).expanduser().resolve().parent] if config_path is not None else []
+    starts = [_dotenv.absolute(Path(config_path).expanduser()).parent] if config_path is not None else []
     starts.append(Path(cwd) if cwd is not None else Path.cwd())
     for start in starts:
-        found = _dotenv.find_dotenv_upwards(start)
-        if found is not None and found not in seen:
-            seen.add(found)
-            sources.append((_dotenv.source_label(found), _dotenv.read_dotenv(found)))
-            notes.append(f"read {found}")
-    return sources, notes
+        dotenv = _dotenv.find_dotenv_upwards(start)
+        if dotenv is not None and dotenv not in seen:
+            seen.add(dotenv)
+            found.add_file(_dotenv.load_dotenv_file(dotenv, keys), dotenv)
+            found.notes.append(f"read {dotenv}")
+    return found
 
 
 def resolve_secrets(
@@ -70,15 +98,16 @@ def resolve_secrets(
     ``SecretsError`` for unusable sources (unreadable or malformed .env files, an unreadable Modal secret).
     """
     wanted = (*SECRET_KEYS, *SETTING_KEYS)
-    sources, notes = _sources(config_path=config_path, env_files=env_files or (),
-                              modal_secrets=modal_secrets or (), environ=environ, cwd=cwd, keys=wanted)
+    found = _sources(config_path=config_path, env_files=env_files or (), modal_secrets=modal_secrets or (),
+                     environ=environ, cwd=cwd, keys=wanted)
     secrets: dict[str, ResolvedSecret] = {}
     settings: dict[str, ResolvedSetting] = {}
-    for label, values in sources:
+    for label, values in found.sources:
         for key in SECRET_KEYS:
             if key not in secrets and key in values:
                 secrets[key] = ResolvedSecret(key, SecretStr(values[key]), label)
         for key in SETTING_KEYS:
             if key not in settings and key in values:
                 settings[key] = ResolvedSetting(key, values[key], label)
-    return SecretBundle(secrets=secrets, settings=settings, notes=tuple(notes))
+    return SecretBundle(secrets=secrets, settings=settings, notes=tuple(found.notes),
+                        looked_in=tuple(found.looked_in), blank=found.blank)

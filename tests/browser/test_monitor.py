@@ -180,6 +180,7 @@ def _run_monitor_walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     gepa_id = (lab.folder / "gepa_job_id.txt").read_text()
     _wait_for_rollouts(backend, gepa_id)
     lab.cell(3).locator("button.synth-cancel").click()
+    lab.cell(3).locator("button.synth-confirm-cancel").click()  # Cancel asks first
     _status(lab, 3, "cancelled", 120)
     lab.wait_output(3, "backend confirmed status cancelled", 60)
     lab.screenshot("cancelled", lab.cell(3))
@@ -198,16 +199,21 @@ def _run_monitor_walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     lab.run_cell(4)
     lab.wait_output(4, "reattached with 240 metric points", 60)
     _status(lab, 4, "succeeded", 60)
+    lab.cell(4).locator(".synth-note", has_text="finished: succeeded").wait_for(timeout=60_000)  # the final frame
     assert lab.cell(4).locator(".jp-OutputArea-output img").count() == 1
     lab.screenshot("reattached", lab.cell(4))
 
-    # 4. a prompt-learning job's summary is rendered and exported next to the notebook
+    # 4. a prompt-learning job's summary is rendered and exported into results/<job id>/ (no results_folder
+    # is known for a job made by hand), and the cell links the file
     lab.run_cell(5)
     _status(lab, 5, "succeeded", 60)
     lab.cell(5).locator("button.synth-export").click()
-    lab.wait_output(5, "Wrote summary.md", 30)
+    job_id = lab.cell(5).locator(".synth-monitor").get_attribute("data-job-id")
+    lab.wait_output(5, f"Wrote summary.md and summary_curve.png to results/{job_id}/", 30)
+    link = lab.cell(5).get_by_role("link", name="summary.md")
+    link.wait_for(timeout=30_000)
     lab.screenshot("export", lab.cell(5))
-    assert (lab.folder / "summary.md").is_file()
+    assert (lab.folder / "results" / job_id / "summary.md").is_file()
 
 
 def _wait_for_rollouts(backend: Any, job_id: str, timeout: float = 120.0) -> None:

@@ -1,8 +1,10 @@
 """The wizard in real JupyterLab and Notebook 7 (headless Chromium): pick, fix, preview, submit.
 
 The project has a valid prompt-learning config, an invalid RL config and a ``.env`` with only
-``SYNTH_API_KEY``; the missing ``ENVIRONMENT_API_KEY`` is pasted through the UI. Jobs go to an
-embedded local backend that replays bundled recordings, so nothing trains and nothing leaves 127.0.0.1.
+``SYNTH_API_KEY``; the missing ``ENVIRONMENT_API_KEY`` is pasted through the UI, then the backend is
+switched to ``local`` on step 1. Jobs go to an embedded local backend that replays bundled recordings
+(no task app is needed: the ``.env`` skips its health check), so nothing trains and nothing leaves
+127.0.0.1. ``test_wizard_journeys.py`` walks the journeys of a newcomer in more detail.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ SETUP = (
     "from synth_nb.job import JobRegistry\n"
     "use_local_backend(start_backend(default_executor='replay', executor_options={'replay': {'speed': 20}}))"
 )
+#: replayed jobs need no task app
+SKIP_TASK_APP = "SYNTH_SKIP_TASK_APP_HEALTH_CHECK=1\n"
 CELLS = [
     SETUP,
-    "%synth_train --backend local",
+    "%synth_train",
     "print('SENT', len(JobRegistry('.').list()))",
     "print('JOB_IDS', json.dumps([j.id for j in Wizard.latest.jobs]))".replace("json.dumps", "__import__('json').dumps"),
 ]
@@ -42,7 +46,7 @@ def wizard_step(lab, step: str):  # type: ignore[no-untyped-def]
 @pytest.mark.browser
 def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: ignore[no-untyped-def]
     make_project(lab.folder)
-    (lab.folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\n")
+    (lab.folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\n{SKIP_TASK_APP}")
     lab.write_notebook("wizard.ipynb", CELLS)
     lab.open("wizard.ipynb")
     lab.run_cell(0)
@@ -58,7 +62,7 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     assert broken_row.locator(".synth-badge").inner_text() == "invalid"
     assert "trainer_mode" in broken_row.locator(".synth-error").inner_text()
     submit = wizard_step(lab, "submit").locator("button.synth-submit")
-    assert submit.is_disabled()
+    assert submit.get_attribute("aria-disabled") == "true"
     assert "broken.toml is invalid" in wizard.locator(".synth-blockers").inner_text()
     lab.screenshot("invalid-config-blocks-submit", wizard)
     wizard_step(lab, "configs").locator("[data-testid='config-broken.toml']").uncheck()
@@ -67,19 +71,29 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     # 2. secrets: masked values with their source; the missing key is pasted and the field emptied
     wizard_step(lab, "secrets")
     env_key = wizard.locator("[data-testid=secret-ENVIRONMENT_API_KEY]")
+    synth_key = wizard.locator("[data-testid=secret-SYNTH_API_KEY]")
     assert env_key.inner_text() == "missing"
-    assert re.fullmatch(r"found in local backend \(••••\S{4}\)",
-                        wizard.locator("[data-testid=secret-SYNTH_API_KEY]").inner_text())
-    assert wizard_step(lab, "submit").locator("button.synth-submit").is_disabled()
+    assert synth_key.inner_text() == f"found in .env (••••{CANARY_SYNTH[-4:]})"  # for the hosted default
+    assert wizard_step(lab, "submit").locator("button.synth-submit").get_attribute("aria-disabled") == "true"
     wizard_step(lab, "secrets")
     field = wizard.get_by_label("Paste ENVIRONMENT_API_KEY")
     field.fill(CANARY_PASTED)
     wizard.get_by_role("button", name="Use pasted ENVIRONMENT_API_KEY").click()
     page.wait_for_function(
         "() => document.querySelector('[data-testid=secret-ENVIRONMENT_API_KEY]').textContent.includes('pasted')")
-    assert env_key.inner_text() == f"found in pasted (••••{CANARY_PASTED[-4:]})"
+    assert env_key.inner_text() == f"pasted into the wizard (••••{CANARY_PASTED[-4:]})"
     assert wizard.get_by_label("Paste ENVIRONMENT_API_KEY").input_value() == ""
     lab.screenshot("masked-keys", wizard)
+
+    # back to step 1: the embedded backend brings its own SYNTH_API_KEY, the pasted key stays
+    backend = wizard_step(lab, "configs").locator("[data-testid=override-backend]")
+    backend.fill("local")
+    backend.press("Enter")
+    page.wait_for_function("() => (document.querySelector('[data-testid=backend-now]') || {}).textContent"
+                           "?.includes('embedded local backend')")
+    wizard_step(lab, "secrets")
+    assert re.fullmatch(r"provided by the embedded local backend \(••••\S{4}\)", synth_key.inner_text())
+    assert env_key.inner_text() == f"pasted into the wizard (••••{CANARY_PASTED[-4:]})"
 
     # 3. overrides: a wrong value is flagged inline and blocks submit; a good one updates the preview
     wizard_step(lab, "overrides")
@@ -93,7 +107,7 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     assert "http" in error.inner_text()
     assert wizard.locator("[data-testid=override-task_url]").get_attribute("aria-invalid") == "true"
     lab.screenshot("override-flagged", wizard)
-    assert wizard_step(lab, "submit").locator("button.synth-submit").is_disabled()
+    assert wizard_step(lab, "submit").locator("button.synth-submit").get_attribute("aria-disabled") == "true"
     task_url = wizard_step(lab, "overrides").locator("[data-testid=override-task_url]")
     task_url.fill("http://127.0.0.1:8111")
     task_url.press("Enter")
@@ -151,7 +165,7 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     assert shown_id in saved
     assert not any(c in saved for c in CANARIES)
 
-    # Notebook 7 renders the same wizard
+    # Notebook 7 renders the same wizard (the journeys test submits from it too)
     lab.shutdown_kernels()
     lab.open_notebook7("wizard.ipynb")
     lab.run_cell(0)

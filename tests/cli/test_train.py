@@ -141,7 +141,7 @@ def test_submission_hands_plans_to_the_runner(workdir: Path, monkeypatch: pytest
 
     seen: dict[str, Any] = {}
 
-    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any) -> int:
+    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any, runs: Any = ()) -> int:
         seen.update(plans=plans, backend_url=target.url, api_key=api_key, poll=options.poll)
         return 0
 
@@ -175,27 +175,34 @@ def test_human_preview_json_is_valid_and_keeps_seed_lists_on_one_line() -> None:
     assert '"a": [1, 2, 3]' in text
 
 
-def test_backend_local_starts_plans_and_stops_the_embedded_backend(workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_local_finds_the_shared_backend_plans_and_leaves_it_running(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import synth_nb.cli.follow as follow
-    import synth_nb.local as local
+    import synth_nb.local.shared as shared
 
     events: list[str] = []
 
-    class FakeBackend:
+    class FakeShared:
         url = "http://127.0.0.1:5555"
         api_key = "sk_local_backend_key_0000"
+        task_app_key = None
+        started = False
+
+        def task_app_url(self, name: str) -> str:
+            return f"{self.url}/task-apps/{name}"
 
         def stop(self) -> None:
             events.append("stopped")
 
-    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any) -> int:
+    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any, runs: Any = ()) -> int:
         events.append(f"{plans[0].backend_url} {target.url} {api_key}")
         return 0
 
-    monkeypatch.setattr(local, "start_backend", lambda port=0: FakeBackend(), raising=False)
+    monkeypatch.setattr(shared, "ensure_backend", lambda folder, **_: FakeShared())
     monkeypatch.setattr(follow, "run_submit", fake_run_submit)
     monkeypatch.setenv("SYNTH_API_KEY", "sk_hosted_key_meant_elsewhere_9999")  # never sent to the embedded one
     (workdir / "sft.toml").write_text(SFT)
     (workdir / "train.jsonl").write_text(LINE * 4)
     assert main(["train", "-c", "sft.toml", "--backend", "local", "--no-poll"]) == 0
-    assert events == ["http://127.0.0.1:5555/api http://127.0.0.1:5555/api sk_local_backend_key_0000", "stopped"]
+    # the shared backend keeps running after the command, for `synth-nb attach` and the next kernel
+    assert events == ["http://127.0.0.1:5555/api http://127.0.0.1:5555/api sk_local_backend_key_0000"]

@@ -72,6 +72,13 @@ class FakeState:
     created: int = 0
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
     counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    #: seconds a handler waits: "upload", "create" before storing, "created" after creating the job and
+    #: before answering, "start" and "cancel" before acting (for tests that interrupt a request in flight)
+    delays: dict[str, float] = field(default_factory=dict)
+    #: every job runs until cancelled (as ``metadata.fake.hang`` does for one job)
+    hang: bool = False
+    #: a careless backend: an event repeats the create body and the request headers (keys included)
+    echo: bool = False
 
 
 def _error(status: int, detail: str) -> JSONResponse:
@@ -107,7 +114,7 @@ def build_app(state: FakeState) -> Starlette:
             job.changed.set()
             if (i + 1) % batch == 0 or interval:
                 await asyncio.sleep(interval)
-        if spec.get("hang"):
+        if spec.get("hang", state.hang):
             return
         final = spec.get("final", "succeeded")
         add_event(job, f"{job.kind}.job.completed" if final == "succeeded" else f"{job.kind}.job.failed",
@@ -136,6 +143,7 @@ def build_app(state: FakeState) -> Starlette:
                 return _error(422, "body must be an object")
             if body.get("metadata", {}).get("reject"):
                 return _error(422, "model 'nope' is not supported")
+            await asyncio.sleep(state.delays.get("create", 0.0))
             key = request.headers.get("idempotency-key")
             if key and key in state.idempotency:
                 return JSONResponse(state.jobs[state.idempotency[key]].doc(), status_code=200)
@@ -146,8 +154,13 @@ def build_app(state: FakeState) -> Starlette:
             if key:
                 state.idempotency[key] = job_id
             add_event(job, f"{kind}.created", "created")
+            if state.echo:
+                headers = dict(request.headers)
+                add_event(job, f"{kind}.debug", f"request {json.dumps(body)} {headers.get('authorization')}",
+                          {"body": body, "headers": headers})
             if auto_start:
                 asyncio.get_running_loop().create_task(produce(job))
+            await asyncio.sleep(state.delays.get("created", 0.0))
             return JSONResponse(job.doc(), status_code=201)
         return create
 
@@ -158,6 +171,7 @@ def build_app(state: FakeState) -> Starlette:
             job = find(request, kind)
             if job is None:
                 return _error(404, "job not found")
+            await asyncio.sleep(state.delays.get("start", 0.0))
             if job.status == "queued":
                 job.status = "running"
                 asyncio.get_running_loop().create_task(produce(job))
@@ -220,6 +234,7 @@ def build_app(state: FakeState) -> Starlette:
             job = find(request, kind)
             if job is None:
                 return _error(404, "job not found")
+            await asyncio.sleep(state.delays.get("cancel", 0.0))
             if job.status not in ("succeeded", "failed", "cancelled"):
                 job.cancelled = True
                 add_event(job, "job.cancelled", "cancelled by user", level="warning")
@@ -234,6 +249,7 @@ def build_app(state: FakeState) -> Starlette:
         upload_file = form.get("file")
         if upload_file is None or isinstance(upload_file, str):
             return _error(400, "missing file")
+        await asyncio.sleep(state.delays.get("upload", 0.0))
         content = await upload_file.read()
         file_id = f"file_{next(state.counter):08x}"
         state.files[file_id] = {"id": file_id, "purpose": form.get("purpose"), "content": content,

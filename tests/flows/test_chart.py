@@ -22,10 +22,18 @@ def test_mipro_and_gepa_event_shapes_are_understood() -> None:
     assert trial("prompt.learning.trial.complete", {"trial": 7, "score": 0.5}, 1) == (7, 0.5)
     assert trial("prompt.learning.trial.complete", {"trial": 0, "score": 0.5}, 4) == (4, 0.5)
     assert trial("prompt.learning.progress", {"best_score": 0.9}, 1) is None
-    assert spec.baseline_from_event("mipro.baseline.test", {"test_score": 0.33}) == 0.33
-    assert spec.baseline_from_event("prompt.learning.validation.summary", {"baseline": 0.2}) == 0.2
-    assert spec.baseline_from_event("prompt.learning.validation.scored", {"accuracy": 0.9}) is None
-    assert spec.baseline_from_event("prompt.learning.candidate.evaluated", {"score": 0.6, "is_baseline": True}) == 0.6
+    search, held_base, held_best = (ref.from_event for ref in spec.references)
+    assert search is not None and held_base is not None and held_best is not None
+    assert search("prompt.learning.candidate.evaluated", {"score": 0.6, "is_baseline": True}) == 0.6
+    assert search("mipro.fulleval.complete", {"score": 0.5, "candidate_index": 0}) == 0.5
+    assert search("mipro.fulleval.complete", {"score": 0.7, "candidate_index": 2}) is None
+    assert search("prompt.learning.validation.scored", {"accuracy": 0.9, "is_baseline": True}) is None
+    assert held_base("mipro.baseline.test", {"test_score": 0.33}) == 0.33
+    assert held_base("prompt.learning.validation.summary", {"baseline": 0.2}) == 0.2
+    assert held_base("prompt.learning.validation.scored", {"accuracy": 0.9}) is None
+    assert held_best("prompt.learning.validation.summary", {"baseline": 0.2, "results": [{"accuracy": 0.4}]}) == 0.4
+    assert held_best("prompt.learning.validation.scored", {"accuracy": 0.9, "rank": 0}) == 0.9
+    assert held_best("mipro.topk.evaluated", {"rank": 1, "test_score": 0.7}) == 0.7
 
 
 def test_chart_data_reads_records_and_their_dicts_alike() -> None:
@@ -39,16 +47,29 @@ def test_chart_data_reads_records_and_their_dicts_alike() -> None:
     assert not from_records.add_metric(MetricPoint(name="unrelated", step=1, value=0.0))
 
 
-def test_best_so_far_follows_the_trials_and_a_late_baseline_does_not_replace_the_first() -> None:
+def test_best_so_far_follows_the_trials_and_held_out_scores_never_replace_the_search_baseline() -> None:
     data = ChartData(get_flow("prompt_learning").chart)
-    for seq, score in enumerate((0.4, 0.7, 0.5), start=1):
+    data.add_event(Event(seq=1, type="prompt.learning.candidate.evaluated", data={"score": 0.3, "is_baseline": True}))
+    for seq, score in enumerate((0.4, 0.7, 0.5), start=2):
         data.add_event(Event(seq=seq, type="prompt.learning.trial.results", data={"mean": score}))
-    data.add_event(Event(seq=4, type="prompt.learning.validation.scored", data={"accuracy": 0.3, "is_baseline": True}))
-    data.add_event(Event(seq=5, type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.9}}))
+    data.add_event(Event(seq=5, type="prompt.learning.validation.scored", data={"accuracy": 0.9, "is_baseline": True}))
+    data.add_event(Event(seq=6, type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.9},
+                                                                              "results": [{"accuracy": 0.8}]}))
     assert list(data.series["best"].xy()[1]) == [0.4, 0.7, 0.7]
-    assert data.baseline == 0.3
+    assert data.references == {"baseline": 0.3, "heldout_baseline": 0.9, "heldout_best": 0.8}
     rows = {r["series"]: r for r in data.latest_values()}
-    assert rows["best so far"]["best"] == 0.7 and rows["baseline"]["latest"] == 0.3
+    assert rows["best so far"]["best"] == 0.7 and rows["baseline (search)"]["latest"] == 0.3
+    assert rows["baseline (held-out)"]["latest"] == 0.9 and rows["best prompt (held-out)"]["latest"] == 0.8
+    # the search baseline is drawn across the curve; the held-out scores only as markers after it
+    assert [(r.key, r.when) for r, _ in data.reference_values()] == [
+        ("baseline", "during"), ("heldout_baseline", "after"), ("heldout_best", "after")]
+
+
+def test_axis_labels_are_plain_words() -> None:
+    for flow in all_flows():
+        spec = flow.chart
+        for label in (spec.xlabel, spec.ylabel, spec.event_xlabel or ""):
+            assert "nats" not in label and ";" not in label and len(label) <= 48, label
 
 
 def test_chart_png_draws_data_and_nothing_without_it() -> None:

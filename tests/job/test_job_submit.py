@@ -98,3 +98,16 @@ def test_guess_flow_tries_the_flow_whose_id_prefix_matches_first() -> None:
 
     assert guess_flow("pl_123") == ["prompt_learning", "rl", "sft"]
     assert guess_flow("job_123") == ["rl", "sft", "prompt_learning"]  # prefixed flows that do not match: last
+
+
+async def test_the_results_folder_travels_with_the_job_and_comes_back_on_attach(fake_backend, tmp_path: Path) -> None:
+    registry = JobRegistry(tmp_path)
+    plan = _sft_plan(tmp_path)
+    plan.results_folder = tmp_path / "out"
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job = await submit(plan, client, registry=registry)
+        assert job.results_folder == tmp_path / "out"
+        record = registry.get(job.id)
+        assert record is not None and record.results_folder == str(tmp_path / "out")
+        again = await attach(job.id, client, registry=registry)
+    assert again.results_folder == tmp_path / "out"

@@ -25,7 +25,7 @@ def test_verify_task_app_with_the_wrong_key(tmp_path: Path, task_app: Callable[[
             httpx.Client(base_url=b.api_url, headers={"Authorization": f"Bearer {API_KEY}"}, trust_env=False) as c:
         body = c.post("/rl/verify_task_app", json={"endpoint_base_url": task_app()}).json()
     assert body["any_ok"] is False and body["attempts"][0]["health_status"] == 400
-    assert "did not answer 200" in body["detail"]
+    assert "refused the ENVIRONMENT_API_KEY this backend holds" in body["detail"]
 
 
 def test_verify_unreachable_task_app(client: httpx.Client) -> None:

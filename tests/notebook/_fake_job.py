@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from synth_nb.job import JobUpdate
@@ -20,6 +22,8 @@ class FakeJob:
     def __init__(self, flow: str = "sft", job_id: str = "job_test123", algorithm: str | None = None) -> None:
         self.id, self.flow, self.algorithm = job_id, flow, algorithm
         self.backend_url = "http://127.0.0.1:9/api"
+        self.results_folder: Path | None = None
+        self.unreachable_since: datetime | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.status = "running"
         self.events: list[Event] = []

@@ -6,11 +6,18 @@ import base64
 from types import SimpleNamespace as NS
 
 import numpy as np
+import pytest
+from _display_capture import capture_display
 
 from synth_nb.flows.chart_png import minmax_downsample
 from synth_nb.notebook.chart import LiveChart
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture()
+def outputs(monkeypatch):
+    return capture_display(monkeypatch)
 
 
 class FakeClock:
@@ -19,15 +26,6 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
-
-
-class FakeHandle:
-    def __init__(self) -> None:
-        self.updates: list[dict] = []
-
-    def update(self, bundle: dict, raw: bool = False) -> None:
-        assert raw
-        self.updates.append(bundle)
 
 
 def test_downsample_keeps_spikes_first_last_and_bounds_size() -> None:
@@ -67,15 +65,18 @@ def test_repeated_step_replaces_value_and_late_steps_are_inserted_in_order() -> 
     assert list(x) == [1, 2, 4] and list(y) == [0.15, 0.2, 0.45]
 
 
-def test_prompt_learning_events_give_trials_best_so_far_and_baseline() -> None:
+def test_prompt_learning_events_give_trials_best_so_far_and_the_held_out_scores() -> None:
     chart = LiveChart("prompt_learning")
-    chart.add_event(NS(type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.4}}))
     for score in (0.5, 0.3, 0.7, 0.6):
         chart.add_event(NS(type="prompt.learning.trial.results", data={"mean": score}))
-    assert chart.baseline == 0.4
+    chart.add_event(NS(type="prompt.learning.validation.summary",
+                       data={"baseline": {"accuracy": 0.4}, "results": [{"accuracy": 0.65}]}))
+    assert chart.references == {"heldout_baseline": 0.4, "heldout_best": 0.65}
     assert list(chart.series["trial"].xy()[1]) == [0.5, 0.3, 0.7, 0.6]
     assert list(chart.series["best"].xy()[1]) == [0.5, 0.5, 0.7, 0.7]
-    assert "baseline" in chart.text_table()
+    table = chart.text_table()
+    assert "baseline (held-out)" in table and "best prompt (held-out)" in table
+    assert chart.data.xlabel() == "trial"  # every point came from an event: x counts trials
 
 
 def test_rollout_metrics_win_over_trial_events_which_are_the_fallback() -> None:
@@ -100,19 +101,39 @@ def test_best_line_follows_the_backend_best_score_not_the_best_minibatch() -> No
     assert list(x) == [8, 16] and list(y) == [0.64, 0.71]
 
 
-def test_search_baseline_is_not_replaced_by_the_held_out_summary() -> None:
+def test_the_search_baseline_stays_and_the_held_out_baseline_is_shown_beside_it() -> None:
     chart = LiveChart("prompt_learning")
-    chart.add_event(NS(type="prompt.learning.candidate.evaluated", data={"is_baseline": True, "score": 0.6}))
-    chart.add_event(NS(type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.75}}))
-    assert chart.baseline == 0.6
+    chart.add_metric(NS(name="gepa.best_score", step=40, value=0.7))
+    chart.add_event(NS(type="prompt.learning.candidate.evaluated", data={"is_baseline": True, "score": 0.646}))
+    chart.add_event(NS(type="prompt.learning.validation.scored", data={"is_baseline": True, "accuracy": 0.75}))
+    chart.add_event(NS(type="prompt.learning.validation.summary", data={"baseline": {"accuracy": 0.75},
+                                                                        "results": [{"accuracy": 0.8}]}))
+    chart.add_event(NS(type="prompt.learning.candidate.evaluated", data={"is_baseline": True, "score": 0.5}))
+    assert chart.references == {"baseline": 0.646, "heldout_baseline": 0.75, "heldout_best": 0.8}
+    alt = chart.alt_text()
+    assert "best so far 0.7 at rollouts used 40" in alt
+    assert alt.endswith("baseline (search) 0.646; baseline (held-out) 0.75; best prompt (held-out) 0.8.")
+    assert chart.render_png().startswith(PNG_MAGIC)
 
 
-def test_redraw_is_rate_limited_to_the_interval_and_updates_one_handle() -> None:
+def test_mipro_search_baseline_is_its_first_full_evaluation_and_test_scores_are_held_out() -> None:
+    chart = LiveChart("prompt_learning")
+    chart.add_event(NS(type="mipro.fulleval.complete", data={"score": 0.55, "candidate_index": 0}))
+    chart.add_event(NS(type="mipro.fulleval.complete", data={"score": 0.7, "candidate_index": 3}))
+    chart.add_event(NS(type="mipro.baseline.test", data={"test_score": 0.5}))
+    chart.add_event(NS(type="mipro.topk.evaluated", data={"rank": 1, "test_score": 0.62}))
+    chart.add_event(NS(type="mipro.topk.evaluated", data={"rank": 2, "test_score": 0.6}))
+    assert chart.references == {"baseline": 0.55, "heldout_baseline": 0.5, "heldout_best": 0.62}
+
+
+def test_redraw_is_rate_limited_to_the_interval_and_updates_one_output(outputs) -> None:
     clock = FakeClock()
     chart = LiveChart("sft", clock=clock, min_interval=0.5)
-    handle = FakeHandle()
-    chart._handle = handle
+    chart.display()
+    (output,) = outputs
+    assert output.display_id == chart.display_id
     chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    clock.now += 1
     assert chart.redraw()
     chart.add_metric(NS(name="train.loss", step=2, value=0.9))
     clock.now += 0.2
@@ -121,20 +142,21 @@ def test_redraw_is_rate_limited_to_the_interval_and_updates_one_handle() -> None
     assert chart.redraw()
     assert not chart.redraw()  # nothing new
     assert chart.redraw(force=True)
-    assert len(handle.updates) == 3
-    png = base64.b64decode(handle.updates[-1]["image/png"])
+    assert len(output.shown) == 4  # the waiting sentence, then three frames, all in the one output
+    png = base64.b64decode(output.last["image/png"])
     assert png.startswith(PNG_MAGIC)
-    assert "train loss" in handle.updates[-1]["text/plain"]
+    assert "train loss" in output.last["text/plain"]
 
 
-async def test_async_redraw_renders_off_the_loop_and_publishes() -> None:
-    chart = LiveChart("rl", clock=FakeClock())
-    handle = FakeHandle()
-    chart._handle = handle
+async def test_async_redraw_renders_off_the_loop_and_publishes(outputs) -> None:
+    clock = FakeClock()
+    chart = LiveChart("rl", clock=clock)
+    chart.display()
     chart.add_metric(NS(name="eval.reward_mean", step=3, value=0.5))
+    clock.now += 1
     assert await chart.redraw_async()
     assert chart.png is not None and chart.png.startswith(PNG_MAGIC)
-    assert len(handle.updates) == 1
+    assert len(outputs[0].shown) == 2
 
 
 def test_large_series_renders_through_downsampling() -> None:
@@ -145,27 +167,39 @@ def test_large_series_renders_through_downsampling() -> None:
     assert chart.point_count == 20_000
 
 
-def test_empty_chart_says_it_is_waiting() -> None:
+def test_an_empty_chart_is_a_sentence_not_empty_axes(outputs) -> None:
     chart = LiveChart("prompt_learning")
-    assert "waiting for metrics" in chart.text_table()
-    assert "Waiting for metrics" in chart.html_table()
-    assert chart.render_png().startswith(PNG_MAGIC)
+    assert "waiting for the first metric" in chart.text_table()
+    assert chart.html_table() == ""  # the chart output says it, the status output does not repeat it
+    chart.display()
+    (output,) = outputs
+    assert "image/png" not in output.last
+    assert output.last["text/plain"] == "Prompt learning score: waiting for the first metric…"
+    assert "<img" not in output.last["text/html"]
+    chart.ended = True
+    chart.publish(None)
+    assert output.last["text/plain"] == "Prompt learning score: the job reported no metrics"
 
 
-def test_display_creates_one_output_with_png_and_text(monkeypatch) -> None:
-    import IPython.display
-
-    shown: list[tuple[dict, dict]] = []
-
-    def fake_display(obj, **kwargs):
-        shown.append((obj, kwargs))
-        return FakeHandle()
-
-    monkeypatch.setattr(IPython.display, "display", fake_display)
+def test_display_creates_one_output_with_png_html_and_text(outputs) -> None:
     chart = LiveChart("sft")
-    handle = chart.display()
-    assert isinstance(handle, FakeHandle)
-    (bundle, kwargs), = shown
-    assert kwargs == {"raw": True, "display_id": True}
-    assert set(bundle) == {"image/png", "text/html", "text/plain"}
-    assert bundle["text/html"].startswith("<img class='synth-chart'") and " alt='" in bundle["text/html"]
+    chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    chart.display()
+    (output,) = outputs
+    assert set(output.last) == {"image/png", "text/html", "text/plain"}
+    html = output.last["text/html"]
+    assert "<img class='synth-chart'" in html and " alt='" in html
+    # a dark theme shows the transparent, dark-ink PNG inverted instead of as a white block
+    assert "body[data-jp-theme-light='false'] img.synth-chart" in html and "invert(1)" in html
+
+
+def test_the_png_is_transparent() -> None:
+    import io
+
+    from matplotlib.image import imread
+
+    chart = LiveChart("rl")
+    chart.add_metric(NS(name="train.reward_mean", step=1, value=0.2))
+    chart.add_metric(NS(name="train.reward_mean", step=2, value=0.4))
+    pixels = imread(io.BytesIO(chart.render_png()), format="png")
+    assert pixels.shape[2] == 4 and pixels[0, 0, 3] == 0.0  # the corner shows the page, not white

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.notebook
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
 CANARY = "sk-canary-notebook-0123456789abcdef"
 MAX_SAVED_BYTES = 150 * 1024
+#: the GEPA example also keeps its explorer (every candidate's prompt, the win matrix) and a comparison of runs
+EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024}
 
 
 def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 900) -> None:
@@ -38,7 +40,8 @@ def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
 
 def _assert_clean(saved: Path) -> str:
     text = saved.read_text(encoding="utf-8")
-    assert saved.stat().st_size <= MAX_SAVED_BYTES, f"{saved.name} is {saved.stat().st_size} bytes"
+    limit = MAX_SAVED_BYTES + EXTRA_SAVED_BYTES.get(saved.name, 0)
+    assert saved.stat().st_size <= limit, f"{saved.name} is {saved.stat().st_size} bytes"
     for secret in (CANARY, "sk_local_", "sk_env_"):
         assert secret not in text, f"{secret!r} leaked into {saved.name}"
     return text

@@ -55,9 +55,11 @@ def test_magic_parses_exactly_like_the_cli(ip: Any, line: str) -> None:
     assert vars(parsed) == vars(build_train_parser().parse_args(shlex.split(line)))
 
 
-def test_help_lists_every_cli_flag(ip: Any) -> None:
+def test_help_opens_with_what_it_does_and_examples_and_lists_every_cli_flag(ip: Any) -> None:
     doc = magic(ip).__doc__
-    assert doc.startswith("::\n\n  %synth_train")
+    assert doc.startswith("%synth_train: validate, preview and submit")
+    assert "::" not in doc and "``" not in doc  # plain text, not reStructuredText
+    assert "Examples:\n  %synth_train " in doc and "--attach pl_" in doc and "Usage:\n  %synth_train [" in doc
     for spec in TRAIN_ARGUMENTS:
         for flag in spec.flags:
             assert flag in doc
@@ -161,6 +163,9 @@ def test_yes_submits_to_the_local_backend_waits_headless_and_lists_the_job(
     assert any(line["kind"] == "event" for line in recording)
     records = ip.run_line_magic("synth_train", "--jobs")
     assert [r.job_id for r in records] == [job.id]
+    shown = ip.display_formatter.format(records)[0]  # what the cell shows: the table, not [JobRecord(...)]
+    assert shown["text/html"].startswith("<table class='synth-jobs'>") and "JobRecord(" not in str(shown)
+    assert job.id in shown["text/plain"]
     again = ip.run_line_magic("synth_train", f"--attach {job.id} --backend local")
     assert again.id == job.id and again.status == "succeeded"
     capsys.readouterr()

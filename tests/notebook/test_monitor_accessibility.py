@@ -13,14 +13,14 @@ from synth_nb.notebook.monitor_widgets import LiveRegion, ToggleButton
 
 def test_alt_text_says_what_the_chart_shows_now() -> None:
     chart = LiveChart("prompt_learning")
-    assert chart.alt_text() == "Prompt learning score chart: waiting for metrics."
+    assert chart.alt_text() == "Prompt learning score chart: waiting for the first metric."
     for step, score in ((144, 0.5), (288, 0.81), (432, 0.75)):
         chart.add_metric(NS(name="gepa.trial.score", step=step, value=score))
     chart.add_metric(NS(name="baseline.score", step=0, value=0.65))
-    assert chart.alt_text() == ("Prompt learning score chart: trial (minibatch) score 0.75 at search progress 432 "
-                                "(best 0.81); best so far 0.81 at search progress 432; baseline 0.65.")
+    assert chart.alt_text() == ("Prompt learning score chart: trial score (small batch) 0.75 at rollouts used 432 "
+                                "(best 0.81); best so far 0.81 at rollouts used 432; baseline (search) 0.65.")
     chart.add_metric(NS(name="gepa.trial.score", step=576, value=0.9))
-    assert "best so far 0.9 at search progress 576" in chart.alt_text()
+    assert "best so far 0.9 at rollouts used 576" in chart.alt_text()
 
 
 def test_chart_image_is_described_by_its_latest_values_table() -> None:

@@ -1,45 +1,48 @@
-"""``synth_nb.notebook.output_redirect``: panel outputs land in the wizard's Output widget, kernel-side."""
+"""``synth_nb.notebook.output_redirect``: tasks started from a button press run in the wizard cell's context."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+import asyncio
+import contextvars
 
-from synth_nb.notebook.output_redirect import OutputRedirect, show_jobs_in
+from synth_nb.notebook.output_redirect import CellContext
 
-
-def msg(kind: str, text: str, display_id: str | None = None) -> dict[str, Any]:
-    transient = {"display_id": display_id} if display_id else {}
-    return {"header": {"msg_type": kind}, "content": {"data": {"text/plain": text}, "metadata": {},
-                                                      "transient": transient}}
+#: stands in for ipykernel's parent-header context variable
+PARENT: contextvars.ContextVar[str] = contextvars.ContextVar("parent", default="comm message")
 
 
-def test_new_outputs_are_appended_only_while_capturing() -> None:
-    out = SimpleNamespace(outputs=())
-    hook = OutputRedirect(out)
-    assert hook(msg("display_data", "elsewhere")) is not None
-    hook.capturing = True
-    assert hook(msg("display_data", "status", "d1")) is None
-    assert hook(msg("display_data", "controls")) is None
-    hook.capturing = False
-    assert [o["data"]["text/plain"] for o in out.outputs] == ["status", "controls"]
-    assert hook(msg("stream", "x")) is not None
+async def _parent_later() -> str:
+    await asyncio.sleep(0)
+    return PARENT.get()
 
 
-def test_in_place_updates_replace_their_own_entry_and_leave_others_alone() -> None:
-    out = SimpleNamespace(outputs=())
-    hook = OutputRedirect(out)
-    hook.capturing = True
-    hook(msg("display_data", "status 0", "d1"))
-    hook(msg("display_data", "chart 0", "d2"))
-    hook.capturing = False
-    assert hook(msg("update_display_data", "chart 1", "d2")) is None
-    assert [o["data"]["text/plain"] for o in out.outputs] == ["status 0", "chart 1"]
-    foreign = msg("update_display_data", "other cell", "d9")
-    assert hook(foreign) is foreign
+async def test_tasks_see_the_captured_cell_and_leave_the_caller_alone() -> None:
+    cell = CellContext()
+    assert not cell.captured
+    token = PARENT.set("cell 3")
+    cell.capture()
+    PARENT.reset(token)
+    loop = asyncio.get_running_loop()
+    first, second = cell.create_task(loop, _parent_later()), cell.create_task(loop, _parent_later())
+    assert await asyncio.gather(first, second) == ["cell 3", "cell 3"]  # two at once, each its own copy
+    assert cell.captured and PARENT.get() == "comm message"
 
 
-def test_without_an_output_widget_panels_are_displayed_normally() -> None:
-    shown: list[Any] = []
-    panels = show_jobs_in(None, ["job-a", "job-b"], show=lambda job, wait: shown.append((job, wait)) or job)
-    assert panels == ["job-a", "job-b"] and shown == [("job-a", False), ("job-b", False)]
+async def test_the_latest_display_wins_and_nothing_captured_means_the_callers_context() -> None:
+    cell = CellContext()
+    loop = asyncio.get_running_loop()
+    assert await cell.create_task(loop, _parent_later()) == "comm message"
+    for name in ("cell 1", "cell 2"):
+        token = PARENT.set(name)
+        cell.capture()
+        PARENT.reset(token)
+    assert await cell.create_task(loop, _parent_later()) == "cell 2"
+
+
+def test_calls_run_in_the_captured_cell_without_changing_the_callers_context() -> None:
+    cell = CellContext()
+    assert cell.run(PARENT.get) == "comm message"
+    token = PARENT.set("cell 7")
+    cell.capture()
+    PARENT.reset(token)
+    assert cell.run(PARENT.get) == "cell 7" and PARENT.get() == "comm message"

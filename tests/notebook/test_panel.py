@@ -6,38 +6,17 @@ import asyncio
 import base64
 
 import pytest
+from _display_capture import capture_display
 from _fake_job import FakeJob
 
 from synth_nb.notebook import panel as panel_mod
 from synth_nb.notebook.panel import MonitorPanel, show_job
 
 
-class Handle:
-    def __init__(self, first: dict) -> None:
-        self.shown = [first]
-
-    def update(self, bundle: dict, raw: bool = False) -> None:
-        self.shown.append(bundle)
-
-    @property
-    def last(self) -> dict:
-        return self.shown[-1]
-
-
 @pytest.fixture()
 def outputs(monkeypatch):
-    """Capture display() calls; returns the list of handles (or widgets) in display order."""
-    import IPython.display
-
-    shown: list = []
-
-    def fake_display(obj, raw: bool = False, display_id: bool = False, **_):
-        item = Handle(obj) if display_id else obj
-        shown.append(item)
-        return item if display_id else None
-
-    monkeypatch.setattr(IPython.display, "display", fake_display)
-    return shown
+    """The cell's outputs in display order: status, chart, controls widget, summary (per panel)."""
+    return capture_display(monkeypatch)
 
 
 def _sft_history(job: FakeJob, steps: int = 20) -> None:
@@ -56,7 +35,7 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     status, chart, controls, artifacts = outputs
     job.metric("val.loss", 20, 0.5)
     job.finish("succeeded", fine_tuned_model="ft:qwen:abc", training_file="file_123")
-    final = await asyncio.wait_for(panel.wait(), 5)
+    final = await asyncio.wait_for(panel.wait(), 60)
     assert final == "succeeded" and job.monitoring_started == 1
     assert "data-status='succeeded'" in status.last["text/html"]
     assert "20/20 steps" in status.last["text/plain"]
@@ -65,7 +44,8 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     assert "validation loss" in chart.last["text/plain"]
     assert "ft:qwen:abc" in artifacts.last["text/markdown"] and "file_123" in artifacts.last["text/markdown"]
     assert panel.controls is not None and panel.controls.cancel.disabled
-    assert controls is panel.controls.widget
+    assert controls["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
+    assert controls["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
 
 
 def test_the_fake_job_is_a_job_view() -> None:
@@ -86,7 +66,7 @@ async def test_live_updates_redraw_while_other_work_runs(outputs) -> None:
             ticks += 1
     await asyncio.sleep(0.6)  # past the 0.5 s rate limit
     job.finish()
-    await asyncio.wait_for(panel.wait(), 5)
+    await asyncio.wait_for(panel.wait(), 60)
     assert ticks == 15
     assert len(chart.shown) >= 3  # initial frame, live redraw(s), final frame
 
@@ -106,7 +86,7 @@ async def test_long_history_yields_to_other_tasks(outputs) -> None:
 
     other = asyncio.create_task(other_cell())
     panel = MonitorPanel(job, tick=0.01).display()
-    await asyncio.wait_for(panel.wait(), 10)
+    await asyncio.wait_for(panel.wait(), 60)
     other.cancel()
     assert progressed > 3  # consumer paused every 500 updates
     assert panel.chart.point_count == 3000
@@ -123,21 +103,33 @@ async def test_show_all_toggle_and_error_highlight(outputs) -> None:
     panel.render_status(force=True)
     assert "mipro.tpe.update" not in status.last["text/html"]
     assert "class='synth-err'" in status.last["text/html"]
-    controls.children[1].value = True  # the show-all toggle, as displayed
+    assert panel.controls is not None
+    assert controls["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
+    assert controls["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
+    panel.controls.show_all.value = True  # the show-all toggle, as displayed
     assert "mipro.tpe.update" in status.last["text/html"]
     job.finish("failed")
-    assert await asyncio.wait_for(panel.wait(), 5) == "failed"
+    assert await asyncio.wait_for(panel.wait(), 60) == "failed"
 
 
-async def test_cancel_button_sends_backend_cancel_and_shows_confirmed_state(outputs) -> None:
+async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confirmed_state(outputs) -> None:
     job = FakeJob("rl")
     panel = MonitorPanel(job, tick=0.01).display()
-    status, _, controls, artifacts = outputs
-    controls.children[0].click()
-    final = await asyncio.wait_for(panel.wait(), 5)
+    status, _, _, summary = outputs
+    controls = panel.controls
+    assert controls is not None
+    controls.cancel.click()
+    await asyncio.sleep(0.05)
+    assert job.cancel_calls == 0 and controls.confirming  # nothing is sent before the confirmation
+    controls.keep.click()
+    assert not controls.confirming and not controls.cancel.disabled
+    controls.cancel.click()
+    controls.confirm.click()
+    final = await asyncio.wait_for(panel.wait(), 60)
     assert final == "cancelled" and job.cancel_calls == 1
     assert "backend confirmed status cancelled" in status.last["text/plain"]
-    assert '"status": "cancelled"' in artifacts.last["text/plain"]
+    assert "RL result: job_test123 (cancelled)" in summary.last["text/plain"]
+    assert '"status": "cancelled"' in summary.last["text/plain"]
 
 
 async def test_stall_notice_appears_after_a_long_quiet_spell(outputs) -> None:
@@ -153,7 +145,7 @@ async def test_stall_notice_appears_after_a_long_quiet_spell(outputs) -> None:
     panel.render_status(force=True)
     assert "may be stalled" in outputs[0].last["text/html"]
     job.finish()
-    await asyncio.wait_for(panel.wait(), 5)
+    await asyncio.wait_for(panel.wait(), 60)
     assert "may be stalled" not in outputs[0].last["text/html"]
 
 
@@ -166,7 +158,7 @@ async def test_monitoring_error_is_shown_not_swallowed(outputs) -> None:
 
     job.updates = broken  # type: ignore[method-assign]
     panel = MonitorPanel(job, tick=0.01).display()
-    await asyncio.wait_for(panel.wait(), 5)
+    await asyncio.wait_for(panel.wait(), 60)
     assert "monitoring stopped: RuntimeError: stream lost" in outputs[0].last["text/plain"]
 
 
@@ -185,7 +177,7 @@ async def test_show_job_inside_the_loop_does_not_block_and_can_be_awaited(output
     assert not panel.done
     assert "await panel" in (panel.note or "")
     job.finish()
-    assert await asyncio.wait_for(panel, 5) == "succeeded"
+    assert await asyncio.wait_for(panel, 60) == "succeeded"
 
 
 def test_repr_is_short_text() -> None:
@@ -229,7 +221,10 @@ def test_show_job_wait_with_timeout_stops_watching_and_leaves_the_job_running(ou
     status, _chart, controls, _artifacts = outputs
     assert "stopped watching after 0.3 s; the job keeps running on the backend" in status.last["text/plain"]
     assert "%synth_train --attach job_test123" in status.last["text/html"]
-    assert not controls.children[0].disabled  # Cancel still reaches the running job
+    from ipywidgets.widgets.widget import _instances
+
+    row = _instances[controls["application/vnd.jupyter.widget-view+json"]["model_id"]]
+    assert not row.children[0].disabled  # Cancel still reaches the running job
 
 
 def test_show_jobs_timeout_names_every_job_still_running(outputs) -> None:
@@ -241,3 +236,66 @@ def test_show_jobs_timeout_names_every_job_still_running(outputs) -> None:
     with pytest.raises(JobTimeoutError, match="job_slow") as caught:
         show_jobs([done, running], wait=True, timeout=0.3, tick=0.01)
     assert "job_done" not in str(caught.value)
+
+
+def _pl_finished(job: FakeJob) -> None:
+    for step, score in ((10, 0.5), (20, 0.7)):
+        job.metric("gepa.trial.score", step, score)
+    job.event("prompt.learning.candidate.evaluated", is_baseline=True, score=0.646)
+    job.event("prompt.learning.validation.summary", baseline={"accuracy": 0.75}, results=[{"accuracy": 0.8}])
+    job.finish("succeeded", best_score=0.8)
+
+
+async def test_every_output_is_a_display_id_output_and_bundles_names_each(outputs) -> None:
+    job = FakeJob("prompt_learning", job_id="pl_ids", algorithm="gepa")
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, chart, controls, summary = outputs
+    assert (status.display_id, chart.display_id, summary.display_id) == (
+        panel.outputs.status, panel.outputs.chart, panel.outputs.summary)
+    assert panel.outputs.status.startswith("synth-pl_ids-")
+    assert MonitorPanel(job).outputs != panel.outputs  # a second panel of the job gets outputs of its own
+    assert "waiting for the first metric" in chart.last["text/plain"]  # not empty axes
+    _pl_finished(job)
+    await asyncio.wait_for(panel.wait(), 60)
+    assert set(panel.bundles()) == {status.display_id, chart.display_id, summary.display_id}
+    assert panel.bundles()[summary.display_id] == summary.last
+    assert "baseline (search) 0.646" in chart.last["text/html"] and "best prompt (held-out) 0.8" in chart.last["text/html"]
+    assert summary.last["text/markdown"].startswith("# Prompt-learning summary: `pl_ids`")
+
+
+async def test_export_writes_to_the_results_folder_and_links_the_files_in_the_summary(outputs, tmp_path) -> None:
+    job = FakeJob("prompt_learning", job_id="pl_export", algorithm="gepa")
+    job.results_folder = tmp_path / "results"
+    panel = MonitorPanel(job, tick=0.01, notebook_folder=tmp_path).display()
+    assert panel.controls is not None and "results/pl_export" in panel.controls.export.tooltip
+    _pl_finished(job)
+    await asyncio.wait_for(panel.wait(), 60)
+    panel.controls.export.click()
+    written = await asyncio.wait_for(asyncio.wrap_future(panel.request_export()), 60)
+    assert written[0] == tmp_path / "results" / "pl_export" / "summary.md" and written[0].is_file()
+    summary = outputs[3].last["text/markdown"]
+    assert summary.startswith("**Exported** to `results/pl_export/`: [summary.md](results/pl_export/summary.md)")
+    assert "# Prompt-learning summary: `pl_export`" in summary  # the result stays below the links
+    assert panel.controls.message.value == "Wrote summary.md and summary_curve.png to results/pl_export/"
+    assert not panel.controls.export.disabled
+
+
+async def test_progress_ends_full_and_green_on_success_and_red_where_it_stopped_otherwise(outputs) -> None:
+    done, stopped = FakeJob("prompt_learning", job_id="pl_ok"), FakeJob("prompt_learning", job_id="pl_stop")
+    for job in (done, stopped):
+        job.event("prompt.learning.progress", rollouts_completed=690, rollouts_total=1000)
+    ok_panel = MonitorPanel(done, tick=0.01).display()
+    stop_panel = MonitorPanel(stopped, tick=0.01).display()
+    await asyncio.sleep(0.05)
+    ok_panel.render_status(force=True)
+    assert "synth-progress-running" in outputs[0].last["text/html"]
+    assert "690/1000 rollouts (69%)" in outputs[0].last["text/plain"]
+    done.finish("succeeded")
+    stopped.finish("failed")
+    await asyncio.wait_for(ok_panel.wait(), 60)
+    await asyncio.wait_for(stop_panel.wait(), 60)
+    ok_html, stop_html = outputs[0].last["text/html"], outputs[4].last["text/html"]
+    assert "synth-progress-succeeded' max='1' value='1.0000'" in ok_html and "success-color" in ok_html
+    assert "690/1000 rollouts · finished" in ok_html and "69%" not in ok_html
+    assert "synth-progress-failed' max='1' value='0.6900'" in stop_html and "error-color" in stop_html
+    assert "690/1000 rollouts (69%) · failed" in stop_html

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
 
-from synth_nb.notebook import launch, output_redirect
+from synth_nb.notebook import launch, panel
 from synth_nb.notebook.wizard import Wizard
 
 
@@ -31,16 +31,24 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The jobs the wizard opened monitor panels for (none are drawn)."""
+    calls: list[Any] = []
+    monkeypatch.setattr(panel, "show_jobs", lambda jobs, wait: calls.append(list(jobs)) or [])
+    return calls
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch, shown: list[Any]) -> list[Any]:
     """Record submissions instead of talking to a backend."""
     calls: list[Any] = []
 
     async def fake_submit(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
         calls.append(list(prepared))
-        return [type("J", (), {"id": f"job-{i}", "flow": p.config.flow})() for i, p in enumerate(prepared)]
+        return [type("J", (), {"id": f"job-{len(calls)}-{i}", "flow": p.config.flow})()
+                for i, p in enumerate(prepared)]
 
     monkeypatch.setattr(launch, "submit_prepared", fake_submit)
-    monkeypatch.setattr(output_redirect, "show_jobs_in", lambda output, jobs: [])
     return calls
 
 
@@ -51,6 +59,7 @@ async def test_opens_on_the_first_valid_config_with_masked_keys(project: Path) -
     assert wizard.selected == ["gepa.toml"]
     rows = {r["name"]: r for r in wizard.secrets}
     assert rows["ENVIRONMENT_API_KEY"]["found"] and rows["ENVIRONMENT_API_KEY"]["source"] == ".env:.env"
+    assert rows["ENVIRONMENT_API_KEY"]["where"] == "found in .env"  # the file's path, in plain words
     assert rows["ENVIRONMENT_API_KEY"]["masked"] == "••••" + CANARY_ENV[-4:]
     assert wizard.can_submit and wizard.blockers == []
     assert '"flow": "prompt_learning"' in wizard.previews[0]["preview"]
@@ -127,7 +136,7 @@ async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, 
     assert replies == [{"type": "secret_received", "name": "ENVIRONMENT_API_KEY"}]
     row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
     assert row == {"name": "ENVIRONMENT_API_KEY", "masked": "••••" + CANARY_PASTED[-4:], "source": "pasted",
-                   "found": True}
+                   "where": "pasted into the wizard", "found": True}
     assert wizard.can_submit
     assert_no_canary(synced_state(wizard) + wizard.text_summary() + json.dumps(wizard.previews))
 
@@ -156,8 +165,52 @@ async def test_choosing_an_env_file_changes_the_source(project: Path) -> None:
 
 async def test_a_bad_backend_is_flagged_on_the_backend_field(project: Path, sent: list) -> None:
     wizard = Wizard(project, environ=clean_environ())
+    assert wizard.backend_url == "https://agent-learning.onrender.com/api" and not wizard.backend_embedded
     wizard.backend = "ftp://nowhere"
     assert "backend" in wizard.override_errors and not wizard.can_submit
+    assert wizard.previews == [] and wizard.backend_url == ""
+    assert [b for b in wizard.blockers if b.startswith("Backend (step 1): ")], wizard.blockers
+    assert "Fix the highlighted overrides." not in wizard.blockers  # the backend is not an override
+
+
+async def test_the_backend_decides_which_keys_are_needed(project: Path) -> None:
+    (project / ".env").write_text(f"ENVIRONMENT_API_KEY={CANARY_ENV}\n")
+    wizard = Wizard(project, backend="http://127.0.0.1:9", environ=clean_environ())
+    assert {r["name"]: r["found"] for r in wizard.secrets}["SYNTH_API_KEY"] is False
+    wizard.backend = "local"  # the embedded backend brings its own SYNTH_API_KEY
+    row = next(r for r in wizard.secrets if r["name"] == "SYNTH_API_KEY")
+    assert row["found"] and row["where"].startswith("provided by the embedded local backend")
+    assert wizard.backend_embedded and wizard.backend_url.startswith("http://127.0.0.1:")
+
+
+async def test_typo_keys_are_warnings_in_the_picker_preview_and_text(project: Path) -> None:
+    (project / "sft.toml").write_text((project / "sft.toml").read_text() + "\n[hyperparameters]\nn_epoch = 3\n")
+    wizard = Wizard(project, preselect=[project / "sft.toml"], environ=clean_environ())
+    row = next(c for c in wizard.configs if c["path"] == "sft.toml")
+    assert row["valid"] and any("did you mean 'n_epochs'" in w for w in row["warnings"])
+    assert next(c for c in wizard.configs if c["path"] == "gepa.toml")["warnings"] == []
+    (preview,) = wizard.previews
+    assert any("n_epoch" in w and "did you mean 'n_epochs'" in w for w in preview["warnings"])
+    assert wizard.can_submit  # a warning does not block
+    assert "warning: unknown key hyperparameters.n_epoch" in wizard.text_summary()
+
+
+async def test_the_preview_names_uploads_and_folds_long_seed_lists(project: Path) -> None:
+    seeds = ", ".join(str(i) for i in range(80))
+    gepa = (project / "gepa.toml").read_text().replace("train_seeds = [0, 1, 2]", f"train_seeds = [{seeds}]")
+    (project / "gepa.toml").write_text(gepa)
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.selected = ["gepa.toml", "sft.toml"]
+    wizard.overrides = {**wizard.overrides, "examples": "2"}
+    by_path = {p["path"]: p for p in wizard.previews}
+    folded = [line for line in by_path["gepa.toml"]["lines"] if "fold" in line]
+    assert folded and {line["fold"] for line in folded} == {"80 seeds: 0…79"}
+    assert folded[0]["full"] == json.dumps(list(range(80)))
+    assert len(by_path["gepa.toml"]["lines"]) < len(by_path["gepa.toml"]["preview"].splitlines()) - 70
+    upload = by_path["sft.toml"]["steps"][0]
+    size = (project / "train.jsonl").stat().st_size
+    assert (upload["method"], upload["path"], upload["file"], upload["size"], upload["limit"]) == (
+        "POST", "/files", "train.jsonl", f"{size} B", 2)
 
 
 async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(project: Path, sent: list) -> None:
@@ -167,8 +220,9 @@ async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(proj
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     jobs = await wizard.submit_task
-    assert [j.id for j in jobs] == ["job-0"] and handed == [jobs]
-    assert wizard.submitted == [{"job_id": "job-0", "flow": "prompt_learning", "path": "gepa.toml"}]
+    assert [j.id for j in jobs] == ["job-1-0"] and handed == [jobs]
+    assert wizard.submitted == [{"job_id": "job-1-0", "flow": "prompt_learning", "path": "gepa.toml"}]
+    assert wizard.submitted_to == wizard.backend_url
     assert wizard.step == "submit" and not wizard.submitting
     assert len(sent) == 1
     last = (project / ".synth_nb" / "last_submission.json").read_text()
@@ -231,3 +285,48 @@ async def test_text_fallback_is_masked(project: Path) -> None:
     assert "gepa.toml" in bundle["text/plain"] and "ENVIRONMENT_API_KEY" in bundle["text/plain"]
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert_no_canary(json.dumps(bundle, default=str))
+
+
+async def test_the_same_payload_again_needs_a_deliberate_second_action(project: Path, sent: list,
+                                                                        shown: list) -> None:
+    wizard = Wizard(project, environ=clean_environ())
+    assert not wizard.duplicate
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    await wizard.submit_task
+    assert wizard.duplicate and len(sent) == 1 and len(shown) == 1
+    wizard._handle_custom_msg({"type": "submit"}, [])  # a second press of the old button: refused
+    assert len(sent) == 1 and wizard.submit_error.startswith("Nothing was sent: these are the jobs you just")
+    wizard._handle_custom_msg({"type": "submit", "duplicate": True}, [])  # "Submit the same again…", yes
+    await wizard.submit_task
+    assert len(sent) == 2 and wizard.submit_error == ""
+    assert [s["job_id"] for s in wizard.submitted] == ["job-2-0"]
+    wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
+    assert not wizard.duplicate  # a changed payload is a new submission, one press
+
+
+async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
+        project: Path, sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ipykernel names an output's cell through a context variable; the panels must see the wizard's."""
+    import contextvars
+
+    cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="the button press")
+    seen: list[str] = []
+    monkeypatch.setattr(panel, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
+    submit = launch.submit_prepared
+
+    async def printing_submit(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
+        seen.append(f"checks: {cell.get()}")  # the task-app check lines it prints
+        return await submit(prepared, target, folder=folder)
+
+    monkeypatch.setattr(launch, "submit_prepared", printing_submit)
+    wizard = Wizard(project, environ=clean_environ())
+    wizard.observe(lambda change: seen.append(f"trait: {cell.get()}"), names=["submitted"])
+    token = cell.set("the wizard's cell")
+    wizard._cell.capture()  # what _ipython_display_ does while the cell runs
+    cell.reset(token)
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    await wizard.submit_task
+    assert seen == ["checks: the wizard's cell", "trait: the button press", "panels: the wizard's cell"]
+    assert cell.get() == "the button press"

@@ -21,7 +21,8 @@ def test_discover_lists_training_configs_with_badges_and_skips_other_toml(tmp_pa
     (tmp_path / ".synth_train_cell_abc.toml").write_text((tmp_path / "sft.toml").read_text())
     rows = {r["path"]: r for r in discover(tmp_path)}
     assert sorted(rows) == ["broken.toml", "gepa.toml", "sft.toml"]
-    assert rows["sft.toml"] == {"path": "sft.toml", "flow": "sft", "algorithm": "", "valid": True, "error": ""}
+    assert rows["sft.toml"] == {"path": "sft.toml", "flow": "sft", "algorithm": "", "valid": True, "error": "",
+                                "warnings": []}
     assert rows["gepa.toml"]["algorithm"] == "gepa"
     assert rows["broken.toml"]["valid"] is False
     assert "trainer_mode" in rows["broken.toml"]["error"]

@@ -47,3 +47,52 @@ def test_find_dotenv_walks_up(tmp_path: Path) -> None:
     assert find_dotenv_upwards(deep) == tmp_path / ".env"
     (deep / ".env").write_text("A=2\n")
     assert find_dotenv_upwards(deep) == deep / ".env"
+
+
+def test_a_symlink_loop_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    from synth_nb.secrets import resolve_secrets
+
+    loop = tmp_path / "loop.env"
+    loop.symlink_to(loop)
+    with pytest.raises(SecretsError, match=r"loop\.env"):
+        resolve_secrets(env_files=[loop], environ={}, cwd=tmp_path)
+
+
+@pytest.mark.parametrize(("content", "line", "what"), [
+    (b"A=1\nB=\x00\n", 2, "NUL byte"),
+    (b"A=1\n\nSYNTH_API_KEY\n", 3, "has no '='"),
+])
+def test_binary_files_and_known_keys_without_a_value_name_file_and_line(tmp_path: Path, content: bytes, line: int,
+                                                                        what: str) -> None:
+    from synth_nb.secrets import SECRET_KEYS
+    from synth_nb.secrets._dotenv import load_dotenv_file
+
+    env = tmp_path / ".env"
+    env.write_bytes(content)
+    with pytest.raises(SecretsError, match=f"{env}:{line}: .*{what}"):
+        load_dotenv_file(env, SECRET_KEYS)
+
+
+def test_a_bare_key_synth_nb_does_not_read_is_left_alone(tmp_path: Path) -> None:
+    env = tmp_path / ".env"
+    env.write_text("SOME_FLAG\nSYNTH_API_KEY=sk_value_0123456789\n")
+    assert read_dotenv(env) == {"SYNTH_API_KEY": "sk_value_0123456789"}
+
+
+def test_a_folder_is_named_as_a_folder(tmp_path: Path) -> None:
+    with pytest.raises(SecretsError, match=f"{tmp_path}.* is a folder"):
+        read_dotenv(tmp_path)
+
+
+def test_the_missing_key_error_names_where_it_looked_and_the_empty_line(tmp_path: Path) -> None:
+    from synth_nb.secrets import SYNTH_API_KEY, resolve_secrets
+
+    given = tmp_path / "given.env"
+    given.write_text("ENVIRONMENT_API_KEY=sk_env_0123456789\n")
+    (tmp_path / ".env").write_text("# fill in\nSYNTH_API_KEY=\n")
+    bundle = resolve_secrets(env_files=[given], environ={}, cwd=tmp_path)
+    with pytest.raises(SecretsError) as err:
+        bundle.require([SYNTH_API_KEY])
+    message = str(err.value)
+    assert str(given) in message and "the environment" in message and str(tmp_path / ".env") in message
+    assert f"SYNTH_API_KEY is empty at {tmp_path / '.env'}:2" in message

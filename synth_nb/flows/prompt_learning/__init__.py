@@ -9,9 +9,9 @@ from typing import Any
 
 from synth_nb.config.shared import Problem
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.prompt_learning import plan
+from synth_nb.flows.prompt_learning import estimate, plan
 from synth_nb.flows.prompt_learning.chart import CHART
 from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
@@ -55,6 +55,7 @@ class PromptLearningFlow(Flow):
     detect_hint = '[prompt_learning] with algorithm = "gepa" or "mipro" (prompt learning)'
     chart = CHART
     has_summary = True
+    has_explorer = True
     #: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
     noise_event_types = frozenset({
         "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
@@ -97,6 +98,9 @@ class PromptLearningFlow(Flow):
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)
+
+    def workload(self, plan: Plan) -> Workload:
+        return estimate.workload(plan)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)

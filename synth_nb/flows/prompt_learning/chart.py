@@ -1,4 +1,10 @@
-"""The prompt-learning chart: trial scores, the best so far and the baseline (GEPA and MIPRO).
+"""The prompt-learning chart: trial scores, the best so far, and the baseline and best prompt's scores.
+
+Two kinds of score appear in a job. During the search every prompt is scored on the search's own seeds:
+the trial points, the best-so-far line and the search-time baseline (a dashed line) are all on that
+scale, so best-so-far never drops below the baseline it started from. After the search the baseline and
+the best prompt are scored once more on held-out seeds; those two are drawn as labelled markers at the
+right edge, never as a replacement for the search baseline, so the chart keeps its meaning at the end.
 
 Metric names cover the spellings the hosted backend and the local executors use; trial scores may also
 arrive only as events (``prompt.learning.trial.results``, ``mipro.trial.complete``). The summary's curve
@@ -10,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from synth_nb.flows.chart import ChartSpec, SeriesSpec, number
+from synth_nb.flows.chart import ChartSpec, ReferenceSpec, SeriesSpec, number
 
-__all__ = ["CHART", "baseline_sample", "trial_sample"]
+__all__ = ["CHART", "heldout_baseline", "heldout_best", "search_baseline", "trial_sample"]
+
+BEST_COLOR = "#ff7f0e"
 
 
 def trial_sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, float] | None:
@@ -31,40 +39,66 @@ def trial_sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, 
     return (int(trial) if trial else count, score)
 
 
-def baseline_sample(etype: str, data: Mapping[str, Any]) -> float | None:
-    """The baseline prompt's score, if this event reports one."""
-    if etype == "prompt.learning.validation.summary":
-        base = data.get("baseline")
-        return number(base) if not isinstance(base, Mapping) else number(base.get("accuracy"), base.get("score"))
-    if etype == "mipro.baseline.test":
-        return number(data.get("test_score"), data.get("score"))
-    if etype in ("prompt.learning.validation.scored", "prompt.learning.candidate.evaluated") and data.get("is_baseline"):
-        return number(data.get("accuracy"), data.get("score"))
+def search_baseline(etype: str, data: Mapping[str, Any]) -> float | None:
+    """The starting prompt's score on the search's seeds, if this event reports it."""
+    if etype == "prompt.learning.candidate.evaluated" and data.get("is_baseline"):
+        return number(data.get("score"), data.get("accuracy"))
+    if etype == "mipro.fulleval.complete" and data.get("candidate_index") == 0:
+        return number(data.get("score"))
     if etype.endswith(".baseline"):
         return number(data.get("baseline_score"), data.get("score"), data.get("accuracy"))
     return None
 
 
+def heldout_baseline(etype: str, data: Mapping[str, Any]) -> float | None:
+    """The starting prompt's score on the held-out seeds (measured after the search)."""
+    if etype == "prompt.learning.validation.summary":
+        base = data.get("baseline")
+        return number(base) if not isinstance(base, Mapping) else number(base.get("accuracy"), base.get("score"))
+    if etype == "prompt.learning.validation.scored" and data.get("is_baseline"):
+        return number(data.get("accuracy"), data.get("score"))
+    if etype == "mipro.baseline.test":
+        return number(data.get("test_score"), data.get("score"))
+    return None
+
+
+def heldout_best(etype: str, data: Mapping[str, Any]) -> float | None:
+    """The chosen (best) prompt's score on the held-out seeds."""
+    if etype == "prompt.learning.validation.summary":
+        results = data.get("results")
+        first = results[0] if isinstance(results, list) and results else None
+        return number(first.get("accuracy"), first.get("score")) if isinstance(first, Mapping) else None
+    if etype == "prompt.learning.validation.scored" and data.get("rank") == 0 and not data.get("is_baseline"):
+        return number(data.get("accuracy"), data.get("score"))
+    if etype == "mipro.topk.evaluated" and data.get("rank") == 1:
+        return number(data.get("test_score"))
+    return None
+
+
 CHART = ChartSpec(
     title="Prompt learning score",
-    xlabel="search progress (rollouts used; trial number without rollout counts)",
-    ylabel="score (accuracy, 0–1)",
+    xlabel="rollouts used",
+    event_xlabel="trial",
+    ylabel="score (share correct)",
     series=(
-        SeriesSpec("trial", "trial (minibatch) score",
+        SeriesSpec("trial", "trial score (small batch)",
                    frozenset({"gepa.trial.score", "prompt_learning.trial.score", "trial.score",
                               "mipro.trial.score", "mipro.minibatch_score", "mipro.trial.minibatch_score",
                               "prompt.learning.trial.score"}),
                    style="points", color="#1f77b4", higher_is_better=True, from_event=trial_sample),
-        # the backend's own best (validation) score when it reports one; else the running best trial
+        # the backend's own best (search validation) score when it reports one; else the running best trial
         SeriesSpec("best", "best so far",
                    frozenset({"gepa.best_score", "mipro.best_score", "prompt_learning.best_score"}),
-                   style="step", color="#ff7f0e", higher_is_better=True, best_of="trial"),
+                   style="step", color=BEST_COLOR, higher_is_better=True, best_of="trial"),
     ),
-    baseline_metrics=frozenset({"baseline.score", "prompt_learning.baseline", "gepa.baseline", "mipro.baseline",
-                                "prompt.learning.baseline"}),
-    baseline_from_event=baseline_sample,
-    # the baseline scored during the search beats the post-search held-out one, so the baseline line
-    # compares like with like against the best-so-far line
-    late_baseline_events=frozenset({"prompt.learning.validation.summary"}),
-    legend_loc="lower right",
+    references=(
+        ReferenceSpec("baseline", "baseline (search)",
+                      frozenset({"baseline.score", "prompt_learning.baseline", "gepa.baseline", "mipro.baseline",
+                                 "prompt.learning.baseline"}),
+                      from_event=search_baseline, keep_first=True),
+        ReferenceSpec("heldout_baseline", "baseline (held-out)", from_event=heldout_baseline, when="after",
+                      color="0.35", marker="D"),
+        ReferenceSpec("heldout_best", "best prompt (held-out)", from_event=heldout_best, when="after",
+                      color=BEST_COLOR, marker="*"),
+    ),
 )

@@ -14,6 +14,9 @@ from typing import Any
 
 from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.prompt_learning.curve import curve_png
+from synth_nb.flows.prompt_learning.explorer_events import explore
+from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
+from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
 from synth_nb.secrets import mask_text
 
 __all__ = ["CURVE_NAME", "SUMMARY_NAME", "Summary", "job_summary", "render_summary", "write_summary"]
@@ -21,7 +24,6 @@ __all__ = ["CURVE_NAME", "SUMMARY_NAME", "Summary", "job_summary", "render_summa
 SUMMARY_NAME = "summary.md"
 CURVE_NAME = "summary_curve.png"
 _SECRET_FIELD = re.compile(r"(api_?key|secret|password|authorization|bearer|access_token|refresh_token)$", re.I)
-_SECRET_SHAPE = re.compile(r"\b(?:sk|gsk|pk|rk|sk_env|sk-proj|synth|hf)[-_][A-Za-z0-9_\-]{12,}\b")
 
 
 @dataclass
@@ -242,7 +244,9 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     baseline, best = _scores(status, log)
     png = curve_png(metric_dicts, log.events, title=f"{algorithm} optimisation — {job_id}")
     parts = [[f"# Prompt-learning summary: `{job_id}`", ""], _overview(job_id, status, log, algorithm), [""],
-             _score_section(baseline, best, status, log), [""], _best_prompt(status, log), _candidates(log), [""],
+             _score_section(baseline, best, status, log), [""], _best_prompt(status, log),
+             diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
+             _candidates(log), [""],
              _proposals(log), [""], _run_section(log)]
     if png is not None and link_curve:
         parts.append(["", "## Optimisation curve", "", f"![optimisation curve]({CURVE_NAME})"])
@@ -253,7 +257,7 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     secrets: set[str] = set()
     _secret_values([status, event_dicts, metric_dicts], secrets)
     markdown = mask_text(markdown, tuple(sorted(secrets)))
-    markdown = _SECRET_SHAPE.sub(lambda m: mask_text(m.group(0), (m.group(0),)), markdown)
+    markdown = mask_key_shapes(markdown)
     return Summary(markdown=markdown, curve_png=png)
 
 

@@ -7,9 +7,11 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.config.shared import Problem
-from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.artifacts import Artifact, FinishedJob
+from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.rl import plan
+from synth_nb.flows.rl import estimate, plan
+from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
 from synth_nb.plan import Plan
@@ -58,6 +60,12 @@ class RlFlow(Flow):
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)
+
+    def artifacts(self, job: FinishedJob) -> Artifact:
+        return rl_artifact(job)
+
+    def workload(self, plan: Plan) -> Workload:
+        return estimate.workload(plan)
 
 
 FLOW = RlFlow()

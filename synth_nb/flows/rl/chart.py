@@ -9,7 +9,7 @@ __all__ = ["CHART"]
 CHART = ChartSpec(
     title="RL reward",
     xlabel="training step",
-    ylabel="mean reward per episode",
+    ylabel="reward (higher is better)",
     series=(
         SeriesSpec("train", "mean reward",
                    frozenset({"train.reward_mean", "rl.reward_mean", "reward.mean", "reward_mean", "mean_reward",
@@ -19,5 +19,4 @@ CHART = ChartSpec(
                    frozenset({"eval.reward_mean", "eval.reward", "eval.mean_reward", "rl.eval.reward_mean"}),
                    color="#9467bd", higher_is_better=True),
     ),
-    legend_loc="lower right",
 )

@@ -8,9 +8,9 @@ from typing import Any
 
 from synth_nb.config.shared import Problem
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow
+from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.sft import plan
+from synth_nb.flows.sft import estimate, plan
 from synth_nb.flows.sft.artifacts import sft_artifact
 from synth_nb.flows.sft.chart import CHART
 from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
@@ -64,6 +64,9 @@ class SftFlow(Flow):
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)
+
+    def workload(self, plan: Plan) -> Workload:
+        return estimate.workload(plan)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return sft_artifact(job)

@@ -9,7 +9,7 @@ __all__ = ["CHART"]
 CHART = ChartSpec(
     title="SFT loss",
     xlabel="training step",
-    ylabel="loss (cross-entropy, nats/token)",
+    ylabel="loss (lower is better)",
     series=(
         SeriesSpec("train", "train loss", frozenset({"train.loss", "sft.train.loss", "training_loss", "loss"}),
                    color="#1f77b4"),

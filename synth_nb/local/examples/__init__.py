@@ -2,7 +2,8 @@
 
 ``start_task_app("banking")`` (prompt learning) or ``start_task_app("charclass")`` (RL) returns a handle
 with ``.url``, ``.api_key`` and ``.stop()``; the same apps run in the foreground with
-``synth-nb task-app NAME``.
+``synth-nb task-app NAME``. The embedded backend also serves each one itself at ``task_app_path(name)``
+on its own port (``examples.mounted``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import secrets
 from typing import Any
 
-__all__ = ["TASK_APPS", "TaskAppHandle", "start_task_app"]
+__all__ = ["TASK_APPS", "TaskAppHandle", "start_task_app", "task_app_path"]
 
 #: example name -> one-line description; each is the package ``synth_nb.local.examples.<name>`` exposing
 #: ``create_app(api_key=..., policy_api_key=...)``, imported lazily by ``start_task_app`` (keeps this module light)
@@ -20,6 +21,14 @@ TASK_APPS: dict[str, str] = {
     "banking": "Banking intent classification (16 intents, train/test splits) for prompt learning.",
     "charclass": "Reply in one character class (digits, capitals, ...) for RL; a tiny model learns it in minutes.",
 }
+
+#: where the embedded backend serves the examples, on its own port
+TASK_APP_PREFIX = "/task-apps"
+
+
+def task_app_path(name: str) -> str:
+    """``/task-apps/<name>``: the path of a bundled example on the backend that serves it."""
+    return f"{TASK_APP_PREFIX}/{name}"
 
 
 class TaskAppHandle:

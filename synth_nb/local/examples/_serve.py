@@ -6,7 +6,6 @@ caller and must bind loopback only; port 0 picks a free port.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from typing import Any
@@ -49,7 +48,7 @@ def serve_in_thread(app: Any, *, port: int = 0, name: str = "asgi", startup_time
 
     def _run() -> None:
         try:
-            asyncio.run(server.serve())
+            server.run()  # uvicorn's own loop choice: uvloop when installed
         except BaseException as exc:  # surfaced to the caller below
             errors.append(exc)
 

@@ -16,6 +16,7 @@ Recorded statuses drive the ending: ``failed``/``error`` fails the job with the 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ __all__ = ["BUNDLED_DIR", "ReplayExecutor", "RecordedLine", "load_recording", "r
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "recordings"
 _KINDS = ("meta", "status", "event", "metric")
+#: lines due within this many seconds are replayed without sleeping first (a recording with events every
+#: couple of milliseconds would otherwise wake its thread once per event)
+_GRANULARITY = 0.005
 _FLOW_OF = {"sft": "sft", "rl": "rl", "gepa": "prompt_learning", "mipro": "prompt_learning",
             "prompt_learning": "prompt_learning"}
 #: status-document keys owned by the replaying server, never copied from a recording
@@ -95,7 +99,20 @@ def resolve_recording(kind: str, body: dict[str, Any], options: dict[str, Any] |
 
 
 def load_recording(path: Path) -> list[RecordedLine]:
-    """Parse and check a recording; ``ExecutorInputError`` names the first bad line."""
+    """Parse and check a recording; ``ExecutorInputError`` names the first bad line.
+
+    Parsed once per file version: a job's creation checks the recording and its run reads it again, and
+    many jobs may replay the same one.
+    """
+    try:
+        version = path.stat()
+    except OSError as exc:
+        raise ExecutorInputError(f"cannot read recording {path.name}: {exc}") from None
+    return list(_parsed(path, version.st_mtime_ns, version.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: Path, mtime_ns: int, size: int) -> tuple[RecordedLine, ...]:
     lines: list[RecordedLine] = []
     try:
         text = path.read_text(encoding="utf-8")
@@ -122,7 +139,7 @@ def load_recording(path: Path) -> list[RecordedLine]:
         lines.append(RecordedLine(float(t), kind, payload))
     if not lines:
         raise ExecutorInputError(f"recording {path.name} is empty")
-    return sorted(lines, key=lambda line: line.t)
+    return tuple(sorted(lines, key=lambda line: line.t))
 
 
 def _number(value: Any) -> bool:
@@ -164,7 +181,7 @@ class ReplayExecutor:
         start, began = lines[0].t, time.monotonic()
         for line in lines:
             delay = began + (line.t - start) / speed - time.monotonic()
-            if delay > 0 and ctx.cancelled.wait(delay):
+            if delay > _GRANULARITY and ctx.cancelled.wait(delay):
                 return
             if ctx.cancelled.is_set():
                 return

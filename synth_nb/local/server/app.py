@@ -1,7 +1,8 @@
 """The local backend's ASGI app: the Synth backend contract on ``/api`` (and ``/api/v1`` for status tools).
 
 Every ``/api`` route needs ``Authorization: Bearer <key>`` (or ``X-API-Key``); errors are always JSON
-``{"detail": ...}``. ``/v1/policies/…`` (policies served by running jobs for their task apps) needs no key.
+``{"detail": ...}``. ``/v1/policies/…`` (policies served by running jobs for their task apps) needs no key;
+``/task-apps/<name>`` (the bundled example task apps) check task-app keys of their own.
 The data dir holds no secret: job bodies are stored with their keys masked (see ``redact``).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +23,25 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
+from synth_nb.local.examples.mounted import example_routes
+from synth_nb.local.held_keys import HeldKeys
 from synth_nb.local.runner import JobRunner
-from synth_nb.local.server import files, health, jobs, policy_proxy, task_app_check
+from synth_nb.local.server import (
+    backend_status,
+    dry_rollout,
+    env_keys,
+    files,
+    health,
+    jobs,
+    policy_proxy,
+    task_app_check,
+)
 from synth_nb.local.server.http import error_response
 from synth_nb.local.server.state import BackendState
 from synth_nb.local.server.streaming import JobSignals
 from synth_nb.local.storage import Storage
 
-__all__ = ["close_app", "create_app"]
+__all__ = ["close_app", "create_app", "generate_task_app_key"]
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +102,13 @@ def _executor_options(given: dict[str, dict[str, Any]] | None, data_dir: Path,
     return options
 
 
+def generate_task_app_key() -> str:
+    return f"sk_env_local_{secrets.token_hex(16)}"
+
+
 def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | None = None,
-               environment_api_key: str | None = None, max_upload_bytes: int = 200 * 1024 * 1024,
-               max_json_bytes: int = 16 * 1024 * 1024, keepalive_seconds: float = 15.0,
+               environment_api_key: str | None = None, task_app_key: str | None = None,
+               max_upload_bytes: int = 200 * 1024 * 1024, max_json_bytes: int = 16 * 1024 * 1024, keepalive_seconds: float = 15.0,
                cancel_grace_seconds: float = 30.0, probe_timeout: float = 10.0,
                recordings_dir: str | Path | None = None,
                executor_options: dict[str, dict[str, Any]] | None = None) -> Starlette:
@@ -99,8 +116,10 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
 
     Jobs that were running when a previous server on this folder stopped are marked failed here.
     ``environment_api_key`` (default: env ``ENVIRONMENT_API_KEY``) is the task-app key used to verify task
-    apps and by RL. ``default_executor`` runs every job that names none (``"replay"`` makes any client's jobs
-    replay); ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g.
+    apps and by RL, until a client hands over another (``POST /api/v1/env-keys``). The bundled example task
+    apps are served at ``/task-apps/<name>`` and accept ``task_app_key`` (default: a new one) and every
+    environment key the backend holds. ``default_executor`` runs every job that names none (``"replay"``
+    makes any client's jobs replay); ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g.
     ``{"replay": {"speed": 10}}``). Replays may read the bundled recordings and files in ``recordings_dir``
     (default ``<data_dir>/recordings``) only. Bodies over ``max_upload_bytes`` (uploads) or
     ``max_json_bytes`` (JSON) are refused with 413 while they stream in.
@@ -116,13 +135,16 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     env_key = environment_api_key if environment_api_key is not None else os.environ.get("ENVIRONMENT_API_KEY")
     runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
                        executor_options=_executor_options(executor_options, folder, recordings_dir))
-    state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key,
+    held = HeldKeys(task_app_key or generate_task_app_key(), env_key or None)
+    state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key, held_keys=held,
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
                          max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,
                          probe_timeout=probe_timeout)
-    api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes]
+    api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
+           *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *policy_proxy.routes],
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *policy_proxy.routes,
+                            *example_routes(held.example_app_keys)],
                     exception_handlers=handlers)
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from synth_nb.local.errors import ApiError, ExecutorInputError, ExecutorUnavailable
+from synth_nb.local.event_log import join_records
 from synth_nb.local.executors import choose_executor, load_executor, prompt_learning_algorithm
 from synth_nb.local.lifecycle import new_id
 from synth_nb.local.redact import redact, scrub, secret_values, withhold_secrets
@@ -51,6 +52,14 @@ PL = FlowRoutes("/prompt-learning/online/jobs", "prompt_learning", frozenset({"p
                 bare_lists=True)
 
 
+def _validation_file_id(body: dict[str, Any]) -> str | None:
+    """The SFT validation file: ``validation_file`` (SDK) or ``metadata.effective_config.data.validation_files``."""
+    effective = (body.get("metadata") or {}).get("effective_config") or {}
+    files = (effective.get("data") or {}).get("validation_files") if isinstance(effective, dict) else None
+    found = body.get("validation_file") or (files[0] if isinstance(files, list) and files else None)
+    return found if isinstance(found, str) else None
+
+
 def status_document(job: JobRecord) -> dict[str, Any]:
     """The status object every flow's ``GET …/{job_id}`` returns (``status`` + ``updated_at`` always set)."""
     body = job.body
@@ -65,6 +74,7 @@ def status_document(job: JobRecord) -> dict[str, Any]:
     if job.kind == "sft":
         doc.update(training_type=body.get("training_type") or "sft_offline", model=body.get("model"),
                    training_file_id=body.get("training_file_id") or body.get("training_file"),
+                   validation_file_id=_validation_file_id(body),
                    fine_tuned_model=None, linked_job_id=None)
     elif job.kind == "rl":
         doc.update(training_type="rl", model=data.get("base_model") or data.get("model") or body.get("model"),
@@ -176,12 +186,14 @@ def _events(flow: FlowRoutes, *, stream_only: bool = False) -> Handler:
             return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds)
         since = int_param(request, "since_seq", 0) or 0
         limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
-        batch = state.storage.events(job.id, since, limit + 1)
+        batch = state.storage.event_records(job.id, since, limit + 1)
         has_more, batch = len(batch) > limit, batch[:limit]
+        events = join_records(batch)  # the stored JSON of each event, joined, never parsed
         if flow.bare_lists:
-            return JSONResponse(batch)
-        next_seq = batch[-1]["seq"] if batch else since
-        return JSONResponse({"events": batch, "has_more": has_more, "next_seq": next_seq})
+            return Response(events, media_type="application/json")
+        next_seq = batch[-1][0] if batch else since
+        page = f'{{"events":{events},"has_more":{"true" if has_more else "false"},"next_seq":{next_seq}}}'
+        return Response(page, media_type="application/json")
 
     return events
 

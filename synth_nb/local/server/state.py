@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from synth_nb.local.held_keys import HeldKeys
 from synth_nb.local.runner import JobRunner
 from synth_nb.local.server.streaming import JobSignals
 from synth_nb.local.storage import Storage
@@ -19,6 +20,8 @@ class BackendState:
     runner: JobRunner
     signals: JobSignals
     api_key: str
+    #: keys clients handed over (``POST /env-keys``) and the bundled example apps' own key
+    held_keys: HeldKeys
     #: executor used for every job that does not name one (``"replay"`` lets 0.2.24 jobs run anywhere)
     default_executor: str | None = None
     max_upload_bytes: int = 200 * 1024 * 1024

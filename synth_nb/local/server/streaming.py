@@ -8,11 +8,8 @@ The stream closes once the job is terminal and every event has been sent.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
@@ -23,14 +20,25 @@ from synth_nb.local.storage import Storage
 __all__ = ["JobSignals", "sse_response", "wants_sse"]
 
 _BATCH = 500
+#: after sending live events, wait this long before reading again, so a busy job's follower gets one
+#: write per interval instead of one per commit (100 followers of a job at 500 events/s would otherwise
+#: each wake hundreds of times a second); well inside what a person or a chart can tell apart
+_LINGER_SECONDS = 0.02
+
+Waiter = tuple[asyncio.AbstractEventLoop, asyncio.Event]
 
 
 class JobSignals:
-    """Wakes SSE streams (on the event loop) when storage commits something for their job (any thread)."""
+    """Wakes SSE streams (on their event loops) when storage commits something for their job (any thread).
+
+    Notifications for a loop that has not run its last wake-up yet are merged into it: one
+    ``call_soon_threadsafe`` per loop however many jobs and followers changed meanwhile.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._waiters: dict[str, set[Waiter]] = {}
+        self._due: dict[asyncio.AbstractEventLoop, set[asyncio.Event]] = {}
         #: set when the server stops: open streams end instead of holding the shutdown up
         self.closed = False
 
@@ -42,19 +50,34 @@ class JobSignals:
             self.notify(job_id)
 
     def notify(self, job_id: str) -> None:
+        scheduled = []
         with self._lock:
-            waiters = list(self._waiters.get(job_id, ()))
-        for loop, event in waiters:
-            with contextlib.suppress(RuntimeError):  # loop already closed
-                loop.call_soon_threadsafe(event.set)
+            for loop, event in self._waiters.get(job_id, ()):
+                due = self._due.get(loop)
+                if due is None:
+                    due = self._due[loop] = set()
+                    scheduled.append(loop)
+                due.add(event)
+        for loop in scheduled:
+            try:
+                loop.call_soon_threadsafe(self._wake, loop)
+            except RuntimeError:  # loop already closed
+                with self._lock:
+                    self._due.pop(loop, None)
 
-    def subscribe(self, job_id: str) -> tuple[asyncio.AbstractEventLoop, asyncio.Event]:
+    def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            events = self._due.pop(loop, set())
+        for event in events:
+            event.set()
+
+    def subscribe(self, job_id: str) -> Waiter:
         entry = (asyncio.get_running_loop(), asyncio.Event())
         with self._lock:
             self._waiters.setdefault(job_id, set()).add(entry)
         return entry
 
-    def unsubscribe(self, job_id: str, entry: tuple[asyncio.AbstractEventLoop, asyncio.Event]) -> None:
+    def unsubscribe(self, job_id: str, entry: Waiter) -> None:
         with self._lock:
             waiters = self._waiters.get(job_id)
             if waiters is not None:
@@ -65,10 +88,6 @@ class JobSignals:
 
 def wants_sse(request: Request) -> bool:
     return "text/event-stream" in request.headers.get("accept", "")
-
-
-def _frame(event: dict[str, Any]) -> str:
-    return f"id: {event['seq']}\nevent: {event['type']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n"
 
 
 def _start_seq(request: Request) -> int:
@@ -92,13 +111,15 @@ def sse_response(request: Request, storage: Storage, signals: JobSignals, job_id
             yield ": connected\n\n"
             while True:
                 entry[1].clear()
-                batch = storage.events(job_id, cursor, _BATCH)
-                if batch:  # one write per batch: far cheaper than one per event
-                    cursor = batch[-1]["seq"]
-                    yield "".join(_frame(event) for event in batch)
+                last, text = storage.sse_frames(job_id, cursor, _BATCH)
+                if text:  # one write per batch: far cheaper than one per event
+                    caught_up, cursor = last - cursor < _BATCH, last
+                    yield text
+                    if caught_up:
+                        await asyncio.sleep(_LINGER_SECONDS)
                     continue
                 job = storage.get_job(job_id)
-                if signals.closed or job is None or (job.terminal and not storage.events(job_id, cursor, 1)):
+                if signals.closed or job is None or (job.terminal and not storage.event_records(job_id, cursor, 1)):
                     return
                 try:
                     await asyncio.wait_for(entry[1].wait(), timeout=keepalive_seconds)

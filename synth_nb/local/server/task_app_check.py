@@ -30,6 +30,21 @@ async def _probe(client: httpx.AsyncClient, url: str, key: str | None) -> tuple[
     return response.status_code, None
 
 
+def _problem(base: str, attempt: dict[str, Any], *, holds_key: bool) -> str:
+    """What went wrong, as one sentence a person can act on."""
+    if attempt["health_status"] is None:
+        return f"the task app at {base} cannot be reached ({attempt['error']}); is it running at that URL?"
+    answered = f"/health answered {attempt['health_status']}, /task_info {attempt['task_info_status']}"
+    if not holds_key:
+        return (f"the task app at {base} did not accept the request ({answered}): this backend holds no "
+                "ENVIRONMENT_API_KEY; put the task app's key in ENVIRONMENT_API_KEY (.env, --env-file or the "
+                "environment) and submit again")
+    if attempt["health_status"] in (400, 401, 403):
+        return (f"the task app at {base} refused the ENVIRONMENT_API_KEY this backend holds ({answered}); "
+                "put the task app's own key in ENVIRONMENT_API_KEY and submit again")
+    return f"the task app at {base} did not answer 200 on /health and /task_info ({answered})"
+
+
 async def verify_task_app(request: Request) -> Response:
     """Probe ``{endpoint_base_url}/health`` and ``/task_info`` with the task-app key(s) this backend holds."""
     body = await json_body(request)
@@ -52,10 +67,7 @@ async def verify_task_app(request: Request) -> Response:
                 "error": health_error or info_error,
             })
     any_ok = any(a["status"] == 200 for a in attempts)
-    detail = None if any_ok else (
-        "the task app did not answer 200 on /health and /task_info"
-        + ("" if env_key else
-           "; this backend holds no ENVIRONMENT_API_KEY (set it in its environment or pass environment_api_key)"))
+    detail = None if any_ok else _problem(base, attempts[0], holds_key=bool(env_key))
     return JSONResponse({
         "any_ok": any_ok, "endpoint_base_url": base,
         "candidates_first15": [mask_secret(k) for k in keys if k], "attempts": attempts, "detail": detail,

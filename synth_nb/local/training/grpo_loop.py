@@ -300,7 +300,7 @@ def _train(run: _GrpoRun, rollouts: _Rollouts) -> tuple[str, int]:
 def _finish(run: _GrpoRun, status: str, step: int, seconds: float) -> str:
     """Save the model (or the checkpoint of a cancelled run) and report the outcome."""
     cfg, channel = run.cfg, run.channel
-    work_dir = Path(cfg["work_dir"])
+    work_dir = Path(cfg["work_dir"]).resolve()
     folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
     files = save_model(run.loaded, folder, {"base": run.choice.requested, "job_id": cfg["job_id"], "step": step,
                                             "description": run.loaded.description})
@@ -308,7 +308,7 @@ def _finish(run: _GrpoRun, status: str, step: int, seconds: float) -> str:
     file_list = [{"path": str(p.relative_to(work_dir)), "bytes": p.stat().st_size} for p in files]
     if status == "cancelled":
         channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, rl=summary)
-        channel.emit("rl.train.cancelled", f"Cancelled at step {step}/{run.total}; checkpoint kept in {folder.name}/",
+        channel.emit("rl.train.cancelled", f"Cancelled at step {step}/{run.total}; checkpoint kept in {folder}",
                      {"step": step, "checkpoint": str(folder)}, level="warning")
         return status
     channel.result(fine_tuned_model=cfg["fine_tuned_model"], model_path=str(folder), files=file_list, rl=summary,

@@ -227,7 +227,7 @@ def _train(run: _SftRun) -> _Progress:
 def _finish(run: _SftRun, progress: _Progress, probe_start: float, probe_end: float) -> str:
     """Save the model (or the checkpoint of a cancelled run) and report the outcome."""
     cfg, channel, step = run.cfg, run.channel, progress.step
-    work_dir = Path(cfg["work_dir"])
+    work_dir = Path(cfg["work_dir"]).resolve()
     folder = work_dir / ("model" if progress.status == "succeeded" else "checkpoint")
     files = save_model(run.loaded, folder, {"base": run.choice.requested, "job_id": cfg.get("job_id"), "step": step,
                                             "description": run.loaded.description})
@@ -243,7 +243,7 @@ def _finish(run: _SftRun, progress: _Progress, probe_start: float, probe_end: fl
     if progress.status == "cancelled":
         channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, training=summary)
         channel.emit("sft.training.cancelled", f"Cancelled at step {step}/{run.total_steps}; checkpoint kept in "
-                     f"{folder.name}/", {"step": step, "checkpoint": str(folder)}, level="warning")
+                     f"{folder}", {"step": step, "checkpoint": str(folder)}, level="warning")
         return progress.status
     channel.result(fine_tuned_model=cfg["fine_tuned_model"], model_path=str(folder), files=file_list,
                    training=summary)

@@ -16,7 +16,7 @@ from starlette.requests import Request
 
 from synth_nb.local.errors import TaskAppRefusal
 from synth_nb.local.examples.banking.dataset import TOOL_NAME, BankingDataset, Example, load_dataset
-from synth_nb.local.examples.contract import PolicyClient, as_table, build_task_app
+from synth_nb.local.examples.contract import KeySource, PolicyClient, as_table, build_task_app
 
 __all__ = ["APP_ID", "create_app"]
 
@@ -162,7 +162,7 @@ def _response(body: dict[str, Any], example: Example, split: str, seed: int, mes
     }
 
 
-def create_app(api_key: str | None = None, dataset: BankingDataset | None = None, *,
+def create_app(api_key: KeySource = None, dataset: BankingDataset | None = None, *,
                policy_api_key: str | None = None) -> Starlette:
     """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time".
 

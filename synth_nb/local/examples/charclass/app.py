@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from synth_nb.local.errors import TaskAppRefusal
-from synth_nb.local.examples.contract import PolicyClient, as_table, build_task_app
+from synth_nb.local.examples.contract import KeySource, PolicyClient, as_table, build_task_app
 
 __all__ = ["APP_ID", "CLASSES", "REPLY_CHARS", "Instance", "create_app", "instance", "score_reply"]
 
@@ -136,7 +136,7 @@ async def _task_info(request: Request) -> Any:
     return infos[0] if len(infos) == 1 else infos
 
 
-def create_app(api_key: str | None = None, *, policy_api_key: str | None = None) -> Starlette:
+def create_app(api_key: KeySource = None, *, policy_api_key: str | None = None) -> Starlette:
     """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time".
 
     ``policy_api_key`` is sent to the policy as a bearer token; by default the policy gets no credentials.

@@ -4,7 +4,8 @@ Event types and data fields follow what synth-ai 0.2.24 reads:
 ``prompt.learning.progress``, ``…validation.scored``, ``…validation.summary``, ``…best.prompt``,
 ``…top.prompt.content``, ``…final.results``, ``…completed``, ``…billing.end``. Local extras: ``proposer``,
 ``policy`` and ``heldout_rollouts`` in ``…completed``, ``candidate_index``/``parents``/``generation`` in
-candidate entries. Costs are 0.0 when every model ran locally, omitted when an upstream was used.
+candidate entries, and ``candidate_fields`` (per-seed scores, prompt) on the events that report a candidate
+as soon as it is scored. Costs are 0.0 when every model ran locally, omitted when an upstream was used.
 """
 
 from __future__ import annotations
@@ -120,6 +121,14 @@ class Reporter:
         if cand.idx in heldout:
             entry["heldout_accuracy"] = _mean(heldout[cand.idx])
         return entry
+
+    def candidate_fields(self, cand: Candidate) -> dict[str, Any]:
+        """What an explorer needs of a candidate as soon as it is scored: per-seed scores and its prompt
+        (``instance_scores``/``seeds`` as in ``attempted_candidates``, ``template`` as in ``top.prompt.content``)."""
+        seeds = sorted(cand.instance_scores)
+        return {"instance_scores": [cand.instance_scores[s] for s in seeds], "seeds": seeds,
+                "prompt_length": self.prompt_length(cand), "origin": cand.origin,
+                "template": {"sections": render_sections(self.settings.messages, cand.components)}}
 
     def prompt_length(self, cand: Candidate) -> int:
         return sum(len(s["content"]) for s in render_sections(self.settings.messages, cand.components))

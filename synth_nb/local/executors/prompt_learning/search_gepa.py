@@ -198,7 +198,8 @@ class GepaTracker:
                       f"candidate {idx} val_accuracy={cand.score:.3f} (N={len(scores)})"
                       + (" new best" if is_best and idx else ""),
                       {"candidate_index": idx, "score": cand.score, "parents": parents, "generation": generation,
-                       "num_seeds": len(scores), "is_best": is_best, "is_baseline": idx == 0})
+                       "num_seeds": len(scores), "is_best": is_best, "is_baseline": idx == 0, "rollouts": rollouts,
+                       **self.reporter.candidate_fields(cand)})
         if is_best and idx:
             self.ctx.emit("prompt.learning.gepa.new_best", f"new best candidate {idx}: {cand.score:.3f}",
                           {"candidate_index": idx, "best_score": cand.score, "previous_best": previous})

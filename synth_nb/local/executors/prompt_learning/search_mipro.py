@@ -91,8 +91,9 @@ class MiproSearch:
         rollouts = self._rollouts()
         self.ctx.emit("mipro.fulleval.complete", f"full eval i{combo.instruction}/d{combo.demos} score={score:.3f}",
                       {"score": score, "iteration": iteration, "trial": trial, "num_seeds": len(self.online),
-                       "seeds": self.online, "instruction_index": combo.instruction, "demo_index": combo.demos,
-                       "candidate_index": cand.idx})
+                       "instruction_index": combo.instruction, "demo_index": combo.demos,
+                       "candidate_index": cand.idx, "minibatch_score": cand.minibatch_score,
+                       **self.reporter.candidate_fields(cand)})
         self.ctx.metric("mipro.fulleval.score", rollouts, score, {"n": len(self.online), "candidate_index": cand.idx})
         if self.incumbent is None or score > (self.incumbent.score or 0.0):
             self.incumbent = cand

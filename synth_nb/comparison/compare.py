@@ -1,0 +1,137 @@
+"""``compare([job_or_id, ...])``: runs side by side, whatever their flows.
+
+``Comparison`` holds the runs, their curves and tables; it shows itself as one static HTML output (a
+saved notebook keeps it), and gives the same numbers as DataFrames (``df``, ``config_df()``,
+``curves_df()``), Markdown and text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synth_nb.comparison.curves import AXES, Axis, Curve, curves_of
+from synth_nb.comparison.plot import chart_png, missing_from
+from synth_nb.comparison.render import comparison_html, comparison_markdown, comparison_text
+from synth_nb.comparison.runs import Run, load_runs
+from synth_nb.comparison.table import config_differences, run_row
+from synth_nb.errors import ConfigError
+
+__all__ = ["Comparison", "compare"]
+
+
+@dataclass
+class Comparison:
+    """Several runs compared: curves per flow metric, final metrics, differing config keys."""
+
+    runs: list[Run]
+    curves: list[Curve]
+    problems: list[str] = field(default_factory=list)
+    #: the progress axis shown first ("steps", "rollouts" or "seconds")
+    axis: Axis = "steps"
+    _pngs: dict[Axis, bytes | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def title(self) -> str:
+        flows = sorted({r.flow_label for r in self.runs})
+        return f"Comparison of {len(self.runs)} runs ({', '.join(flows) or 'none'})"
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [run_row(run, self.curves) for run in self.runs]
+
+    def differences(self) -> list[tuple[str, list[Any]]]:
+        return config_differences(self.runs)
+
+    @property
+    def df(self) -> Any:
+        """One row per run: headline metric (final, best), steps, rollouts, tokens, duration, differing keys."""
+        import pandas as pd
+
+        frame = pd.DataFrame(self.rows())
+        for key, values in self.differences():
+            frame[f"config.{key}"] = [v if isinstance(v, str | int | float | bool) else str(v) for v in values]
+        return frame
+
+    def config_df(self) -> Any:
+        """Differing config keys (rows) × runs (columns)."""
+        import pandas as pd
+
+        diffs = self.differences()
+        return pd.DataFrame({r.label: [vals[i] for _, vals in diffs] for i, r in enumerate(self.runs)},
+                            index=[k for k, _ in diffs])
+
+    def curves_df(self) -> Any:
+        """Every plotted point, long form: run, panel, line ("raw" or "best"), step, rollouts, seconds, value."""
+        import pandas as pd
+
+        rows = [{"run": c.run.label, "job_id": c.run.job_id, "panel": c.panel, "line": line, "step": s.steps[i],
+                 "rollouts": s.rollouts[i], "seconds": s.seconds[i], "value": s.values[i]}
+                for c in self.curves for line, s in (("raw", c.raw), ("best", c.best)) for i in range(len(s))]
+        return pd.DataFrame(rows, columns=["run", "job_id", "panel", "line", "step", "rollouts", "seconds", "value"])
+
+    def png(self, axis: Axis | None = None) -> bytes | None:
+        """The overlaid curves on ``axis`` (default: ``self.axis``) as PNG bytes."""
+        axis = axis or self.axis
+        if axis not in AXES:
+            raise ConfigError(f"unknown progress axis {axis!r}; use one of {', '.join(AXES)}")
+        if axis not in self._pngs:
+            self._pngs[axis] = chart_png(self.curves, self.runs, axis)
+        return self._pngs[axis]
+
+    def with_axis(self, axis: Axis) -> Comparison:
+        """The same comparison showing ``axis`` first."""
+        if axis not in AXES:
+            raise ConfigError(f"unknown progress axis {axis!r}; use one of {', '.join(AXES)}")
+        return Comparison(self.runs, self.curves, self.problems, axis, self._pngs)
+
+    def _alt(self, axis: Axis) -> str:
+        parts = [f"{AXES[axis]}:"] + [f"{r['run']} {r['metric']} final {r['final']:.4g}, best {r['best']:.4g};"
+                                      for r in self.rows() if r["final"] is not None and r["best"] is not None]
+        missing = missing_from(self.curves, self.runs, axis)
+        if missing:
+            parts.append("not on this axis: " + ", ".join(r.label for r in missing))
+        return " ".join(parts)
+
+    def to_html(self) -> str:
+        charts = {a: (png, self._alt(a)) for a in AXES if (png := self.png(a)) is not None}
+        return comparison_html(self.title, self.rows(), self.differences(), [r.label for r in self.runs],
+                               [r.config_source for r in self.runs], charts, self.problems, self.axis)
+
+    def to_markdown(self) -> str:
+        return comparison_markdown(self.title, self.rows(), self.differences(), [r.label for r in self.runs],
+                                   self.problems)
+
+    def to_text(self) -> str:
+        return comparison_text(self.title, self.rows(), self.differences(), [r.label for r in self.runs],
+                               self.problems)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """HTML and the terminal's text tables; ``to_markdown()`` for exports."""
+        return {"text/html": self.to_html(), "text/plain": self.to_text()}
+
+    def __repr__(self) -> str:
+        return f"Comparison({', '.join(r.label for r in self.runs)})"
+
+
+def compare(runs: Iterable[Any] | None = None, *, folder: str | Path | None = None, backend: str | None = None,
+            env_files: Sequence[str | Path] = (), axis: Axis = "steps") -> Comparison:
+    """Compare ``runs`` (``Job`` objects and/or job ids; None: every job started from ``folder``).
+
+    Job ids are fetched from the backend the folder's registry (``.synth_nb/jobs.json``) says they went
+    to, else from ``backend`` (a URL or ``"local"``), else ``SYNTH_BACKEND_OVERRIDE`` / the hosted default;
+    ``SYNTH_API_KEY`` is resolved as for every command (``env_files`` first). A run that cannot be
+    fetched is named in the comparison's notes instead of failing the rest.
+    """
+    from synth_nb.pipeline import SecretSources
+
+    where = Path(folder) if folder is not None else Path.cwd()
+    sources = SecretSources(env_files=tuple(Path(p) for p in env_files), environ=dict(os.environ), cwd=where)
+    loaded, problems = load_runs(runs, folder=where, backend=backend, sources=sources)
+    if not loaded and not problems:
+        raise ConfigError(f"nothing to compare: no job ids given and no jobs in {where / '.synth_nb' / 'jobs.json'}",
+                          hint="pass job ids or Job objects: synth_nb.compare([job_a, 'pl_…'])")
+    curves = [c for run in loaded for c in curves_of(run)]
+    return Comparison(loaded, curves, problems, axis)

@@ -1,0 +1,134 @@
+"""The comparison as HTML (the notebook), Markdown (exports) and plain text (the terminal).
+
+The HTML is one self-contained output with no script, so a saved notebook keeps it: a PNG per progress
+axis and a radio group that shows one at a time (where the browser supports ``:has``; otherwise all are
+shown, one under the other), then the final-metrics and config-difference tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from synth_nb.comparison.curves import AXES, Axis
+from synth_nb.comparison.table import MISSING, shown_value
+
+__all__ = ["COLUMNS", "comparison_html", "comparison_markdown", "comparison_text", "metric_cell"]
+
+#: final-metrics columns: (row key, heading)
+COLUMNS = (("run", "Run"), ("flow", "Flow"), ("status", "Status"), ("metric", "Headline metric"),
+           ("final", "Final"), ("best", "Best"), ("reported_best", "Reported best"), ("steps", "Steps"),
+           ("rollouts", "Rollouts"), ("tokens", "Tokens"), ("duration_s", "Duration (s)"))
+#: config keys listed in a table (the rest are counted; all of them are in ``config_df()``)
+MAX_KEYS = 80
+
+_CSS = """
+#{id} {{font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px;}}
+#{id} h3 {{font-size: 15px; margin: 4px 0;}} #{id} h4 {{font-size: 13px; margin: 10px 0 4px;}}
+#{id} fieldset {{border: 0; padding: 0; margin: 4px 0;}} #{id} fieldset label {{margin-right: 12px;}}
+#{id} figure {{margin: 4px 0;}} #{id} img {{max-width: 100%;}}
+#{id} table {{border-collapse: collapse;}} #{id} th, #{id} td {{border: 1px solid #8884; padding: 2px 6px; text-align: left;}}
+#{id} .note {{opacity: .8; font-style: italic;}} #{id} .scroll {{overflow-x: auto; max-width: 100%;}}
+{hide}
+"""
+
+
+def metric_cell(key: str, value: Any) -> str:
+    if value is None:
+        return MISSING
+    if key == "duration_s":
+        return f"{value:.1f}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int) and key in ("tokens", "rollouts", "steps"):
+        return f"{value:,}"
+    return str(value)
+
+
+def _others(row: dict[str, Any]) -> str:
+    return "; ".join(f"{k.removesuffix(' (final)')} {metric_cell('final', v)}" for k, v in row.items()
+                     if k.endswith(" (final)"))
+
+
+def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Sequence[tuple[str, list[Any]]],
+                    labels: Sequence[str], sources: Sequence[str], charts: dict[Axis, tuple[bytes, str]],
+                    notes: Sequence[str], first: Axis) -> str:
+    uid = f"synth-cmp-{uuid.uuid4().hex[:10]}"
+    e = html.escape
+    hide = "\n".join(f"#{uid}:has(#{uid}-{a}:checked) figure:not(.fig-{a}) {{display: none;}}" for a in charts)
+    parts = [f"<h3>{e(title)}</h3>", *(f"<p class='note'>{e(n)}</p>" for n in notes)]
+    if charts:
+        radios = "".join(f"<input type='radio' name='{uid}-axis' id='{uid}-{a}' value='{a}'"
+                         f"{' checked' if a == first else ''}><label for='{uid}-{a}'>{e(AXES[a])}</label>"
+                         for a in charts)
+        figures = "".join(f"<figure class='fig-{a}' data-axis='{a}'><img alt='{e(alt)}' src='data:image/png;base64,"
+                          f"{base64.b64encode(png).decode('ascii')}'><figcaption class='note'>{e(alt)}</figcaption>"
+                          f"</figure>" for a, (png, alt) in charts.items())
+        parts += [f"<fieldset><legend>Progress axis</legend>{radios}</fieldset>", figures]
+    head = "".join(f"<th scope='col'>{e(h)}</th>" for _, h in COLUMNS) + "<th scope='col'>Other final values</th>"
+    body = "".join("<tr>" + "".join(f"<td>{e(metric_cell(k, r.get(k)))}</td>" for k, _ in COLUMNS)
+                   + f"<td>{e(_others(r))}</td></tr>" for r in rows)
+    parts.append(f"<h4>Final metrics</h4><div class='scroll'><table><tr>{head}</tr>{body}</table></div>")
+    parts.append(_differences_html(differences, labels, sources))
+    return (f"<div class='synth-compare' id='{uid}' role='region' aria-label='{e(title)}'>"
+            f"<style>{_CSS.format(id=uid, hide=hide)}</style>{''.join(parts)}</div>")
+
+
+def _differences_html(differences: Sequence[tuple[str, list[Any]]], labels: Sequence[str],
+                      sources: Sequence[str]) -> str:
+    e = html.escape
+    if not differences:
+        return ("<h4>Config differences</h4><p class='note'>No differing config keys (configs are compared between "
+                "runs of the same flow, when at least two of them are known).</p>")
+    head = "<th scope='col'>Key</th>" + "".join(f"<th scope='col'>{e(label)}</th>" for label in labels)
+    source = "<tr><th scope='row'>(config read from)</th>" + "".join(f"<td>{e(s)}</td>" for s in sources) + "</tr>"
+    rows = "".join(f"<tr><th scope='row'><code>{e(key)}</code></th>"
+                   + "".join(f"<td>{e(shown_value(v))}</td>" for v in values) + "</tr>"
+                   for key, values in differences[:MAX_KEYS])
+    more = (f"<p class='note'>{len(differences) - MAX_KEYS} more differing keys in <code>config_df()</code>.</p>"
+            if len(differences) > MAX_KEYS else "")
+    return (f"<h4>Config differences ({len(differences)} keys)</h4><p class='note'>Keys whose values differ "
+            f"between runs of the same flow; — the run's config lacks the key, · a run of another flow.</p>"
+            f"<div class='scroll'><table><tr>{head}</tr>{source}{rows}</table></div>{more}")
+
+
+def _table(headings: Sequence[str], rows: Sequence[Sequence[str]], escape: Callable[[str], str]) -> list[str]:
+    lines = ["| " + " | ".join(escape(h) for h in headings) + " |", "|" + "---|" * len(headings)]
+    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def comparison_markdown(title: str, rows: Sequence[dict[str, Any]], differences: Sequence[tuple[str, list[Any]]],
+                        labels: Sequence[str], notes: Sequence[str]) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = [f"# {title}", "", *(f"> {n}" for n in notes), ""]
+    lines += ["## Final metrics", ""]
+    lines += _table([h for _, h in COLUMNS] + ["Other final values"],
+                    [[metric_cell(k, r.get(k)) for k, _ in COLUMNS] + [_others(r)] for r in rows], esc)
+    if differences:
+        lines += ["", f"## Config differences ({len(differences)} keys)", ""]
+        lines += _table(["Key", *labels], [[f"`{k}`", *(shown_value(v) for v in vals)]
+                                           for k, vals in differences[:MAX_KEYS]], esc)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def comparison_text(title: str, rows: Sequence[dict[str, Any]], differences: Sequence[tuple[str, list[Any]]],
+                    labels: Sequence[str], notes: Sequence[str]) -> str:
+    """Aligned columns for a terminal."""
+    def grid(headings: Sequence[str], body: Sequence[Sequence[str]]) -> list[str]:
+        widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(headings)]
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        return [fmt.format(*headings), fmt.format(*("-" * w for w in widths)), *(fmt.format(*r) for r in body)]
+
+    keys = [k for k, _ in COLUMNS if k not in ("reported_best",)]
+    out = [title, *(f"note: {n}" for n in notes), ""]
+    out += grid([h for k, h in COLUMNS if k in keys], [[metric_cell(k, r.get(k)) for k in keys] for r in rows])
+    if differences:
+        out += ["", f"config differences ({len(differences)} keys):"]
+        out += grid(["key", *labels], [[k, *(shown_value(v, 40) for v in vals)] for k, vals in differences[:MAX_KEYS]])
+    return "\n".join(out) + "\n"

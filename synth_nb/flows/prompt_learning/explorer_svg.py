@@ -1,0 +1,100 @@
+"""The Pareto view as inline SVG: one point per candidate, each a link to that candidate's prompt.
+
+Plain SVG inside the HTML output, so it survives saving: a point is an ``<a>`` (Tab reaches it, Enter
+follows it) whose ``<title>`` says what it is (its tooltip and its accessible name). Baseline and best are
+told apart by shape and a text label, not only by colour.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from synth_nb.flows.prompt_learning.explorer_model import Axis, Exploration
+
+__all__ = ["pareto_svg"]
+
+WIDTH, HEIGHT = 380, 250
+LEFT, RIGHT, TOP, BOTTOM = 48, 16, 14, 40
+AXIS_LABEL = {"length": "prompt length (≈ tokens)", "rollouts": "rollouts spent when found"}
+
+
+def _ticks(lo: float, hi: float, count: int = 4) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    step = (hi - lo) / count
+    return [lo + k * step for k in range(count + 1)]
+
+
+def _range(values: Sequence[float], *, unit: bool = False) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    if unit and lo >= 0.0 and hi <= 1.0:
+        lo, hi = max(0.0, lo - 0.05), min(1.0, hi + 0.05)
+    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.1, 1.0)
+    return (lo - pad if lo - pad >= 0 or lo < 0 else 0.0), hi + pad  # counts and lengths never go below 0
+
+
+def _label(value: float, integer: bool) -> str:
+    return f"{value:.0f}" if integer else f"{value:.2f}"
+
+
+def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
+    """The score-vs-``axis`` scatter with the frontier drawn; points link to ``#{anchor}-c{index}``."""
+    points = ex.points(axis)
+    if not points:
+        return ""
+    x_lo, x_hi = _range([x for _, x, _ in points])
+    y_lo, y_hi = _range([y for _, _, y in points], unit=True)
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def sx(x: float) -> float:
+        return LEFT + (x - x_lo) / (x_hi - x_lo) * plot_w
+
+    def sy(y: float) -> float:
+        return TOP + (1 - (y - y_lo) / (y_hi - y_lo)) * plot_h
+
+    title = f"Score vs {AXIS_LABEL[axis]}"
+    parts = [f'<svg class="synth-pareto" role="group" aria-label="{html.escape(title)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+             f'width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
+             f'<line class="ax" x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}"/>',
+             f'<line class="ax" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}"/>']
+    for t in _ticks(x_lo, x_hi):
+        parts.append(f'<text class="tick" x="{sx(t):.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">'
+                     f'{_label(t, True)}</text>')
+    for t in _ticks(y_lo, y_hi):
+        parts.append(f'<text class="tick" x="{LEFT - 4}" y="{sy(t) + 3:.1f}" text-anchor="end">{_label(t, False)}</text>')
+    parts.append(f'<text class="axl" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">'
+                 f'{html.escape(AXIS_LABEL[axis])}</text>')
+    parts.append(f'<text class="axl" transform="translate(12 {TOP + plot_h / 2:.0f}) rotate(-90)" '
+                 f'text-anchor="middle">validation score</text>')
+    by_index = {c.index: (x, y) for c, x, y in points}
+    front = [by_index[i] for i in ex.frontier(axis)]
+    if len(front) > 1:
+        steps = [front[0]]
+        for x, y in front[1:]:
+            steps += [(x, steps[-1][1]), (x, y)]
+        coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in steps)
+        parts.append(f'<polyline class="front" points="{coords}"/>')
+    for c, x, y in sorted(points, key=lambda p: p[0].index in (ex.baseline, ex.best)):
+        parts.append(_point(ex, c.index, sx(x), sy(y), x, y, axis, anchor, c.index in ex.frontier(axis)))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _point(ex: Exploration, index: int, px: float, py: float, x: float, y: float, axis: Axis, anchor: str,
+           on_front: bool) -> str:
+    role = "baseline" if index == ex.baseline else "best" if index == ex.best else ""
+    what = f"candidate {index}{f' ({role})' if role else ''}: score {y:.3f}, {x:.0f} " + (
+        "tokens" if axis == "length" else "rollouts") + (", on the frontier" if on_front else "")
+    if role == "baseline":
+        mark = f'<rect class="pt base" x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10"/>'
+    elif role == "best":
+        mark = (f'<polygon class="pt best" points="{px:.1f},{py - 8:.1f} {px + 7:.1f},{py + 5:.1f} '
+                f'{px - 7:.1f},{py + 5:.1f}"/>')
+    else:
+        mark = f'<circle class="pt{" on" if on_front else ""}" cx="{px:.1f}" cy="{py:.1f}" r="4.5"/>'
+    right = px > WIDTH - RIGHT - 60  # near the right edge the label goes to the left of the point
+    label = (f'<text class="ptl" x="{px - 8 if right else px + 8:.1f}" y="{py - 6:.1f}" '
+             f'text-anchor="{"end" if right else "start"}">{role} #{index}</text>' if role else "")
+    return (f'<a href="#{anchor}-c{index}" data-candidate="{index}"><title>{html.escape(what)}</title>'
+            f"{mark}{label}</a>")

@@ -1,0 +1,153 @@
+"""``POST /dry-rollout``: one rollout of a job that is not created, for the client's pre-flight card.
+
+The body is ``{"kind", "body", "seed", "split"}``: ``body`` is the create-request body the job would be
+sent with. The backend builds the policy that job would use, serves it on a temporary policy route and
+asks the task app for one ``/rollout`` of ``seed`` exactly as the job's executor would; the answer is the
+reward, the latency and the trace (the messages the policy received and what it replied). Nothing is
+stored and no job exists afterwards. Prompt learning runs the job's own policy and prompt interceptor;
+RL serves the untrained starting model (needs the ``train`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from synth_nb.local.errors import ApiError, ExecutorInputError
+from synth_nb.local.redact import scrub, secret_values
+from synth_nb.local.runner import JobRunner
+from synth_nb.local.server.http import json_body
+from synth_nb.local.server.state import state_of
+
+__all__ = ["routes"]
+
+Trace = list[dict[str, Any]]
+
+
+class _Recorded:
+    """Wraps a policy handler so every call it answers is kept for the trace, with its latency."""
+
+    def __init__(self, complete: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self._complete = complete
+        self.calls: Trace = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        answer = self._complete(request)
+        choices = answer.get("choices") or [{}]
+        with self._lock:
+            self.calls.append({"messages": request.get("messages") or [],
+                               "response": (choices[0] or {}).get("message") or {},
+                               "usage": answer.get("usage") or {},
+                               "latency_ms": round((time.perf_counter() - started) * 1000, 1)})
+        return answer
+
+
+def _serve(runner: JobRunner, owner: str) -> Callable[[Callable[[dict[str, Any]], dict[str, Any]]], str]:
+    def serve(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> str:
+        return f"{runner.base_url}/v1/policies/{runner.policies.add(owner, handler)}"
+    return serve
+
+
+def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: str | None) -> dict[str, Any]:
+    """The job's policy behind the job's prompt interceptor, driven by the job's task-app runner."""
+    from synth_nb.local.executors import prompt_learning_algorithm
+    from synth_nb.local.executors.prompt_learning.rollouts import RolloutBudget, TaskAppRunner
+    from synth_nb.local.executors.prompt_learning.router import CandidateRouter
+    from synth_nb.local.executors.prompt_learning.settings import parse_prompt_settings
+    from synth_nb.local.policies import build_policy
+
+    settings = parse_prompt_settings(body, prompt_learning_algorithm(body) or "gepa")
+    owner = f"dry_{secrets.token_hex(8)}"
+    policy = build_policy(settings.policy)
+    key = settings.task_app_api_key or runner.environment_api_key or os.environ.get("ENVIRONMENT_API_KEY")
+    recorded = _Recorded(policy.complete)
+    try:
+        router = CandidateRouter(_serve(runner, owner), _PolicyView(policy, recorded), settings.messages)
+        tasks = TaskAppRunner(settings.task_app_url, key, job_id=owner, env_name=settings.env_name,
+                              env_config=settings.env_config, policy_config=settings.policy_config,
+                              max_concurrent=1, budget=RolloutBudget(None), cancelled=threading.Event())
+        try:
+            used_split = split or settings.train_split
+            started = time.perf_counter()
+            (rollout,) = tasks.run(router.url_for(settings.components), [seed], used_split, tag="dry",
+                                   budgeted=False)
+            latency = (time.perf_counter() - started) * 1000
+        finally:
+            tasks.close()
+    finally:
+        runner.policies.remove_job(owner)
+        policy.close()
+    return {"seed": seed, "split": used_split, "reward": None if rollout.error else rollout.score,
+            "error": rollout.error, "latency_ms": round(latency, 1), "task_app_url": settings.task_app_url,
+            "policy": {**settings.policy.describe(), "model": policy.model}, "trace": recorded.calls,
+            "expected": rollout.expected, "predicted": rollout.predicted}
+
+
+class _PolicyView:
+    """A policy whose ``complete`` is recorded (what ``CandidateRouter`` calls)."""
+
+    def __init__(self, policy: Any, complete: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.name, self.model, self.complete = policy.name, policy.model, complete
+
+    def close(self) -> None:
+        pass
+
+
+def _rl(runner: JobRunner, body: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The job's starting model, sampled the way its first training step samples, for one seed."""
+    try:
+        from synth_nb.local.server import starting_policy
+    except ImportError as exc:
+        raise ApiError(501, "the RL dry rollout loads the starting model and needs the 'train' extra "
+                            f"(pip install 'synth-nb[train]'): {exc}") from None
+    owner = f"dry_{secrets.token_hex(8)}"
+    policy = starting_policy.StartingPolicy(body, runner.environment_api_key)
+    recorded = _Recorded(policy.complete)
+    try:
+        started = time.perf_counter()
+        reward, error = policy.rollout(_serve(runner, owner)(recorded), seed)
+        latency = (time.perf_counter() - started) * 1000
+    finally:
+        runner.policies.remove_job(owner)
+    return {"seed": seed, "split": None, "reward": reward, "error": error, "latency_ms": round(latency, 1),
+            "task_app_url": policy.task_url, "policy": policy.describe(), "trace": recorded.calls}
+
+
+async def dry_rollout(request: Request) -> Response:
+    """Run one rollout for a job that is not created; 400 for a body its executor would refuse."""
+    doc = await json_body(request)
+    kind, body, seed, split = doc.get("kind"), doc.get("body"), doc.get("seed", 0), doc.get("split")
+    if not isinstance(body, dict):
+        raise ApiError(422, "body must be the job's create-request body (a JSON object)")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ApiError(422, f"seed must be a non-negative integer, got {seed!r}")
+    if split is not None and not isinstance(split, str):
+        raise ApiError(422, "split must be a string")
+    runner = state_of(request).runner
+    if kind == "prompt_learning":
+        work = lambda: _prompt_learning(runner, body, seed, split)  # noqa: E731
+    elif kind == "rl":
+        work = lambda: _rl(runner, body, seed)  # noqa: E731
+    else:
+        raise ApiError(422, f"dry rollouts exist for prompt_learning and rl jobs, not {kind!r}")
+    try:
+        answer = await run_in_threadpool(work)
+    except ExecutorInputError as exc:
+        raise ApiError(400, str(exc)) from None
+    hidden = [*secret_values(body), *([runner.environment_api_key] if runner.environment_api_key else [])]
+    return Response(scrub(json.dumps(answer, default=str), hidden), media_type="application/json")
+
+
+routes = [Route("/dry-rollout", dry_rollout, methods=["POST"])]

@@ -1,0 +1,312 @@
+"""One embedded backend process per data folder, shared by every kernel and command that uses it.
+
+Found again the way ``%tensorboard`` finds its server: once it listens, the process writes
+``<data folder>/backend.json`` (url, pid, started_at, version; 0600) and it removes the file when it
+stops. A later kernel or command reads the file, checks that the process is alive and is the one the file
+names (``GET /api/v1/local-backend`` with the folder's ``api_key`` answers its pid), and reuses it; a stale
+file is replaced by a new process. The process runs in a session of its own, so neither a kernel restart
+nor a Ctrl-C in a terminal stops it; ``stop_backend`` (``synth-nb backend --stop``) does.
+
+Nothing heavy is imported here: kernels call it before anything tells whether the ``local`` extra is
+installed (the started process needs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from synth_nb.local.errors import SharedBackendError
+from synth_nb.local.examples import task_app_path
+from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE, read_key, write_private
+
+__all__ = [
+    "DIR_VARIABLE",
+    "INFO_FILE",
+    "LOG_FILE",
+    "BackendInfo",
+    "SharedBackend",
+    "default_data_dir",
+    "describe_backend",
+    "ensure_backend",
+    "find_backend",
+    "read_info",
+    "remove_info",
+    "stop_backend",
+    "write_info",
+]
+
+DIR_VARIABLE = "SYNTH_NB_BACKEND_DIR"
+INFO_FILE = "backend.json"
+LOG_FILE = "backend.log"
+_START_LOCK = "start.lock"
+#: a loaded two-core machine may take this long to import the server and open its database
+START_TIMEOUT = 180.0
+STOP_TIMEOUT = 30.0
+PROBE_TIMEOUT = 10.0
+#: not passed on to a started process: the keys a client resolved reach it through ``POST /env-keys``
+_WITHHELD = ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
+#: the folder holding the ``synth_nb`` package, so the started process runs this very code
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def default_data_dir(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Path:
+    """``SYNTH_NB_BACKEND_DIR``, else ``.synth_nb/backend`` in the working (notebook) folder."""
+    given = (os.environ if environ is None else environ).get(DIR_VARIABLE, "").strip()
+    folder = Path(given).expanduser() if given else (cwd or Path.cwd()) / ".synth_nb" / "backend"
+    return folder.resolve()
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What ``backend.json`` says about the process serving a data folder."""
+
+    url: str
+    pid: int
+    started_at: str
+    version: str
+    data_dir: str
+
+    @property
+    def uptime_seconds(self) -> float:
+        started = datetime.fromisoformat(self.started_at)
+        return max(0.0, (datetime.now(UTC) - started).total_seconds())
+
+
+def write_info(url: str, data_dir: Path, version: str) -> BackendInfo:
+    """Say that this process serves ``data_dir`` at ``url`` (call once it listens)."""
+    info = BackendInfo(url, os.getpid(), datetime.now(UTC).isoformat(timespec="seconds"), version,
+                       str(Path(data_dir).resolve()))
+    write_private(Path(data_dir) / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
+    return info
+
+
+def read_info(data_dir: Path) -> BackendInfo | None:
+    """The info file of ``data_dir``, or None if there is none (or it is not one)."""
+    try:
+        doc = json.loads((Path(data_dir) / INFO_FILE).read_text(encoding="utf-8"))
+        return BackendInfo(str(doc["url"]), int(doc["pid"]), str(doc["started_at"]), str(doc.get("version", "")),
+                           str(doc.get("data_dir", data_dir)))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def remove_info(data_dir: Path, pid: int) -> None:
+    """Remove the info file if it still names ``pid`` (a newer process may have replaced it)."""
+    info = read_info(data_dir)
+    if info is not None and info.pid == pid:
+        (Path(data_dir) / INFO_FILE).unlink(missing_ok=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its parent counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc here: trust the signal
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def _runs_synth_nb(pid: int) -> bool:
+    """Whether ``pid`` runs synth_nb (Linux tells through /proc; elsewhere assume it does)."""
+    try:
+        return b"synth_nb" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return not Path("/proc").is_dir()
+
+
+def describe_backend(url: str, api_key: str, *, jobs: bool = False,
+                     timeout: float = PROBE_TIMEOUT) -> tuple[str, dict[str, object]]:
+    """``("ours", description)``, ``("gone", {})``, ``("busy", {})`` or ``("refused", {})`` for ``url``."""
+    try:
+        answer = httpx.get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
+                           headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout, trust_env=False)
+    except httpx.TimeoutException:
+        return "busy", {}
+    except httpx.HTTPError:
+        return "gone", {}
+    if answer.status_code in (401, 403):
+        return "refused", {}
+    try:
+        doc = answer.json()
+    except ValueError:
+        return "gone", {}
+    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != "synth-nb-local-backend":
+        return "gone", {}
+    return "ours", doc
+
+
+class SharedBackend:
+    """The backend process serving a data folder: ``url`` (no ``/api``), ``api_key``, ``pid``, ``stop()``.
+
+    ``started`` tells whether this call started it; ``task_app_key`` is the key of the bundled example
+    task apps it serves (``task_app_url(name)``).
+    """
+
+    def __init__(self, info: BackendInfo, api_key: str, task_app_key: str | None, *, started: bool) -> None:
+        self.info = info
+        self.url = info.url
+        self.pid = info.pid
+        self.data_dir = Path(info.data_dir)
+        self.api_key = api_key
+        self.task_app_key = task_app_key
+        self.started = started
+
+    def task_app_url(self, name: str) -> str:
+        return self.url + task_app_path(name)
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Stop the process (every kernel and command using it loses it); its jobs end failed."""
+        stop_backend(self.data_dir, timeout=timeout)
+
+    def __repr__(self) -> str:  # never shows the keys
+        return f"SharedBackend(url={self.url!r}, pid={self.pid}, data_dir={str(self.data_dir)!r})"
+
+
+def _not_answering(info: BackendInfo, state: str) -> SharedBackendError:
+    why = "does not answer" if state == "busy" else "refuses the key in its api_key file"
+    return SharedBackendError(f"the embedded backend for {info.data_dir} (pid {info.pid}, {info.url}) {why}; "
+                              f"stop it with: synth-nb backend --stop --data-dir {info.data_dir}")
+
+
+def find_backend(data_dir: Path) -> SharedBackend | None:
+    """The live backend process of ``data_dir``, else None (a stale info file is removed)."""
+    folder = Path(data_dir).resolve()
+    info = read_info(folder)
+    if info is None:
+        return None
+    key = read_key(folder / API_KEY_FILE)
+    if key and _pid_alive(info.pid):
+        state, about = describe_backend(info.url, key)
+        if state == "ours" and about.get("pid") == info.pid:
+            return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=False)
+        if state in ("busy", "refused") and _runs_synth_nb(info.pid):
+            raise _not_answering(info, state)
+    remove_info(folder, info.pid)
+    return None
+
+
+@contextmanager
+def _start_lock(folder: Path) -> Iterator[None]:
+    """One starter at a time per folder, across processes (two kernels opening at once start one backend)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(folder / _START_LOCK, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _log_tail(path: Path, lines: int = 12) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _spawn(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
+    """``synth-nb backend --data-dir FOLDER --port 0`` in a session of its own, logging to a file.
+
+    It runs as ``python -m synth_nb.cli.backend``: that command alone, whatever the others import.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    command = [sys.executable, "-m", "synth_nb.cli.backend", "--data-dir", str(folder), "--port", "0", *options]
+    fd = os.open(folder / LOG_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as log:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                   cwd=folder, env=env, start_new_session=True, close_fds=True)
+    # reaped as soon as it exits, so it never lingers as a zombie that looks alive to ``--stop``
+    threading.Thread(target=process.wait, name="synth-nb-backend-reaper", daemon=True).start()
+    return process
+
+
+def _start(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBackend:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    process = _spawn(folder, options)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SharedBackendError(f"the embedded backend for {folder} exited (code {process.returncode}) "
+                                     f"before it listened; its log ({folder / LOG_FILE}) ends:\n"
+                                     f"{_log_tail(folder / LOG_FILE)}")
+        info = read_info(folder)
+        key = read_key(folder / API_KEY_FILE)
+        if info is not None and info.pid == process.pid and key:
+            state, about = describe_backend(info.url, key)
+            if state == "ours" and about.get("pid") == process.pid:
+                return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=True)
+        time.sleep(0.1)
+    process.terminate()
+    raise SharedBackendError(f"the embedded backend for {folder} did not start within {timeout:.0f} s; "
+                             f"see its log: {folder / LOG_FILE}")
+
+
+def ensure_backend(data_dir: Path, *, options: tuple[str, ...] = (), timeout: float = START_TIMEOUT) -> SharedBackend:
+    """The backend process of ``data_dir``: the running one, else a new one (``options`` go to its command)."""
+    folder = Path(data_dir).resolve()
+    found = find_backend(folder)
+    if found is not None:
+        return found
+    with _start_lock(folder):
+        return find_backend(folder) or _start(folder, options, timeout)
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while _pid_alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def stop_backend(data_dir: Path, *, timeout: float = STOP_TIMEOUT) -> BackendInfo | None:
+    """Stop the backend process of ``data_dir`` (SIGTERM, then SIGKILL after ``timeout``); what it was, or None.
+
+    A pid is signalled only when it is the backend the info file names (it answers with that pid), or
+    runs synth_nb but does not answer; a stale file is just removed.
+    """
+    folder = Path(data_dir).resolve()
+    info = read_info(folder)
+    if info is None:
+        return None
+    key = read_key(folder / API_KEY_FILE)
+    state, about = describe_backend(info.url, key) if key else ("refused", {})
+    ours = (state == "ours" and about.get("pid") == info.pid) or (
+        state in ("busy", "refused") and _runs_synth_nb(info.pid))
+    if not (ours and _pid_alive(info.pid)):
+        remove_info(folder, info.pid)
+        return None
+    with suppress(ProcessLookupError):
+        os.kill(info.pid, signal.SIGTERM)
+        if not _wait_gone(info.pid, timeout):
+            os.kill(info.pid, signal.SIGKILL)
+            _wait_gone(info.pid, 10.0)
+    remove_info(folder, info.pid)
+    return info

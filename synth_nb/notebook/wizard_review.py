@@ -1,0 +1,72 @@
+"""What the wizard's Secrets, Preview and Submit steps show of prepared configs.
+
+Rows of plain, masked data for the front end: one row per required key (in plain words), one preview
+per config (requests with upload file sizes, folded payload lines, warnings, the diff against the last
+submission from this notebook folder). Kept apart from the widget so the rules read and test alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from synth_nb.notebook.preview_layout import payload_lines, step_rows
+from synth_nb.notebook.preview_text import secrets_rows, warnings_of
+from synth_nb.pipeline import Prepared
+
+__all__ = ["LAST_SUBMISSION", "load_last", "merge_secret_rows", "preview_row", "save_last"]
+
+LAST_SUBMISSION = Path(".synth_nb") / "last_submission.json"
+
+
+def merge_secret_rows(prepared: Sequence[Prepared], folder: Path) -> list[dict[str, Any]]:
+    """One row per key any selected config needs; a key found for one config counts as found."""
+    rows: dict[str, dict[str, Any]] = {}
+    for item in prepared:
+        for row in secrets_rows(item.secrets, item.required, folder):
+            if row["name"] not in rows or not rows[row["name"]]["found"]:
+                rows[row["name"]] = row
+    return list(rows.values())
+
+
+def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], str]) -> dict[str, Any]:
+    """The Preview step's data for one config; ``short`` shortens paths in messages."""
+    plan = item.plan
+    text = plan.preview_json() if plan is not None else ""
+    last = load_last(folder).get(rel)
+    diff: list[str] = []
+    if text and last is not None:
+        diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), "last submission", "now",
+                                         lineterm="", n=1))
+    return {
+        "path": rel,
+        "flow": item.config.flow if item.config is not None else None,
+        "algorithm": item.config.algorithm if item.config is not None else None,
+        "error": short(str(item.error)) if item.error else "",
+        "warnings": [short(w) for w in warnings_of(item)],
+        "steps": step_rows(plan, folder) if plan is not None else [],
+        "preview": text,
+        "lines": payload_lines(plan.preview()) if plan is not None else [],
+        "diff": diff,
+        "has_last": last is not None,
+    }
+
+
+def load_last(folder: Path) -> dict[str, str]:
+    try:
+        data = json.loads((folder / LAST_SUBMISSION).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_last(folder: Path, previews: dict[str, str]) -> None:
+    """Remember the masked previews of this submission for the next diff (never raw values)."""
+    path = folder / LAST_SUBMISSION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = load_last(folder)
+    data.update(previews)
+    path.write_text(json.dumps(data, indent=1), encoding="utf-8")

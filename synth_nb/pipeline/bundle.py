@@ -1,0 +1,271 @@
+"""A job's reproducible bundle: what was submitted and everything that came back, in one folder.
+
+``record_run`` captures at submission what cannot be known later (the config as it was, the masked plan,
+the overrides, sha256 of each uploaded file, the task app's ``/info``, the versions); ``keep_bundle``
+writes it with the job's full history, summary and artifacts when the job ends, into
+``results_folder/<job_id>/`` or, for configs without one, ``.synth_nb/runs/<job_id>/``. Every file is
+masked: known secret values, secret-named keys, and key-shaped values in the config text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from synth_nb.config.redact import is_secret_key
+from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
+from synth_nb.pipeline.prepare import Prepared
+from synth_nb.plan import mask_payload
+from synth_nb.secrets import mask, mask_text
+
+if TYPE_CHECKING:
+    from synth_nb.job import Job, JobUpdate
+
+__all__ = ["BUNDLE_FILE", "RUNS_DIR", "RunRecord", "bundle_folder", "find_bundle", "keep_bundle", "read_bundle",
+           "record_run", "write_bundle"]
+
+#: the bundle's own description; its presence makes a folder a bundle
+BUNDLE_FILE = "run.json"
+RUNS_DIR = Path(".synth_nb") / "runs"
+#: ``key = "value"`` lines of a TOML file
+_TOML_STRING = re.compile(r'^(\s*"?([A-Za-z0-9_.-]+)"?\s*=\s*)(["\'])(.*)\3(\s*(#.*)?)$')
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def mask_toml(text: str, secrets: Iterable[str]) -> str:
+    """Config text with known secrets masked and every secret-named key's string value masked."""
+    lines = []
+    for line in mask_text(text, tuple(secrets)).splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        match = _TOML_STRING.match(body)
+        if match and is_secret_key(match.group(2).rsplit(".", 1)[-1]) and not match.group(4).startswith("${"):
+            quote = match.group(3)
+            body = f"{match.group(1)}{quote}{mask(match.group(4))}{quote}{match.group(5)}"
+        lines.append(body + line[len(line.rstrip("\r\n")):])
+    return "".join(lines)
+
+
+@dataclass
+class RunRecord:
+    """What a job was submitted with; ``write_bundle`` adds what it did."""
+
+    folder: Path
+    flow: str
+    algorithm: str | None
+    plan: dict[str, Any]
+    backend_url: str
+    idempotency_key: str | None = None
+    config_path: str | None = None
+    config_text: str | None = None
+    config_sha256: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    datasets: list[dict[str, Any]] = field(default_factory=list)
+    task_app: dict[str, Any] | None = None
+    submitted_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    versions: dict[str, str] = field(default_factory=dict)
+    #: the embedded backend ran it (a re-run goes to the embedded backend again, wherever it listens now)
+    embedded: bool = False
+    #: the job this one re-runs
+    parent: str | None = None
+    #: values masked in every file (never written themselves)
+    secrets: list[str] = field(default_factory=list, repr=False)
+    #: the bundle once written, or why it could not be
+    written: Path | None = None
+    problem: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"flow": self.flow, "algorithm": self.algorithm, "backend_url": self.backend_url,
+                "idempotency_key": self.idempotency_key, "config_path": self.config_path,
+                "config_sha256": self.config_sha256, "submitted_at": self.submitted_at, "versions": self.versions,
+                "embedded": self.embedded, "parent": self.parent}
+
+
+def _versions() -> dict[str, str]:
+    from synth_nb._version import __version__
+
+    return {"synth_nb": __version__, "python": platform.python_version(), "platform": platform.platform()}
+
+
+def _datasets(item: Prepared) -> list[dict[str, Any]]:
+    plan = item.plan
+    out = []
+    for step in plan.steps if plan is not None else []:
+        if step.kind == "upload" and step.upload is not None:
+            entry: dict[str, Any] = {"ref": step.ref, "path": str(step.upload)}
+            try:
+                entry.update(sha256=sha256_of(step.upload), bytes=step.upload.stat().st_size)
+            except OSError as exc:
+                entry["problem"] = exc.strerror or str(exc)
+            out.append(entry)
+    return out
+
+
+def bundle_folder(item: Prepared, base: Path) -> Path:
+    """Where a job of ``item`` keeps its bundles: the config's results folder, else ``base/.synth_nb/runs``."""
+    plan = item.plan
+    return plan.results_folder if plan is not None and plan.results_folder is not None else base / RUNS_DIR
+
+
+def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embedded: bool = False,
+               parent: str | None = None) -> RunRecord:
+    """Capture, before submission, what the bundle of ``item``'s job will say it was submitted with.
+
+    The task app is asked for its ``/info`` unless ``SYNTH_SKIP_TASK_APP_HEALTH_CHECK`` says to leave it be.
+    """
+    plan = item.plan
+    if plan is None:
+        raise ConfigError(f"{item.path}: no plan to record (the config did not prepare)")
+    hidden = [*(s for s in secrets if s), *(s.get_secret_value() for s in plan.secrets if s.get_secret_value())]
+    text = sha = None
+    if plan.config_path is not None:
+        try:
+            raw = Path(plan.config_path).read_bytes()
+            text, sha = mask_toml(raw.decode("utf-8", errors="replace"), hidden), hashlib.sha256(raw).hexdigest()
+        except OSError:
+            text = sha = None
+    overrides = item.overrides.model_dump(mode="json", exclude_none=True) if item.overrides is not None else {}
+    app = None if skip_requested([item.secrets]) else task_app_for(item)
+    return RunRecord(
+        folder=bundle_folder(item, base), flow=plan.flow, algorithm=plan.algorithm, plan=plan.preview(),
+        backend_url=plan.backend_url, idempotency_key=plan.idempotency_key,
+        config_path=str(plan.config_path) if plan.config_path else None, config_text=text, config_sha256=sha,
+        overrides=mask_payload(overrides, hidden), datasets=_datasets(item),
+        task_app=task_app_info(app) if app is not None else None, versions=_versions(), embedded=embedded,
+        parent=parent, secrets=hidden)
+
+
+def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:
+    """One masked JSON object per event or metric point (a backend may echo a body into an event)."""
+    return "".join(json.dumps(mask_payload(row.model_dump(mode="json"), list(secrets)), ensure_ascii=False,
+                              default=str) + "\n" for row in rows)
+
+
+def _readme(job: Job, files: Sequence[str]) -> str:
+    what = {
+        BUNDLE_FILE: "the job (id, flow, status, backend, times), synth-nb and Python versions, what stopped it",
+        "config.toml": "the config file as it was when the job was submitted (secrets masked)",
+        "plan.json": "every request the submission sent, as `synth-nb train --dry-run --json` prints it (masked)",
+        "overrides.json": "the command-line / wizard overrides the plan was built with",
+        "datasets.json": "path, size and sha256 of every uploaded dataset",
+        "task_app.json": "what the task app said about itself (/info, else /task_info) at submission",
+        "events.jsonl": "every event of the job, one JSON object per line, in seq order",
+        "metrics.jsonl": "every metric point of the job, one JSON object per line",
+        "status.json": "the job's final status document (masked)",
+    }
+    lines = [f"# Run bundle of job {job.id}", "",
+             f"A {job.flow} job that ended **{job.status}**. Submit the same plan again with "
+             f"`synth-nb train --rerun {job.id}` (or `%synth_train --rerun {job.id}`).", "", "| file | what |",
+             "|---|---|"]
+    lines += [f"| `{name}` | {what.get(name, 'a result file of the job (summary, chart, artifacts)')} |"
+              for name in files]
+    return "\n".join(lines) + "\n"
+
+
+def _artifacts(job: Job, folder: Path) -> None:
+    """The flow's result files (prompt learning: summary and curve), else its artifact as Markdown/JSON."""
+    from synth_nb.flows import get_flow
+
+    flow = get_flow(job.flow)
+    if flow.has_summary and flow.write_results(job, folder) is not None:
+        return
+    artifact = flow.artifacts(job)
+    if artifact is None:
+        return
+    if artifact.markdown:
+        (folder / "summary.md").write_text(f"# {artifact.title}\n\n{artifact.markdown}\n", encoding="utf-8")
+    if artifact.document is not None:
+        (folder / Path(artifact.document.name).name).write_text(artifact.document.text, encoding="utf-8")
+
+
+def write_bundle(job: Job, run: RunRecord, *, stopped_by: dict[str, Any] | None = None) -> Path:
+    """Write ``run`` and ``job``'s whole history into ``run.folder/<job id>/``; returns that folder."""
+    folder = run.folder / job.id
+    folder.mkdir(parents=True, exist_ok=True)
+    secrets = tuple(run.secrets)
+
+    def put(name: str, text: str) -> None:
+        (folder / name).write_text(mask_text(text, secrets), encoding="utf-8")
+
+    def put_json(name: str, value: Any, *, masked: bool = False) -> None:
+        safe = value if masked else mask_payload(value, list(secrets))
+        put(name, json.dumps(safe, indent=2, ensure_ascii=False, default=str) + "\n")
+
+    _artifacts(job, folder)
+    if run.config_text is not None:
+        put("config.toml", run.config_text)
+    put_json("plan.json", run.plan, masked=True)  # ``plan.preview()``: masking it again would change it
+    put_json("overrides.json", run.overrides, masked=True)
+    put_json("datasets.json", run.datasets)
+    if run.task_app is not None:
+        put_json("task_app.json", run.task_app)
+    put("events.jsonl", _jsonl(job.events, secrets))
+    put("metrics.jsonl", _jsonl(job.metrics, secrets))
+    put_json("status.json", dict(job.status_doc or {}))
+    put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
+                           "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by})
+    files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != "README.md")
+    put("README.md", _readme(job, files))
+    return folder
+
+
+def keep_bundle(job: Job, run: RunRecord) -> None:
+    """Write ``job``'s bundle when it ends (``run.written``, or ``run.problem`` when it could not be)."""
+
+    def on_update(update: JobUpdate) -> None:
+        if update.kind != "done" or run.written is not None:
+            return
+        watchdog = getattr(job, "watchdog", None)
+        stopped = watchdog.stopped_by() if watchdog is not None else None
+        try:
+            run.written = write_bundle(job, run, stopped_by=stopped)
+        except (OSError, SynthNbError, TypeError, ValueError) as exc:
+            run.problem = f"could not write the bundle to {run.folder / job.id}: {exc}"
+
+    job.add_listener(on_update)
+
+
+def find_bundle(job_id: str, folder: Path) -> Path:
+    """The bundle of ``job_id``: in the results folder the registry remembers, else ``.synth_nb/runs``."""
+    from synth_nb.job import JobRegistry
+
+    candidates = []
+    record = JobRegistry(folder).get(job_id)
+    if record is not None and record.results_folder:
+        candidates.append(Path(record.results_folder) / job_id)
+    candidates.append(folder / RUNS_DIR / job_id)
+    for candidate in candidates:
+        if (candidate / BUNDLE_FILE).is_file():
+            return candidate
+    where = " or ".join(str(c) for c in candidates)
+    raise ConfigError(f"no bundle of job {job_id} in {where}; a bundle is written when a job submitted from "
+                      "this folder ends while it is being followed")
+
+
+def read_bundle(folder: Path) -> dict[str, Any]:
+    """The bundle's ``run.json``, ``plan.json`` and ``overrides.json``, as one dict."""
+    try:
+        out = json.loads((folder / BUNDLE_FILE).read_text(encoding="utf-8"))
+        out["plan"] = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
+        out["overrides"] = json.loads((folder / "overrides.json").read_text(encoding="utf-8"))
+        datasets = folder / "datasets.json"
+        out["datasets"] = json.loads(datasets.read_text(encoding="utf-8")) if datasets.is_file() else []
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"the bundle is unreadable: {exc}", path=folder) from None
+    config = folder / "config.toml"
+    out["config_text"] = config.read_text(encoding="utf-8") if config.is_file() else None
+    return dict(out)

@@ -1,0 +1,131 @@
+"""The embedded backend outlives the kernel: a job started before a kernel restart is attached after it.
+
+Walked in real JupyterLab (headless Chromium): submit with ``--backend local``, restart the kernel while
+the job runs, type ``%synth_train --attach ID`` in the new kernel, and the panel shows the job's whole
+history and follows it to the end; save → close → reopen keeps the outputs. The backend process is the
+data folder's shared one (it replays a bundled recording slowly, so the restart lands mid-job) and is
+stopped by pid when the test ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+import pytest
+
+pytestmark = pytest.mark.browser
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from minimal_configs import MINIMAL_SFT  # noqa: E402
+
+LINE = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
+
+
+@pytest.fixture
+def backend(lab: Any) -> Iterator[Any]:
+    from synth_nb.local.shared import ensure_backend, stop_backend
+
+    folder = lab.folder / ".synth_nb" / "backend"
+    # ~60 s per job: long enough for a kernel restart in the middle
+    running = ensure_backend(folder, options=("--default-executor", "replay", "--replay-speed", "0.4"))
+    try:
+        yield running
+    finally:
+        stop_backend(folder)
+
+
+def _status(lab: Any, index: int, status: str, timeout: float) -> Any:
+    monitor = lab.cell(index).locator(f".synth-monitor[data-status='{status}']")
+    monitor.first.wait_for(timeout=timeout * 1000)
+    return monitor.first
+
+
+def _set_source(lab: Any, index: int, source: str) -> None:
+    """Type a cell, as a person would (through the notebook model, not the file)."""
+    lab.page.evaluate("""([i, text]) => {
+        const panel = window.jupyterapp.shell.currentWidget;
+        panel.content.widgets[i].model.sharedModel.setSource(text);
+    }""", [index, source])
+
+
+def _restart_kernel(lab: Any) -> None:
+    # the command's promise resolves only once the dialog is answered: do not wait for it in the page
+    lab.page.evaluate("() => { window.jupyterapp.commands.execute('kernelmenu:restart'); }")
+    lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()
+    time.sleep(1.0)
+    lab.wait_idle()
+
+
+def _backend_metric_count(backend: Any, job_id: str) -> int:
+    answer = httpx.get(f"{backend.url}/api/learning/jobs/{job_id}/metrics", params={"limit": 10000},
+                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30, trust_env=False)
+    body = answer.json()
+    points = body.get("points", body.get("metrics", [])) if isinstance(body, dict) else body
+    return len({(p["name"], p["step"]) for p in points})
+
+
+def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(lab: Any, backend: Any) -> None:
+    (lab.folder / "sft.toml").write_text(MINIMAL_SFT)
+    (lab.folder / "train.jsonl").write_text(LINE * 4)
+    setup = (f"%env SYNTH_NB_BACKEND_DIR={lab.folder / '.synth_nb' / 'backend'}\n"
+             "%load_ext synth_nb\nfrom pathlib import Path")
+    lab.write_notebook("restart.ipynb", [
+        setup,
+        "job = %synth_train -c sft.toml --backend local --yes\n_ = Path('job_id.txt').write_text(job.id)",
+        "# the job id goes here after the restart",
+        "await job.wait()\nprint('history:', len(job.metrics), 'metric points, status', job.status)",
+    ])
+    lab.open("restart.ipynb")
+    lab.run_cell(0)
+    lab.run_cell(1)
+    lab.wait_output(1, f"embedded backend on {backend.url}", 60)  # found, not started: said once, with the folder
+    job_id = (lab.folder / "job_id.txt").read_text()
+    _status(lab, 1, "running", 60)
+    lab.cell(1).locator("img").first.wait_for(timeout=60_000)  # some history is in before the restart
+    lab.screenshot("before-restart", lab.cell(1))
+
+    _restart_kernel(lab)
+    # the old panel says its kernel is gone, how to re-attach, and its buttons are off
+    old = lab.cell(1)
+    old.locator(".synth-controls.jupyter-widgets-disconnected").wait_for(timeout=60_000)
+    said = lab.page.evaluate("""(el) => getComputedStyle(el, '::after').content""",
+                             old.locator(".synth-monitor").element_handle())
+    assert "kernel that followed this job is gone" in said and f"--attach {job_id}" in said.replace('" "', "")
+    assert old.locator("button.synth-cancel").evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+    lab.screenshot("old-panel-after-restart", old)
+    lab.run_cell(0)
+    _set_source(lab, 2, f"job = %synth_train --attach {job_id}")
+    lab.run_cell(2)
+    monitor = _status(lab, 2, "running", 60)  # still running: the backend did not die with the kernel
+    assert monitor.get_attribute("data-job-id") == job_id
+    lab.screenshot("attached-mid-job", lab.cell(2))
+    _status(lab, 2, "succeeded", 240)
+    lab.run_cell(3, timeout=120)
+    expected = _backend_metric_count(backend, job_id)
+    assert expected > 50
+    lab.wait_output(3, f"history: {expected} metric points, status succeeded", 60)
+    lab.cell(2).locator("img").first.wait_for(timeout=60_000)
+    lab.screenshot("attached-finished", lab.cell(2))
+
+    lab.save()
+    path = lab.folder / "restart.ipynb"
+    saved = nbformat.read(path, as_version=4)
+    assert job_id in saved.cells[2].source
+    assert any("image/png" in o.get("data", {}) or "data:image/png" in str(o.get("data", {}))
+               for o in saved.cells[2].outputs)
+    assert backend.api_key not in path.read_text()
+
+    lab.shutdown_kernels()
+    lab.page.goto("about:blank")
+    lab.open("restart.ipynb")
+    cell = lab.cell(2)
+    cell.locator("img").first.wait_for(timeout=60_000)
+    shown = cell.locator(".jp-OutputArea").inner_text()
+    assert job_id in shown and "succeeded" in shown
+    lab.screenshot("reopened", cell)

@@ -1,0 +1,63 @@
+"""``synth-nb`` entry point: duration flags checked in the CLI and the magic alike, a closed output pipe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from minimal_configs import MINIMAL_GEPA
+
+from synth_nb.cli.follow import FollowOptions
+from synth_nb.cli.main import EXIT_OUTPUT_CLOSED, main
+from synth_nb.errors import ConfigError
+
+BAD_SECONDS = ["-1", "-5", "0", "nan", "inf", "-inf", "soon"]
+
+
+@pytest.mark.parametrize("flag", ["--poll-interval", "--poll-timeout"])
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_the_cli_refuses_durations_that_would_busy_poll_or_end_at_once(
+        flag: str, value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--dry-run", f"{flag}={value}"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("flag", ["--poll-interval", "--poll-timeout"])
+@pytest.mark.parametrize("value", BAD_SECONDS)
+def test_the_magic_refuses_them_too(flag: str, value: str) -> None:
+    from IPython.core import magic_arguments
+    from IPython.core.error import UsageError
+
+    from synth_nb.notebook.magics import SynthMagics
+
+    with pytest.raises(UsageError, match=flag):
+        magic_arguments.parse_argstring(SynthMagics.synth_train, f"{flag}={value}")
+    args = magic_arguments.parse_argstring(SynthMagics.synth_train, f"{flag}=2.5")
+    assert getattr(args, flag[2:].replace("-", "_")) == 2.5
+
+
+@pytest.mark.parametrize("field", ["poll_interval", "poll_timeout"])
+@pytest.mark.parametrize("value", [-1.0, 0.0, float("nan"), float("inf")])
+def test_follow_options_refuse_them_for_library_callers(field: str, value: float) -> None:
+    with pytest.raises(ConfigError, match="--poll-"):
+        FollowOptions(**{field: value})  # type: ignore[arg-type]
+
+
+def test_a_closed_output_pipe_exits_141_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "cfg.toml").write_text(MINIMAL_GEPA)
+    env = {**os.environ, "SYNTH_API_KEY": "sk_synth_pipe_0123456789abcdef", "ENVIRONMENT_API_KEY": "sk_env_pipe_0123"}
+    env.pop("SYNTH_BACKEND_OVERRIDE", None)
+    for argv in (["--dry-run", "--json"], ["--dry-run"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before anything is written, as with `| true`
+        proc = subprocess.run([sys.executable, "-m", "synth_nb", "train", "--config", "cfg.toml", *argv],
+                              stdout=write, stderr=subprocess.PIPE, cwd=tmp_path, env=env, text=True, timeout=120)
+        os.close(write)
+        assert proc.returncode == EXIT_OUTPUT_CLOSED, proc.stderr
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr

@@ -1,0 +1,118 @@
+"""The budget watchdog stops a job at the stated limit, says which one, and keeps what the backend reports.
+
+Real jobs on the embedded backend: a GEPA search with a budget far above the limit (keyword policy, so it
+runs in seconds), and SFT replayed at its recorded speed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
+
+from synth_nb.cli.main import main
+from synth_nb.errors import ConfigError
+from synth_nb.job.watchdog import Limits, Meter
+
+ENV_KEY = "sk_env_CANARY_watchdog_ffffff_8888"
+CHAT = '{"messages": [{"role": "user", "content": "hi %d"}, {"role": "assistant", "content": "hello"}]}\n'
+
+
+@pytest.fixture()
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for var in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_SKIP_TASK_APP_HEALTH_CHECK"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
+    monkeypatch.setenv("SYNTH_NB_BACKEND_DIR", str(tmp_path / "shared-backend"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture()
+def gepa(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real backend and task app, and a GEPA config whose budget (3000 rollouts) no test reaches."""
+    from synth_nb.local import start_backend
+    from synth_nb.local.examples import start_task_app
+
+    with start_backend(port=0, environment_api_key=ENV_KEY) as backend, \
+            start_task_app("banking", api_key=ENV_KEY) as app:
+        monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
+        (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=app.url, budget=3000))
+        yield backend
+
+
+def _job_id(out: str, flow: str) -> str:
+    return out.split(f"submitted {flow} job ", 1)[1].split()[0]
+
+
+def test_max_rollouts_stops_a_long_gepa_job_and_keeps_its_best_prompt(
+        folder: Path, gepa: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["train", "-c", "gepa.toml", "--backend", gepa.url, "--max-rollouts", "60"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    job_id = _job_id(out, "prompt_learning")
+    assert f"watchdog on {job_id}: --max-rollouts 60: " in out
+    assert "Final status: cancelled" in out
+    line = next(ln for ln in out.splitlines() if "stopped by --max-rollouts 60: " in ln)
+    used = float(line.split("stopped by --max-rollouts 60: ", 1)[1].split()[0].replace(",", ""))
+    assert 60 <= used < 3000
+    assert "(limit 60); cancel: cancelled; the best prompt the backend reports is kept (best_score " in line
+    run = json.loads((folder / "results" / job_id / "run.json").read_text())
+    assert run["status"] == "cancelled" and run["stopped_by"]["limit"] == "--max-rollouts"
+    assert run["stopped_by"]["used"] >= 60 and "best_prompt" in run["stopped_by"]["best"]
+    status = json.loads((folder / "results" / job_id / "status.json").read_text())
+    assert status["best_prompt"] and ENV_KEY not in out + err
+
+
+def test_stop_on_plateau_stops_a_gepa_job_after_n_evaluations_without_a_new_best(
+        folder: Path, gepa: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "-c", "gepa.toml", "--backend", gepa.url, "--stop-on-plateau", "3"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if "stopped by --stop-on-plateau 3: " in ln)
+    assert "evaluations without a new best (limit 3)" in line and "Final status: cancelled" in out
+    job_id = _job_id(out, "prompt_learning")
+    trials = [json.loads(ln) for ln in (folder / "results" / job_id / "events.jsonl").read_text().splitlines()]
+    scores = [e["data"]["mean"] for e in trials if e["type"] == "prompt.learning.trial.results"]
+    best_at = scores.index(max(scores))
+    assert len(scores) - 1 - best_at >= 3  # three trials after the best one, none better
+
+
+def test_max_minutes_stops_a_replayed_sft_job(folder: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from synth_nb.local import start_backend
+
+    (folder / "train.jsonl").write_text("".join(CHAT % i for i in range(5)))
+    (folder / "sft.toml").write_text(MINIMAL_SFT)
+    with start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 1}}) as backend:
+        monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
+        code = main(["train", "-c", "sft.toml", "--backend", backend.url, "--max-minutes", "0.05"])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    assert "stopped by --max-minutes 0.05: " in out and "minutes (limit 0.05); cancel: cancelled" in out
+    job_id = _job_id(out, "sft")
+    run = json.loads((folder / ".synth_nb" / "runs" / job_id / "run.json").read_text())
+    assert run["status"] == "cancelled" and run["stopped_by"]["limit"] == "--max-minutes"
+    metrics = (folder / ".synth_nb" / "runs" / job_id / "metrics.jsonl").read_text().splitlines()
+    assert 0 < len(metrics) < 120  # the recording has 120 training steps; the job did not get to the end
+    assert run["stopped_by"]["best"]["best_seen"]["series"] in ("train loss", "validation loss")
+
+
+def test_limits_must_be_positive_and_meters_say_what_is_left() -> None:
+    with pytest.raises(ConfigError, match="--max-rollouts must be greater than 0"):
+        Limits.from_values({"max_rollouts": 0})
+    assert not Limits().any and Limits.from_values({"stop_on_plateau": 2}).any
+    meter = Meter("rollouts", "--max-rollouts", 100, 40, "rollouts")
+    assert (meter.left, meter.fraction, meter.crossed) == (60, 0.4, False)
+    assert meter.line() == "--max-rollouts 100: 40 rollouts used, 60 left"
+    assert Meter("tokens", "--max-tokens", 10, None, "tokens").line() == \
+        "--max-tokens 10: not reported by the backend for this job"
+
+
+def test_a_bad_limit_is_a_usage_error_before_anything_is_sent(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url="http://127.0.0.1:9", budget=40))
+    assert main(["train", "-c", "gepa.toml", "--backend", "http://127.0.0.1:9", "--max-minutes", "-1"]) == 2
+    assert "--max-minutes must be greater than 0" in capsys.readouterr().err

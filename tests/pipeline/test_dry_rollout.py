@@ -1,0 +1,96 @@
+"""A dry rollout is the job's own rollout: same policy, same prompt, same task app, same reward.
+
+A real GEPA job runs on the embedded backend against the banking task app; the rewards it reports for the
+baseline prompt on its held-out seeds are what dry rollouts of the same seeds and prompt answer, and the
+dry rollouts leave no job behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+from minimal_configs import LOCAL_GEPA
+from pipeline_keys import ENV_KEY
+
+from synth_nb import pipeline
+from synth_nb.job import Job
+from synth_nb.pipeline import SecretSources, Target
+from synth_nb.pipeline.dry_rollout import dry_rollout
+
+
+def _prepared(folder: Path, backend: Any, task_app: Any, budget: int = 24) -> pipeline.Prepared:
+    path = folder / "gepa.toml"
+    path.write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=budget))
+    target = Target(f"{backend.url}/api", backend.api_key)
+    prepared = pipeline.prepare(path, overrides=pipeline.build_overrides({}, target), target=target,
+                                sources=SecretSources())
+    assert prepared.ok, prepared.error
+    return prepared
+
+
+async def _run_to_the_end(prepared: pipeline.Prepared, target: Target) -> Job:
+    assert prepared.plan is not None
+    job = await pipeline.submit(prepared.plan, target, target.own_key or "")
+    try:
+        await job.wait(timeout=900)
+    finally:
+        await job.client.aclose()
+    return job
+
+
+def _jobs(backend: Any) -> list[Any]:
+    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
+                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
+    answer.raise_for_status()
+    body = answer.json()
+    return list(body.get("jobs", body) if isinstance(body, dict) else body)
+
+
+def test_dry_rollout_rewards_equal_the_real_jobs_for_the_same_seeds_and_prompt(
+        folder: Path, backend: Any, task_app: Any) -> None:
+    prepared = _prepared(folder, backend, task_app)
+    target = Target(f"{backend.url}/api", backend.api_key)
+    assert prepared.plan is not None
+    dry = {seed: dry_rollout(prepared.plan, target, backend.api_key, seed=seed, split="test") for seed in range(16)}
+    assert _jobs(backend) == []  # dry rollouts create nothing
+
+    job = asyncio.run(_run_to_the_end(prepared, target))
+    assert job.status == "succeeded"
+    (baseline,) = [e for e in job.events if e.type == "prompt.learning.validation.scored"
+                   and e.data.get("is_baseline")]
+    real = dict(zip(baseline.data["seeds"], baseline.data["instance_scores"], strict=True))
+    assert baseline.data["split"] == "test" and sorted(real) == list(range(16))
+    assert {seed: result.reward for seed, result in dry.items()} == real
+    assert 0.0 in real.values() and 1.0 in real.values()  # both outcomes occur, so equality says something
+
+
+def test_the_trace_shows_the_prompt_the_policy_received_and_its_reply(folder: Path, backend: Any,
+                                                                       task_app: Any) -> None:
+    prepared = _prepared(folder, backend, task_app)
+    assert prepared.plan is not None
+    result = dry_rollout(prepared.plan, Target(f"{backend.url}/api", backend.api_key), backend.api_key,
+                         seed=3, split="train")
+    assert result.ok and result.reward in (0.0, 1.0) and result.latency_ms is not None and result.latency_ms > 0
+    (call,) = result.trace
+    roles = [m["role"] for m in call["messages"]]
+    assert roles == ["system", "user"] and "The ATM ate my card" in call["messages"][1]["content"]
+    assert call["response"]["tool_calls"][0]["function"]["name"] == "banking_classify"
+    assert result.tokens is not None and result.tokens > 0
+    text = "\n".join(result.lines())
+    assert "seed 3 (train split)" in text and "call 1 sent [user]: Customer Query: The ATM ate my card" in text
+    assert "call 1 reply: banking_classify(" in text
+    assert ENV_KEY not in repr(result) + text
+
+
+def test_a_backend_without_the_route_is_said_to_offer_none() -> None:
+    from synth_nb.plan import Plan, Step
+
+    plan = Plan("prompt_learning", "gepa", [Step("POST", "/prompt-learning/online/jobs", {"a": 1})])
+    transport = httpx.MockTransport(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
+    result = dry_rollout(plan, Target("https://backend.example/api"), "sk-key", seed=0, transport=transport)
+    assert not result.offered and not result.ok
+    assert result.lines() == ["dry rollout: not offered by the backend at https://backend.example/api (the "
+                              "embedded backend, --backend local, runs one); skipped"]

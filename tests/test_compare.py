@@ -1,0 +1,154 @@
+"""``synth_nb.compare``: runs of every flow side by side, with the numbers checked against their events.
+
+The runs are real jobs on the embedded backend (``real_runs``): two GEPA runs with different seeds and
+budgets, a MIPRO run, and an SFT and an RL run replayed from the bundled recordings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from real_runs import real_runs
+
+import synth_nb
+from synth_nb.comparison import AXES, Comparison, compare
+from synth_nb.comparison.plot import missing_from
+from synth_nb.comparison.render import metric_cell
+from synth_nb.errors import ConfigError
+from synth_nb.job.progress import parse_time
+
+ORDER = ["gepa_a", "gepa_b", "mipro", "sft", "rl"]
+
+
+@pytest.fixture(scope="module")
+def comparison() -> Comparison:
+    runs = real_runs()
+    return compare([runs.jobs[name] for name in ORDER], folder=runs.folder)
+
+
+def _last(job: Any, name: str) -> tuple[float, list[float]]:
+    series = job.metric_series(name)
+    return series[-1][1], [v for _, v in series]
+
+
+def _data(job: Any, etype: str) -> dict[str, Any]:
+    return [e.data for e in job.events if e.type == etype][-1]
+
+
+def test_synth_nb_compare_is_the_comparison_function() -> None:
+    assert synth_nb.compare is compare
+    with pytest.raises(AttributeError):
+        _ = synth_nb.no_such_thing  # type: ignore[attr-defined]
+
+
+def test_each_run_shows_its_own_flow_metric_with_the_streamed_numbers(comparison: Comparison) -> None:
+    jobs = real_runs().jobs
+    rows = {r["job_id"]: r for r in comparison.rows()}
+    for name in ("gepa_a", "gepa_b", "mipro"):
+        job, row = jobs[name], rows[jobs[name].id]
+        best_metric = "gepa.best_score" if name != "mipro" else "mipro.best_score"
+        final, values = _last(job, best_metric)
+        done = _data(job, "prompt.learning.completed")
+        assert (row["metric"], row["final"], row["best"]) == ("score: best so far", final, max(values))
+        assert row["rollouts"] == done["rollouts_completed"] and row["tokens"] == done["token_count_total"]
+        assert row["reported_best"] == job.status_doc["best_score"]
+        assert row["run"] == f"{name}.toml · {job.id}"
+    sft, rl = jobs["sft"], jobs["rl"]
+    final, values = _last(sft, "train.loss")
+    assert (rows[sft.id]["metric"], rows[sft.id]["final"], rows[sft.id]["best"]) == ("train loss", final, min(values))
+    assert rows[sft.id]["steps"] == 120 and rows[sft.id]["rollouts"] is None
+    assert rows[sft.id]["validation loss (final)"] == _last(sft, "val.loss")[0]
+    final, values = _last(rl, "train.reward_mean")
+    assert (rows[rl.id]["metric"], rows[rl.id]["final"], rows[rl.id]["best"]) == ("mean reward", final, max(values))
+    assert rows[rl.id]["eval reward (final)"] == _last(rl, "eval.reward_mean")[0]
+    for job in jobs.values():
+        doc = job.status_doc
+        expected = parse_time(doc["finished_at"]) - (parse_time(doc.get("started_at")) or parse_time(doc["created_at"]))
+        assert rows[job.id]["duration_s"] == pytest.approx(expected)
+
+
+def test_config_differences_are_the_keys_the_two_gepa_configs_change() -> None:
+    runs = real_runs()
+    two = compare([runs.jobs["gepa_a"], runs.jobs["gepa_b"]], folder=runs.folder)
+    assert two.differences() == [("prompt_learning.gepa.rng_seed", [0, 1]),
+                                 ("prompt_learning.gepa.rollout.budget", [200, 150])]
+    assert two.config_df().to_dict() == {two.runs[0].label: {"prompt_learning.gepa.rng_seed": 0,
+                                                             "prompt_learning.gepa.rollout.budget": 200},
+                                         two.runs[1].label: {"prompt_learning.gepa.rng_seed": 1,
+                                                             "prompt_learning.gepa.rollout.budget": 150}}
+    assert [r.config_source for r in two.runs] == ["file", "file"]
+    df = two.df
+    assert df["config.prompt_learning.gepa.rollout.budget"].tolist() == [200, 150]
+
+
+def test_runs_of_different_flows_are_compared_key_by_key_within_their_flow(comparison: Comparison) -> None:
+    keys = dict(comparison.differences())
+    assert keys["prompt_learning.gepa.rollout.budget"] == [200, 150, "—", "·", "·"]
+    assert not any(k.startswith("metadata.") for k in keys)  # one SFT and one RL run: nothing to compare there
+
+
+def test_runs_by_id_come_from_the_registry_and_the_backend(comparison: Comparison,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = real_runs()
+    monkeypatch.setenv("SYNTH_API_KEY", runs.api_key)
+    by_registry = compare(folder=runs.folder)  # no ids: every job started from the folder, oldest first
+    assert [r.job_id for r in by_registry.runs] == [runs.jobs[n].id for n in ORDER]
+    assert by_registry.rows() == comparison.rows()
+    assert [r.config_source for r in by_registry.runs] == ["file", "file", "file", "backend", "backend"]
+    some = compare([runs.jobs["rl"].id, "pl_0000000000000000"], folder=runs.folder)
+    assert [r.job_id for r in some.runs] == [runs.jobs["rl"].id]
+    assert len(some.problems) == 1 and some.problems[0].startswith("pl_0000000000000000: not loaded: ")
+
+
+def test_curves_sit_on_each_progress_axis_where_the_run_reports_it(comparison: Comparison) -> None:
+    runs = {r.job_id: r for r in comparison.runs}
+    jobs = real_runs().jobs
+    assert {r.label for r in missing_from(comparison.curves, comparison.runs, "rollouts")} == {
+        runs[jobs["sft"].id].label, runs[jobs["rl"].id].label}  # SFT has no rollouts; the RL recording none either
+    assert missing_from(comparison.curves, comparison.runs, "seconds") == []
+    frame = comparison.curves_df()
+    sft = frame[(frame["job_id"] == jobs["sft"].id) & (frame["line"] == "raw") & (frame["panel"] == "SFT: train loss")]
+    assert sft["value"].tolist() == [v for _, v in jobs["sft"].metric_series("train.loss")]
+    assert (frame["seconds"].dropna() >= 0).all()
+    gepa = frame[(frame["job_id"] == jobs["gepa_a"].id) & (frame["line"] == "raw")].sort_values("seconds")
+    assert gepa["rollouts"].is_monotonic_increasing and gepa["rollouts"].max() <= 200
+    for axis in AXES:
+        png = comparison.png(axis)
+        assert png is not None and png.startswith(b"\x89PNG")
+    with pytest.raises(ConfigError, match="unknown progress axis"):
+        comparison.with_axis("tokens")  # type: ignore[arg-type]
+
+
+def test_the_static_output_has_every_axis_table_and_no_key(comparison: Comparison) -> None:
+    shown = comparison.with_axis("rollouts")
+    bundle = {**shown._repr_mimebundle_(), "text/markdown": shown.to_markdown()}
+    page = bundle["text/html"]
+    assert page.count("type='radio'") == 3 and "value='rollouts' checked" in page
+    assert page.count("<img alt=") == 3
+    for run in comparison.runs:
+        assert run.label in page and run.label in bundle["text/markdown"] and run.label in bundle["text/plain"]
+    assert "prompt_learning.gepa.rng_seed" in bundle["text/markdown"]
+    for row in comparison.rows():  # the table shows the numbers of rows()
+        assert f"<td>{metric_cell('final', row['final'])}</td>" in page
+    key = real_runs().api_key
+    assert all(key not in text and key[-12:] not in text for text in bundle.values())
+
+
+def test_synth_nb_train_compare_prints_the_table(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from synth_nb.cli.main import main
+
+    runs = real_runs()
+    monkeypatch.setenv("SYNTH_API_KEY", runs.api_key)
+    monkeypatch.chdir(runs.folder)
+    a, b = runs.jobs["gepa_a"], runs.jobs["gepa_b"]
+    assert main(["train", "--compare", a.id, b.id]) == 0
+    out = capsys.readouterr().out
+    assert f"gepa_a.toml · {a.id}" in out and f"gepa_b.toml · {b.id}" in out
+    assert "config differences (2 keys):" in out and "prompt_learning.gepa.rollout.budget" in out
+
+
+def test_nothing_to_compare_says_how_to_give_runs(tmp_path: Any) -> None:
+    with pytest.raises(ConfigError, match="nothing to compare"):
+        compare(folder=tmp_path)
