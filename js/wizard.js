@@ -12,6 +12,7 @@ import morphdom from "morphdom";
 import {
   canSubmit,
   moveStep,
+  preflightAnnouncement,
   rescanAnnouncement,
   secretAnnouncement,
   selectPath,
@@ -25,6 +26,7 @@ const TRAITS = [
   "step", "configs", "selected", "env_files_available", "env_file", "use_modal", "modal_secret", "secrets",
   "backend", "backend_url", "backend_embedded", "override_fields", "overrides", "override_errors", "previews",
   "blockers", "can_submit", "submitting", "submitted", "submitted_to", "duplicate", "submit_error",
+  "forked_from", "preflight", "preflight_running", "preflight_error",
 ];
 /** How long a pasted key may wait for the kernel's receipt before the row says it was not confirmed. */
 const PASTE_CONFIRM_MS = 5000;
@@ -124,6 +126,7 @@ function actionsFor(model, content, announce, local, redraw) {
     config: (t) => set(model, "selected", selectPath(model.get("selected"), t.dataset.path, t.checked,
       model.get("configs").map((c) => c.path))),
     rescan: () => { local.rescan = true; model.send({ type: "refresh" }); },
+    preflight: () => { announce("Running the pre-flight check (no job is sent)…"); model.send({ type: "preflight" }); },
     use: (t) => useSecret(t.dataset.name),
     paste: (t) => useSecret(t.dataset.name),
     "env-file": (t) => set(model, "env_file", t.value),
@@ -185,6 +188,9 @@ function follow(model, redraw, announce, local) {
   const handlers = {
     "change:step": () => announce(stepAnnouncement(state(model))),
     "change:submitting": () => { if (model.get("submitting")) announce("Submitting…"); },
+    "change:preflight_running": () => {
+      if (!model.get("preflight_running")) announce(preflightAnnouncement(model.get("preflight"), model.get("preflight_error")));
+    },
     "change:submitted": () => {
       if (model.get("submitted").length) announce(submittedSummary(model.get("submitted")));
     },

@@ -130,6 +130,19 @@ export function diffLineKind(line) {
   return "ctx";
 }
 
+/** What the live region says when the pre-flight check returns: each config's verdict, or why it failed. */
+export function preflightAnnouncement(cards, error) {
+  if (error) return error;
+  if (!cards || !cards.length) return "The pre-flight check returned no card.";
+  return `Pre-flight check done (nothing was sent): ${cards.map((c) => `${c.path} ${c.ok ? "ready" : "not ready"}`).join("; ")}.`;
+}
+
+/** The diff's heading: what the payload is compared with (the last submission, or a forked parent job). */
+export function diffSummary(preview) {
+  const label = preview.diff_label || "the last submission from this notebook";
+  return preview.diff && preview.diff.length ? `Changes since ${label}` : `Same as ${label}`;
+}
+
 /** "1 job → http://…/api (the embedded local backend)": what Submit sends, and where. */
 export function destination(state) {
   const count = (state.previews || []).length || (state.selected || []).length;

@@ -9,6 +9,7 @@ import {
   countLabel,
   destination,
   diffLineKind,
+  diffSummary,
   domKey,
   fieldError,
   flowLabel,
@@ -71,7 +72,8 @@ export function viewOf(s, uid, local) {
     h("button", { ...keyed("next"), type: "button", class: "synth-secondary", "data-action": "next",
       "aria-disabled": edge(1) ? "true" : "false", text: "Next" }));
   return h("div", { class: "synth-content" },
-    h("h3", { class: "synth-title", text: "Launch a Synth training job" }), steps,
+    h("h3", { class: "synth-title", text: s.forked_from ? `Fork job ${s.forked_from}` : "Launch a Synth training job" }),
+    steps,
     h("div", { id: id(`body:${STEPS[current].id}`), class: "synth-body", role: "region", tabindex: "-1",
       "aria-label": `Step ${current + 1} of ${STEPS.length}: ${STEPS[current].label}` }, body),
     footer);
@@ -215,18 +217,39 @@ function requests(p, id) {
     st.what ? ` — ${st.what}` : null)));
 }
 
-function previewStep({ s, id, keyed, local }) {
+/** A card's static HTML, built (and masked) by the kernel: the same card `%synth_train --check` shows. */
+function cardNode(card) {
+  const node = h("div", { class: `synth-card synth-card--${card.ok ? "ok" : "bad"}`, "data-testid": `card-${card.path}` });
+  node.innerHTML = card.html;
+  return node;
+}
+
+/** "Run pre-flight check": task app, one dry rollout, data and an estimate for what is previewed; no job. */
+function preflightSection({ s, id, keyed }) {
+  const cards = s.preflight || [];
+  return h("section", { class: "synth-preflight", "aria-labelledby": id("preflight-caption"), "data-testid": "preflight" },
+    h("p", { id: id("preflight-caption"), class: "synth-caption",
+      text: "Pre-flight check: the task app, one dry rollout, the data and an estimate. It never sends a job." }),
+    h("button", { ...keyed("preflight"), type: "button", class: "synth-secondary", "data-action": "preflight",
+      "aria-disabled": s.preflight_running ? "true" : "false", "data-testid": "preflight-run",
+      text: s.preflight_running ? "Checking…" : (cards.length ? "Run the pre-flight check again" : "Run pre-flight check") }),
+    s.preflight_error ? h("div", { class: "synth-error", role: "alert", text: s.preflight_error }) : null,
+    cards.map(cardNode));
+}
+
+function previewStep(ctx) {
+  const { s, id, keyed, local } = ctx;
   if (!s.previews.length) return h("p", { class: "synth-hint", "data-testid": "preview-empty", text: previewEmptyReason(s) });
-  return h("div", {}, s.previews.map((p) => h("details", { id: id(`preview:${p.path}`), class: "synth-preview",
+  return h("div", {}, preflightSection(ctx), s.previews.map((p) => h("details", { id: id(`preview:${p.path}`), class: "synth-preview",
     open: true, "data-testid": `preview-${p.path}` },
   h("summary", { ...keyed(`preview-summary:${p.path}`), text: `${p.path} — ${flowLabel(p)}` }),
   p.error ? h("div", { id: id(`preview-error:${p.path}`), class: "synth-error", role: "alert", text: p.error }) : null,
   warningList(id, `preview-warnings:${p.path}`, p.warnings, `preview-warnings-${p.path}`),
   requests(p, id),
   p.preview ? payload(p, keyed, local) : null,
-  p.has_last ? h("details", { id: id(`diff:${p.path}`), class: "synth-diff" },
-    h("summary", { ...keyed(`diff-summary:${p.path}`),
-      text: p.diff.length ? "Changes since the last submission from this notebook" : "Same as the last submission" }),
+  p.has_last ? h("details", { id: id(`diff:${p.path}`), class: "synth-diff", open: Boolean(p.diff_open),
+    "data-testid": `diff-${p.path}` },
+    h("summary", { ...keyed(`diff-summary:${p.path}`), text: diffSummary(p) }),
     p.diff.length ? h("pre", {}, p.diff.map((line) => h("span", { class: `synth-diff--${diffLineKind(line)}`, text: `${line}\n` }))) : null)
     : h("p", { class: "synth-hint", text: "No earlier submission from this notebook to compare with." }))));
 }

@@ -1,4 +1,4 @@
-"""The minimal valid TOML of each flow (spec §3.6), shared by every test folder that needs one."""
+"""The minimal valid TOML of each flow, shared by every test folder that needs one."""
 
 from __future__ import annotations
 

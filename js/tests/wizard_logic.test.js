@@ -148,6 +148,19 @@ test("diffLineKind classifies unified diff lines", () => {
   assert.equal(logic.diffLineKind('   "flow": "sft"'), "ctx");
 });
 
+test("diffSummary names what the payload is compared with", () => {
+  assert.equal(logic.diffSummary({ diff: [], diff_label: "the parent job pl_1" }), "Same as the parent job pl_1");
+  assert.equal(logic.diffSummary({ diff: ["-a", "+b"], diff_label: "the parent job pl_1" }),
+    "Changes since the parent job pl_1");
+  assert.equal(logic.diffSummary({ diff: [] }), "Same as the last submission from this notebook");
+});
+
+test("preflightAnnouncement gives each verdict, or the failure", () => {
+  assert.equal(logic.preflightAnnouncement([{ path: "a.toml", ok: true }, { path: "b.toml", ok: false }], ""),
+    "Pre-flight check done (nothing was sent): a.toml ready; b.toml not ready.");
+  assert.equal(logic.preflightAnnouncement([], "The pre-flight check failed: boom"), "The pre-flight check failed: boom");
+});
+
 test("submittedSummary lists job ids", () => {
   assert.equal(logic.submittedSummary([]), "");
   assert.equal(logic.submittedSummary([{ job_id: "pl_1" }]), "Created job pl_1.");

@@ -89,6 +89,11 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Pre-flight card: task app, one dry rollout, dataset and an estimate; sends no job (implies --dry-run)."),
     _a("--rerun", default=None, metavar="JOB_ID",
        help="Submit a finished job's plan again from its bundle (exit 2 if the config changed since)."),
+    _a("--fork", default=None, metavar="JOB_ID",
+       help="Start a new job from a finished one's bundle: the wizard prefilled and diffed against it (notebook), "
+            "or its config written to a new TOML to edit (terminal)."),
+    _a("--out", dest="fork_out", default=None, metavar="PATH", type=path_text,
+       help="With --fork: write the forked config here (default: beside the job's config)."),
     _a("--max-minutes", dest="max_minutes", type=float, default=None, metavar="M",
        help="Cancel the job after M minutes, keeping the best result the backend reports."),
     _a("--max-rollouts", dest="max_rollouts", type=int, default=None, metavar="N",

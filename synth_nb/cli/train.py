@@ -58,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
         return _check(args)
     if args.rerun:
         return _rerun(args)
+    if args.fork:
+        return _fork(args)
     preview = pipeline.resolve_target(args.backend, start_local=False)
     overrides = pipeline.build_overrides(_override_values(args), preview)  # bad flags fail before anything runs
     paths = config_paths(args)
@@ -151,8 +153,7 @@ def _check(args: argparse.Namespace) -> int:
 
     The dry rollout needs a running backend, so ``local`` starts (or finds) the embedded one.
     """
-    from synth_nb.errors import SecretsError
-    from synth_nb.pipeline.card import build_cards, cards_json
+    from synth_nb.pipeline.card import cards_json, check_configs
     from synth_nb.secrets import mask_text
 
     target = pipeline.resolve_target(args.backend)
@@ -160,13 +161,7 @@ def _check(args: argparse.Namespace) -> int:
     overrides = pipeline.build_overrides(_override_values(args), target)
     sources = SecretSources(env_files=env_files(args, paths, target), modal_secrets=tuple(args.modal_secrets or ()))
     prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
-    try:
-        key: str | None = pipeline.api_key(target, [p.secrets for p in prepared])
-    except SecretsError:
-        key = None
-    pipeline.share_keys(target, [p.secrets for p in prepared])
-    cards = build_cards(prepared, target, key)
-    hidden = pipeline.secret_values(key or "", [p.plan for p in prepared if p.plan is not None])
+    cards, hidden = check_configs(prepared, target)
     text = cards_json(cards) if args.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
     print(mask_text(text, tuple(hidden)))
     return 0 if all(card.ok for card in cards) else 2
@@ -205,6 +200,25 @@ def _rerun(args: argparse.Namespace) -> int:
     run = pipeline.record_run(rerun.prepared, base=folder, secrets=[key], embedded=target.is_embedded,
                               parent=args.rerun)
     return run_submit([plan], target, key, FollowOptions.from_args(args), runs=[run])
+
+
+def _fork(args: argparse.Namespace) -> int:
+    """``--fork JOB_ID``: the job's config as submitted, written to a new TOML to edit, and the command to submit it.
+
+    Sends nothing. ``--out PATH`` names the file (default: beside the job's config).
+    """
+    from synth_nb.pipeline.fork import fork_job
+
+    if args.configs:
+        raise ConfigError("--fork starts from the job's own config; drop --config")
+    folder = Path.cwd()
+    fork = fork_job(args.fork, folder, out=Path(args.fork_out) if args.fork_out else None, copy=True)
+    given = {k: v for k, v in _override_values(args).items() if v is not None}
+    fork.overrides.update(given)
+    if args.backend:
+        fork.backend = args.backend
+    print("\n".join(fork.lines(folder)))
+    return 0
 
 
 def _pretty(value: Any, indent: int = 0) -> str:

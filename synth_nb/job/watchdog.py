@@ -107,6 +107,8 @@ class Watchdog:
         self.limits = limits
         self._clock = clock
         self._started: float | None = None
+        #: when the job ended: the time used stops there (a saved panel shows what the job took)
+        self._ended: float | None = None
         self._rollouts: float | None = None
         self._step_rollouts = 0.0
         self._tokens: float | None = None
@@ -124,7 +126,7 @@ class Watchdog:
         """Every limit asked for, with what is used and left (what a "budget left" meter shows)."""
         out, lim = [], self.limits
         if lim.max_minutes is not None:
-            used = None if self._started is None else (self._clock() - self._started) / 60
+            used = None if self._started is None else ((self._ended or self._clock()) - self._started) / 60
             out.append(Meter("minutes", "--max-minutes", lim.max_minutes, used, "minutes"))
         if lim.max_rollouts is not None:
             rollouts = self._rollouts if self._rollouts is not None else (self._step_rollouts or None)
@@ -211,6 +213,7 @@ class Watchdog:
 
     def _on_update(self, update: JobUpdate) -> None:
         if update.kind == "done":
+            self._ended = self._clock()
             if self._timer is not None:
                 self._timer.cancel()
             return

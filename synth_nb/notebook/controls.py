@@ -28,27 +28,26 @@ class PanelControls:
                  export_hint: str = "Write summary.md and its curve PNG to the results folder") -> None:
         import ipywidgets as w
 
-        from synth_nb.notebook.monitor_widgets import LiveRegion, ToggleButton
+        from synth_nb.notebook.monitor_widgets import ActionButton, LiveRegion, ToggleButton
 
         self._on_cancel, self._on_show_all, self._on_export = on_cancel, on_show_all, on_export
-        self.cancel = w.Button(description="Cancel job", button_style="danger",
-                               tooltip="Stop the job on the backend (asks to confirm first)")
-        self.cancel.add_class("synth-cancel")
+        # ActionButton, not ipywidgets' Button: keys pressed on it must not edit the notebook
+        self.cancel = ActionButton(description="Cancel job", button_style="danger", css_class="synth-cancel",
+                                   tooltip="Stop the job on the backend (asks to confirm first)")
         self.confirm_text = w.HTML("Cancel this job on the backend? It cannot be resumed.")
         self.confirm_text.add_class("synth-confirm-text")
-        self.confirm = w.Button(description="Yes, cancel the job", button_style="danger",
-                                tooltip="Send cancel to the backend and wait for the confirmed terminal state")
-        self.confirm.add_class("synth-confirm-cancel")
-        self.keep = w.Button(description="Keep running", tooltip="Do not cancel")
-        self.keep.add_class("synth-keep-running")
+        self.confirm = ActionButton(description="Yes, cancel the job", button_style="danger",
+                                    css_class="synth-confirm-cancel",
+                                    tooltip="Send cancel to the backend and wait for the confirmed terminal state")
+        self.keep = ActionButton(description="Keep running", tooltip="Do not cancel", css_class="synth-keep-running")
         self.confirm_row = w.HBox([self.confirm_text, self.confirm, self.keep])
         self.confirm_row.add_class("synth-confirm")
         self.confirm_row.layout.display = "none"
         self.show_all = ToggleButton(value=show_all, description="Show all events",
                                      tooltip="Include routine events the CLI hides")
         self.show_all.add_class("synth-show-all")
-        self.export = w.Button(description="Export summary", disabled=True, tooltip=export_hint)
-        self.export.add_class("synth-export")
+        self.export = ActionButton(description="Export summary", disabled=True, tooltip=export_hint,
+                                   css_class="synth-export")
         self.export.layout.display = "" if on_export is not None else "none"
         self.message = LiveRegion()  # the panel's one live region: its text changes, never its node
         self.message.add_class("synth-controls-msg")

@@ -30,8 +30,9 @@ if TYPE_CHECKING:
     from synth_nb.flows.overrides import Overrides
     from synth_nb.job import Job
     from synth_nb.pipeline.card import PreflightCard
+    from synth_nb.pipeline.fork import Fork
 
-__all__ = ["Preparation", "attach_job", "prepare_request", "rerun_job", "show_cards", "submit_and_show", "submit_prepared"]
+__all__ = ["Preparation", "attach_job", "fork_of", "prepare_request", "rerun_job", "show_cards", "submit_and_show", "submit_prepared"]
 
 
 @dataclass
@@ -62,10 +63,12 @@ def prepare_request(request: TrainRequest, *, several: bool) -> Preparation:
 
 
 async def submit_prepared(prepared: Sequence[Prepared], target: Target, *, folder: Path,
-                          poll_interval: float = 5.0, parent: str | None = None) -> list[Job]:
+                          poll_interval: float = 5.0, parent: str | None = None,
+                          forked_from: str | None = None) -> list[Job]:
     """Submit each prepared plan on the running loop; one client per job (it follows the job).
 
-    Each job writes its bundle when it ends (``parent``: the job a ``--rerun`` repeats).
+    Each job writes its bundle when it ends (``parent``: the job a ``--rerun`` repeats; ``forked_from``: the
+    job a ``--fork`` started from).
     """
     from synth_nb.job import JobRegistry
 
@@ -82,7 +85,7 @@ async def submit_prepared(prepared: Sequence[Prepared], target: Target, *, folde
         if item.plan is None:
             continue
         record = await asyncio.to_thread(pipeline.record_run, item, base=folder, secrets=[key],
-                                         embedded=target.is_embedded, parent=parent)
+                                         embedded=target.is_embedded, parent=parent, forked_from=forked_from)
         job = await pipeline.submit(item.plan, target, key, registry=registry, poll_interval=poll_interval)
         pipeline.keep_bundle(job, record)  # written when the job ends, whoever follows it
         jobs.append(job)
@@ -109,17 +112,10 @@ def show_cards(request: TrainRequest) -> list[PreflightCard]:
     """
     from IPython.display import display
 
-    from synth_nb.errors import SecretsError
-    from synth_nb.pipeline.card import build_cards
+    from synth_nb.pipeline.card import check_configs
 
     preparation = prepare_request(request, several=True)
-    target, prepared = preparation.target, preparation.prepared
-    try:
-        key: str | None = pipeline.api_key(target, [p.secrets for p in prepared])
-    except SecretsError:
-        key = None
-    pipeline.share_keys(target, [p.secrets for p in prepared])
-    cards = build_cards(prepared, target, key)
+    cards, _ = check_configs(preparation.prepared, preparation.target)
     for card in cards:
         display(card)
     return cards
@@ -148,6 +144,22 @@ def rerun_job(request: TrainRequest, *, widgets: bool) -> Job:
                                     poll_interval=request.poll_interval, parent=job_id))
     print(f"submitted {jobs[0].flow} job {jobs[0].id} (re-run of {job_id})")
     return hand_over(jobs, request, secrets=secrets, widgets=widgets)[0]
+
+
+def fork_of(request: TrainRequest) -> Fork:
+    """``--fork JOB_ID``: the job's config, overrides and backend from its bundle; flags given beat the parent's.
+
+    The magic opens the wizard on it (its Preview diffed against the job), or headless prints where the
+    config is and the line that submits it.
+    """
+    from synth_nb.pipeline.fork import fork_job
+
+    if request.configs:
+        raise ConfigError("--fork starts from the job's own config; drop --config (or open it without --fork)")
+    fork = fork_job(request.fork or "", request.folder, out=request.fork_out)
+    fork.overrides.update(request.overrides)
+    fork.backend = request.backend or fork.backend
+    return fork
 
 
 def attach_job(request: TrainRequest, *, widgets: bool) -> Job:

@@ -40,6 +40,7 @@ Examples:
   %synth_train -c configs/rl.toml --backend local --yes --wait
                                                   run on the embedded local backend; block until the end
   %synth_train --attach pl_1a2b3c                 show a job again (after a kernel restart)
+  %synth_train --fork pl_1a2b3c                   the wizard prefilled from a finished job, diffed against it
   %synth_train --jobs                             list the jobs started from this folder
   %%synth_train --backend local --yes             (cell magic) the TOML config is the cell's body
 
@@ -110,10 +111,16 @@ class SynthMagics(Magics):
             return launch.show_cards(request)
         if request.rerun:
             return launch.rerun_job(request, widgets=widgets)
-        if widgets and not request.yes and not request.dry_run:
+        fork = launch.fork_of(request) if request.fork else None
+        if fork is not None and not widgets:  # no wizard to open: where the config is, and how to submit it
+            print("\n".join(fork.lines(request.folder, prog="%synth_train")))
+            return fork
+        if fork is not None and fork.written:  # a new file the wizard opens on: say which, and why
+            print("\n".join(fork.summary(request.folder)))
+        if fork is not None or (widgets and not request.yes and not request.dry_run):
             from synth_nb.notebook.wizard import open_wizard
 
-            return open_wizard(request)
+            return open_wizard(request, fork=fork)
         return self._train_without_wizard(request, widgets=widgets)
 
     def _train_without_wizard(self, request: TrainRequest, *, widgets: bool) -> Any:

@@ -1,5 +1,8 @@
-"""Two widgets of the monitor panel's control row that ipywidgets lacks (front end: ``js/monitor.js``).
+"""Widgets of the monitor panel's control row that ipywidgets lacks (front end: ``js/monitor.js``).
 
+* ``ActionButton``: like ``ipywidgets.Button`` (``description``, ``tooltip``, ``disabled``,
+  ``button_style``, ``on_click``, ``click``, ``focus``), but keys pressed on it stay in the widget: on an
+  ipywidgets button JupyterLab's command-mode shortcuts fire (``a`` inserts a cell, ``d d`` deletes one).
 * ``ToggleButton``: like ``ipywidgets.ToggleButton`` (``value``, ``description``, ``tooltip``), but the
   button says whether it is pressed (``aria-pressed``) and keeps its keys from the notebook's shortcuts.
 * ``LiveRegion``: the panel's one ``role=status`` node. Its text is replaced, never the node, so screen
@@ -8,12 +11,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anywidget
 import traitlets
 
-__all__ = ["LiveRegion", "ToggleButton"]
+__all__ = ["ActionButton", "LiveRegion", "ToggleButton"]
 
 _STATIC = Path(__file__).resolve().parent.parent / "static"
 
@@ -22,6 +27,39 @@ class _MonitorWidget(anywidget.AnyWidget):
     _esm = _STATIC / "monitor.js"
     _css = _STATIC / "monitor.css"
     kind = traitlets.Unicode().tag(sync=True)
+
+
+class ActionButton(_MonitorWidget):
+    """A push button; ``css_class`` names the ``<button>`` itself (tests and styles find it by that)."""
+
+    kind = traitlets.Unicode("button").tag(sync=True)
+    description = traitlets.Unicode("").tag(sync=True)
+    tooltip = traitlets.Unicode("").tag(sync=True)
+    disabled = traitlets.Bool(False).tag(sync=True)
+    #: "" or "danger", as in ipywidgets
+    button_style = traitlets.Unicode("").tag(sync=True)
+    css_class = traitlets.Unicode("").tag(sync=True)
+    #: kept for parity with ``ipywidgets.Button`` (the names must not start with an icon glyph)
+    icon = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._handlers: list[Callable[[ActionButton], object]] = []
+        self.on_msg(self._front_end_message)
+
+    def on_click(self, callback: Callable[[ActionButton], object]) -> None:
+        self._handlers.append(callback)
+
+    def click(self) -> None:
+        """Run the click handlers, as a click in the front end does (a disabled button does nothing)."""
+        if self.disabled:
+            return
+        for handler in list(self._handlers):
+            handler(self)
+
+    def _front_end_message(self, _: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "click":
+            self.click()
 
 
 class ToggleButton(_MonitorWidget):

@@ -140,9 +140,14 @@ class MonitorPanel:
                 self.controls.backend_unreachable(text)
 
     def status_bundle(self) -> dict[str, Any]:
+        """The status output; with a watchdog, its "budget left" meter sits under the status line."""
+        from synth_nb.notebook.budget_meter import budget_html, budget_text
+
         state = self.state()
         table = "\n" + self.chart.text_table() if not self.chart.data.empty else ""
-        return {"text/html": render_html(state) + self.chart.html_table(), "text/plain": render_text(state) + table}
+        watchdog = getattr(self.job, "watchdog", None)
+        return {"text/html": render_html(state) + budget_html(watchdog) + self.chart.html_table(),
+                "text/plain": render_text(state) + budget_text(watchdog) + table}
 
     def ingest(self, update: JobUpdate) -> None:
         """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""

@@ -71,6 +71,9 @@ class TrainRequest:
     check: bool = False
     #: ``--rerun JOB_ID``: submit that job's plan again from its bundle
     rerun: str | None = None
+    #: ``--fork JOB_ID``: open the wizard prefilled from that job's bundle (``--out``: where its config goes)
+    fork: str | None = None
+    fork_out: Path | None = None
     #: the watchdog's limits (``--max-minutes`` ...), by flag dest; only those given
     limits: dict[str, float] = field(default_factory=dict)
 
@@ -102,6 +105,8 @@ class TrainRequest:
             record=None if args.record is None else _resolve(folder, args.record),
             check=bool(getattr(args, "check", False)),
             rerun=getattr(args, "rerun", None),
+            fork=getattr(args, "fork", None),
+            fork_out=None if getattr(args, "fork_out", None) is None else _resolve(folder, args.fork_out),
             limits={k: getattr(args, k) for k in LIMIT_FLAGS if getattr(args, k, None) is not None},
         )
 

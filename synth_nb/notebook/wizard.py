@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anywidget
 import traitlets
@@ -35,8 +35,12 @@ from synth_nb.notebook.wizard_inputs import (
     parse_overrides,
     prefill_overrides,
 )
-from synth_nb.notebook.wizard_review import merge_secret_rows, preview_row, save_last
+from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
+from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target
+
+if TYPE_CHECKING:
+    from synth_nb.pipeline.fork import Fork
 
 __all__ = ["Wizard", "open_wizard"]
 
@@ -77,12 +81,22 @@ class Wizard(anywidget.AnyWidget):
     #: the payloads now are the ones this wizard just submitted: sending them again needs a confirmation
     duplicate = traitlets.Bool(False).tag(sync=True)
     submit_error = traitlets.Unicode("").tag(sync=True)
+    #: the Preview step's pre-flight cards (masked static HTML), for the payloads shown; none sends a job
+    preflight = traitlets.List(traitlets.Dict()).tag(sync=True)
+    preflight_running = traitlets.Bool(False).tag(sync=True)
+    preflight_error = traitlets.Unicode("").tag(sync=True)
+    #: the job this wizard forks (``--fork``): prefilled from its bundle, the Preview diffed against it
+    forked_from = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, folder: Path, *, preselect: list[Path] | None = None, overrides: dict[str, Any] | None = None,
                  env_files: list[Path] | None = None, modal_secrets: list[str] | None = None,
                  backend: str | None = None, environ: dict[str, str] | None = None,
-                 loop: KernelLoop | None = None, on_submitted: Any = None) -> None:
+                 loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
+                 limits: dict[str, float] | None = None) -> None:
         super().__init__()
+        self._limits = dict(limits or {})  # --max-minutes & co.: a budget watchdog on every job submitted
+        self._fork = fork
+        self.forked_from = fork.job_id if fork is not None else ""
         self._folder = Path(folder).resolve()
         self._environ = dict(os.environ if environ is None else environ)
         self._loop = loop or KernelLoop.capture()
@@ -98,6 +112,8 @@ class Wizard(anywidget.AnyWidget):
         #: the monitor panels opened for ``jobs`` (``await wizard.panels[0]`` blocks until the end)
         self.panels: list[Any] = []
         self.submit_task: asyncio.Future[Any] | None = None
+        self.preflight_task: asyncio.Future[Any] | None = None
+        self._preflight_rows: list[dict[str, Any]] = []
         self.folder = str(self._folder)
         self.configs = self._discover()
         self.env_files_available = env_files_in(self._folder)
@@ -150,6 +166,8 @@ class Wizard(anywidget.AnyWidget):
             self._loop.call_soon(self._start_submit, content.get("duplicate") is True)
         elif kind == "refresh":
             self._loop.call_soon(self._rediscover)
+        elif kind == "preflight":
+            self._loop.call_soon(self._start_preflight)
 
     def _paste(self, name: str, value: SecretStr) -> None:
         if value.get_secret_value():
@@ -221,11 +239,22 @@ class Wizard(anywidget.AnyWidget):
         if any(not row["found"] for row in self.secrets):
             blockers.append("Provide the missing keys: " + ", ".join(r["name"] for r in self.secrets
                                                                       if not r["found"]) + ".")
-        self.previews = [preview_row(item, self._rel(item.path), self._folder, self._short) for item in prepared]
+        baseline = self._baseline()
+        self.previews = [preview_row(item, self._rel(item.path), self._folder, self._short, baseline)
+                         for item in prepared]
         self.blockers = list(dict.fromkeys(blockers))
         self.can_submit = not self.blockers and bool(prepared) and all(p.ok for p in prepared)
         now = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
         self.duplicate = bool(self._submitted_previews) and now == self._submitted_previews
+        self._show_preflight()
+
+    def _baseline(self) -> Baseline | None:
+        """A fork's Preview is diffed against its parent's plan (as sent to where the fork goes now)."""
+        if self._fork is None:
+            return None
+        url = self._target.url if self._target is not None else ""
+        return Baseline(f"the parent job {self._fork.job_id}", {self._rel(self._fork.config): self._fork.baseline(url)},
+                        unfolded=True)
 
     def _selection_blockers(self) -> list[str]:
         by_path = {c["path"]: c for c in self.configs}
@@ -264,6 +293,29 @@ class Wizard(anywidget.AnyWidget):
             errors[exc.field or "idempotency"] = str(exc)
         return prepared
 
+    # ------------------------------------------------------------------ pre-flight check
+
+    def _start_preflight(self) -> None:
+        """"Run pre-flight check": ``--check``'s card for each payload the Preview shows; it sends no job."""
+        self._recompute()
+        if self.preflight_running or not self._prepared or self._target is None:
+            return
+        self.preflight_running, self.preflight_error = True, ""
+        self.preflight_task = self._loop.loop.create_task(self._preflight(list(self._prepared), self._target))
+
+    async def _preflight(self, prepared: list[Prepared], target: Target) -> None:
+        try:  # task app, dry rollout: network calls, off the kernel loop
+            self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
+        except Exception as exc:  # keep the wizard alive; library messages are masked already
+            self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
+        finally:
+            self.preflight_running = False
+        self._show_preflight()
+
+    def _show_preflight(self) -> None:
+        self.preflight = [{k: v for k, v in row.items() if k != "preview"}
+                          for row in still_current(self._preflight_rows, self.previews)]
+
     # ------------------------------------------------------------------ submit
 
     def _start_submit(self, duplicate: bool = False) -> None:
@@ -284,9 +336,10 @@ class Wizard(anywidget.AnyWidget):
         self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared), self._target))
 
     async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
+        forked_from = self._fork.job_id if self._fork is not None else None  # kept in the bundles
+        submitting = launch.submit_prepared(prepared, target, folder=self._folder, forked_from=forked_from)
         try:  # what it prints (task-app checks) belongs to the wizard's cell
-            jobs = await self._cell.create_task(self._loop.loop, launch.submit_prepared(prepared, target,
-                                                                                        folder=self._folder))
+            jobs = await self._cell.create_task(self._loop.loop, submitting)
         except SynthNbError as exc:
             self.submit_error = str(exc)
             return []
@@ -304,6 +357,10 @@ class Wizard(anywidget.AnyWidget):
         self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
+        from synth_nb.job.watchdog import Limits, watch
+
+        for job in jobs:  # before the panels, which show its "budget left" meter
+            watch(job, Limits.from_values(self._limits))
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:  # plain outputs of the wizard's cell, saved with it
@@ -340,10 +397,15 @@ def _is_missing_keys(item: Prepared) -> bool:
     return isinstance(item.error, SecretsError) and bool(item.missing)
 
 
-def open_wizard(request: TrainRequest) -> Wizard:
+def open_wizard(request: TrainRequest, fork: Fork | None = None) -> Wizard:
     """The wizard for a magic call: its flags preselect configs and prefill overrides.
 
+    ``fork``: start from that job's config, overrides and backend instead.
     The magic returns it, so IPython displays it as the cell's result (``_.jobs`` after submitting).
     """
-    return Wizard(request.folder, preselect=request.configs, overrides=request.overrides,
-                  env_files=request.env_files, modal_secrets=request.modal_secrets, backend=request.backend)
+    if fork is None:
+        return Wizard(request.folder, preselect=request.configs, overrides=request.overrides,
+                      env_files=request.env_files, modal_secrets=request.modal_secrets, backend=request.backend,
+                      limits=request.limits)
+    return Wizard(request.folder, preselect=[fork.config], overrides=fork.overrides, env_files=request.env_files,
+                  modal_secrets=request.modal_secrets, backend=fork.backend, fork=fork, limits=request.limits)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,25 @@ from synth_nb.notebook.preview_layout import payload_lines, step_rows
 from synth_nb.notebook.preview_text import secrets_rows, warnings_of
 from synth_nb.pipeline import Prepared
 
-__all__ = ["LAST_SUBMISSION", "load_last", "merge_secret_rows", "preview_row", "save_last"]
+__all__ = ["LAST_SUBMISSION", "Baseline", "load_last", "merge_secret_rows", "preview_row", "save_last"]
 
 LAST_SUBMISSION = Path(".synth_nb") / "last_submission.json"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a payload on the Preview step is diffed against: the last submission, or a forked job's plan."""
+
+    #: how the step names it ("Changes since <label>")
+    label: str
+    #: masked payload text by config path (relative to the notebook folder)
+    texts: Mapping[str, str]
+    #: a fork's diff is what the user came to see, so it opens unfolded
+    unfolded: bool = False
+
+    @classmethod
+    def last_submission(cls, folder: Path) -> Baseline:
+        return cls("the last submission from this notebook", load_last(folder))
 
 
 def merge_secret_rows(prepared: Sequence[Prepared], folder: Path) -> list[dict[str, Any]]:
@@ -32,14 +49,19 @@ def merge_secret_rows(prepared: Sequence[Prepared], folder: Path) -> list[dict[s
     return list(rows.values())
 
 
-def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], str]) -> dict[str, Any]:
-    """The Preview step's data for one config; ``short`` shortens paths in messages."""
+def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], str],
+                baseline: Baseline | None = None) -> dict[str, Any]:
+    """The Preview step's data for one config; ``short`` shortens paths in messages.
+
+    ``baseline``: what the payload is diffed against (default: the last submission from ``folder``).
+    """
     plan = item.plan
     text = plan.preview_json() if plan is not None else ""
-    last = load_last(folder).get(rel)
+    baseline = baseline or Baseline.last_submission(folder)
+    last = baseline.texts.get(rel)
     diff: list[str] = []
     if text and last is not None:
-        diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), "last submission", "now",
+        diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), baseline.label, "now",
                                          lineterm="", n=1))
     return {
         "path": rel,
@@ -52,6 +74,8 @@ def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], s
         "lines": payload_lines(plan.preview()) if plan is not None else [],
         "diff": diff,
         "has_last": last is not None,
+        "diff_label": baseline.label,
+        "diff_open": baseline.unfolded,
     }
 
 

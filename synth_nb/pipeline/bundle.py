@@ -82,6 +82,8 @@ class RunRecord:
     embedded: bool = False
     #: the job this one re-runs
     parent: str | None = None
+    #: the job this one was forked from (``--fork``: its config and overrides, then changed)
+    forked_from: str | None = None
     #: values masked in every file (never written themselves)
     secrets: list[str] = field(default_factory=list, repr=False)
     #: the bundle once written, or why it could not be
@@ -92,7 +94,7 @@ class RunRecord:
         return {"flow": self.flow, "algorithm": self.algorithm, "backend_url": self.backend_url,
                 "idempotency_key": self.idempotency_key, "config_path": self.config_path,
                 "config_sha256": self.config_sha256, "submitted_at": self.submitted_at, "versions": self.versions,
-                "embedded": self.embedded, "parent": self.parent}
+                "embedded": self.embedded, "parent": self.parent, "forked_from": self.forked_from}
 
 
 def _versions() -> dict[str, str]:
@@ -122,7 +124,7 @@ def bundle_folder(item: Prepared, base: Path) -> Path:
 
 
 def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embedded: bool = False,
-               parent: str | None = None) -> RunRecord:
+               parent: str | None = None, forked_from: str | None = None) -> RunRecord:
     """Capture, before submission, what the bundle of ``item``'s job will say it was submitted with.
 
     The task app is asked for its ``/info`` unless ``SYNTH_SKIP_TASK_APP_HEALTH_CHECK`` says to leave it be.
@@ -146,7 +148,7 @@ def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embed
         config_path=str(plan.config_path) if plan.config_path else None, config_text=text, config_sha256=sha,
         overrides=mask_payload(overrides, hidden), datasets=_datasets(item),
         task_app=task_app_info(app) if app is not None else None, versions=_versions(), embedded=embedded,
-        parent=parent, secrets=hidden)
+        parent=parent, forked_from=forked_from, secrets=hidden)
 
 
 def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:
@@ -169,7 +171,8 @@ def _readme(job: Job, files: Sequence[str]) -> str:
     }
     lines = [f"# Run bundle of job {job.id}", "",
              f"A {job.flow} job that ended **{job.status}**. Submit the same plan again with "
-             f"`synth-nb train --rerun {job.id}` (or `%synth_train --rerun {job.id}`).", "", "| file | what |",
+             f"`synth-nb train --rerun {job.id}` (or `%synth_train --rerun {job.id}`); start a changed job from it "
+             f"with `--fork {job.id}`.", "", "| file | what |",
              "|---|---|"]
     lines += [f"| `{name}` | {what.get(name, 'a result file of the job (summary, chart, artifacts)')} |"
               for name in files]

@@ -24,7 +24,7 @@ from synth_nb.pipeline.preflight import TaskAppCheck, check_task_app, task_app_f
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.pipeline.target import Target
 
-__all__ = ["PreflightCard", "build_card", "build_cards"]
+__all__ = ["PreflightCard", "build_card", "build_cards", "check_configs"]
 
 
 @dataclass
@@ -154,6 +154,26 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
 
 def build_cards(prepared: Sequence[Prepared], target: Target, api_key: str | None) -> list[PreflightCard]:
     return [build_card(item, target, api_key) for item in prepared]
+
+
+def check_configs(prepared: Sequence[Prepared], target: Target) -> tuple[list[PreflightCard], list[str]]:
+    """What ``--check`` (terminal, magic, wizard) runs: the cards, and every secret they could echo.
+
+    A missing API key is not an error here: the card says what is missing and skips the dry rollout.
+    The embedded backend gets the resolved keys first, as a submission would give them.
+    """
+    from synth_nb.errors import SecretsError
+    from synth_nb.pipeline.backend_keys import share_keys
+    from synth_nb.pipeline.launch import secret_values
+    from synth_nb.pipeline.target import api_key
+
+    try:
+        key: str | None = api_key(target, [p.secrets for p in prepared])
+    except SecretsError:
+        key = None
+    share_keys(target, [p.secrets for p in prepared])
+    cards = build_cards(prepared, target, key)
+    return cards, secret_values(key or "", [p.plan for p in prepared if p.plan is not None])
 
 
 def cards_json(cards: Sequence[PreflightCard]) -> str:

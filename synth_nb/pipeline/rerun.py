@@ -21,10 +21,10 @@ from synth_nb.pipeline.bundle import find_bundle, mask_toml, read_bundle, sha256
 from synth_nb.pipeline.prepare import Prepared, SecretSources, build_overrides, prepare
 from synth_nb.pipeline.target import Target
 
-__all__ = ["Rerun", "parent_backend", "plan_rerun"]
+__all__ = ["NOT_REPEATED", "Rerun", "backend_of", "parent_backend", "plan_rerun"]
 
-#: overrides a re-run never repeats: a fresh key per submission, and the backend it is sent to now
-_NOT_REPEATED = ("idempotency", "backend")
+#: overrides a re-run (or a fork) never repeats: a fresh key per submission, and the backend it is sent to now
+NOT_REPEATED = ("idempotency", "backend")
 
 
 @dataclass
@@ -59,7 +59,11 @@ class Rerun:
 
 def parent_backend(job_id: str, folder: Path) -> str:
     """Where a re-run goes by default: the embedded backend again, else the parent's backend URL."""
-    parent = read_bundle(find_bundle(job_id, folder))
+    return backend_of(read_bundle(find_bundle(job_id, folder)))
+
+
+def backend_of(parent: dict[str, Any]) -> str:
+    """``local`` for a job the embedded backend ran (wherever it listens now), else the job's backend URL."""
     return LOCAL if parent.get("embedded") else str(parent.get("backend_url") or "")
 
 
@@ -116,7 +120,7 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     bundle = find_bundle(job_id, folder)
     parent = read_bundle(bundle)
     path, config_diff = _config(parent, [])
-    values = {k: v for k, v in (parent.get("overrides") or {}).items() if k not in _NOT_REPEATED}
+    values = {k: v for k, v in (parent.get("overrides") or {}).items() if k not in NOT_REPEATED}
     prepared = prepare(path, overrides=build_overrides(values, target), target=target, sources=sources)
     if not prepared.ok:
         raise prepared.error or ConfigError(f"{path}: the config of job {job_id} no longer prepares")

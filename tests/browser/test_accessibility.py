@@ -222,6 +222,7 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
     assert ax_node(page, toggle)["pressed"] == "true"
     page.keyboard.press("Tab")
     page.wait_for_function("() => document.activeElement.classList.contains('synth-export')")
+    _press_shortcuts(page, shape, [k for k in SHORTCUT_KEYS if "Enter" not in k])  # Export keeps its keys
     page.keyboard.press("Enter")
     wait_live(page, region, "Wrote summary.md", same_node=False)
     lab.screenshot("monitor", cell)
@@ -290,6 +291,9 @@ def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # 
                            timeout=60_000)
     assert page.evaluate("() => document.activeElement.classList.contains('synth-cancel')")
     assert region.evaluate("el => el.__synthProbe") == "kept", "the monitor's live region was replaced"
+    # keys typed on Cancel stay in the panel (an ipywidgets button would let "a" insert a cell)
+    _press_shortcuts(page, notebook_shape(page), [k for k in SHORTCUT_KEYS if "Enter" not in k])
+    assert page.evaluate("() => document.activeElement.classList.contains('synth-cancel')")
     # Cancel by keyboard: it asks first (focus on "Keep running"), then the live region reports the
     # confirmed state
     page.keyboard.press("Enter")

@@ -43,7 +43,7 @@ def sent(monkeypatch: pytest.MonkeyPatch, shown: list[Any]) -> list[Any]:
     """Record submissions instead of talking to a backend."""
     calls: list[Any] = []
 
-    async def fake_submit(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
+    async def fake_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
         calls.append(list(prepared))
         return [type("J", (), {"id": f"job-{len(calls)}-{i}", "flow": p.config.flow})()
                 for i, p in enumerate(prepared)]
@@ -238,7 +238,7 @@ async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(proj
 async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synth_nb.errors import AuthError
 
-    async def refuse(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
+    async def refuse(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
         raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
 
     monkeypatch.setattr(launch, "submit_prepared", refuse)
@@ -315,9 +315,9 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     monkeypatch.setattr(panel, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
     submit = launch.submit_prepared
 
-    async def printing_submit(prepared: Any, target: Any, *, folder: Path) -> list[Any]:
+    async def printing_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
         seen.append(f"checks: {cell.get()}")  # the task-app check lines it prints
-        return await submit(prepared, target, folder=folder)
+        return await submit(prepared, target, folder=folder, forked_from=forked_from)
 
     monkeypatch.setattr(launch, "submit_prepared", printing_submit)
     wizard = Wizard(project, environ=clean_environ())

@@ -1,0 +1,76 @@
+"""The pre-flight card on the wizard's Preview step: ``--check``'s card, masked, and never a job."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from minimal_configs import LOCAL_GEPA
+
+from synth_nb.notebook.wizard import Wizard
+
+ENV_KEY = "sk_env_CANARY_wizcard_aaaaaa_5555"
+
+
+@pytest.fixture()
+def backend() -> Iterator[Any]:
+    from synth_nb.local import start_backend
+
+    with start_backend(port=0, environment_api_key=ENV_KEY) as b:
+        yield b
+
+
+@pytest.fixture()
+def task_app() -> Iterator[Any]:
+    from synth_nb.local.examples import start_task_app
+
+    with start_task_app("banking", api_key=ENV_KEY) as app:
+        yield app
+
+
+def _jobs(backend: Any) -> list[Any]:
+    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
+                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
+    answer.raise_for_status()
+    body = answer.json()
+    return list(body.get("jobs", body) if isinstance(body, dict) else body)
+
+
+async def test_the_preview_step_runs_the_card_and_sends_no_job(tmp_path: Path, backend: Any, task_app: Any) -> None:
+    (tmp_path / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=40))
+    environ = {"SYNTH_API_KEY": backend.api_key, "ENVIRONMENT_API_KEY": ENV_KEY, "PATH": ""}
+    wizard = Wizard(tmp_path, backend=backend.url, environ=environ)
+    assert wizard.can_submit and wizard.preflight == []
+    wizard._handle_custom_msg({"type": "preflight"}, [])
+    assert wizard.preflight_task is not None and wizard.preflight_running
+    await wizard.preflight_task
+    assert not wizard.preflight_running and wizard.preflight_error == ""
+    (card,) = wizard.preflight
+    assert card["path"] == "gepa.toml" and card["ok"], card["html"]
+    assert "pre-flight check: gepa.toml [prompt_learning/gepa]" in card["html"]
+    assert "dry rollout" in card["html"] and "reward" in card["html"] and "estimate" in card["html"]
+    assert _jobs(backend) == []
+    state = json.dumps(wizard.get_state(), default=str)
+    assert ENV_KEY not in state and backend.api_key not in state
+
+    # a card describes the payload it checked: changing the payload drops it
+    wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9"}
+    assert wizard.preflight == []
+    wizard.overrides = {**wizard.overrides, "task_url": task_app.url}
+    assert [c["path"] for c in wizard.preflight] == ["gepa.toml"]
+
+
+async def test_an_unreachable_task_app_is_a_card_that_is_not_ready(tmp_path: Path, backend: Any) -> None:
+    (tmp_path / "gepa.toml").write_text(LOCAL_GEPA.format(task_url="http://127.0.0.1:9", budget=40))
+    environ = {"SYNTH_API_KEY": backend.api_key, "ENVIRONMENT_API_KEY": ENV_KEY, "PATH": ""}
+    wizard = Wizard(tmp_path, backend=backend.url, environ=environ)
+    wizard._handle_custom_msg({"type": "preflight"}, [])
+    assert wizard.preflight_task is not None
+    await wizard.preflight_task
+    (card,) = wizard.preflight
+    assert not card["ok"] and "not ready" in card["html"] and "127.0.0.1:9" in card["html"]
+    assert _jobs(backend) == []
