@@ -67,7 +67,7 @@ from synth_nb.local import start_backend
 from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
-from synth_nb.notebook.panel import show_job
+from synth_nb.notebook.show import show_job
 
 backend = start_backend(recordings_dir=Path({rec!r}).parent)  # replays may read recordings from there
 client = AsyncSynthClient(backend.url + "/api", backend.api_key)

@@ -181,7 +181,7 @@ def hand_over(jobs: list[Job], request: TrainRequest, *, secrets: Sequence[str],
     ``--max-minutes`` & co. a budget watchdog (``job.watchdog``) that cancels a job crossing a limit.
     """
     from synth_nb.job.watchdog import Limits, watch
-    from synth_nb.notebook.panel import show_jobs
+    from synth_nb.notebook.show import show_jobs
 
     if not request.poll:
         move_to_kernel(jobs)

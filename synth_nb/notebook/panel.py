@@ -22,7 +22,7 @@ import concurrent.futures
 import contextlib
 import contextvars
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.progress import parse_time
 from synth_nb.notebook import artifacts
-from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT, block_on, running_loop
+from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
 from synth_nb.notebook.kernel_loop import KernelLoop
@@ -48,7 +48,7 @@ from synth_nb.notebook.monitor_view import (
 from synth_nb.notebook.panel_outputs import PanelOutputs, SummaryOutput
 from synth_nb.records import TERMINAL_STATUSES
 
-__all__ = ["MonitorPanel", "PanelOutputs", "show_job", "show_jobs"]
+__all__ = ["MonitorPanel", "PanelOutputs"]
 
 #: the newest events a status render reads (progress and the event list); a job may hold millions
 RECENT_EVENTS = 500
@@ -406,45 +406,3 @@ def _final_note(panel: MonitorPanel) -> str:
     if panel.cancel_requested and status == "cancelled":
         return "cancelled: the backend confirmed status cancelled"
     return f"finished: {status}"
-
-
-def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
-    """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
-
-    ``timeout`` (seconds) bounds the blocking wait: the panel then stops watching (the job keeps running
-    on the backend) and ``JobTimeoutError`` says how to re-attach.
-
-    Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: a job
-    whose client works on another loop (``job.loop``, e.g. the magic's background loop) is followed
-    there, a fresh job in plain Python on a private loop; a job that lives on the calling cell's own loop
-    cannot be blocked on, so its panel goes live and the cell should ``await panel``.
-    """
-    return show_jobs([job], wait=wait, timeout=timeout, **options)[0]
-
-
-def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | None = None,
-              **options: Any) -> list[MonitorPanel]:
-    """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
-
-    ``timeout`` bounds the blocking wait for each job (see :func:`show_job`); one ``JobTimeoutError``
-    names every job still running when it expires.
-
-    Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
-    and waits for the confirmed terminal states.
-    """
-    panels = [MonitorPanel(job, **options) for job in jobs]
-    if not wait:
-        return [panel.display() for panel in panels]
-    running = running_loop()
-    blocking: list[MonitorPanel] = []
-    for panel in panels:
-        job_loop = panel.job.loop
-        if running is not None and (job_loop is None or job_loop is running):
-            panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
-            panel.display()
-        else:
-            panel.display(start=False)
-            blocking.append(panel)
-    futures = [panel.watch_on(panel.job.loop or KernelLoop.capture().loop, timeout) for panel in blocking]
-    block_on(blocking, futures)
-    return panels

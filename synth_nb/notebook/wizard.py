@@ -364,7 +364,7 @@ class Wizard(anywidget.AnyWidget):
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:  # plain outputs of the wizard's cell, saved with it
-            from synth_nb.notebook.panel import show_jobs
+            from synth_nb.notebook.show import show_jobs
 
             self.panels = self._cell.run(show_jobs, jobs, wait=False)
         return jobs

@@ -231,7 +231,7 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
 def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # type: ignore[no-untyped-def]
     monitor_cell = (  # the bundled GEPA recording, slowed down so that Cancel stays useful throughout
         "from synth_nb.client import AsyncSynthClient\nfrom synth_nb.flows import get_flow\n"
-        "from synth_nb.job import Job\nfrom synth_nb.notebook.panel import show_job\n"
+        "from synth_nb.job import Job\nfrom synth_nb.notebook.show import show_job\n"
         "client = AsyncSynthClient(backend.url + '/api', backend.api_key)\n"
         "endpoints = get_flow('prompt_learning').endpoints\n"
         "doc = await client.create_job(endpoints, {'metadata': {'local_executor': 'replay', 'recording': 'gepa', "

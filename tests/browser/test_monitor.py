@@ -23,7 +23,7 @@ from pathlib import Path
 from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import Job, attach
-from synth_nb.notebook.panel import show_job
+from synth_nb.notebook.show import show_job
 
 backend = json.loads(Path("backend.json").read_text())
 client = AsyncSynthClient(backend["url"], backend["key"])

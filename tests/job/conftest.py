@@ -1,20 +1,3 @@
-"""Reuse the in-test backend and fault transport defined for the client tests."""
+"""The in-test backend and fault transport of ``tests/fake_backend.py``, as fixtures here."""
 
-from __future__ import annotations
-
-import importlib.util
-import sys
-from pathlib import Path
-
-_NAME = "synth_nb_tests_client_conftest"
-if _NAME not in sys.modules:
-    _spec = importlib.util.spec_from_file_location(_NAME, Path(__file__).parents[1] / "client" / "conftest.py")
-    assert _spec is not None and _spec.loader is not None
-    _module = importlib.util.module_from_spec(_spec)
-    sys.modules[_NAME] = _module
-    _spec.loader.exec_module(_module)
-_fake = sys.modules[_NAME]
-
-fake_backend = _fake.fake_backend
-no_backoff = _fake.no_backoff
-faulty_transport = _fake.faulty_transport
+from fake_backend import fake_backend, faulty_transport, no_backoff  # noqa: F401

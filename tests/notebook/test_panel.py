@@ -10,7 +10,8 @@ from _display_capture import capture_display
 from _fake_job import FakeJob
 
 from synth_nb.notebook import panel as panel_mod
-from synth_nb.notebook.panel import MonitorPanel, show_job
+from synth_nb.notebook.panel import MonitorPanel
+from synth_nb.notebook.show import show_job
 
 
 @pytest.fixture()
@@ -198,7 +199,7 @@ async def test_interrupting_a_wait_sends_the_backend_cancel(outputs) -> None:
 
 
 def test_show_jobs_waits_for_every_job_with_one_panel_each(outputs) -> None:
-    from synth_nb.notebook.panel import show_jobs
+    from synth_nb.notebook.show import show_jobs
 
     jobs = [FakeJob("sft", job_id="job_a"), FakeJob("rl", job_id="job_b")]
     for job in jobs:
@@ -229,7 +230,7 @@ def test_show_job_wait_with_timeout_stops_watching_and_leaves_the_job_running(ou
 
 def test_show_jobs_timeout_names_every_job_still_running(outputs) -> None:
     from synth_nb.errors import JobTimeoutError
-    from synth_nb.notebook.panel import show_jobs
+    from synth_nb.notebook.show import show_jobs
 
     done, running = FakeJob("sft", job_id="job_done"), FakeJob("rl", job_id="job_slow")
     done.finish("succeeded")

@@ -1,0 +1,58 @@
+"""Show monitor panels for jobs, and block the cell until they end when asked (``show_job``, ``show_jobs``).
+
+Blocking is the part with rules: where a job's monitoring can run while the calling thread waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from synth_nb.job import JobView
+from synth_nb.notebook.blocking import block_on, running_loop
+from synth_nb.notebook.kernel_loop import KernelLoop
+from synth_nb.notebook.panel import MonitorPanel
+
+__all__ = ["show_job", "show_jobs"]
+
+
+def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:
+    """Show the monitor panel for ``job``; with ``wait=True`` block until the job is terminal.
+
+    ``timeout`` (seconds) bounds the blocking wait: the panel then stops watching (the job keeps running
+    on the backend) and ``JobTimeoutError`` says how to re-attach.
+
+    Blocking needs the job's monitoring to run somewhere other than the calling thread's loop: a job
+    whose client works on another loop (``job.loop``, e.g. the magic's background loop) is followed
+    there, a fresh job in plain Python on a private loop; a job that lives on the calling cell's own loop
+    cannot be blocked on, so its panel goes live and the cell should ``await panel``.
+    """
+    return show_jobs([job], wait=wait, timeout=timeout, **options)[0]
+
+
+def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | None = None,
+              **options: Any) -> list[MonitorPanel]:
+    """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
+
+    ``timeout`` bounds the blocking wait for each job (see :func:`show_job`); one ``JobTimeoutError``
+    names every job still running when it expires.
+
+    Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
+    and waits for the confirmed terminal states.
+    """
+    panels = [MonitorPanel(job, **options) for job in jobs]
+    if not wait:
+        return [panel.display() for panel in panels]
+    running = running_loop()
+    blocking: list[MonitorPanel] = []
+    for panel in panels:
+        job_loop = panel.job.loop
+        if running is not None and (job_loop is None or job_loop is running):
+            panel.note = "live; add `await panel` (or `await job.wait()`) to block this cell until the end"
+            panel.display()
+        else:
+            panel.display(start=False)
+            blocking.append(panel)
+    futures = [panel.watch_on(panel.job.loop or KernelLoop.capture().loop, timeout) for panel in blocking]
+    block_on(blocking, futures)
+    return panels
