@@ -191,7 +191,7 @@ def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None]) -> No
 
 async def _attach_and_follow(job_id: str, flow: str | None, target: Target, api_key: str, run: _Run) -> int:
     job = await pipeline.attach(job_id, target, api_key, flow=flow, registry=run.registry,
-                                poll_interval=run.options.poll_interval)
+                                poll_interval=run.options.poll_interval, hidden=run.secrets)
     print(f"attached to {job.flow} job {job.id} ({job.status}, {len(job.events)} events so far)",
           file=run.out, flush=True)
     return 0 if await _follow([job], {}, run) else 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,8 +155,13 @@ def guess_flow(job_id: str) -> list[str]:
 
 
 async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
-                 registry: JobRegistry | None = None, poll_interval: float = 5.0) -> Job:
-    """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored."""
+                 registry: JobRegistry | None = None, poll_interval: float = 5.0,
+                 hidden: Sequence[str] = ()) -> Job:
+    """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored.
+
+    ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in what the job
+    holds, since a backend may echo any of them.
+    """
     record = registry.get(job_id) if registry is not None else None
     algorithm = record.algorithm if record else None
     candidates = [flow] if flow else ([record.flow] if record else guess_flow(job_id))
@@ -174,7 +180,7 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
         )
     results = Path(record.results_folder) if record and record.results_folder else None
     job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval,
-              results_folder=results)
+              results_folder=results, hidden=hidden)
     await job.refresh()
     return job
 

@@ -169,9 +169,12 @@ def attach_job(request: TrainRequest, *, widgets: bool) -> Job:
     job_id = request.attach or ""
     registry = JobRegistry(request.folder)
     target = pipeline.attach_target(job_id, request.backend, registry)
-    key = request.sources().api_key(target)
-    job = run_sync(pipeline.attach(job_id, target, key, registry=registry, poll_interval=request.poll_interval))
-    return hand_over([job], request, secrets=[key], widgets=widgets)[0]
+    sources = request.sources()
+    key = sources.api_key(target)
+    hidden = [key, *(s.get_secret_value() for s in sources.resolve(target).values())]
+    job = run_sync(pipeline.attach(job_id, target, key, registry=registry, poll_interval=request.poll_interval,
+                                   hidden=hidden))
+    return hand_over([job], request, secrets=hidden, widgets=widgets)[0]
 
 
 def hand_over(jobs: list[Job], request: TrainRequest, *, secrets: Sequence[str], widgets: bool) -> list[Job]:

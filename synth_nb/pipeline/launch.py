@@ -46,13 +46,19 @@ async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegis
 
 
 async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
-                 registry: JobRegistry | None = None, poll_interval: float = 5.0) -> Job:
-    """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed."""
+                 registry: JobRegistry | None = None, poll_interval: float = 5.0,
+                 hidden: Sequence[str] = ()) -> Job:
+    """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed.
+
+    ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job masks its
+    plan's secrets).
+    """
     from synth_nb.job import attach as attach_job
 
     client = _client(target, api_key)
     try:
-        return await attach_job(job_id, client, flow=flow, registry=registry, poll_interval=poll_interval)
+        return await attach_job(job_id, client, flow=flow, registry=registry, poll_interval=poll_interval,
+                                hidden=hidden)
     except BaseException:
         await client.aclose()
         raise

@@ -87,6 +87,9 @@ def test_a_saved_notebook_holds_no_secret(careless_backend, project: Path) -> No
         "job", "print(job, job.events[-3:], job.status_doc)", "job.events_df()",
         f"%synth_train --config pl.toml --backend {careless_backend.url} --dry-run",
         "%synth_train --jobs",
+        # re-attached, the job holds the echoed events again: masked with the keys resolved in the kernel
+        f"again = %synth_train --attach {{job.id}} --backend {careless_backend.url}",
+        "print(again.events[-3:], again.status_doc); again.events_df()",
     )]
     env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(project)}}
