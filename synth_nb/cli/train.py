@@ -141,7 +141,7 @@ def _submit(args: argparse.Namespace, paths: list[Path]) -> int:
     key = pipeline.api_key(target, [p.secrets for p in prepared])
     plans = [p.plan for p in prepared if p.plan is not None]
     pipeline.share_keys(target, [p.secrets for p in prepared])
-    for check in pipeline.preflight(prepared):
+    for check in pipeline.preflight(prepared, target):
         print(check.line(), file=sys.stderr)
     runs = [pipeline.record_run(p, base=Path.cwd(), secrets=[key], embedded=target.is_embedded)
             for p in prepared if p.plan is not None]
@@ -195,7 +195,7 @@ def _rerun(args: argparse.Namespace) -> int:
         return 2
     print(text, file=sys.stderr)
     pipeline.share_keys(target, [rerun.prepared.secrets])
-    for check in pipeline.preflight([rerun.prepared]):
+    for check in pipeline.preflight([rerun.prepared], target):
         print(check.line(), file=sys.stderr)
     run = pipeline.record_run(rerun.prepared, base=folder, secrets=[key], embedded=target.is_embedded,
                               parent=args.rerun)

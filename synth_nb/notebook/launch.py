@@ -77,7 +77,7 @@ async def submit_prepared(prepared: Sequence[Prepared], target: Target, *, folde
             raise item.error or ConfigError(f"{item.path}: not ready to submit")
     key = pipeline.api_key(target, [p.secrets for p in prepared])
     await asyncio.to_thread(pipeline.share_keys, target, [p.secrets for p in prepared])
-    for check in await asyncio.to_thread(pipeline.preflight, prepared):
+    for check in await asyncio.to_thread(pipeline.preflight, prepared, target):
         print(check.line())
     registry = JobRegistry(folder)
     jobs = []

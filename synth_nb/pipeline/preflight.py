@@ -22,6 +22,7 @@ from synth_nb.secrets import ENVIRONMENT_API_KEY
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.prepare import Prepared
+    from synth_nb.pipeline.target import Target
 
 __all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "preflight", "require_healthy_task_apps",
            "skip_requested", "task_app_for", "task_app_info"]
@@ -108,15 +109,16 @@ def check_task_app(app: TaskApp, *, timeout: float = TIMEOUT,
 
 
 def require_healthy_task_apps(plans: Sequence[Plan], *, timeout: float = TIMEOUT,
-                              transport: httpx.BaseTransport | None = None) -> list[TaskAppCheck]:
-    """Check every plan's task app once; ``TaskAppUnhealthy`` (one sentence per bad app) if any fails."""
+                              transport: httpx.BaseTransport | None = None, hint: str = "") -> list[TaskAppCheck]:
+    """Check every plan's task app once; ``TaskAppUnhealthy`` (one sentence per bad app, then ``hint``)
+    if any fails."""
     checks: dict[str, TaskAppCheck] = {}
     for plan in plans:
         if plan.task_app is not None and plan.task_app.url not in checks:
             checks[plan.task_app.url] = check_task_app(plan.task_app, timeout=timeout, transport=transport)
     bad = [c for c in checks.values() if not c.ok]
     if bad:
-        raise TaskAppUnhealthy("; ".join(c.line() for c in bad) + ". Nothing was submitted.")
+        raise TaskAppUnhealthy("; ".join(c.line() for c in bad) + f". {hint + ' ' if hint else ''}Nothing was submitted.")
     return list(checks.values())
 
 
@@ -126,17 +128,28 @@ def skip_requested(bundles: Sequence[Any]) -> bool:
                for b in bundles if b is not None)
 
 
-def preflight(prepared: Sequence[Any], *, timeout: float = TIMEOUT,
+def preflight(prepared: Sequence[Any], target: Target | None = None, *, timeout: float = TIMEOUT,
               transport: httpx.BaseTransport | None = None) -> list[TaskAppCheck]:
     """The checks every submission runs first (CLI and notebook alike), unless the user skipped them.
 
     ``prepared`` are ``pipeline.Prepared`` items with plans; raises ``TaskAppUnhealthy`` when a task app
-    cannot be used, before anything is sent to the backend.
+    cannot be used, before anything is sent to the backend. On the embedded backend the error also says
+    where it serves the bundled example task apps: the examples' ``task_app_url`` is for one run by hand.
     """
     if skip_requested([p.secrets for p in prepared]):
         return []
+    hint = _bundled_apps_hint(target) if target is not None and target.is_embedded and target.started else ""
     return require_healthy_task_apps([p.plan for p in prepared if p.plan is not None], timeout=timeout,
-                                     transport=transport)
+                                     transport=transport, hint=hint)
+
+
+def _bundled_apps_hint(target: Target) -> str:
+    from synth_nb.local.examples import TASK_APPS, task_app_path
+
+    served = target.url.removesuffix("/api")
+    urls = " or ".join(f"{served}{task_app_path(name)} ({name})" for name in TASK_APPS)
+    return (f"For the bundled examples, the embedded backend serves the task apps itself: pass --task-url {urls} "
+            "(in a shell: --task-url \"$(synth-nb backend --task-app-url banking)\").")
 
 
 def task_app_for(item: Prepared) -> TaskApp | None:

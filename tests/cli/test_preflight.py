@@ -68,6 +68,19 @@ def test_dead_task_app_exits_2_naming_the_url_and_creates_nothing(folder: Path, 
     assert _jobs(backend) == []
 
 
+def test_on_the_embedded_backend_a_dead_task_app_points_at_the_bundled_ones(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The examples' task_app_url is for a task app run by hand; the embedded backend serves them too."""
+    (folder / "gepa.toml").write_text(MINIMAL_GEPA.replace("http://127.0.0.1:8102", "http://127.0.0.1:9"))
+    code = main(["train", "-c", "gepa.toml", "--backend", "local"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("error:") == 1 and "Traceback" not in err
+    served = err.split("pass --task-url ", 1)[1].split(" (banking)", 1)[0]
+    assert served.startswith("http://127.0.0.1:") and served.endswith("/task-apps/banking")
+    assert httpx.get(f"{served}/health", timeout=30).status_code in (200, 400, 401)  # it is served there
+    assert err.rstrip().endswith("Nothing was submitted.")
+
+
 def test_wrong_key_is_named_as_the_problem(folder: Path, backend: Any, task_app: Any, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("ENVIRONMENT_API_KEY", "sk_env_not_the_right_key_9999")
