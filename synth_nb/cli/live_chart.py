@@ -102,7 +102,7 @@ class _JobPanel:
         chart = Text.from_ansi(render_chart(self.chart, width - 4, chart_height))
         status = Text(self.status_line(), style=_STATUS_STYLE.get(self.job.status, "bold"))
         events = Text("\n".join(self.newest) or "no events yet", style="dim")
-        title = f"{self.flow.chart.title} ({self.flow.chart.ylabel})"
+        title = f"{self.flow.chart.title} · y: {self.flow.chart.ylabel}"
         return Panel(Group(chart, status, events), title=title, border_style="cyan")
 
 
