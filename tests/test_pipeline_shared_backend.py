@@ -64,3 +64,24 @@ def test_a_job_submitted_by_one_command_is_attached_with_its_history_from_the_ne
     attached = _synth_nb(project, "attach", job_id)  # the backend URL and key come from the registry and folder
     assert attached.returncode == 0, attached.stdout + attached.stderr
     assert "succeeded" in attached.stdout and "train.loss" in attached.stdout + attached.stderr
+
+
+def test_a_job_is_attached_after_its_backend_restarted_on_another_port(folder: Path, tmp_path: Path) -> None:
+    """The registry's URL is the stopped process's; the data folder still has the job and its history."""
+    ensure_backend(folder, options=("--default-executor", "replay", "--replay-speed", "50"))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "sft.toml").write_text(MINIMAL_SFT)
+    (project / "train.jsonl").write_text(LINE * 4)
+    submitted = _synth_nb(project, "train", "-c", "sft.toml", "--backend", "local")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    job_id = next(word for word in submitted.stdout.split() if word.startswith(("job_", "ft_", "sft_")))
+    first = find_backend(folder)
+    assert first is not None
+    stop_backend(folder)
+    attached = _synth_nb(project, "attach", job_id)
+    assert attached.returncode == 0, attached.stdout + attached.stderr
+    again = find_backend(folder)
+    assert again is not None and again.pid != first.pid
+    assert f"embedded backend on {again.url}" in attached.stdout + attached.stderr  # said where it is now
+    assert "succeeded" in attached.stdout and "train.loss" in attached.stdout + attached.stderr

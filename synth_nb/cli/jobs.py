@@ -29,11 +29,14 @@ def print_jobs(registry: JobRegistry, *, as_json: bool = False, out: TextIO | No
     if not records:
         print(f"no jobs recorded in {registry.path}", file=out)
         return 0
-    print(f"{'JOB ID':<26} {'FLOW':<16} {'STATUS':<10} {'SUBMITTED':<26} {'LAST SEQ':>8}  BACKEND", file=out)
-    for r in records:
-        flow = r.flow + (f"/{r.algorithm}" if r.algorithm else "")
-        print(f"{r.job_id:<26} {flow:<16} {r.status or '-':<10} {r.submitted_at:<26} {r.last_seq:>8}  "
-              f"{r.backend_url}", file=out)
+    head = ("JOB ID", "FLOW", "STATUS", "SUBMITTED", "LAST SEQ", "BACKEND")
+    rows = [(r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""), r.status or "-", r.submitted_at,
+             str(r.last_seq), r.backend_url) for r in records]
+    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head) - 1)]
+    for row in (head, *rows):  # columns as wide as their longest cell; LAST SEQ right-aligned
+        cells = [cell.rjust(width) if i == 4 else cell.ljust(width)
+                 for i, (cell, width) in enumerate(zip(row[:-1], widths, strict=True))]
+        print("  ".join([*cells, row[-1]]), file=out)
     print("\nre-attach with: synth-nb attach JOB_ID", file=out)
     return 0
 

@@ -35,6 +35,8 @@ class JobRecord:
     status: str | None = None
     #: where the job's result files go (the config's ``results_folder``), for exports after re-attaching
     results_folder: str | None = None
+    #: sent to the embedded backend: its data folder keeps the job when the process restarts on another port
+    embedded: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRecord:

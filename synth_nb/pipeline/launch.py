@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
+from synth_nb.backend import LOCAL
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline.target import Target, resolve_target
 
@@ -39,10 +40,13 @@ async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegis
 
     client = _client(target, api_key)
     try:
-        return await submit_plan(plan, client, registry=registry, poll_interval=poll_interval)
+        job = await submit_plan(plan, client, registry=registry, poll_interval=poll_interval)
     except BaseException:
         await client.aclose()
         raise
+    if registry is not None and target.is_embedded:
+        registry.update(job.id, embedded=True)
+    return job
 
 
 async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
@@ -65,11 +69,18 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
 
 
 def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
-    """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default."""
+    """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
+
+    A job sent to the embedded backend stays in its data folder when the process stops: if the URL it was
+    sent to is no longer that backend's, the backend is found (or started) again, on whatever port it has.
+    """
     if backend:
         return resolve_target(backend, start_local=start_local)
     record = registry.get(job_id)
-    return resolve_target(record.backend_url if record is not None else None, start_local=start_local)
+    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local)
+    if record is not None and record.embedded and not target.is_embedded:
+        return resolve_target(LOCAL)
+    return target
 
 
 def record_path(base: Path, job_id: str, several: bool) -> Path:
