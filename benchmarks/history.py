@@ -21,6 +21,7 @@ import asyncio
 import bisect
 import gc
 import json
+import os
 import resource
 import sqlite3
 import subprocess
@@ -43,7 +44,8 @@ PAGE = 5000
 # -- the stored job -------------------------------------------------------------------------------
 
 def fill_backend(data_dir: Path, events: int, metrics: int) -> None:
-    """A finished RL job with ``events`` events and ``metrics`` points, written in two transactions."""
+    """A finished RL job with ``events`` events and ``metrics`` points, written in two transactions, each
+    row as the backend stores it (with its served ``record``)."""
     from synth_nb.local.storage import Storage
 
     storage = Storage(data_dir)
@@ -52,10 +54,11 @@ def fill_backend(data_dir: Path, events: int, metrics: int) -> None:
     db = sqlite3.connect(data_dir / "backend.sqlite3", isolation_level=None)
     db.execute("BEGIN")
     db.executemany(
-        "INSERT INTO events (job_id, seq, type, level, message, data, created_at) VALUES (?,?,?,?,?,?,?)",
+        "INSERT INTO events (job_id, seq, type, level, message, data, created_at, record)"
+        " VALUES (?,?,?,?,?,?,?,?)",
         (_event_row(seq, events) for seq in range(2, events + 1)))
     db.executemany(
-        "INSERT INTO metrics (job_id, name, step, value, data, created_at) VALUES (?,?,?,?,?,?)",
+        "INSERT INTO metrics (job_id, name, step, value, data, created_at, record) VALUES (?,?,?,?,?,?,?)",
         (_metric_row(i) for i in range(metrics)))
     db.execute("UPDATE jobs SET status='succeeded', last_seq=? WHERE id=?", (events, JOB_ID))
     db.execute("COMMIT")
@@ -67,14 +70,20 @@ def _stamp(i: int) -> str:
 
 
 def _event_row(seq: int, total: int) -> tuple[Any, ...]:
+    from synth_nb.local.records import event_record
+
     reward = round(0.2 + 0.6 * seq / total, 4)
-    data = json.dumps({"step": seq, "total_steps": total, "reward_mean": reward})
-    return (JOB_ID, seq, "rl.train.step", "info", f"step {seq}/{total} reward_mean={reward}", data, _stamp(seq))
+    data = json.dumps({"step": seq, "total_steps": total, "reward_mean": reward}, separators=(",", ":"))
+    row = (JOB_ID, seq, "rl.train.step", "info", f"step {seq}/{total} reward_mean={reward}", data, _stamp(seq))
+    return (*row, event_record(*row))
 
 
 def _metric_row(i: int) -> tuple[Any, ...]:
+    from synth_nb.local.records import metric_record
+
     step, name = divmod(i, len(METRIC_NAMES))
-    return (JOB_ID, METRIC_NAMES[name], step, 1.0 / (1 + step), "{}", _stamp(step))
+    row = (JOB_ID, METRIC_NAMES[name], step, 1.0 / (1 + step), "{}", _stamp(step))
+    return (*row, metric_record(*row))
 
 
 def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
@@ -244,6 +253,22 @@ def measure(url: str, representation: str, *, traced: bool = False) -> dict[str,
 
 # -- the report -----------------------------------------------------------------------------------
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time a process has used (Linux ``/proc``; 0 elsewhere): load on a shared machine leaves it be."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(url: str, representation: str, backend_pid: int, *, traced: bool = False) -> dict[str, Any]:
+    """``measure`` plus the backend's CPU seconds while it ran."""
+    before = _cpu_seconds(backend_pid)
+    result = measure(url, representation, traced=traced)
+    return {**result, "backend_cpu": _cpu_seconds(backend_pid) - before}
+
+
 def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="synth-nb-history-") as folder:
         data_dir = Path(folder) / "backend"
@@ -251,7 +276,7 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
         proc, url = start_backend_process(data_dir)
         try:
             reps = ("backend", "current", "pydantic") if baseline else ("backend", "current")
-            results = {rep: measure(url, rep) for rep in reps}
+            results = {rep: measured(url, rep, proc.pid) for rep in reps}
             if traced:
                 for rep in reps[1:]:
                     results[rep].update({k: v for k, v in measure(url, rep, traced=True).items()
@@ -268,14 +293,16 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
 
 def report(events: int, results: dict[str, dict[str, Any]], show_top: bool) -> None:
     served = results["backend"]
-    print(f"{events:>9,} events  backend alone (pages fetched, not parsed): {served['seconds']:6.1f} s "
-          f"({served['events']:,} events + {served['metrics']:,} metric points)")
+    print(f"{events:>9,} events  backend alone (pages fetched, not parsed): {served['seconds']:6.1f} s, "
+          f"backend CPU {served['backend_cpu']:5.1f} s ({served['events']:,} events + {served['metrics']:,} "
+          "metric points)")
     for rep in ("current", "pydantic"):
         if rep not in results:
             continue
         r = results[rep]
         per = f"  {r['bytes_per_record']:5.0f} B/record (tracemalloc)" if "bytes_per_record" in r else ""
-        print(f"{events:>9,} events  {rep:<9} attach {r['seconds']:6.1f} s (client CPU {r['cpu']:5.1f} s)  "
+        print(f"{events:>9,} events  {rep:<9} attach {r['seconds']:6.1f} s (client CPU {r['cpu']:5.1f} s, "
+              f"backend CPU {r['backend_cpu']:5.1f} s)  "
               f"peak RSS {r['peak_rss'] / 2**20:5.0f} MiB (+{r['rss_growth'] / 2**20:4.0f}){per}")
         if "event_bytes" in r:
             print(f"{'':>17}held by the columns: {r['event_bytes']:.0f} B/event, {r['metric_bytes']:.0f} B/metric point")

@@ -8,7 +8,9 @@ held-out scoring included), the offline embedding policy and the offline propose
    called directly (no HTTP, no storage), which is the floor the transport is measured against.
 
 Prints rollouts/s of each (median of ``--repeats`` interleaved runs) and their ratio, the overhead of
-the HTTP path (goal: >= 450 rollouts/s over HTTP, overhead <= 9x).
+the HTTP path (goal: >= 450 rollouts/s over HTTP, overhead <= 9x), and per HTTP run the CPU this process
+(backend, and the task app unless it has a process of its own) spent per rollout, which load from other
+work on the machine disturbs less than wall time.
 
 The task app runs mounted in the backend (as the notebooks use it), as its own server in a thread beside
 the backend (as ``start_task_app`` runs it) and as its own server in a process of its own.
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -162,12 +165,15 @@ def measure(layout: str, budget: int, repeats: int) -> tuple[float, float]:
         run_job(client, gepa_body(task_app, seed=0, budget=budget))  # loads the policy, fills its cache
         run_in_process(task_app, budget)
         for repeat in range(repeats):
+            cpu = time.process_time()
             http = run_job(client, gepa_body(task_app, seed=0, budget=budget))["done"]
+            cpu_ms = 1000 * (time.process_time() - cpu) / (http["rollouts_completed"] + http["heldout_rollouts"])
             local = run_in_process(task_app, budget)
             http_rates.append(_rate(http))
             local_rates.append(_rate(local))
             print(f"  {layout} run {repeat + 1}: HTTP {http['rollouts_completed']}+{http['heldout_rollouts']} "
-                  f"rollouts in {http['elapsed_seconds']:.2f} s = {http_rates[-1]:.0f}/s; in-process "
+                  f"rollouts in {http['elapsed_seconds']:.2f} s = {http_rates[-1]:.0f}/s ({cpu_ms:.2f} ms of this "
+                  f"process's CPU each); in-process "
                   f"{local['elapsed_seconds']:.2f} s = {local_rates[-1]:.0f}/s; best score {http['best_score']} "
                   f"vs {local['best_score']}", flush=True)
     return statistics.median(http_rates), statistics.median(local_rates)

@@ -59,8 +59,7 @@ class JobMonitor:
         job = self.history
         job.ingest_status(await self.client.get_status(self.endpoints, job.id))
         stream = self.make_stream()
-        await stream.drain(job.ingest_event)
-        await self._backfill_metrics()
+        await self._events_and_metrics(stream)
         if job.terminal:
             await stream.drain(job.ingest_event)
 
@@ -145,14 +144,28 @@ class JobMonitor:
             top = max(p.step for p in page)
             cursor = top - 1 if top - 1 > cursor else top  # re-read the boundary step: names may share it
 
+    async def _events_and_metrics(self, stream: EventStream) -> None:
+        """Drain the events and page through the metrics side by side: the backend serves one page while
+        this process parses the other (one after the other, a long job's attach took their sum)."""
+        events = asyncio.ensure_future(stream.drain(self.history.ingest_event))
+        try:
+            await self._backfill_metrics()
+            await events
+        finally:
+            if not events.done():
+                events.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await events
+            elif not events.cancelled():
+                events.exception()  # retrieved: the metrics' error, if any, is the one raised
+
     async def _final_sync(self, stream: EventStream) -> None:
         """After a terminal status: fetch every remaining event and metric, riding out transient errors."""
         opts = self.options
         for attempt in range(FINAL_SYNC_ATTEMPTS):
             try:
                 stream.last_seq = self.history.last_seq
-                await stream.drain(self.history.ingest_event)
-                await self._backfill_metrics()
+                await self._events_and_metrics(stream)
                 return
             except TRANSIENT_ERRORS:
                 if attempt == FINAL_SYNC_ATTEMPTS - 1:

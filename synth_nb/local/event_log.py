@@ -23,6 +23,7 @@ from contextlib import AbstractContextManager
 from typing import Any, NamedTuple
 
 from synth_nb.local.lifecycle import utc_now
+from synth_nb.local.records import event_record
 
 __all__ = ["EventLog", "StoredEvent", "join_records", "sse_frame"]
 
@@ -30,8 +31,6 @@ log = logging.getLogger(__name__)
 
 #: (seq, type, record): an event as served, without parsing it
 StoredEvent = tuple[int, str, str]
-#: a JSON string literal, ASCII only (like ``json.dumps``), so no lone surrogate reaches SQLite
-_quote = json.encoder.encode_basestring_ascii
 #: committed events kept as SSE frames per job, and jobs kept
 TAIL_EVENTS = 2048
 TAIL_JOBS = 32
@@ -48,16 +47,10 @@ class _Pending(NamedTuple):
     record: str
 
 
-def _record(job_id: str, seq: int, type: str, level: str, message: str, payload: str, created_at: str) -> str:
-    """The served JSON of an event, key order as before: seq, type, level, message, data, created_at, job_id."""
-    return (f'{{"seq":{seq},"type":{_quote(type)},"level":{_quote(level)},"message":{_quote(message)},'
-            f'"data":{payload},"created_at":"{created_at}","job_id":{_quote(job_id)}}}')
-
-
 def _legacy_record(job_id: str, row: sqlite3.Row) -> str:
     """The served JSON of a row written before events kept their record."""
-    return _record(job_id, row["seq"], row["type"], row["level"], row["message"],
-                   json.dumps(json.loads(row["data"]), separators=(",", ":")), row["created_at"])
+    return event_record(job_id, row["seq"], row["type"], row["level"], row["message"],
+                        json.dumps(json.loads(row["data"]), separators=(",", ":")), row["created_at"])
 
 
 def sse_frame(seq: int, type: str, record: str) -> str:
@@ -110,7 +103,7 @@ class EventLog:
                     self._next_seq[job_id] = seq + 1
                     created_at = utc_now()
                     self._pending.append(_Pending(job_id, seq, type, level, message, payload, created_at,
-                                                  _record(job_id, seq, type, level, message, payload, created_at)))
+                                                  event_record(job_id, seq, type, level, message, payload, created_at)))
                     if len(self._pending) == 1:
                         self._lock.notify()
                     return seq
@@ -195,7 +188,17 @@ class EventLog:
         self._writer.join(timeout=10)
 
     def read(self, job_id: str, since_seq: int, limit: int) -> list[StoredEvent]:
-        """Committed events with ``seq > since_seq``, ascending, at most ``limit`` (call under the storage lock)."""
+        """Committed events with ``seq > since_seq``, ascending, at most ``limit`` (call under the storage lock).
+
+        Only seq, type and record are fetched, as plain tuples: the other columns are the bulk of a row.
+        """
+        cursor = self._db.cursor()
+        cursor.row_factory = None
+        records: list[StoredEvent] = cursor.execute(
+            "SELECT seq, type, record FROM events WHERE job_id=? AND seq>? ORDER BY seq LIMIT ?",
+            (job_id, since_seq, limit)).fetchall()
+        if all(record is not None for _, _, record in records):
+            return records
         rows = self._db.execute(
             "SELECT seq, type, record, level, message, data, created_at FROM events"
             " WHERE job_id=? AND seq>? ORDER BY seq LIMIT ?", (job_id, since_seq, limit)).fetchall()

@@ -4,7 +4,8 @@ One connection guarded by a lock: executors write from worker threads while the 
 Events get a per-job monotonic ``seq`` and are committed in batches (``event_log``): every other access
 first commits what is pending, so a reader sees every event appended before it, and a status change
 never overtakes the events before it. ``jobs.last_seq`` moves in the same transaction as the events, so
-a seq that anyone has seen is never reused, even across restarts.
+a seq that anyone has seen is never reused, even across restarts. Events and metric points are stored
+with their served JSON (``records``), so a history page costs the rows it fetches.
 
 Job bodies arrive here with their secrets already masked (``redact.withhold_secrets``); bodies stored by
 an older version are masked when the database is opened. The database and uploads are readable by their
@@ -14,7 +15,6 @@ owner only (0600), and deleted rows are overwritten (``secure_delete``).
 from __future__ import annotations
 
 import json
-import math
 import os
 import sqlite3
 import threading
@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from synth_nb.local.event_log import EventLog, StoredEvent, sse_frame
 from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
+from synth_nb.local.records import metric_record, to_json
 from synth_nb.local.redact import withhold_secrets
 
 __all__ = ["JobRecord", "Storage", "StoredEvent", "to_json"]
@@ -45,9 +46,10 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE TABLE IF NOT EXISTS metrics (
     id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, name TEXT NOT NULL, step INTEGER NOT NULL,
-    value REAL NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (job_id, name, step)
+    value REAL NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL, record TEXT, UNIQUE (job_id, name, step)
 );
 CREATE INDEX IF NOT EXISTS metrics_job ON metrics(job_id, id);
+CREATE INDEX IF NOT EXISTS metrics_job_step ON metrics(job_id, step, id);
 CREATE TABLE IF NOT EXISTS files (
     id TEXT PRIMARY KEY, filename TEXT NOT NULL, purpose TEXT NOT NULL, bytes INTEGER NOT NULL,
     stored_name TEXT NOT NULL, created_at TEXT NOT NULL, idempotency_key TEXT
@@ -83,29 +85,6 @@ class JobRecord:
         return self.status in TERMINAL
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with NaN/±inf floats replaced by their names (strict JSON, which clients parse, has neither)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-#: one encoder for every call: building one per event cost more than encoding the event
-_ENCODER = json.JSONEncoder(default=str, allow_nan=False, separators=(",", ":"))
-
-
-def to_json(value: Any) -> str:
-    """Strict JSON for storage: anything non-serialisable becomes a string, non-finite floats their names."""
-    try:
-        return _ENCODER.encode(value)
-    except ValueError:
-        return _ENCODER.encode(_finite(value))
-
-
 def _job(row: sqlite3.Row) -> JobRecord:
     return JobRecord(
         id=row["id"], kind=row["kind"], status=row["status"], executor=row["executor"],
@@ -114,11 +93,6 @@ def _job(row: sqlite3.Row) -> JobRecord:
         started_at=row["started_at"], finished_at=row["finished_at"], last_seq=row["last_seq"],
         cancel_requested=bool(row["cancel_requested"]),
     )
-
-
-def _metric(job_id: str, row: sqlite3.Row) -> dict[str, Any]:
-    return {"name": row["name"], "step": row["step"], "value": row["value"], "data": json.loads(row["data"]),
-            "created_at": row["created_at"], "job_id": job_id}
 
 
 def _private_file(path: Path) -> None:
@@ -181,8 +155,9 @@ class Storage:
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(files)")}
         if "idempotency_key" not in columns:
             self._db.execute("ALTER TABLE files ADD COLUMN idempotency_key TEXT")
-        if "record" not in {row["name"] for row in self._db.execute("PRAGMA table_info(events)")}:
-            self._db.execute("ALTER TABLE events ADD COLUMN record TEXT")
+        for table in ("events", "metrics"):
+            if "record" not in {row["name"] for row in self._db.execute(f"PRAGMA table_info({table})")}:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN record TEXT")
         self._db.executescript(_FILES_IDEMPOTENCY)
         masked = 0
         for row in self._db.execute("SELECT id, body FROM jobs").fetchall():
@@ -323,27 +298,32 @@ class Storage:
     def add_metric(self, job_id: str, name: str, step: int, value: float,
                    data: dict[str, Any] | None = None) -> None:
         """Append a metric point; a repeated ``(name, step)`` replaces the earlier value."""
+        row = (job_id, name, int(step), float(value), to_json(data or {}), utc_now())
         with self._locked():
             self._db.execute(
-                "INSERT OR REPLACE INTO metrics (job_id, name, step, value, data, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (job_id, name, int(step), float(value), to_json(data or {}), utc_now()),
-            )
+                "INSERT OR REPLACE INTO metrics (job_id, name, step, value, data, created_at, record)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, metric_record(*row)))
         self._notify(job_id)
 
-    def metrics(self, job_id: str, *, limit: int = 200, after_step: int | None = None,
-                name: str | None = None) -> list[dict[str, Any]]:
-        """With ``after_step``: the oldest ``limit`` points past it; without: the newest ``limit`` (ascending)."""
-        sql, args = "SELECT * FROM metrics WHERE job_id=?", [job_id]
-        if name:
-            sql, args = sql + " AND name=?", [*args, name]
+    def metrics_json(self, job_id: str, *, limit: int = 200, after_step: int | None = None,
+                     name: str | None = None) -> str:
+        """The stored records as a JSON array, ascending: with ``after_step`` the oldest ``limit`` points past
+        it (paged by ``(step, id)`` on an index), else the newest ``limit``."""
+        sql = "SELECT record, id FROM metrics WHERE job_id=?" + (" AND name=?" if name else "")
+        args: list[Any] = [job_id, *([name] if name else [])]
+        sql += " AND step>? ORDER BY step, id LIMIT ?" if after_step is not None else " ORDER BY id DESC LIMIT ?"
+        args += [after_step, limit] if after_step is not None else [limit]
         with self._locked():
-            if after_step is not None:
-                rows = self._db.execute(sql + " AND step>? ORDER BY step, id LIMIT ?",
-                                        (*args, after_step, limit)).fetchall()
-            else:
-                rows = self._db.execute(sql + " ORDER BY id DESC LIMIT ?", (*args, limit)).fetchall()[::-1]
-        return [_metric(job_id, r) for r in rows]
+            cursor = self._db.cursor()
+            cursor.row_factory = None
+            rows = cursor.execute(sql, args).fetchall()
+            missing = [row_id for record, row_id in rows if record is None]  # written before records were kept
+            legacy = {row[0]: metric_record(job_id, *row[1:]) for row in cursor.execute(
+                "SELECT id, name, step, value, data, created_at FROM metrics WHERE id IN"
+                f" ({','.join('?' * len(missing))})", missing)} if missing else {}
+        if after_step is None:
+            rows.reverse()
+        return "[" + ",".join(record or legacy[row_id] for record, row_id in rows) + "]"
 
     # ---- files ----------------------------------------------------------------------------------
     def add_file(self, file_id: str, filename: str, purpose: str, size: int, stored_name: str,

@@ -106,3 +106,33 @@ def test_policy_routes_need_no_key_and_404_unknown_ids(backend: LocalBackend) ->
                           trust_env=False)
     assert response.status_code == 404
     assert "no running job" in response.json()["detail"]
+
+
+class _QuickHandler:
+    """A policy handler that answers some requests on the event loop (``answer_now``), the rest in a thread."""
+
+    def __init__(self) -> None:
+        self.threaded = 0
+
+    def __call__(self, request: dict[str, object]) -> dict[str, object]:
+        self.threaded += 1
+        return {"answered": "in a thread"}
+
+    def answer_now(self, request: dict[str, object]) -> dict[str, object] | None:
+        return {"answered": "now"} if request.get("quick") else None
+
+
+def test_policy_routes_answer_now_when_the_handler_can(backend: LocalBackend) -> None:
+    handler = _QuickHandler()
+    policy_id = backend.app.state.backend.runner.policies.add("job_quick", handler)
+    try:
+        url = f"{backend.url}/v1/policies/{policy_id}/v1/chat/completions"
+        assert httpx.post(url, json={"quick": True}, trust_env=False).json() == {"answered": "now"}
+        assert httpx.post(url, json={"quick": False}, trust_env=False).json() == {"answered": "in a thread"}
+        assert handler.threaded == 1
+        bad = httpx.post(url, content=b'{"quick": NaN}', trust_env=False)
+        assert bad.status_code == 400 and "not valid JSON" in bad.json()["detail"]
+        other = httpx.get(url, trust_env=False)  # not a policy call: the app's own JSON answer
+        assert other.status_code in (404, 405) and "detail" in other.json()
+    finally:
+        backend.app.state.backend.runner.policies.remove_job("job_quick")

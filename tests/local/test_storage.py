@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -75,3 +76,35 @@ def test_a_database_from_before_upload_idempotency_gains_it_when_opened(tmp_path
     storage.close()
     assert created and not created_again and again["id"] == first["id"] == "file_new"
     assert old is not None and old["idempotency_key"] is None
+
+
+def test_metric_pages_are_the_same_for_rows_stored_before_records_were_kept(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    try:
+        storage.create_job("job_m", "rl", "replay", {})
+        for step in range(5):
+            storage.add_metric("job_m", "train.loss", step, 1.0 / (step + 1), {"step": step})
+            storage.add_metric("job_m", "train.reward", step, float("inf") if step == 4 else step / 4)
+        fresh = storage.metrics_json("job_m", after_step=1, limit=5), storage.metrics_json("job_m", limit=3)
+        storage._db.execute("UPDATE metrics SET record=NULL WHERE step % 2 = 0")  # as an older version wrote them
+        assert (storage.metrics_json("job_m", after_step=1, limit=5), storage.metrics_json("job_m", limit=3)) == fresh
+        points = json.loads(fresh[0])
+        assert [(p["name"], p["step"]) for p in points] == [("train.loss", 2), ("train.reward", 2), ("train.loss", 3),
+                                                           ("train.reward", 3), ("train.loss", 4)]
+        assert json.loads(fresh[1])[-1]["value"] == "inf"
+    finally:
+        storage.close()
+
+
+def test_event_pages_are_the_same_for_rows_stored_before_records_were_kept(tmp_path: Path) -> None:
+    storage = Storage(tmp_path)
+    try:
+        storage.create_job("job_e", "rl", "replay", {})
+        for step in range(6):
+            storage.add_event("job_e", "rl.train.step", f"step {step}", {"step": step, "text": "é\n"})
+        fresh = storage.event_records("job_e", 2, 3)
+        storage._db.execute("UPDATE events SET record=NULL WHERE seq % 2 = 0")  # as an older version wrote them
+        assert storage.event_records("job_e", 2, 3) == fresh
+        assert [e["data"]["step"] for e in storage.events("job_e", 2, 3)] == [1, 2, 3]
+    finally:
+        storage.close()

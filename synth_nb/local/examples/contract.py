@@ -12,16 +12,16 @@ never leaves it.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+import msgspec
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from synth_nb.local.errors import ApiError, TaskAppRefusal
@@ -33,6 +33,7 @@ __all__ = ["KeySource", "PolicyClient", "allowed_keys", "as_table", "build_task_
 #: a rollout request is a few kilobytes; anything near this is not one
 MAX_ROLLOUT_BYTES = 4 * 1024 * 1024
 _POLICY_TIMEOUT = aiohttp.ClientTimeout(total=120.0, connect=10.0)
+_JSON = {"Content-Type": "application/json"}
 
 Handler = Callable[[Request], Awaitable[Any]]
 RolloutHandler = Callable[[dict[str, Any], "PolicyClient"], Awaitable[dict[str, Any]]]
@@ -95,7 +96,7 @@ class PolicyClient:
     """
 
     def __init__(self, api_key: str | None = None) -> None:
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._headers = {**_JSON, "Authorization": f"Bearer {api_key}"} if api_key else _JSON
         self._sessions: dict[asyncio.AbstractEventLoop, tuple[aiohttp.ClientSession, asyncio.Task[None]]] = {}
 
     def _session(self) -> aiohttp.ClientSession:
@@ -118,16 +119,16 @@ class PolicyClient:
     async def complete(self, inference_url: str, request: dict[str, Any]) -> dict[str, Any]:
         """The policy's chat completion; ``TaskAppRefusal(502)`` when it cannot be had."""
         try:
-            async with self._session().post(normalize_inference_url(inference_url), json=request,
-                                            headers=self._headers) as response:
+            async with self._session().post(normalize_inference_url(inference_url),
+                                            data=msgspec.json.encode(request), headers=self._headers) as response:
                 status, raw = response.status, await response.read()
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise TaskAppRefusal(502, f"policy call failed: {type(exc).__name__}: {exc}") from None
         if status != 200:
             raise TaskAppRefusal(502, f"policy call failed: HTTP {status}: {raw.decode('utf-8', 'replace')[:300]}")
         try:
-            completion = json.loads(raw)
-        except ValueError:
+            completion = msgspec.json.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
             raise TaskAppRefusal(502, "the policy's reply is not JSON") from None
         if not isinstance(completion, dict):
             raise TaskAppRefusal(502, "the policy's reply is not an OpenAI chat completion")
@@ -143,11 +144,11 @@ def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info:
     policy = PolicyClient(policy_api_key)
 
     def guarded(handler: Handler, *, auth: bool = True) -> Handler:
-        async def endpoint(request: Request) -> JSONResponse:
+        async def endpoint(request: Request) -> Response:
             try:
                 if auth:
                     _check_key(request, api_key)
-                return JSONResponse(await handler(request))
+                return Response(msgspec.json.encode(await handler(request)), media_type="application/json")
             except TaskAppRefusal as exc:
                 return JSONResponse({"detail": exc.detail}, status_code=exc.status)
         return endpoint

@@ -7,11 +7,12 @@ and the humanised label name becomes a prototype of that label. A better prompt 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import random
 import re
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,21 @@ def _tool(request: dict[str, Any]) -> tuple[str | None, list[str]]:
     return None, []
 
 
+@functools.lru_cache(maxsize=512)
+def _prototypes(system_texts: tuple[str, ...], labels: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each label's prototypes from the system messages; cached, as every rollout of a candidate repeats
+    them (read-only: callers share the result)."""
+    described: dict[str, list[str]] = {}
+    for text in system_texts:
+        for line in text.splitlines():
+            if m := _EXAMPLE.match(line):
+                described.setdefault(m.group(2), []).append(m.group(1).strip().strip('"'))
+            elif m := _DESCRIBED.match(line):
+                phrases = [p.strip().strip('"') for p in m.group(2).split(";")]
+                described.setdefault(m.group(1), []).extend(p for p in phrases if p)
+    return {label: [humanize(label), *described.get(label, [])] for label in (labels or described)}
+
+
 def parse_intent_request(request: dict[str, Any]) -> IntentRequest:
     """Extract query, labels (tool enum › ``Available Intents`` list › described labels) and prototypes."""
     messages = [m for m in request.get("messages") or [] if isinstance(m, dict)]
@@ -67,21 +83,14 @@ def parse_intent_request(request: dict[str, Any]) -> IntentRequest:
     query = match.group(1).strip() if match else last_user.strip()
     if not labels:
         labels = [m.group(1) for line in last_user.splitlines() if (m := _LISTED.match(line))]
-    described: dict[str, list[str]] = {}
-    for role, text in texts:
-        if role not in ("system", "developer"):
-            continue
-        for line in text.splitlines():
-            if m := _EXAMPLE.match(line):
-                described.setdefault(m.group(2), []).append(m.group(1).strip().strip('"'))
-            elif m := _DESCRIBED.match(line):
-                phrases = [p.strip().strip('"') for p in m.group(2).split(";")]
-                described.setdefault(m.group(1), []).extend(p for p in phrases if p)
-    if not labels:
-        labels = list(described)
-    prototypes = {label: [humanize(label), *described.get(label, [])] for label in labels}
-    return IntentRequest(query=query, labels=labels, prototypes=prototypes, tool_name=tool_name,
+    prototypes = _prototypes(tuple(t for role, t in texts if role in ("system", "developer")), tuple(labels))
+    return IntentRequest(query=query, labels=list(prototypes), prototypes=prototypes, tool_name=tool_name,
                          prompt_tokens=sum(estimate_tokens(t) for _, t in texts))
+
+
+def _token(bits: int) -> str:
+    """A random hex id; not ``uuid4``, whose ``os.urandom`` drops the GIL on every call of the rollout path."""
+    return f"{random.getrandbits(bits):0{bits // 4}x}"
 
 
 def chat_completion(request: dict[str, Any], parsed: IntentRequest, label: str | None, *, model: str) -> dict[str, Any]:
@@ -89,11 +98,11 @@ def chat_completion(request: dict[str, Any], parsed: IntentRequest, label: str |
     text = label or ""
     message: dict[str, Any] = {"role": "assistant", "content": None if parsed.tool_name else text}
     if parsed.tool_name:
-        message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
+        message["tool_calls"] = [{"id": f"call_{_token(48)}", "type": "function",
                                   "function": {"name": parsed.tool_name, "arguments": json.dumps({"intent": text})}}]
     completion_tokens = estimate_tokens(text) + (8 if parsed.tool_name else 0)
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": int(time.time()),
+        "id": f"chatcmpl-{_token(64)}", "object": "chat.completion", "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if parsed.tool_name else "stop"}],
         "usage": {"prompt_tokens": parsed.prompt_tokens, "completion_tokens": completion_tokens,

@@ -12,6 +12,8 @@ import os
 import threading
 from typing import Any
 
+import numpy as np
+
 from synth_nb.local.policies._intents import chat_completion, parse_intent_request
 
 __all__ = ["EmbeddingPolicy", "embedding_policy_available"]
@@ -22,6 +24,9 @@ _MODEL: list[Any] = []
 #: text -> normalised embedding, shared by every job of the process (texts repeat across candidates and jobs)
 _VECTORS: dict[str, Any] = {}
 _MAX_CACHED = 200_000
+#: prototype texts of a prompt -> their vectors stacked (prompts repeat for every rollout of a candidate)
+_MATRICES: dict[tuple[str, ...], Any] = {}
+_MAX_MATRICES = 1024
 
 
 def _shared_model() -> Any:
@@ -71,22 +76,45 @@ class EmbeddingPolicy:
                 _VECTORS.update(zip(missing, vectors, strict=True))
             return [_VECTORS[t] for t in texts]
 
-    def classify(self, query: str, prototypes: dict[str, list[str]]) -> str | None:
+    def _cached(self, texts: list[str]) -> list[Any] | None:
+        """The texts' vectors when all are cached and the cache is free right now, else None (never waits)."""
+        if self._model is None or not _LOCK.acquire(blocking=False):
+            return None
+        try:
+            return [_VECTORS[t] for t in texts] if all(t in _VECTORS for t in texts) else None
+        finally:
+            _LOCK.release()
+
+    def classify(self, query: str, prototypes: dict[str, list[str]], *, cached_only: bool = False) -> str | None:
         if not prototypes:
             return None
-        flat = [(label, proto) for label, protos in prototypes.items() for proto in protos]
-        vectors = self._embed([query] + [proto for _, proto in flat])
-        q = vectors[0]
-        best: dict[str, float] = {}
-        for (label, _), vec in zip(flat, vectors[1:], strict=True):
-            score = float(q @ vec)
-            if score > best.get(label, -2.0):
-                best[label] = score
-        return max(prototypes, key=lambda label: best.get(label, -2.0))
+        flat = [proto for protos in prototypes.values() for proto in protos]
+        vectors = self._cached([query, *flat]) if cached_only else self._embed([query, *flat])
+        if vectors is None:
+            raise LookupError("not every text is cached")
+        key = tuple(flat)
+        matrix = _MATRICES.get(key)
+        if matrix is None:  # one matrix per prompt: a matrix-vector product, not a dot product per prototype
+            if len(_MATRICES) >= _MAX_MATRICES:
+                _MATRICES.clear()
+            matrix = _MATRICES[key] = np.stack(vectors[1:])
+        scores = matrix @ vectors[0]
+        starts = np.cumsum([0, *(len(protos) for protos in prototypes.values())])[:-1]
+        return list(prototypes)[int(np.argmax(np.maximum.reduceat(scores, starts)))]
 
     def complete(self, request: dict[str, Any]) -> dict[str, Any]:
         parsed = parse_intent_request(request)
         return chat_completion(request, parsed, self.classify(parsed.query, parsed.prototypes), model=self.model)
+
+    def complete_now(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """``complete`` when every text is already embedded (microseconds, so the server may answer on its
+        event loop instead of a worker thread); None when the model would have to run."""
+        parsed = parse_intent_request(request)
+        try:
+            label = self.classify(parsed.query, parsed.prototypes, cached_only=True)
+        except LookupError:
+            return None
+        return chat_completion(request, parsed, label, model=self.model)
 
     def close(self) -> None:
         """Nothing to release per job: the model and the embedding cache are shared by the process."""

@@ -47,7 +47,10 @@ log = logging.getLogger(__name__)
 
 
 class BearerAuth:
-    """Pure ASGI middleware (streams pass through untouched): 401 JSON for a missing or wrong key."""
+    """Pure ASGI middleware (streams pass through untouched): 401 JSON for a missing or wrong key.
+
+    Policy calls (one per rollout) are answered here, before the router (``policy_proxy.serve``).
+    """
 
     def __init__(self, app: ASGIApp, api_key: str, state: BackendState) -> None:
         self.app = app
@@ -69,6 +72,8 @@ class BearerAuth:
                 host, port = scope["server"]
                 self._state.runner.base_url = f"http://{host}:{port}"
             path = scope.get("path", "")
+            if path.startswith(policy_proxy.PREFIX) and await policy_proxy.serve(self._state, scope, receive, send):
+                return
             if (path == "/api" or path.startswith("/api/")) and not self._authorised(scope):
                 response = error_response(
                     401, "missing or invalid API key: send 'Authorization: Bearer <key>' with this backend's key",
@@ -143,7 +148,7 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
            *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *policy_proxy.routes,
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api),
                             *example_routes(held.example_app_keys)],
                     exception_handlers=handlers)
     app.state.backend = state

@@ -2,15 +2,16 @@
 
 Bodies are read as a stream and refused with 413 as soon as they pass their limit, whatever the client
 declared, so a huge (or chunked) body never sits whole in memory or on disk. JSON nested deeper than
-``MAX_JSON_DEPTH`` is refused with 400 before anything walks it recursively.
+``MAX_JSON_DEPTH`` is refused with 400 before anything walks it recursively. Bodies are parsed with
+msgspec (strict JSON: no NaN/Infinity), several times faster than ``json`` on the rollout path's small bodies.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
+import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -65,14 +66,15 @@ def parse_json_object(raw: bytes, *, allow_empty: bool = False) -> dict[str, Any
             return {}
         raise ApiError(400, "request body is empty; send a JSON object")
     try:
-        body = json.loads(raw, parse_constant=_reject_constant)
+        body = msgspec.json.decode(raw)
     except RecursionError:
         raise ApiError(400, f"request body is nested too deeply (more than {MAX_JSON_DEPTH} levels)") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+    except (msgspec.DecodeError, ValueError) as exc:
         raise ApiError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ApiError(422, f"request body must be a JSON object, got {type(body).__name__}")
-    if _depth_exceeds(body, MAX_JSON_DEPTH):
+    # fewer brackets than the limit cannot nest deeper than it (most bodies): no walk needed
+    if raw.count(b"{") + raw.count(b"[") > MAX_JSON_DEPTH and _depth_exceeds(body, MAX_JSON_DEPTH):
         raise ApiError(400, f"request body is nested too deeply (more than {MAX_JSON_DEPTH} levels)")
     return body
 
@@ -82,11 +84,6 @@ async def json_body(request: Request, *, max_bytes: int | None = None, allow_emp
     limit = max_bytes if max_bytes is not None else request.app.state.backend.max_json_bytes
     chunks = [chunk async for chunk in limited_stream(request, limit)]
     return parse_json_object(b"".join(chunks), allow_empty=allow_empty)
-
-
-def _reject_constant(name: str) -> Any:
-    """Python's json accepts NaN/Infinity; JSON (and our responses) do not."""
-    raise ValueError(f"{name} is not a valid JSON number")
 
 
 def int_param(request: Request, name: str, default: int | None, *, minimum: int | None = None,

@@ -203,9 +203,9 @@ def _metrics(flow: FlowRoutes) -> Handler:
         job = _job_for(request, flow)
         limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
         after = int_param(request, "after_step", None)
-        points = state_of(request).storage.metrics(job.id, limit=limit, after_step=after,
-                                                   name=request.query_params.get("name") or None)
-        return JSONResponse({"points": points})
+        points = state_of(request).storage.metrics_json(job.id, limit=limit, after_step=after,
+                                                        name=request.query_params.get("name") or None)
+        return Response(f'{{"points":{points}}}', media_type="application/json")
 
     return metrics
 

@@ -7,23 +7,26 @@ call is made, so the number of rollouts never exceeds it, whatever the search en
 The calls run as tasks on one event loop per job over a keep-alive aiohttp session, not on a pool of
 threads with httpx: a rollout is one small request, and the per-request CPU of httpx (several times
 aiohttp's) and sixteen threads contending for the GIL were most of the local rollout path's cost.
+Bodies are encoded and parsed with msgspec, a fraction of ``json``'s CPU.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import random
 import threading
-import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import aiohttp
+import msgspec
 
 __all__ = ["Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner", "new_event_loop", "parse_rollout"]
 
 T = TypeVar("T")
+_JSON = {"Content-Type": "application/json"}
 
 
 class SearchHalted(Exception):
@@ -172,7 +175,7 @@ class TaskAppRunner:
 
     def rollout_request(self, inference_url: str, seed: int, split: str, tag: str) -> dict[str, Any]:
         """The ``POST /rollout`` body for one seed; the policy URL carries a fresh correlation id."""
-        cid = f"cid_{uuid.uuid4().hex[:12]}"
+        cid = f"cid_{random.getrandbits(48):012x}"  # not uuid4: os.urandom drops the GIL per rollout
         return {
             "run_id": f"{self.job_id}-{tag}-s{seed}", "mode": "eval", "ops": ["agent", "env"],
             "env": {"env_name": self.env_name, "seed": seed, "config": {**self.env_config, "split": split}},
@@ -185,13 +188,14 @@ class TaskAppRunner:
     async def post_rollout(self, request: dict[str, Any], seed: int, split: str) -> Rollout:
         """``POST /rollout``; a failed call is a rollout scored 0 with the error, never an exception."""
         try:
-            async with self._session.post(f"{self.url}/rollout", json=request) as response:
+            async with self._session.post(f"{self.url}/rollout", data=msgspec.json.encode(request),
+                                          headers=_JSON) as response:
                 raw = await response.read()
                 if response.status != 200:
                     detail = raw.decode("utf-8", "replace")[:300]
                     return Rollout(seed, split, 0.0, error=f"HTTP {response.status}: {detail}")
-            return parse_rollout(json.loads(raw), seed, split)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            return parse_rollout(msgspec.json.decode(raw), seed, split)
+        except (aiohttp.ClientError, TimeoutError, ValueError, msgspec.DecodeError) as exc:
             return Rollout(seed, split, 0.0, error=_failure(exc, self.timeout))
 
     async def _one(self, inference_url: str, seed: int, split: str, tag: str, budgeted: bool) -> Rollout:

@@ -94,25 +94,47 @@ class CandidateRouter:
         with self._lock:
             url = self._urls.get(key)
         if url is None:
-            frozen = dict(candidate)
-            url = self._serve(lambda request: self._handle(request, frozen))
+            url = self._serve(_CandidateHandler(self, dict(candidate)))
             with self._lock:
                 url = self._urls.setdefault(key, url)
         return url
 
-    def _handle(self, request: dict[str, Any], candidate: dict[str, str]) -> dict[str, Any]:
+    def handle(self, request: dict[str, Any], candidate: dict[str, str],
+                complete: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any] | None:
+        """``complete`` of the request with the candidate's messages, counted (None: it could not answer now)."""
         messages = request.get("messages")
         if isinstance(messages, list):
             request = {**request, "messages": substitute_messages(messages, self.baseline, candidate)}
         try:
-            response = self.policy.complete(request)
+            response = complete(request)
         except Exception:
             with self._lock:
                 self.errors += 1
             raise
+        if response is None:
+            return None
         usage = response.get("usage") or {}
         with self._lock:
             self.calls += 1
             self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
             self.completion_tokens += int(usage.get("completion_tokens") or 0)
         return response
+
+
+class _CandidateHandler:
+    """One candidate's policy route: ``handler(request)`` in a worker thread, or ``answer_now(request)``
+    on the server's event loop when the policy can answer without blocking (None when it cannot)."""
+
+    def __init__(self, router: CandidateRouter, candidate: dict[str, str]) -> None:
+        self._router = router
+        self._candidate = candidate
+        self._now: Callable[[dict[str, Any]], dict[str, Any] | None] | None = getattr(
+            router.policy, "complete_now", None)
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        response = self._router.handle(request, self._candidate, self._router.policy.complete)
+        assert response is not None
+        return response
+
+    def answer_now(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        return None if self._now is None else self._router.handle(request, self._candidate, self._now)
