@@ -1,7 +1,10 @@
-"""Shared by the SFT/RL benchmarks: drive jobs on a real embedded local backend over HTTP."""
+"""Shared by the benchmarks: drive jobs on a real embedded local backend over HTTP, in this process or
+in a process of its own (its own GIL, so the client measured here does not share it)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -61,3 +64,21 @@ class Backend:
     def close(self) -> None:
         self.http.close()
         self.backend.stop()
+
+
+def start_backend_process(data_dir: Path, api_key: str, *, recordings: bool = False
+                          ) -> tuple[subprocess.Popen[str], str]:
+    """A local backend in a child process (stopped when its stdin closes) and its URL; ``recordings``: replay
+    recordings are written beside ``data_dir``."""
+    options = f"port=0, data_dir={str(data_dir)!r}, api_key={api_key!r}"
+    if recordings:
+        options += f", recordings_dir={str(data_dir.parent)!r}"
+    code = (f"import sys\nfrom synth_nb.local import start_backend\nb = start_backend({options})\n"
+            "print(b.url, flush=True)\nsys.stdin.read()\nb.stop()\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http"):
+        proc.kill()
+        raise SystemExit("could not start the local backend")
+    return proc, url

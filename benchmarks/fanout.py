@@ -29,6 +29,9 @@ from pathlib import Path
 import aiohttp
 import msgspec
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_jobs import start_backend_process  # noqa: E402
+
 API_KEY = "sk_bench_fanout_0123456789abcdef"
 #: SFT jobs wait for ``/start``, so every follower is connected before the first event
 JOBS = "/learning/jobs"
@@ -46,20 +49,6 @@ class Follower:
     @property
     def duplicates(self) -> int:
         return len(self.seqs) - len(set(self.seqs))
-
-
-def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    code = ("import sys\nfrom synth_nb.local import start_backend\n"
-            f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r}, "
-            f"recordings_dir={str(data_dir.parent)!r})\n"
-            "print(b.url, flush=True)\nsys.stdin.read()\nb.stop()\n")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit("could not start the local backend")
-    return proc, url
 
 
 def write_recording(path: Path, rate: float, seconds: float) -> int:
@@ -158,7 +147,7 @@ def main() -> int:
                  ("1 job x 100 followers, 500 events/s", 1, 500.0, 100)]
     with tempfile.TemporaryDirectory(prefix="synth-nb-fanout-") as folder:
         tmp = Path(folder)
-        proc, url = start_backend_process(tmp / "backend")
+        proc, url = start_backend_process(tmp / "backend", API_KEY, recordings=True)
         try:
             for label, jobs, rate, followers in scenarios:
                 recording = tmp / f"rate{rate:g}.jsonl"

@@ -35,6 +35,9 @@ from typing import Any
 import msgspec
 from pydantic import BaseModel
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_jobs import start_backend_process  # noqa: E402
+
 API_KEY = "sk_bench_0123456789abcdef"
 JOB_ID = "job_history_bench"
 METRIC_NAMES = ("train.reward_mean", "train.loss")
@@ -84,24 +87,6 @@ def _metric_row(i: int) -> tuple[Any, ...]:
     step, name = divmod(i, len(METRIC_NAMES))
     row = (JOB_ID, METRIC_NAMES[name], step, 1.0 / (1 + step), "{}", _stamp(step))
     return (*row, metric_record(*row))
-
-
-def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    code = (
-        "import sys\n"
-        "from synth_nb.local import start_backend\n"
-        f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r})\n"
-        "print(b.url, flush=True)\n"
-        "sys.stdin.read()\n"
-        "b.stop()\n"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit("could not start the local backend")
-    return proc, url
 
 
 # -- the previous representation, for comparison --------------------------------------------------
@@ -273,7 +258,7 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
     with tempfile.TemporaryDirectory(prefix="synth-nb-history-") as folder:
         data_dir = Path(folder) / "backend"
         fill_backend(data_dir, events, events // 2)
-        proc, url = start_backend_process(data_dir)
+        proc, url = start_backend_process(data_dir, API_KEY)
         try:
             reps = ("backend", "current", "pydantic") if baseline else ("backend", "current")
             results = {rep: measured(url, rep, proc.pid) for rep in reps}

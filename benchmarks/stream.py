@@ -26,29 +26,13 @@ from synth_nb.client._parse import parse_event_records
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_jobs import start_backend_process  # noqa: E402
+
 API_KEY = "sk_bench_0123456789abcdef"
 RL = get_flow("rl").endpoints
 #: throughput runs are repeated and the median printed (shared CI machines are noisy)
 REPEATS = 3
-
-
-def start_backend_process(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
-    code = (
-        "import sys, time\n"
-        "from synth_nb.local import start_backend\n"
-        f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r}, "
-        f"recordings_dir={str(data_dir.parent)!r})\n"  # the recordings are written beside the data dir
-        "print(b.url, flush=True)\n"
-        "sys.stdin.read()\n"
-        "b.stop()\n"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise SystemExit("could not start the local backend")
-    return proc, url
 
 
 def write_recording(path: Path, events: int, spacing: float) -> Path:
@@ -158,7 +142,7 @@ def main() -> None:
     print(f"parse + dedupe + state (no HTTP, median of {REPEATS}): {parse_only:,.0f} events/s")
     with tempfile.TemporaryDirectory(prefix="synth-nb-bench-") as folder:
         tmp = Path(folder)
-        proc, url = start_backend_process(tmp / "backend")
+        proc, url = start_backend_process(tmp / "backend", API_KEY, recordings=True)
         try:
             asyncio.run(run(url, tmp, args.events))
         finally:
