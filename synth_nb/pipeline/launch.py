@@ -71,16 +71,28 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
 def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
     """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
 
-    A job sent to the embedded backend stays in its data folder when the process stops: if the URL it was
-    sent to is no longer that backend's, the backend is found (or started) again, on whatever port it has.
+    A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
+    at the URL it was sent to any more, the data folder's backend is found (or started) again, on whatever
+    port it has.
     """
     if backend:
         return resolve_target(backend, start_local=start_local)
     record = registry.get(job_id)
     target = resolve_target(record.backend_url if record is not None else None, start_local=start_local)
-    if record is not None and record.embedded and not target.is_embedded:
+    if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
         return resolve_target(LOCAL)
     return target
+
+
+def _answers(url: str) -> bool:
+    """Whether a server answers at ``url`` at all (any HTTP status counts)."""
+    import httpx
+
+    try:
+        httpx.get(url.rstrip("/") + "/health", timeout=5.0)
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 def record_path(base: Path, job_id: str, several: bool) -> Path:

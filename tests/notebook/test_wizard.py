@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
 
-from synth_nb.notebook import launch, panel
+from synth_nb.notebook import launch, show
 from synth_nb.notebook.wizard import Wizard
 
 
@@ -34,7 +34,7 @@ def project(tmp_path: Path) -> Path:
 def shown(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The jobs the wizard opened monitor panels for (none are drawn)."""
     calls: list[Any] = []
-    monkeypatch.setattr(panel, "show_jobs", lambda jobs, wait: calls.append(list(jobs)) or [])
+    monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: calls.append(list(jobs)) or [])
     return calls
 
 
@@ -312,7 +312,7 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
 
     cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="the button press")
     seen: list[str] = []
-    monkeypatch.setattr(panel, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
+    monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
     submit = launch.submit_prepared
 
     async def printing_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:

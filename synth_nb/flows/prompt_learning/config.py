@@ -38,6 +38,10 @@ class PromptLearningPolicy(ExtraModel):
     temperature: NonNegFloat = 0.0
     max_completion_tokens: PosInt = 512
     policy_name: str | None = None
+    #: the embedded backend's own policies (an offline classifier, a keyword matcher), or an OpenAI-compatible
+    #: upstream it calls; not in 0.2.24's schema, so sent as written to a hosted backend
+    local_policy: Literal["offline", "upstream", "keyword"] | None = None
+    inference_url: str | None = None
 
 
 class MessagePattern(ExtraModel):

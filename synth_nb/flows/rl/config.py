@@ -100,6 +100,10 @@ class TrainingConfig(RewardsConfig):
     weight_sync: WeightSyncConfig | None = None
     lora: LoraConfig | None = None
     rewards: RewardsConfig | None = None
+    #: read by the embedded backend's GRPO trainer (penalty towards the starting model; ``kl_coef`` is the
+    #: same); not in 0.2.24's schema, so sent as written to a hosted backend
+    kl_beta: NonNegFloat | None = None
+    kl_coef: NonNegFloat | None = None
 
 
 class JudgeOptions(ExtraModel):
