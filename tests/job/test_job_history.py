@@ -104,7 +104,6 @@ def test_history_replay_is_fixed_when_asked_for() -> None:
 
 
 def test_dataframes_come_from_the_columns_in_order() -> None:
-    pytest.importorskip("pandas")
     history = JobHistory("job_1", "rl")
     assert list(history.events_df().columns) == ["seq", "type", "level", "message", "data", "created_at"]
     assert history.metrics_df().empty
@@ -130,7 +129,6 @@ def test_dataframes_come_from_the_columns_in_order() -> None:
 
 
 def test_non_finite_values_reach_the_dataframe() -> None:
-    pytest.importorskip("pandas")
     history = JobHistory("job_1", "sft")
     history.ingest_metric(MetricPoint(name="loss", step=1, value=math.inf))
     history.ingest_metric(MetricPoint(name="loss", step=2, value=0.25))

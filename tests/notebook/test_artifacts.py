@@ -121,10 +121,10 @@ def test_sft_lists_the_validation_file_its_example_counts_and_the_loss() -> None
 
 def test_a_cancelled_sft_job_says_where_its_checkpoint_is() -> None:
     job = FakeJob("sft", job_id="job_sft3")
-    job.event("sft.training.cancelled", "Cancelled at step 3/10", checkpoint="/tmp/b/jobs/job_sft3/checkpoint")
+    job.event("sft.training.cancelled", "Cancelled at step 3/10", checkpoint="/data/backend/jobs/job_sft3/checkpoint")
     job.finish("cancelled", training_file_id="file_train")
     md = artifacts.artifact_bundle(job)["text/markdown"]  # type: ignore[index]
-    assert "- checkpoint kept in /tmp/b/jobs/job_sft3/checkpoint" in md and "Model id" not in md
+    assert "- checkpoint kept in /data/backend/jobs/job_sft3/checkpoint" in md and "Model id" not in md
 
 
 def test_export_results_writes_into_the_jobs_own_folder_and_links_it(tmp_path) -> None:
