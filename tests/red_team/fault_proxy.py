@@ -15,8 +15,9 @@ import random
 import socket
 import struct
 import threading
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 FATES = ("pass", "delay", "drop", "reset", "truncate")
@@ -54,10 +55,15 @@ class FaultProxy:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
 
-    def outage(self, seconds: float) -> None:
-        """Refuse every connection for ``seconds`` (blocking the caller), then accept again."""
+    def outage(self, seconds: float, *, until: Callable[[], bool] | None = None, longest: float = 60.0) -> None:
+        """Refuse every connection for ``seconds`` (blocking the caller), then accept again. With ``until``,
+        the outage goes on past ``seconds`` until ``until()`` is true (at most ``longest`` seconds): a client
+        asleep in a retry backoff may otherwise sleep through a short outage and never see it."""
         self._call(self._close_all())
+        started = time.monotonic()
         threading.Event().wait(seconds)
+        while until is not None and not until() and time.monotonic() - started < longest:
+            threading.Event().wait(0.2)
         self.faults["outage"] += 1
         self._call(self._listen())
 

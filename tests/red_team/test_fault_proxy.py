@@ -44,8 +44,26 @@ async def _backend_view(url: str, key: str) -> tuple[list[str], list[int]]:
     return ids, [e.seq for e in events]
 
 
-def _outage_when_running(backend_url: str, key: str, proxy: object, seconds: float, done: threading.Event) -> None:
-    """Once the job has produced a few events, take the proxy away for ``seconds``."""
+class _Stderr(io.StringIO):
+    """stderr the outage thread can read while the CLI writes it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            return super().write(text)
+
+    def text(self) -> str:
+        with self._lock:
+            return self.getvalue()
+
+
+def _outage_when_running(backend_url: str, key: str, proxy: object, seconds: float, done: threading.Event,
+                         err: _Stderr) -> None:
+    """Once the job has produced a few events, take the proxy away for ``seconds`` and until the CLI has
+    said so (a client asleep in a retry backoff can sleep through a short outage without seeing it)."""
     with httpx.Client(base_url=backend_url + "/api", headers={"Authorization": f"Bearer {key}"}) as http:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not done.is_set():
@@ -55,25 +73,26 @@ def _outage_when_running(backend_url: str, key: str, proxy: object, seconds: flo
                 job_id = jobs[0].get("job_id") or jobs[0].get("id")
                 events = http.get(ENDPOINTS.events.replace("{job_id}", job_id), params={"limit": 1000}).json()
                 if len(events if isinstance(events, list) else events.get("events") or []) >= 5:
-                    proxy.outage(seconds)  # type: ignore[attr-defined]
+                    proxy.outage(seconds, until=lambda: "backend unreachable since" in err.text())  # type: ignore[attr-defined]
                     return
             time.sleep(0.1)
 
 
 @pytest.mark.parametrize("seed", [3, 11])
 def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from synth_nb.local import start_backend
 
     monkeypatch.chdir(tmp_path)
+    stderr = _Stderr()
+    monkeypatch.setattr("sys.stderr", stderr)
     record = tmp_path / "seen.jsonl"
     options = FollowOptions(poll=True, poll_interval=0.5, poll_timeout=300.0, record=record, outage_every=1.0)
     with start_backend() as backend, fault_proxy(urlsplit(backend.url).port or 0, fault_rate=0.3,
                                                   seed=seed) as proxy:
         done = threading.Event()
         outage = threading.Thread(target=_outage_when_running,
-                                  args=(backend.url, backend.api_key, proxy, 3.0, done), daemon=True)
+                                  args=(backend.url, backend.api_key, proxy, 3.0, done, stderr), daemon=True)
         outage.start()
         out = io.StringIO()
         code = run_submit([_plan(speed=3.0)], Target(normalize_backend_url(proxy.url())), backend.api_key, options,
@@ -82,7 +101,7 @@ def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_pat
         outage.join(timeout=30)
         ids, backend_seqs = asyncio.run(_backend_view(backend.url, backend.api_key))
         faults = dict(proxy.faults)
-    err = capsys.readouterr().err
+    err = stderr.text()
     assert code == 0, out.getvalue()[-2000:] + err[-2000:]
     assert len(ids) == 1, ids  # retried creates were deduplicated by their Idempotency-Key
     seen = [entry["payload"]["seq"] for entry in read_recording(record) if entry["kind"] == "event"]
