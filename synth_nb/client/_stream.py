@@ -5,14 +5,16 @@ consumer never sees an event twice or misses one. Polling is fast while events f
 idle, never slower than ``poll_interval``. The stream needs only a ``StreamClient`` (paged reads, one
 retried request, an httpx client for the SSE connection), not the whole ``AsyncSynthClient``.
 
-Events travel as compact ``EventRecord``s; a sink gets pydantic ``Event``s unless the stream is made with
-``records=True`` (a job's history stores records and builds models only when asked).
+Events travel as compact ``EventRecord``s; a sink gets one pydantic ``Event`` at a time unless the stream
+is made with ``pages=True``: then it gets each batch of fresh records as one list (a job's history stores
+records a page at a time and builds models only when asked).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import operator
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
@@ -32,10 +34,11 @@ T = TypeVar("T")
 #: errors a long-running watcher rides out (after the per-request retries gave up)
 TRANSIENT_ERRORS = (NetworkError, ServerError, RateLimitedError)
 
-EventSink = Callable[[Event], Any] | Callable[[EventRecord], Any]
+EventSink = Callable[[Event], Any] | Callable[[list[EventRecord]], Any]
 FrameSink = Callable[[str, dict[str, Any]], Any]
 
 _UNSUPPORTED = (404, 405, 406, 501)
+_SEQ = operator.attrgetter("seq")
 #: page size when fetching history: the local backend's maximum (fewer round trips; others may cap it)
 DRAIN_PAGE = 10_000
 _NON_EVENT_FRAMES = frozenset({"status", "metric", "metrics", "heartbeat"})
@@ -82,7 +85,7 @@ class EventStream:
         use_sse: bool = True,
         until_terminal: bool = True,
         on_frame: FrameSink | None = None,
-        records: bool = False,
+        pages: bool = False,
     ) -> None:
         self.client = client
         self.endpoints = endpoints
@@ -93,8 +96,8 @@ class EventStream:
         self.limit = limit
         self.until_terminal = until_terminal
         self.on_frame = on_frame
-        #: sinks get ``EventRecord``s instead of ``Event``s
-        self.records = records
+        #: sinks get lists of fresh ``EventRecord``s instead of one ``Event`` at a time
+        self.pages = pages
         #: "sse" or "poll" once known; SSE is tried first when the flow has a stream path
         self.mode: str | None = None if use_sse and self.endpoints.events_stream else "poll"
         self.reconnects = 0
@@ -155,15 +158,32 @@ class EventStream:
                 task.cancel()
 
     def _emit(self, events: list[EventRecord], sink: EventSink) -> int:
-        fresh = 0
-        if any(a.seq > b.seq for a, b in zip(events, events[1:], strict=False)):
-            events = sorted(events, key=lambda e: e.seq)  # the contract says ascending; be safe anyway
-        for event in events:
-            if event.seq > self.last_seq:
-                self.last_seq = event.seq
-                sink(event if self.records else event.to_event())  # type: ignore[arg-type]
-                fresh += 1
-        return fresh
+        if len(events) == 1:  # an SSE frame
+            fresh = events if events[0].seq > self.last_seq else []
+            return self._deliver(fresh, sink)
+        seqs = [*map(_SEQ, events)]
+        if any(map(operator.gt, seqs, seqs[1:])):
+            events = sorted(events, key=_SEQ)  # the contract says ascending; be safe anyway
+            seqs.sort()
+        if seqs and seqs[0] > self.last_seq and all(map(operator.lt, seqs, seqs[1:])):
+            fresh = events  # the usual page: all new, each seq once
+        else:
+            fresh, last = [], self.last_seq
+            for event in events:
+                if event.seq > last:
+                    last = event.seq
+                    fresh.append(event)
+        return self._deliver(fresh, sink)
+
+    def _deliver(self, fresh: list[EventRecord], sink: EventSink) -> int:
+        if fresh:
+            self.last_seq = fresh[-1].seq
+            if self.pages:
+                sink(fresh)  # type: ignore[arg-type]
+            else:
+                for event in fresh:
+                    sink(event.to_event())  # type: ignore[arg-type]
+        return len(fresh)
 
     async def _is_terminal(self) -> bool:
         doc = await self.client.get_status(self.endpoints, self.job_id)

@@ -21,7 +21,7 @@ from synth_nb.flows import all_flows, get_flow
 from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job._monitor import FollowOptions, JobMonitor
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
-from synth_nb.job.masking import masked_doc, masked_event, searched
+from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
@@ -83,6 +83,9 @@ class Job(JobHistory):
 
     def ingest_event(self, event: Event | EventRecord) -> bool:
         return super().ingest_event(masked_event(event, self.hidden) if self.hidden else event)
+
+    def ingest_events(self, records: Sequence[EventRecord]) -> int:
+        return super().ingest_events(masked_events(records, self.hidden))
 
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         return super().ingest_status(masked_doc(doc, self.hidden))

@@ -51,7 +51,7 @@ class JobMonitor:
         return EventStream(
             self.client, self.endpoints, self.history.id, since_seq=self.history.last_seq,
             poll_interval=opts.poll_interval, min_interval=opts.min_interval, use_sse=opts.use_sse,
-            until_terminal=False, on_frame=self._on_frame, records=True,
+            until_terminal=False, on_frame=self._on_frame, pages=True,
         )
 
     async def refresh(self) -> None:
@@ -61,7 +61,7 @@ class JobMonitor:
         stream = self.make_stream()
         await self._events_and_metrics(stream)
         if job.terminal:
-            await stream.drain(job.ingest_event)
+            await stream.drain(job.ingest_events)
 
     async def run(self) -> None:
         """Follow until the status is terminal and the history is drained; non-transient errors propagate."""
@@ -112,7 +112,7 @@ class JobMonitor:
         backoff = self.options.min_interval
         while True:
             try:
-                await stream.run(self.history.ingest_event)
+                await stream.run(self.history.ingest_events)
                 self.stream_mode = stream.mode
                 return
             except TRANSIENT_ERRORS:
@@ -125,7 +125,7 @@ class JobMonitor:
         job, limit = self.history, self.options.metrics_limit
         points = await self.client.get_metric_records(self.endpoints, job.id, limit=limit)
         had_any = bool(job.metrics)
-        fresh = sum(job.ingest_metric(p) for p in points)
+        fresh = job.ingest_metrics(points)
         if len(points) >= limit and fresh == len(points):
             steps = job.last_steps
             start = min(steps.values()) - 1 if had_any and steps else -1
@@ -137,8 +137,7 @@ class JobMonitor:
         while True:
             page = await self.client.get_metric_records(self.endpoints, self.history.id, after_step=cursor,
                                                         limit=BACKFILL_PAGE)
-            for point in page:
-                self.history.ingest_metric(point)
+            self.history.ingest_metrics(page)
             if not page:  # only an empty page ends it: a backend may cap ``limit``
                 return
             top = max(p.step for p in page)
@@ -147,7 +146,7 @@ class JobMonitor:
     async def _events_and_metrics(self, stream: EventStream) -> None:
         """Drain the events and page through the metrics side by side: the backend serves one page while
         this process parses the other (one after the other, a long job's attach took their sum)."""
-        events = asyncio.ensure_future(stream.drain(self.history.ingest_event))
+        events = asyncio.ensure_future(stream.drain(self.history.ingest_events))
         try:
             await self._backfill_metrics()
             await events

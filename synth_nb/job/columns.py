@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import json
+import operator
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
@@ -62,6 +64,28 @@ class DocumentColumn:
         self._ends.append(len(body))
         if len(body) >= CHUNK_BYTES or len(self._ends) - self._open_first >= CHUNK_ROWS:
             self._seal()
+
+    def extend(self, documents: Sequence[bytes]) -> None:
+        """``append`` each of ``documents``, a chunk's worth joined at once (the same chunks as one by one)."""
+        done = 0
+        while done < len(documents):
+            room = CHUNK_ROWS - (len(self._ends) - self._open_first)
+            group = documents[done:done + room]
+            done += len(group)
+            body = self._open
+            if len(body) + sum(map(len, group)) + len(group) >= CHUNK_BYTES:
+                for document in group:  # the byte limit falls inside this group
+                    self.append(document)
+                continue
+            offset = len(body) + 1 if body else 0
+            if body:
+                body += b","
+            body += b",".join(group)
+            # row k ends at the offset plus the lengths of documents 0..k plus k commas (C-level iterators)
+            lengths = itertools.islice(itertools.accumulate(map(len, group), initial=offset), 1, None)
+            self._ends.extend(map(operator.add, lengths, itertools.count()))
+            if len(self._ends) - self._open_first >= CHUNK_ROWS:
+                self._seal()
 
     def __getitem__(self, row: int) -> bytes:
         body: bytes | bytearray
@@ -128,6 +152,14 @@ class StringColumn:
             code = self._code[value] = len(self.values)
             self.values.append(value)
         self.codes.append(code)
+
+    def extend(self, values: Sequence[str]) -> None:
+        codes = self._code
+        for value in dict.fromkeys(values):  # the distinct values, in order of first appearance
+            if value not in codes:
+                codes[value] = len(self.values)
+                self.values.append(value)
+        self.codes.extend(map(codes.__getitem__, values))
 
 
 class _KeysInOrder:
@@ -207,6 +239,14 @@ class KeyOrder:
                 self._rows = array("q", range(self._count))
             self._rows.insert(position, row)
         self._count += 1
+
+    def extend(self, first_row: int, count: int, last_key: Any) -> None:
+        """Put ``count`` rows just stored (from ``first_row`` on), whose keys ascend past the last key,
+        at the end."""
+        if self._rows is not None:
+            self._rows.extend(range(first_row, first_row + count))
+        self._last = last_key
+        self._count += count
 
     def _near(self, key: Any) -> int | None:
         """Where ``key`` (smaller than the last key) belongs, if that is a few rows from the end or right

@@ -149,6 +149,23 @@ class JobHistory:
             self._publish(JobUpdate("metric", self.status, metric=model))
         return True
 
+    def ingest_events(self, records: Sequence[EventRecord]) -> int:
+        """Add a page of event records (each seq once, as ``ingest_event``); returns how many were new."""
+        kept = self.events.extend(records)
+        if kept and (self._listeners or self._queues):
+            for record in kept:
+                self._publish(JobUpdate("event", self.status, event=record.to_event()))
+        return len(kept)
+
+    def ingest_metrics(self, records: Sequence[MetricRecord]) -> int:
+        """Add a page of metric records (each (name, step) once, as ``ingest_metric``); returns how many
+        were new."""
+        kept = self.metrics.extend(records)
+        if kept and (self._listeners or self._queues):
+            for record in kept:
+                self._publish(JobUpdate("metric", self.status, metric=record.to_point()))
+        return len(kept)
+
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         """Record a status document; True when the normalised status changed."""
         self.status_doc = doc

@@ -9,6 +9,7 @@ would match inside ordinary words and key names (and break the key-name masking 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from synth_nb.client import EventRecord
 from synth_nb.records import Event
 from synth_nb.secrets import mask, mask_text
 
-__all__ = ["MIN_SEARCHED", "masked_doc", "masked_event", "searched"]
+__all__ = ["MIN_SEARCHED", "masked_doc", "masked_event", "masked_events", "searched"]
 
 MIN_SEARCHED = 8
 
@@ -29,13 +30,29 @@ def searched(values: Sequence[str]) -> tuple[str, ...]:
 def masked_event(event: Event | EventRecord, hidden: Sequence[str]) -> Event | EventRecord:
     """``event`` with every value of ``hidden`` in its document masked (the same object when none occurs)."""
     record = event if isinstance(event, EventRecord) else EventRecord.of(event)
+    masked = _masked_record(record, hidden)
+    return event if masked is record else masked
+
+
+def _masked_record(record: EventRecord, hidden: Sequence[str]) -> EventRecord:
     document = record.document
     found = [raw for raw in hidden if raw.encode() in document]
     if not found:
-        return event
+        return record
     for raw in found:
         document = document.replace(raw.encode(), mask(raw).encode())
     return EventRecord(seq=record.seq, type=record.type, level=record.level, document=document)
+
+
+def masked_events(records: Sequence[EventRecord], hidden: Sequence[str]) -> Sequence[EventRecord]:
+    """A page of records with ``hidden`` masked, looked for in the whole page at once (the same page
+    when none occurs, which is nearly always)."""
+    if not hidden or not records:
+        return records
+    page = records[0].document if len(records) == 1 else b"\n".join(map(operator.attrgetter("document"), records))
+    if not any(raw.encode() in page for raw in hidden):
+        return records
+    return [_masked_record(record, hidden) for record in records]
 
 
 def masked_doc(doc: dict[str, Any], hidden: Sequence[str]) -> dict[str, Any]:

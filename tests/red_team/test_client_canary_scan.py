@@ -146,12 +146,16 @@ def test_no_public_object_shows_a_secret_in_its_repr(tmp_path: Path) -> None:
 
 
 def test_a_job_masks_what_the_backend_echoes_before_holding_it() -> None:
-    from synth_nb.client import AsyncSynthClient
+    from synth_nb.client import AsyncSynthClient, EventRecord
     from synth_nb.job import Job
     from synth_nb.records import Event
 
     job = Job("pl_echo", "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", SYNTH), hidden=[ENV])
     job.ingest_event(Event(seq=1, type="pl.debug", message=f"key {ENV}", data={"auth": f"Bearer {SYNTH}"}))
+    # a page, as the monitor hands them over: one echo among clean events
+    page = [EventRecord.of(Event(seq=seq, type="pl.progress", message=f"step {seq}")) for seq in range(2, 40)]
+    page[17] = EventRecord.of(Event(seq=19, type="pl.debug", message=f"retrying with {SYNTH}"))
+    assert job.ingest_events(page) == len(page)
     job.ingest_status({"status": "failed", "error": f"task app refused {ENV}"})
     shown = repr(list(job.events)) + repr(job.status_doc) + job.events_df().to_csv()
-    assert not _leaks(shown) and "••••" in shown
+    assert not _leaks(shown) and "••••" in shown and "step 39" in shown
