@@ -4,8 +4,9 @@ Executes ``prompt_learning_gepa.ipynb`` through a real kernel (nbclient) exactly
 the notebook starts the embedded backend itself (``--backend local``), which serves the bundled banking
 task app; nothing is started by hand and no key is given. The backend's data folder is
 ``<out>/backend-data`` (``SYNTH_NB_BACKEND_DIR``). Saves the executed notebook, checks that the Markdown
-summary and the chart PNG were written, and stops the backend process before it returns. Exit status 0
-only if the job succeeded.
+summary and the chart PNG were written, and stops the backend process before it returns. Everything is
+written under ``<out>`` (the notebook runs in a copy of the examples there). Exit status 0 only if the job
+succeeded.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import argparse
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,13 +32,17 @@ def main(argv: list[str] | None = None) -> int:
 
     import nbformat
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     from synth_nb.local.shared import DIR_VARIABLE, stop_backend
 
     out = Path(args.out).resolve()
     if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True)
+    # the notebook runs in a copy of the examples inside ``out``: what it writes (the job's results folder
+    # next to its config) stays there, and the examples folder is left as it was
+    shutil.copytree(HERE, out, ignore=shutil.ignore_patterns(".synth_nb", "results", "*.ipynb", "*.py",
+                                                             "__pycache__", ".ipynb_checkpoints"))
     source = HERE / args.notebook
     nb = nbformat.read(source, as_version=4)
     started = time.monotonic()
@@ -45,11 +51,19 @@ def main(argv: list[str] | None = None) -> int:
     withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND")
     env = {k: v for k, v in os.environ.items() if k not in withheld}  # a forced Agg stops inline PNGs
     env.update({DIR_VARIABLE: str(backend_dir), "SYNTH_NB_OUTPUT_DIR": str(out)})
-    client = NotebookClient(nb, timeout=args.timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(HERE)}})
+    # the kernel talks over local sockets rather than TCP ports (which ipykernel rightly warns are
+    # unencrypted); Windows has no such sockets
+    sockets = tempfile.TemporaryDirectory(prefix="synth-nb-kernel-")
+    config = Config()
+    if os.name != "nt":
+        config.KernelManager.transport = "ipc"
+        config.KernelManager.ip = str(Path(sockets.name) / "kernel")
+    client = NotebookClient(nb, config=config, timeout=args.timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(out)}})
     try:
         client.execute(env=env)
     finally:
+        sockets.cleanup()
         executed = out / args.notebook
         nbformat.write(nb, executed)
         stopped = stop_backend(backend_dir)

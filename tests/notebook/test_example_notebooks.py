@@ -61,6 +61,11 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
 
     outputs = _outputs(nb)
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    said = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    # the examples show clean configs: the only notice is that the bundled task app's URL (--task-url)
+    # replaces the one the config names for a terminal run
+    warned = [line for line in said.splitlines() if line.startswith("warning:")]
+    assert all(" replaces [" in line for line in warned), warned
     pngs = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(pngs) == 1, "one chart output, updated in place"
     assert "waiting for metrics" not in pngs[0]["data"]["text/plain"]
@@ -128,3 +133,26 @@ panel = show_job(job)
     text = _assert_clean(saved)
     assert "succeeded 10000" in text
     assert "10000/10000 steps" in text  # the final frame replaced the live one (re-sent by `await panel`)
+
+
+def test_make_demo_runs_the_main_job_and_says_only_what_matters(tmp_path: Path) -> None:
+    """``make demo`` (``run_demo.py``) on a clean environment: exit 0, the job's scores and where its files
+    are, the embedded backend stopped, and no warning or traceback around them (a newcomer reads every line)."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY")}
+    out = tmp_path / "demo-output"
+    before = sorted(p.relative_to(EXAMPLES) for p in EXAMPLES.rglob("*") if "__pycache__" not in p.parts)
+    done = subprocess.run([sys.executable, str(EXAMPLES / "run_demo.py"), "--out", str(out)], env=env,
+                          capture_output=True, text=True, timeout=1800, cwd=tmp_path)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said[-3000:]
+    assert "| Improvement |" in done.stdout and "stopped the embedded backend" in done.stdout
+    assert (out / "summary.md").is_file() and list((out / "results").glob("*/summary.md"))
+    assert not re.search(r"WARNING|Traceback|Error", said), said[-3000:]
+    assert not list(out.glob("kernel*")), "kernel sockets left in the output folder"
+    assert list((out / "configs" / "results").glob("*/summary.md")), "the job's results folder is in the output"
+    after = sorted(p.relative_to(EXAMPLES) for p in EXAMPLES.rglob("*") if "__pycache__" not in p.parts)
+    assert after == before, "make demo wrote into the examples folder"
