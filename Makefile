@@ -10,7 +10,7 @@ export UV_FIND_LINKS ?= $(PIP_FIND_LINKS)
 export UV_HTTP_TIMEOUT ?= 180
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test venv lint unit notebooks browser js-check compat bench clean
+.PHONY: demo test test-fast venv lint unit notebooks browser js-check compat bench clean
 
 $(UV):
 	$(PY) -m venv $(TOOLS)
@@ -28,7 +28,11 @@ lint: venv
 	$(VENV)/bin/mypy
 
 unit: venv
-	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not browser and not notebook"
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 3 --dist loadgroup -m "not browser and not notebook"
+
+# the inner loop: everything but the browser journeys, the example notebooks and real (torch) training
+test-fast: venv
+	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -n 3 --dist loadgroup -m "not browser and not notebook and not torch"
 
 notebooks: venv
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m notebook
@@ -46,9 +50,10 @@ js-check:
 compat: venv
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q -m compat tests/compat
 
-test: venv lint js-check compat
+# lint, js-check and every test (compat included) in one pass: see .ci/test-all
+test: venv
 	bash .ci/ensure-system-packages
-	$(VENV)/bin/python -m pytest -p no:cacheprovider -q
+	bash .ci/test-all
 
 demo: venv
 	$(VENV)/bin/python example_notebooks/run_demo.py --out demo-output

@@ -16,7 +16,13 @@ from collections.abc import Iterator
 import pytest
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--with-compat", action="store_true", default=False,
+                     help="also run the compat tests (synth-ai 0.2.24's own CLI; builds its venv once)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Browser tests last: each worker that reaches one runs only browser tests after it (see above)."""
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
 
 

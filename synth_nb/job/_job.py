@@ -213,8 +213,10 @@ class Job(JobHistory):
         if self.done:
             return self.status
         self._check_open()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         try:
-            doc = await self.client.cancel(self.endpoints, self.id)
+            doc = await self._send_cancel(deadline)
         except NotFoundError as exc:
             raise NotFoundError(
                 f"cannot cancel job {self.id}: this backend has no cancel endpoint for {self.flow} jobs "
@@ -223,8 +225,6 @@ class Job(JobHistory):
             ) from None
         if doc.get("status"):
             self.ingest_status(doc)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
         while not self.terminal and loop.time() < deadline:
             with contextlib.suppress(*TRANSIENT_ERRORS):
                 self.ingest_status(await self.client.get_status(self.endpoints, self.id))
@@ -238,6 +238,21 @@ class Job(JobHistory):
                 await self.stop_monitoring()
                 await self.refresh()
         return self.status
+
+    async def _send_cancel(self, deadline: float) -> dict[str, Any]:
+        """The cancel request, sent again after a transient failure for as long as the caller's budget lasts.
+
+        The client's own retries give up after a few attempts; a cancel is safe to repeat, and giving up
+        while the caller still allows time would leave the job running.
+        """
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                return await self.client.cancel(self.endpoints, self.id)
+            except TRANSIENT_ERRORS:
+                if loop.time() + CANCEL_POLL >= deadline:
+                    raise
+            await asyncio.sleep(CANCEL_POLL)
 
     async def refresh(self) -> None:
         """One full sync: status, every event after the cursor, every metric (used by attach)."""

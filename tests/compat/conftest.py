@@ -1,6 +1,7 @@
 """``compat`` tests drive the real synth-ai 0.2.24 CLI (a separate venv, ~4 min to build the first time).
 
-They are opt-in: collected only when the run selects them with ``-m compat``.
+They are opt-in: collected only with ``--with-compat`` (what ``make test`` passes) or ``-m compat``. They
+share one xdist group, so one worker builds the venv while the others run the rest of the suite.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "compat" in (config.getoption("markexpr", "") or ""):
+    if config.getoption("--with-compat") or "compat" in (config.getoption("markexpr", "") or ""):
         return
     deselected = [item for item in items if item.get_closest_marker("compat")]
     if deselected:

@@ -62,3 +62,29 @@ async def test_stream_survives_200_faults_without_loss_or_duplicates(
     assert {k for k, v in transport.faults.items() if v} >= {"refused", "reset", "500", "429", "stall"}
     if sse:
         assert transport.faults["truncate"] > 0
+
+
+async def test_a_cancel_keeps_trying_through_a_burst_of_faults_while_its_budget_lasts(
+    fake_backend, no_backoff, faulty_transport
+) -> None:
+    """More refused cancel requests in a row than the client retries: the cancel still lands in its budget."""
+    refusals = {"left": 10}  # the client's own retries stop at 6 attempts (no_backoff)
+
+    class RefuseCancels(faulty_transport):  # type: ignore[misc,valid-type]
+        async def handle_async_request(self, request):  # type: ignore[no-untyped-def]
+            if request.url.path.endswith("/cancel") and refusals["left"] > 0:
+                refusals["left"] -= 1
+                import httpx
+
+                raise httpx.ConnectError("connection refused (injected)", request=request)
+            return await self.inner.handle_async_request(request)
+
+    plan = Plan(flow="sft", algorithm=None, steps=[
+        Step("POST", "/learning/jobs", {"metadata": {"fake": {"hang": True}}}),
+        Step("POST", "/learning/jobs/{job_id}/start", {}),
+    ])
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key, transport=RefuseCancels(rate=0)) as client:
+        job = await submit(plan, client)
+        assert await job.cancel(timeout=60) == "cancelled"
+    assert refusals["left"] == 0
+    assert fake_backend.job(job.id).cancelled

@@ -147,12 +147,12 @@ def _search(ctx: JobContext, s: GepaSettings, rt: PromptRuntime) -> tuple[GepaTr
             seed_candidate=s.common.components,
             trainset=[{"seed": seed, "split": s.common.train_split} for seed in s.train_seeds],
             valset=[{"seed": seed, "split": s.val_split} for seed in s.val_seeds],
-            adapter=TaskAppAdapter(rt.runner, rt.router),  # type: ignore[arg-type]
+            adapter=TaskAppAdapter(rt.runner, rt.router),
             custom_candidate_proposer=rt.proposer.gepa_proposer(),
             reflection_minibatch_size=s.minibatch_size, candidate_selection_strategy="pareto",
             use_merge=s.use_merge, max_metric_calls=s.budget,
-            stop_callbacks=[stop],  # type: ignore[list-item]
-            callbacks=[tracker],  # type: ignore[list-item]
+            stop_callbacks=[stop],
+            callbacks=[tracker],
             logger=_QuietLogger(), seed=s.rng_seed, raise_on_exception=True, display_progress_bar=False)
     except Exception as exc:
         halted = exc if isinstance(exc, SearchHalted) else getattr(exc, "__cause__", None)
