@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 from bundle_backend import ENV_KEY
 from minimal_configs import LOCAL_GEPA
-from trackers import as_float32, job_series, mlflow_client, mlflow_runs, mlflow_series, tensorboard_series, tensorboard_text
+from trackers import (
+    as_float32,
+    job_series,
+    mlflow_client,
+    mlflow_runs,
+    mlflow_series,
+    tensorboard_series,
+    tensorboard_text,
+)
 
 from synth_nb import pipeline
 from synth_nb.backend import normalize_backend_url

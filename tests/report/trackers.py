@@ -37,10 +37,12 @@ def as_float32(series: dict[str, list[tuple[int, float]]]) -> dict[str, list[tup
     return {name: [(step, float(np.float32(value))) for step, value in points] for name, points in series.items()}
 
 
-def mlflow_client(folder: Path) -> Any:
+def mlflow_client(store: Path | str) -> Any:
+    """A reader of the store at ``store`` (a URI, or a report folder holding the default ``mlflow.db``)."""
     from mlflow import MlflowClient
 
-    return MlflowClient(tracking_uri=f"sqlite:///{(folder / 'mlflow.db').resolve()}")
+    uri = store if isinstance(store, str) else f"sqlite:///{(store / 'mlflow.db').resolve()}"
+    return MlflowClient(tracking_uri=uri)
 
 
 def mlflow_runs(client: Any, job_id: str) -> list[Any]:
