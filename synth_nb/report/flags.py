@@ -89,8 +89,17 @@ class ReportOptions:
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any], base: Path | None = None) -> ReportOptions:
-        """From parsed flags (``vars(args)``); a relative ``--report-dir`` is under ``base`` (else the cwd)."""
+        """From parsed flags (``vars(args)``); a relative ``--report-dir`` is under ``base`` (else the cwd).
+
+        ``--report-dir`` without ``--report-to``, or ``--mlflow-experiment`` without mlflow, is a
+        ``ConfigError``: a flag that would be silently ignored is a mistake to say before anything is sent.
+        """
+        targets = tuple(values.get("report_to") or ())
+        for flag, dest, needs in (("--report-dir", "report_dir", None), ("--mlflow-experiment", "mlflow_experiment",
+                                                                            MLflowReporter.name)):
+            if values.get(dest) and (not targets or (needs is not None and needs not in targets)):
+                raise ConfigError(f"{flag} is only used with --report-to {needs or 'TRACKERS'}", key=flag.lstrip("-"))
         folder = Path(values.get("report_dir") or DEFAULT_DIR)
         if base is not None and not folder.is_absolute():
             folder = base / folder
-        return cls(tuple(values.get("report_to") or ()), folder, values.get("mlflow_experiment") or None)
+        return cls(targets, folder, values.get("mlflow_experiment") or None)

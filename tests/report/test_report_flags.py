@@ -4,6 +4,7 @@ a tracker's library (the ``report`` extra) is missing: exit 2 before anything is
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -63,3 +64,19 @@ def test_the_flags_reach_the_cli_attach_and_the_magic(tmp_path: Path) -> None:
     assert ReportOptions.from_values(vars(parser.parse_args(["job_1", *argv]))) == ReportOptions(
         ("mlflow", "tensorboard"), Path("out"), "sweep")
     assert ReportOptions.from_values(vars(build_train_parser().parse_args([]))) == ReportOptions()
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--report-dir", "out"], "[report-dir]: --report-dir is only used with --report-to TRACKERS"),
+    (["--report-to", "tensorboard", "--mlflow-experiment", "x"],
+     "[mlflow-experiment]: --mlflow-experiment is only used with --report-to mlflow"),
+])
+def test_a_report_flag_that_would_be_ignored_is_exit_2(argv: list[str], said: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SYNTH_API_KEY", "sk_test_report_flags_0000")
+    assert main(["attach", "job_1", "--backend", "http://127.0.0.1:9", *argv]) == 2
+    assert said in capsys.readouterr().err
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        TrainRequest.from_args(build_train_parser().parse_args(argv), tmp_path)
