@@ -12,6 +12,7 @@ imports no job, CLI or notebook module and ``Job.report_to`` can delegate here.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import sys
@@ -166,8 +167,6 @@ class Reporter(ABC):
         """Flush once the current burst is in: after the callback that ingests it (no loop: now)."""
         if self._scheduled:
             return
-        import asyncio
-
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

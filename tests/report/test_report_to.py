@@ -98,3 +98,24 @@ def test_a_cancelled_job_ends_its_mlflow_run_killed(tmp_path: Path, mlflow_uri: 
     (mlrun,) = mlflow_runs(client, job.id)
     assert mlrun.info.status == "KILLED" and client.get_experiment(mlrun.info.experiment_id).name == "cancelled runs"
     assert mlflow_series(client, mlrun) == job_series(job)
+
+
+def test_a_failing_tracker_is_one_warning_and_the_job_is_still_followed(tmp_path: Path, replay_backend: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "bogus://nowhere")  # a store MLflow cannot open
+    runs = tmp_path / "runs"
+
+    async def run() -> Job:
+        job = await _submit(_config("sft", tmp_path, None), replay_backend, tmp_path)
+        board, broken = job.report_to("tensorboard", "mlflow", report_dir=runs)
+        assert broken.problem is not None and board.problem is None
+        await job.wait(timeout=600)  # a guard, not a speed check
+        await job.client.aclose()
+        return job
+
+    job = asyncio.run(run())
+    assert job.status == "succeeded"
+    assert tensorboard_series(runs / job.id) == as_float32(job_series(job))
+    warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"warning: --report-to mlflow stopped for job {job.id}: ")
