@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from synth_nb.config.redact import shown
+from synth_nb.report import REPORT_ARGUMENTS
 
 __all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
            "path_text", "seconds"]
@@ -102,6 +103,7 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Cancel the job once it has used N tokens (as the backend reports them)."),
     _a("--stop-on-plateau", dest="stop_on_plateau", type=int, default=None, metavar="N",
        help="Cancel the job after N evaluations without a new best score."),
+    *(ArgSpec(flags, kwargs) for flags, kwargs in REPORT_ARGUMENTS),
 )
 
 #: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)

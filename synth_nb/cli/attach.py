@@ -13,6 +13,7 @@ from pathlib import Path
 from synth_nb import pipeline
 from synth_nb.cli.args import path_text, seconds
 from synth_nb.errors import ConfigError
+from synth_nb.report import add_report_arguments
 
 __all__ = ["configure", "follow_job", "run"]
 
@@ -32,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
                         help="Stop watching (exit 1, the job keeps running) after this long.")
     parser.add_argument("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording.")
+    add_report_arguments(parser)
 
 
 def follow_job(job_id: str, args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from synth_nb import pipeline
+from synth_nb import pipeline, report
 from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import LinePrinter, final_block, history
 from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
@@ -30,6 +30,7 @@ from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
 from synth_nb.job.watchdog import Limits, watch
 from synth_nb.pipeline import Target
 from synth_nb.plan import Plan
+from synth_nb.report import ReportOptions
 from synth_nb.secrets import mask_text
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class FollowOptions:
     outage_every: float = 60.0
     #: the budget watchdog's limits (``--max-minutes``, ``--max-rollouts``, ``--max-tokens``, ``--stop-on-plateau``)
     limits: Limits = field(default_factory=Limits)
+    #: ``--report-to``, ``--report-dir``, ``--mlflow-experiment``
+    report: ReportOptions = field(default_factory=ReportOptions)
 
     def __post_init__(self) -> None:
         for flag, value in (("--poll-interval", self.poll_interval), ("--poll-timeout", self.poll_timeout)):
@@ -66,7 +69,7 @@ class FollowOptions:
                    poll_timeout=getattr(args, "poll_timeout", None),
                    record=Path(record) if record else None,
                    stream_format=str(getattr(args, "stream_format", "cli") or "cli"),
-                   limits=Limits.from_values(vars(args)))
+                   limits=Limits.from_values(vars(args)), report=ReportOptions.from_values(vars(args)))
 
 
 @dataclass
@@ -215,6 +218,7 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
     """Show every job's history and live updates (lines, or live chart panels), record them, and wait
     for all of them to end."""
     recorders = pipeline.start_recording(jobs, run.options.record, run.secrets)
+    report.start(jobs, run.options.report)
     board = None
     if _draws_chart(run):
         from synth_nb.cli.live_chart import ChartBoard

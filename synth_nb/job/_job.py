@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from synth_nb.flows.prompt_learning.explorer import Explorer
     from synth_nb.job.registry import JobRegistry
     from synth_nb.job.watchdog import Watchdog
+    from synth_nb.report import Reporter
 
 __all__ = ["Job"]
 
@@ -144,6 +145,12 @@ class Job(JobHistory):
             raise ConfigError(f"job {self.id} is a {flow.label} job, which has no summary to export "
                               f"(only {which} jobs write one)")
         return path
+
+    def report_to(self, *targets: str, report_dir: str | Path = "runs", experiment: str | None = None) -> list[Reporter]:
+        """Write this job to experiment trackers ("tensorboard", "mlflow"), then follow it (``synth_nb.report``)."""
+        from synth_nb.report import report_to
+
+        return report_to(self, targets, report_dir=report_dir, experiment=experiment)
 
     def explorer(self) -> Explorer:
         """Why the run won, from the events streamed so far: candidates, lineage, Pareto front, per-seed

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from synth_nb import pipeline
+from synth_nb import pipeline, report
 from synth_nb.errors import ConfigError
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.preview_text import warning_lines
@@ -192,6 +192,7 @@ def hand_over(jobs: list[Job], request: TrainRequest, *, secrets: Sequence[str],
     limits = Limits.from_values(request.limits)
     for job in jobs:
         watch(job, limits)
+    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
     if request.wait or not widgets:
         pipeline.start_recording(jobs, request.record, secrets)
         try:  # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)

@@ -15,6 +15,7 @@ from typing import Any
 
 from synth_nb.cli.args import LIMIT_FLAGS, OVERRIDE_FLAGS
 from synth_nb.pipeline import SecretSources
+from synth_nb.report import ReportOptions
 
 __all__ = ["TrainRequest", "notebook_folder"]
 
@@ -76,6 +77,8 @@ class TrainRequest:
     fork_out: Path | None = None
     #: the watchdog's limits (``--max-minutes`` ...), by flag dest; only those given
     limits: dict[str, float] = field(default_factory=dict)
+    #: ``--report-to`` & co. (a relative ``--report-dir`` is under the notebook's folder)
+    report: ReportOptions = field(default_factory=ReportOptions)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, folder: Path) -> TrainRequest:
@@ -108,6 +111,7 @@ class TrainRequest:
             fork=getattr(args, "fork", None),
             fork_out=None if getattr(args, "fork_out", None) is None else _resolve(folder, args.fork_out),
             limits={k: getattr(args, k) for k in LIMIT_FLAGS if getattr(args, k, None) is not None},
+            report=ReportOptions.from_values(vars(args), folder),
         )
 
     def sources(self, environ: Mapping[str, str] | None = None) -> SecretSources:

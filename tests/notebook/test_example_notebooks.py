@@ -74,6 +74,9 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
     if name.startswith("prompt_learning"):
         assert any("summary" in b.get("text/markdown", "").lower() for b in bundles)
         assert (out / "summary.md").is_file() and (out / "summary_curve.png").is_file()
+        if name == "prompt_learning_gepa.ipynb":  # its last cell reports the job to TensorBoard
+            assert re.search(r"\d+ points of \d+ series in ", said)
+            assert list((out / "runs").glob("*/events.out.tfevents.*"))
     elif name == "sft.ipynb":  # a real local SFT job on the bundled data: a model id and a falling loss
         assert any("Model id:** `ft:" in b.get("text/markdown", "") for b in bundles)
         assert re.search(r"model id: ft:\S+", text)
