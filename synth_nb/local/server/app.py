@@ -148,7 +148,7 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
            *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api),
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *backend_status.proof_routes,
                             *example_routes(held.example_app_keys)],
                     exception_handlers=handlers)
     app.state.backend = state
