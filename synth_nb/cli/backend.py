@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.local.lifecycle import replay_speed_problem
 from synth_nb.secrets import mask
 
 __all__ = ["configure", "main", "run"]
@@ -56,8 +57,9 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.replay_speed is not None and args.replay_speed <= 0:
-        print("error: --replay-speed must be > 0", file=sys.stderr)
+    speed_problem = replay_speed_problem(args.replay_speed) if args.replay_speed is not None else None
+    if speed_problem:
+        print(f"error: --replay-speed {speed_problem}", file=sys.stderr)
         return 2
     from synth_nb.local.errors import SharedBackendError
 
