@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if speed_problem:
         print(f"error: --replay-speed {speed_problem}", file=sys.stderr)
         return 2
-    from synth_nb.local.errors import SharedBackendError
+    from synth_nb.local.errors import DataFolderError, SharedBackendError
 
     data_dir = _data_dir(args)
     try:
@@ -71,10 +71,13 @@ def run(args: argparse.Namespace) -> int:
             return _stop(data_dir)
         if args.start or args.task_app_url:
             return _start(data_dir, args)
+        return _serve(data_dir, args)
+    except DataFolderError as exc:  # the user's to fix: a usage error
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except SharedBackendError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return _serve(data_dir, args)
 
 
 def _uptime(seconds: float) -> str:
@@ -149,13 +152,17 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from synth_nb._version import __version__
+    from synth_nb.local.errors import DataFolderError
 
-    if args.api_key:
-        key, source = args.api_key, "--api-key"
-    else:
-        key, new = ensure_key(data_dir, API_KEY_FILE)
-        source = f"{data_dir / API_KEY_FILE}" + (" (new)" if new else "")
-    task_app_key, _ = ensure_key(data_dir, TASK_APP_KEY_FILE)
+    try:
+        if args.api_key:
+            key, source = args.api_key, "--api-key"
+        else:
+            key, new = ensure_key(data_dir, API_KEY_FILE)
+            source = f"{data_dir / API_KEY_FILE}" + (" (new)" if new else "")
+        task_app_key, _ = ensure_key(data_dir, TASK_APP_KEY_FILE)
+    except OSError as exc:
+        raise DataFolderError.of(data_dir, exc) from None
     options = {"replay": {"speed": args.replay_speed}} if args.replay_speed else None
     try:
         backend = start_backend(port=args.port, data_dir=data_dir, api_key=key, task_app_key=task_app_key,

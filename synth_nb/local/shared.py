@@ -16,10 +16,12 @@ installed (the started process needs it).
 
 from __future__ import annotations
 
+import errno
 import hmac
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,7 +35,7 @@ from pathlib import Path
 
 import httpx
 
-from synth_nb.local.errors import SharedBackendError
+from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
 from synth_nb.local.key_files import (
     API_KEY_FILE,
@@ -69,6 +71,8 @@ _START_LOCK = "start.lock"
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 PROBE_TIMEOUT = 10.0
+#: less free space than this and a starting backend cannot write its database or its log
+_ROOM_NEEDED = 1024 * 1024
 #: not passed on to a started process: the keys a client resolved reach it through ``POST /env-keys``
 _WITHHELD = ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
 #: the folder holding the ``synth_nb`` package, so the started process runs this very code
@@ -242,8 +246,11 @@ def _look(folder: Path) -> tuple[SharedBackend | None, BackendInfo | None]:
 def _retire(folder: Path, stale: BackendInfo) -> None:
     """Remove a stale info file and replace the folder's keys (call under the start lock)."""
     if read_info(folder) == stale:
-        (folder / INFO_FILE).unlink(missing_ok=True)
-        rotate_keys(folder)
+        try:
+            (folder / INFO_FILE).unlink(missing_ok=True)
+            rotate_keys(folder)
+        except OSError as exc:
+            raise DataFolderError.of(folder, exc) from None
 
 
 def find_backend(data_dir: Path) -> SharedBackend | None:
@@ -264,8 +271,12 @@ def _start_lock(folder: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(folder / _START_LOCK, "w") as handle:
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle = open(folder / _START_LOCK, "w")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise DataFolderError.of(folder, exc) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -278,6 +289,14 @@ def _log_tail(path: Path, lines: int = 12) -> str:
         return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def _disk_full(folder: Path) -> bool:
+    """Whether the file system of ``folder`` has (next to) no room left for a database page or a log line."""
+    try:
+        return shutil.disk_usage(folder).free < _ROOM_NEEDED
+    except OSError:
+        return False
 
 
 def _spawn(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
@@ -299,14 +318,19 @@ def _spawn(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
 
 
 def _start(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBackend:
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    process = _spawn(folder, options)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        process = _spawn(folder, options)
+    except OSError as exc:
+        raise DataFolderError.of(folder, exc) from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            tail = _log_tail(folder / LOG_FILE)
+            if not tail.strip() and _disk_full(folder):  # it could not even write its log
+                raise DataFolderError.of(folder, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
             raise SharedBackendError(f"the embedded backend for {folder} exited (code {process.returncode}) "
-                                     f"before it listened; its log ({folder / LOG_FILE}) ends:\n"
-                                     f"{_log_tail(folder / LOG_FILE)}")
+                                     f"before it listened; its log ({folder / LOG_FILE}) ends:\n{tail}")
         info = read_info(folder)
         key = read_key(folder / API_KEY_FILE)
         if info is not None and info.pid == process.pid and key:
