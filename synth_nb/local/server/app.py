@@ -38,7 +38,7 @@ from synth_nb.local.server import (
     policy_proxy,
     task_app_check,
 )
-from synth_nb.local.server.http import error_response
+from synth_nb.local.server.http import CloseUnreadBodies, error_response
 from synth_nb.local.server.state import BackendState, state_of
 from synth_nb.local.server.streaming import JobSignals
 from synth_nb.local.storage import Storage
@@ -183,6 +183,7 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
                     exception_handlers=handlers)
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)
+    app.add_middleware(CloseUnreadBodies)  # outermost: a refused body of any route is not read on
     return app
 
 
