@@ -14,6 +14,7 @@ with a ``--api-key`` of its own is not shared: kernels could not find its key.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -183,6 +184,14 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
             remove_info(data_dir, info.pid)
         backend.stop()
 
+    folder_id = _identity(data_dir)
+
+    def _folder_gone() -> str | None:
+        """A backend whose data folder was deleted (or replaced) would run on forever, serving nothing."""
+        if _identity(data_dir) != folder_id:
+            return f"the data folder {data_dir} was deleted: stopping"
+        return None
+
     shown = key if args.print_key else mask(key)
     key_hint = f"$(cat {data_dir / API_KEY_FILE})" if not args.api_key else "<your key>"
     return serve_until_stopped([
@@ -191,7 +200,15 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
         f"Connect: export SYNTH_API_KEY={key_hint}",
         f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)",
         "Example task apps: " + ", ".join(backend.task_app_url(name) for name in EXAMPLES),
-    ], _stop_serving)
+    ], _stop_serving, gone=_folder_gone)
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(folder)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def main(argv: Sequence[str] | None = None) -> int:
