@@ -42,7 +42,7 @@ def display_url(url: str) -> str:
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not a usable http(s) URL (``None`` when it is): scheme, host, port, no blanks."""
-    if not url.startswith(_SCHEMES):
+    if not url.lower().startswith(_SCHEMES):
         return "must start with http:// or https://"
     if any(ch.isspace() or not ch.isprintable() for ch in url):
         return "must not contain spaces or control characters"
@@ -53,6 +53,8 @@ def url_problem(url: str) -> str | None:
         return f"is not a valid URL ({exc})"
     if not parts.hostname:
         return "has no host name"
+    if any(ch.isdigit() and not ch.isascii() for ch in parts.netloc):
+        return "has digits that are not ASCII 0-9 in its host or port"
     if MASK_CHAR in (parts.netloc.rpartition("@")[0]):
         return ("holds masked credentials (a stored URL never keeps them); pass the backend URL with its "
                 "credentials again with --backend")
@@ -75,6 +77,9 @@ def normalize_backend_url(url: str) -> str:
 def resolve_backend(arg: str | None, environ: Mapping[str, str] | None = None) -> str:
     """The backend base URL (ending in ``/api``), or ``LOCAL`` for ``--backend local``."""
     env = os.environ if environ is None else environ
+    if arg is not None and not arg.strip():  # ``--backend "$URL"`` with $URL unset must not mean the hosted one
+        raise OverrideError("--backend is empty (an unset variable?): give an http(s) URL or 'local', or leave "
+                            "--backend out to use SYNTH_BACKEND_OVERRIDE or the hosted backend", field="backend")
     for value, origin in ((arg, "--backend"), (env.get("SYNTH_BACKEND_OVERRIDE"), "SYNTH_BACKEND_OVERRIDE")):
         if value is None or not value.strip():
             continue

@@ -30,7 +30,14 @@ def test_precedence() -> None:
     assert resolve_backend("https://arg.example.com", env) == "https://arg.example.com/api"
     assert resolve_backend(None, env) == "http://env:1/api"
     assert resolve_backend(None, {}) == DEFAULT_BACKEND + "/api"
-    assert resolve_backend("  ", {"SYNTH_BACKEND_OVERRIDE": ""}) == DEFAULT_BACKEND + "/api"
+    assert resolve_backend(None, {"SYNTH_BACKEND_OVERRIDE": "  "}) == DEFAULT_BACKEND + "/api"
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_backend_flag_never_means_the_hosted_backend(given: str) -> None:
+    """``--backend "$URL"`` with $URL unset must not send a real run to the hosted service."""
+    with pytest.raises(OverrideError, match="--backend is empty"):
+        resolve_backend(given, {})
 
 
 def test_local_is_kept_as_the_sentinel() -> None:

@@ -3,8 +3,9 @@
 (with the line and ``[table.key]`` where there is one) or the flag, no traceback, no secret, and nothing on
 stdout that parses as a plan.
 
-Elsewhere, because they need a subprocess or a symlink: ``--dry-run --json | true`` (tests/cli/test_main.py),
-a symlink-loop ``.env`` (tests/secrets/test_dotenv.py); credentials in ``--backend http://user:KEY@host`` are
+Elsewhere, because they need a subprocess, a FIFO or a server: ``--dry-run --json | true``
+(tests/cli/test_main.py), a symlink-loop or FIFO ``.env`` (tests/secrets/test_dotenv.py), ``synth-nb backend``
+inputs (tests/cli/test_backend_hardening.py, tests/local/test_stale_info_file.py); credentials in ``--backend http://user:KEY@host`` are
 accepted input, masked in every output (tests/cli/test_backend_credentials.py).
 """
 
@@ -41,6 +42,8 @@ class Case:
     json_output: bool = True
     dry_run: bool = True
     env: dict[str, str] = field(default_factory=dict)
+    #: symlinks made in the folder: name -> what it points at
+    links: dict[str, str] = field(default_factory=dict)
 
 
 def _with_data(text: str | bytes, data: str | bytes = GOOD_LINE + "\n") -> dict[str, str | bytes]:
@@ -224,6 +227,24 @@ def _semantic_cases() -> Iterator[Case]:
          "hyperparameters.n_epochs"),
         ("sft-lora-dropout", sft, "gpu_count = 1", "gpu_count = 1\n\n[training.lora]\ndropout = -0.1",
          "training.lora.dropout"),
+        ("gepa-task-url-nul", gepa, 'task_app_url = "http://127.0.0.1:8102"',
+         'task_app_url = "http://127.0.0.1:8102\\u0000"', "prompt_learning.task_app_url"),
+        ("gepa-task-url-crlf", gepa, 'task_app_url = "http://127.0.0.1:8102"',
+         'task_app_url = "http://127.0.0.1:8102\\r\\n"', "prompt_learning.task_app_url"),
+        ("gepa-task-url-port-99999", gepa, 'task_app_url = "http://127.0.0.1:8102"',
+         'task_app_url = "http://127.0.0.1:99999"', "prompt_learning.task_app_url"),
+        ("gepa-task-url-arabic-indic-digits", gepa, 'task_app_url = "http://127.0.0.1:8102"',
+         'task_app_url = "http://127.0.0.1:\u0668\u0661\u0660\u0662"', "prompt_learning.task_app_url"),
+        ("gepa-results-folder-empty", gepa, 'results_folder = "results"', 'results_folder = ""',
+         "prompt_learning.results_folder"),
+        ("gepa-results-folder-blank", gepa, 'results_folder = "results"', 'results_folder = "  "',
+         "prompt_learning.results_folder"),
+        ("rl-task-url-port-99999", rl, 'task_url = "https://my-task-app.example.com"',
+         'task_url = "http://my-task-app.example.com:99999"', "services.task_url"),
+        ("rl-task-url-crlf", rl, 'task_url = "https://my-task-app.example.com"',
+         'task_url = "https://my-task-app.example.com\\r\\n"', "services.task_url"),
+        ("sft-n-epochs-huge", sft, "gpu_count = 1", "gpu_count = 1\n\n[hyperparameters]\nn_epochs = 1000000000000",
+         "hyperparameters.n_epochs"),
         ("sft-free-table-nan", sft, "gpu_count = 1", "gpu_count = 1\n\n[tags]\nscore = nan", "tags.score"),
         ("sft-free-table-huge", sft, "gpu_count = 1", "gpu_count = 1\n\n[tags]\nn = -99999999999999999999",
          "tags.n"),
@@ -294,6 +315,10 @@ def _dataset_cases() -> Iterator[Case]:
     yield Case("dataset-missing", {CONFIG: MINIMAL_SFT}, (DATA, "not found"))
     yield Case("dataset-flag-missing", {CONFIG: MINIMAL_SFT}, ("nope.jsonl", "not found"),
                flags=("--dataset", "nope.jsonl"))
+    yield Case("dataset-symlink-loop", {CONFIG: MINIMAL_SFT.replace(DATA, "loop.jsonl")}, ("loop.jsonl",),
+               links={"loop.jsonl": "loop.jsonl"})
+    yield Case("dataset-flag-symlink-loop", {CONFIG: MINIMAL_SFT}, ("loop.jsonl", "--dataset"),
+               flags=("--dataset", "loop.jsonl"), links={"loop.jsonl": "loop.jsonl"})
     yield Case("dataset-flag-bad-line", {CONFIG: MINIMAL_SFT, "other.jsonl": good + "{oops\n"}, ("other.jsonl:2",),
                flags=("--dataset", "other.jsonl"))
 
@@ -326,6 +351,19 @@ def _flag_cases() -> Iterator[Case]:
         ("backend-bad-ipv6", gepa, ("--backend", "http://[::1"), "--backend"),
         ("backend-newline", gepa, ("--backend", "http://example.com\n/api"), "--backend"),
         ("backend-synth-key", gepa, ("--backend", SYNTH_KEY), "--backend"),
+        ("backend-empty", gepa, ("--backend", ""), "--backend"),
+        ("backend-blank", gepa, ("--backend", "  "), "--backend"),
+        ("backend-arabic-indic-port", gepa, ("--backend", "http://localhost:\u0668\u0660\u0660\u0660"), "--backend"),
+        ("model-empty-sft", sft, ("--model", ""), "--model"),
+        ("model-empty-gepa", gepa, ("--model", ""), "--model"),
+        ("model-zero-width-space", sft, ("--model", "Qwen/Qwen3-0.6B\u200b"), "--model"),
+        ("model-zero-width-space-gepa", gepa, ("--model", "llama-3.1-8b-instant\u200b"), "--model"),
+        ("task-url-empty", gepa, ("--task-url", ""), "--task-url"),
+        ("task-url-arabic-indic-port", gepa, ("--task-url", "http://127.0.0.1:\u0668\u0661\u0660\u0662"),
+         "--task-url"),
+        ("task-url-nul", gepa, ("--task-url", "http://127.0.0.1:8102/\x00"), "--task-url"),
+        ("idempotency-empty", gepa, ("--idempotency", ""), "--idempotency"),
+        ("idempotency-control", gepa, ("--idempotency", "a\rb"), "--idempotency"),
         ("dataset-synth-key", sft, ("--dataset", SYNTH_KEY), "--dataset"),
         ("examples-zero", sft, ("--examples", "0"), "--examples"),
         ("examples-negative", sft, ("--examples", "-2"), "--examples"),
@@ -350,6 +388,7 @@ def _flag_cases() -> Iterator[Case]:
         for label, value in (("negative", "-1"), ("minus-five", "-5"), ("zero", "0"), ("nan", "nan"), ("inf", "inf"),
                              ("minus-inf", "-inf"), ("word", "soon"), ("empty", ""), ("key", SYNTH_KEY)):
             yield Case(f"flag-{flag[2:]}-{label}", _files(MINIMAL_GEPA), (flag,), flags=(f"{flag}={value}",))
+    yield Case("flag-config-trailing-slash", _files(MINIMAL_GEPA), (f"{CONFIG}/", "slash"), configs=(f"{CONFIG}/",))
     for flag in ("--env-file", "--config", "--record"):
         yield Case(f"flag-{flag[2:]}-empty-path", _files(MINIMAL_GEPA), (flag,), flags=(f"{flag}=",))
 
@@ -364,11 +403,21 @@ def _env_file_cases() -> Iterator[Case]:
         "unterminated-quote": (f"ENVIRONMENT_API_KEY='{ENV_KEY}\n".encode(), "x.env:1"),
         "key-without-equals": (b"# keys\nSYNTH_API_KEY\n", "x.env:2"),
         "utf16": ("SYNTH_API_KEY=x\n".encode("utf-16"), "x.env:1"),
+        "key-with-a-space": (b"A=1\n'MY KEY'=1\n", "x.env:2"),
+        "key-with-a-tab": (b"'SYNTH_API_KEY\t'=1\n", "x.env:1"),
     }
     for name, (content, where) in bad.items():
         yield Case(f"env-file-{name}", {CONFIG: MINIMAL_GEPA, "x.env": content}, (where,), flags=("--env-file", "x.env"))
         discovered = where.replace("x.env", ".env")
         yield Case(f"env-discovered-{name}", {CONFIG: MINIMAL_GEPA, ".env": content}, (discovered,))
+    yield Case("env-file-device", _files(MINIMAL_GEPA), ("/dev/zero", "regular file"),
+               flags=("--env-file", "/dev/zero"))
+    yield Case("env-file-over-1-mib", {CONFIG: MINIMAL_GEPA, "x.env": "A=" + "x" * (1024 * 1024) + "\n"},
+               ("x.env", "larger than"), flags=("--env-file", "x.env"))
+    yield Case("env-file-million-lines", {CONFIG: MINIMAL_GEPA, "x.env": "A=1\n" * 1_000_000}, ("x.env", "larger"),
+               flags=("--env-file", "x.env"))
+    yield Case("env-file-too-many-lines", {CONFIG: MINIMAL_GEPA, "x.env": "A=1\n" * 20_000}, ("x.env", "lines"),
+               flags=("--env-file", "x.env"))
     yield Case("env-file-missing", _files(MINIMAL_GEPA), ("nope.env", "not found"), flags=("--env-file", "nope.env"))
     yield Case("env-file-folder", {CONFIG: MINIMAL_GEPA, "envs/a": ""}, ("envs", "folder"), flags=("--env-file", "envs"))
     yield Case("env-file-unknown-home", _files(MINIMAL_GEPA), ("~nosuchuser1234/x.env",),
@@ -401,6 +450,8 @@ def _run(case: Case, folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyte
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+    for name, pointee in case.links.items():
+        (folder / name).symlink_to(pointee)
     for var, value in case.env.items():
         monkeypatch.setenv(var, value)
     argv = ["train"]

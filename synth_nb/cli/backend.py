@@ -14,11 +14,13 @@ with a ``--api-key`` of its own is not shared: kernels could not find its key.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.local.lifecycle import replay_speed_problem
 from synth_nb.secrets import mask
 
 __all__ = ["configure", "main", "run"]
@@ -56,10 +58,11 @@ def _data_dir(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.replay_speed is not None and args.replay_speed <= 0:
-        print("error: --replay-speed must be > 0", file=sys.stderr)
+    speed_problem = replay_speed_problem(args.replay_speed) if args.replay_speed is not None else None
+    if speed_problem:
+        print(f"error: --replay-speed {speed_problem}", file=sys.stderr)
         return 2
-    from synth_nb.local.errors import SharedBackendError
+    from synth_nb.local.errors import DataFolderError, SharedBackendError
 
     data_dir = _data_dir(args)
     try:
@@ -69,10 +72,13 @@ def run(args: argparse.Namespace) -> int:
             return _stop(data_dir)
         if args.start or args.task_app_url:
             return _start(data_dir, args)
+        return _serve(data_dir, args)
+    except DataFolderError as exc:  # the user's to fix: a usage error
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except SharedBackendError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return _serve(data_dir, args)
 
 
 def _uptime(seconds: float) -> str:
@@ -147,13 +153,17 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     from synth_nb._version import __version__
+    from synth_nb.local.errors import DataFolderError
 
-    if args.api_key:
-        key, source = args.api_key, "--api-key"
-    else:
-        key, new = ensure_key(data_dir, API_KEY_FILE)
-        source = f"{data_dir / API_KEY_FILE}" + (" (new)" if new else "")
-    task_app_key, _ = ensure_key(data_dir, TASK_APP_KEY_FILE)
+    try:
+        if args.api_key:
+            key, source = args.api_key, "--api-key"
+        else:
+            key, new = ensure_key(data_dir, API_KEY_FILE)
+            source = f"{data_dir / API_KEY_FILE}" + (" (new)" if new else "")
+        task_app_key, _ = ensure_key(data_dir, TASK_APP_KEY_FILE)
+    except OSError as exc:
+        raise DataFolderError.of(data_dir, exc) from None
     options = {"replay": {"speed": args.replay_speed}} if args.replay_speed else None
     try:
         backend = start_backend(port=args.port, data_dir=data_dir, api_key=key, task_app_key=task_app_key,
@@ -174,6 +184,14 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
             remove_info(data_dir, info.pid)
         backend.stop()
 
+    folder_id = _identity(data_dir)
+
+    def _folder_gone() -> str | None:
+        """A backend whose data folder was deleted (or replaced) would run on forever, serving nothing."""
+        if _identity(data_dir) != folder_id:
+            return f"the data folder {data_dir} was deleted: stopping"
+        return None
+
     shown = key if args.print_key else mask(key)
     key_hint = f"$(cat {data_dir / API_KEY_FILE})" if not args.api_key else "<your key>"
     return serve_until_stopped([
@@ -182,7 +200,15 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
         f"Connect: export SYNTH_API_KEY={key_hint}",
         f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)",
         "Example task apps: " + ", ".join(backend.task_app_url(name) for name in EXAMPLES),
-    ], _stop_serving)
+    ], _stop_serving, gone=_folder_gone)
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(folder)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def main(argv: Sequence[str] | None = None) -> int:

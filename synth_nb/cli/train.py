@@ -78,7 +78,9 @@ def config_paths(args: argparse.Namespace) -> list[Path]:
     from synth_nb.cli.pickers import is_interactive, pick_configs
 
     if args.configs:
-        return [Path(p) for p in args.configs]
+        from synth_nb.config import config_path
+
+        return [config_path(p) for p in args.configs]
     folder = Path.cwd()
     try:
         (found,) = pipeline.choose_configs(folder, several=False)

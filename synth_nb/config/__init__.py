@@ -14,12 +14,19 @@ from synth_nb.errors import ConfigError
 if TYPE_CHECKING:
     from synth_nb.config.detect import detect_flow
     from synth_nb.config.discover import DiscoveredConfig, discover_configs
-    from synth_nb.config.loader import LoadedConfig, load_config, load_config_text, validate_config
+    from synth_nb.config.loader import (
+        LoadedConfig,
+        config_path,
+        load_config,
+        load_config_text,
+        validate_config,
+    )
 
 __all__ = [
     "ConfigError",
     "DiscoveredConfig",
     "LoadedConfig",
+    "config_path",
     "detect_flow",
     "discover_configs",
     "load_config",
@@ -32,6 +39,7 @@ _HOMES = {
     "DiscoveredConfig": "discover",
     "discover_configs": "discover",
     "LoadedConfig": "loader",
+    "config_path": "loader",
     "load_config": "loader",
     "load_config_text": "loader",
     "validate_config": "loader",

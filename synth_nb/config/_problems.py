@@ -143,7 +143,8 @@ def pydantic_problems(exc: PydanticValidationError, model: type[BaseModel], raw:
         elif kind == "string_too_short":
             problems.append(Problem(loc, "must not be empty", f"give {leaf} a value"))
         else:
-            problems.append(Problem(loc, str(err.get("msg", "invalid value")), f"check the value of {leaf}"))
+            message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+            problems.append(Problem(loc, message, f"check the value of {leaf}"))
     return problems
 
 

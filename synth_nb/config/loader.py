@@ -17,7 +17,7 @@ from synth_nb.config.shared import Problem
 from synth_nb.errors import ConfigError
 from synth_nb.flows.registry import get_flow
 
-__all__ = ["LoadedConfig", "load_config", "load_config_text", "validate_config"]
+__all__ = ["LoadedConfig", "config_path", "load_config", "load_config_text", "validate_config"]
 
 _TOML_SCALARS = (str, bool, int, float, _dt.datetime, _dt.date, _dt.time)
 _INT64 = (-(2**63), 2**63 - 1)
@@ -57,6 +57,16 @@ class LoadedConfig:
     def results_folder(self) -> Path | None:
         """Where the flow writes result files of this config's jobs (None when it writes none)."""
         return get_flow(self.flow).results_folder(self)
+
+
+def config_path(given: str) -> Path:
+    """A config path as typed: ``real.toml/`` (a file named like a folder) is refused, since ``Path`` would
+    drop the slash and read the file, hiding a typo that changes which file was meant."""
+    path = Path(given).expanduser()
+    if given.endswith(("/", "\\")) and path.is_file():
+        raise ConfigError(f"config path {given} ends with a slash, but names a file, not a folder",
+                          hint=f"pass it without the trailing slash: {str(path)!r}")
+    return path
 
 
 def load_config(path: str | Path) -> LoadedConfig:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from synth_nb.config import catalogue
 from synth_nb.config.redact import redact_value, shown
@@ -20,9 +20,11 @@ from synth_nb.config.redact import redact_value, shown
 __all__ = [
     "AlgorithmConfig",
     "ComputeConfig",
+    "EpochCount",
     "ExtraModel",
     "FreeTable",
     "LoraConfig",
+    "NonBlankStr",
     "NonNegFloat",
     "NonNegInt",
     "PolicyConfig",
@@ -45,6 +47,18 @@ UnitFloat = Annotated[float, Field(ge=0, le=1)]
 #: a seed is a task-instance index the task app receives: a non-negative 64-bit integer
 Seed = Annotated[int, Field(ge=0, le=2**63 - 1)]
 FreeTable = dict[str, Any]
+#: a training run of more epochs than this is a typo (10**12 would never end)
+EpochCount = Annotated[int, Field(gt=0, le=1000)]
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+#: a name or path that must say something (``results_folder = ""`` is a mistake, not "the default")
+NonBlankStr = Annotated[str, AfterValidator(_not_blank)]
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from synth_nb.flows.overrides import Overrides
 from synth_nb.secrets import SecretBundle
 
 __all__ = [
+    "absolute_path",
     "backend_for",
     "check_experimental",
     "config_error",
@@ -61,6 +62,14 @@ def idempotency_for(overrides: Overrides) -> str:
     return overrides.idempotency or fresh_idempotency_key()
 
 
+def absolute_path(path: Path) -> Path:
+    """``path`` with symlinks resolved; a symlink loop is left for the read to report (with the file's name)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.abspath(path))
+
+
 def resolve_data_path(config: ConfigLike, value: str, warnings: list[str], what: str) -> Path:
     """Resolve a path written in the config: relative to the config's folder first.
 
@@ -70,11 +79,11 @@ def resolve_data_path(config: ConfigLike, value: str, warnings: list[str], what:
     path = Path(value).expanduser()
     if path.is_absolute():
         return path
-    base = Path(config.path).resolve().parent if getattr(config, "path", None) else Path.cwd()
-    beside = (base / path).resolve()
+    base = absolute_path(Path(config.path)).parent if getattr(config, "path", None) else Path.cwd()
+    beside = absolute_path(base / path)
     if beside.exists():
         return beside
-    from_cwd = (Path.cwd() / path).resolve()
+    from_cwd = absolute_path(Path.cwd() / path)
     if from_cwd.exists():
         warnings.append(f"{what} {value!r} was found relative to the working directory ({from_cwd}), "
                         f"not to the config's folder ({base})")

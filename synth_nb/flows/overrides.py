@@ -91,6 +91,8 @@ class Overrides(BaseModel):
             value = value.strip()
             if not value:
                 raise ValueError("must not be empty")
+            if not value.isprintable():  # U+200B pasted with a model id, a NUL, a line break
+                raise ValueError("must not contain invisible or control characters")
         return value
 
     @field_validator("backend")

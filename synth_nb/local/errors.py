@@ -15,6 +15,7 @@
     ├── PolicyCallError          an upstream OpenAI-compatible model that could not answer
     ├── TaskAppRefusal           a bundled task app's own 4xx/5xx answer
     └── SharedBackendError       the backend process of a data folder cannot be started, found or stopped
+        └── DataFolderError      the data folder cannot be written (read-only, no space left): a usage error
 
 The ValueError / RuntimeError bases are kept so handlers written for those keep working. The prompt-learning
 search unwinds with ``executors.prompt_learning.rollouts.SearchHalted``, which is a signal, not an error.
@@ -22,11 +23,13 @@ search unwinds with ``executors.prompt_learning.rollouts.SearchHalted``, which i
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 __all__ = [
     "ApiError",
     "ChatDataError",
+    "DataFolderError",
     "ExecutorInputError",
     "ExecutorUnavailable",
     "JobFailed",
@@ -120,3 +123,19 @@ class TaskAppRefusal(LocalBackendError):
 
 class SharedBackendError(LocalBackendError, RuntimeError):
     """The backend process of a data folder cannot be started, reached or stopped; the message says what to do."""
+
+
+class DataFolderError(SharedBackendError):
+    """The data folder cannot be written (read-only, not a folder, no space left): the user must fix or change it."""
+
+    @classmethod
+    def of(cls, folder: object, exc: Exception) -> DataFolderError:
+        """The error for ``exc`` (an ``OSError`` or ``sqlite3.Error``) met writing in ``folder``."""
+        full = getattr(exc, "errno", None) == errno.ENOSPC or getattr(exc, "sqlite_errorcode", None) == 13 or (
+            "disk is full" in str(exc))
+        if full:
+            return cls(f"no space left on {folder}: free some space there, or choose another data folder "
+                       "with --data-dir or SYNTH_NB_BACKEND_DIR")
+        why = getattr(exc, "strerror", None) or exc
+        return cls(f"cannot write to the backend data folder {folder} ({why}): make it writable, "
+                   "or choose another with --data-dir or SYNTH_NB_BACKEND_DIR")

@@ -6,11 +6,14 @@ the backend serves. Both are made on first use and kept, so every process using 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import secrets
 from pathlib import Path
 
-__all__ = ["API_KEY_FILE", "TASK_APP_KEY_FILE", "ensure_key", "read_key", "write_private"]
+__all__ = ["API_KEY_FILE", "TASK_APP_KEY_FILE", "ensure_key", "key_proof", "read_key", "rotate_keys",
+           "write_private"]
 
 API_KEY_FILE = "api_key"
 TASK_APP_KEY_FILE = "task_app_key"
@@ -45,3 +48,15 @@ def ensure_key(data_dir: Path, name: str) -> tuple[str, bool]:
     key = f"{PREFIXES[name]}{secrets.token_hex(24)}"
     write_private(path, key + "\n")
     return key, True
+
+
+def rotate_keys(data_dir: Path) -> None:
+    """Replace both keys by new ones (a stale info file may have led an older client to send them away)."""
+    for name in (API_KEY_FILE, TASK_APP_KEY_FILE):
+        write_private(Path(data_dir) / name, f"{PREFIXES[name]}{secrets.token_hex(24)}\n")
+
+
+def key_proof(key: str, nonce: str, address: str) -> str:
+    """What a backend holding ``key`` answers to ``nonce`` on ``address`` (``host:port``): proof of the key that
+    does not reveal it; bound to the address, so a listener elsewhere cannot relay a real backend's answer."""
+    return hmac.new(key.encode(), f"synth-nb-local-backend|{nonce}|{address}".encode(), hashlib.sha256).hexdigest()

@@ -15,6 +15,7 @@ __all__ = [
     "lifecycle_event",
     "mask_secret",
     "new_id",
+    "replay_speed_problem",
     "server_event_types",
     "utc_now",
 ]
@@ -23,6 +24,8 @@ KINDS = ("sft", "rl", "prompt_learning")
 #: never ``error``: 0.2.24's ``synth-ai train`` polls forever on it
 TERMINAL = frozenset({"succeeded", "failed", "cancelled"})
 ACTIVE = frozenset({"queued", "running"})
+#: replay speed factors: slower than 1/100 or faster than 10 000 times is a typo (1e-300 never ends)
+REPLAY_SPEEDS = (0.01, 10_000.0)
 
 #: event-type prefix per kind, chosen so 0.2.24's terminal-event lists recognise ours
 _PREFIX = {"sft": "sft", "rl": "rl.job", "prompt_learning": "prompt.learning"}
@@ -64,3 +67,11 @@ def mask_secret(value: str | None) -> str:
     if not value:
         return ""
     return "••••" + value[-4:] if len(value) >= 12 else "••••"
+
+
+def replay_speed_problem(speed: object) -> str | None:
+    """Why ``speed`` is no replay speed factor (None when it is one)."""
+    low, high = REPLAY_SPEEDS
+    if isinstance(speed, bool) or not isinstance(speed, int | float) or not low <= speed <= high:
+        return f"must be a number from {low:g} to {high:g}, got {speed!r}"
+    return None

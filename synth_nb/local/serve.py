@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import socket
+import sqlite3
 import tempfile
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 import uvicorn
 
+from synth_nb.local.errors import DataFolderError
 from synth_nb.local.examples import task_app_path
 from synth_nb.local.server.app import close_app, create_app
 
@@ -88,7 +90,10 @@ def start_backend(port: int = 0, data_dir: str | Path | None = None, api_key: st
     owns = data_dir is None
     folder = Path(tempfile.mkdtemp(prefix="synth-nb-backend-")) if data_dir is None else Path(data_dir)
     key = api_key or generate_api_key()
-    app = create_app(folder, key, **options)
+    try:
+        app = create_app(folder, key, **options)
+    except (OSError, sqlite3.Error) as exc:  # a read-only data folder, a full disk
+        raise DataFolderError.of(folder, exc) from None
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

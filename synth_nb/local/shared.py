@@ -3,8 +3,11 @@
 Found again the way ``%tensorboard`` finds its server: once it listens, the process writes
 ``<data folder>/backend.json`` (url, pid, started_at, version; 0600) and it removes the file when it
 stops. A later kernel or command reads the file, checks that the process is alive and is the one the file
-names (``GET /api/v1/local-backend`` with the folder's ``api_key`` answers its pid), and reuses it; a stale
-file is replaced by a new process. The process runs in a session of its own, so neither a kernel restart
+names, and reuses it. The listener must first prove it holds the folder's ``api_key`` without receiving it
+(``GET /local-backend/proof`` answers an HMAC of a random nonce), and only then is the key sent (``GET
+/api/v1/local-backend`` answers its pid): a file left by a backend killed without cleaning up may name a
+port another program listens on now. A stale file is removed and the folder's keys are replaced (an older
+client may have sent them there), under the start lock, so a backend being started keeps its key. The process runs in a session of its own, so neither a kernel restart
 nor a Ctrl-C in a terminal stops it; ``stop_backend`` (``synth-nb backend --stop``) does.
 
 Nothing heavy is imported here: kernels call it before anything tells whether the ``local`` extra is
@@ -13,8 +16,12 @@ installed (the started process needs it).
 
 from __future__ import annotations
 
+import errno
+import hmac
 import json
 import os
+import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,9 +35,16 @@ from pathlib import Path
 
 import httpx
 
-from synth_nb.local.errors import SharedBackendError
+from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
-from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE, read_key, write_private
+from synth_nb.local.key_files import (
+    API_KEY_FILE,
+    TASK_APP_KEY_FILE,
+    key_proof,
+    read_key,
+    rotate_keys,
+    write_private,
+)
 
 __all__ = [
     "DIR_VARIABLE",
@@ -51,11 +65,14 @@ __all__ = [
 DIR_VARIABLE = "SYNTH_NB_BACKEND_DIR"
 INFO_FILE = "backend.json"
 LOG_FILE = "backend.log"
+SERVICE = "synth-nb-local-backend"
 _START_LOCK = "start.lock"
 #: a loaded two-core machine may take this long to import the server and open its database
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 PROBE_TIMEOUT = 10.0
+#: less free space than this and a starting backend cannot write its database or its log
+_ROOM_NEEDED = 1024 * 1024
 #: not passed on to a started process: the keys a client resolved reach it through ``POST /env-keys``
 _WITHHELD = ("SYNTH_API_KEY", "ENVIRONMENT_API_KEY")
 #: the folder holding the ``synth_nb`` package, so the started process runs this very code
@@ -133,12 +150,36 @@ def _runs_synth_nb(pid: int) -> bool:
         return not Path("/proc").is_dir()
 
 
+def _proves_key(url: str, api_key: str, timeout: float) -> str:
+    """``ours`` when ``url`` proves it holds ``api_key`` (the key itself is not sent); else busy/gone/refused."""
+    nonce = secrets.token_hex(16)
+    try:
+        answer = httpx.get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout,
+                           trust_env=False, follow_redirects=False)
+        doc = answer.json()
+    except httpx.TimeoutException:
+        return "busy"
+    except (httpx.HTTPError, ValueError):
+        return "gone"
+    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
+        return "gone"
+    expected = key_proof(api_key, nonce, httpx.URL(url).netloc.decode("ascii"))
+    return "ours" if hmac.compare_digest(str(doc.get("proof", "")), expected) else "refused"
+
+
 def describe_backend(url: str, api_key: str, *, jobs: bool = False,
                      timeout: float = PROBE_TIMEOUT) -> tuple[str, dict[str, object]]:
-    """``("ours", description)``, ``("gone", {})``, ``("busy", {})`` or ``("refused", {})`` for ``url``."""
+    """``("ours", description)``, ``("gone", {})``, ``("busy", {})`` or ``("refused", {})`` for ``url``.
+
+    ``api_key`` is sent only to a listener that proved it holds it.
+    """
+    proved = _proves_key(url, api_key, timeout)
+    if proved != "ours":
+        return proved, {}
     try:
         answer = httpx.get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
-                           headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout, trust_env=False)
+                           headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout, trust_env=False,
+                           follow_redirects=False)
     except httpx.TimeoutException:
         return "busy", {}
     except httpx.HTTPError:
@@ -149,7 +190,7 @@ def describe_backend(url: str, api_key: str, *, jobs: bool = False,
         doc = answer.json()
     except ValueError:
         return "gone", {}
-    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != "synth-nb-local-backend":
+    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
         return "gone", {}
     return "ours", doc
 
@@ -187,21 +228,39 @@ def _not_answering(info: BackendInfo, state: str) -> SharedBackendError:
                               f"stop it with: synth-nb backend --stop --data-dir {info.data_dir}")
 
 
-def find_backend(data_dir: Path) -> SharedBackend | None:
-    """The live backend process of ``data_dir``, else None (a stale info file is removed)."""
-    folder = Path(data_dir).resolve()
+def _look(folder: Path) -> tuple[SharedBackend | None, BackendInfo | None]:
+    """``(the live backend of folder, None)``, or ``(None, the stale info file naming none)``."""
     info = read_info(folder)
     if info is None:
-        return None
+        return None, None
     key = read_key(folder / API_KEY_FILE)
     if key and _pid_alive(info.pid):
         state, about = describe_backend(info.url, key)
         if state == "ours" and about.get("pid") == info.pid:
-            return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=False)
+            return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=False), None
         if state in ("busy", "refused") and _runs_synth_nb(info.pid):
             raise _not_answering(info, state)
-    remove_info(folder, info.pid)
-    return None
+    return None, info
+
+
+def _retire(folder: Path, stale: BackendInfo) -> None:
+    """Remove a stale info file and replace the folder's keys (call under the start lock)."""
+    if read_info(folder) == stale:
+        try:
+            (folder / INFO_FILE).unlink(missing_ok=True)
+            rotate_keys(folder)
+        except OSError as exc:
+            raise DataFolderError.of(folder, exc) from None
+
+
+def find_backend(data_dir: Path) -> SharedBackend | None:
+    """The live backend process of ``data_dir``, else None (a stale info file is removed, the keys replaced)."""
+    folder = Path(data_dir).resolve()
+    found, stale = _look(folder)
+    if stale is not None:
+        with _start_lock(folder):
+            _retire(folder, stale)
+    return found
 
 
 @contextmanager
@@ -212,8 +271,12 @@ def _start_lock(folder: Path) -> Iterator[None]:
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(folder / _START_LOCK, "w") as handle:
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle = open(folder / _START_LOCK, "w")  # noqa: SIM115 - closed by the with below
+    except OSError as exc:
+        raise DataFolderError.of(folder, exc) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -226,6 +289,14 @@ def _log_tail(path: Path, lines: int = 12) -> str:
         return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def _disk_full(folder: Path) -> bool:
+    """Whether the file system of ``folder`` has (next to) no room left for a database page or a log line."""
+    try:
+        return shutil.disk_usage(folder).free < _ROOM_NEEDED
+    except OSError:
+        return False
 
 
 def _spawn(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
@@ -247,14 +318,19 @@ def _spawn(folder: Path, options: tuple[str, ...]) -> subprocess.Popen[bytes]:
 
 
 def _start(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBackend:
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    process = _spawn(folder, options)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        process = _spawn(folder, options)
+    except OSError as exc:
+        raise DataFolderError.of(folder, exc) from None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
+            tail = _log_tail(folder / LOG_FILE)
+            if not tail.strip() and _disk_full(folder):  # it could not even write its log
+                raise DataFolderError.of(folder, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
             raise SharedBackendError(f"the embedded backend for {folder} exited (code {process.returncode}) "
-                                     f"before it listened; its log ({folder / LOG_FILE}) ends:\n"
-                                     f"{_log_tail(folder / LOG_FILE)}")
+                                     f"before it listened; its log ({folder / LOG_FILE}) ends:\n{tail}")
         info = read_info(folder)
         key = read_key(folder / API_KEY_FILE)
         if info is not None and info.pid == process.pid and key:
@@ -274,7 +350,12 @@ def ensure_backend(data_dir: Path, *, options: tuple[str, ...] = (), timeout: fl
     if found is not None:
         return found
     with _start_lock(folder):
-        return find_backend(folder) or _start(folder, options, timeout)
+        found, stale = _look(folder)
+        if found is not None:
+            return found
+        if stale is not None:
+            _retire(folder, stale)
+        return _start(folder, options, timeout)
 
 
 def _wait_gone(pid: int, timeout: float) -> bool:
@@ -301,7 +382,8 @@ def stop_backend(data_dir: Path, *, timeout: float = STOP_TIMEOUT) -> BackendInf
     ours = (state == "ours" and about.get("pid") == info.pid) or (
         state in ("busy", "refused") and _runs_synth_nb(info.pid))
     if not (ours and _pid_alive(info.pid)):
-        remove_info(folder, info.pid)
+        with _start_lock(folder):
+            _retire(folder, info)
         return None
     with suppress(ProcessLookupError):
         os.kill(info.pid, signal.SIGTERM)

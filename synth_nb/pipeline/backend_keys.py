@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 
+from synth_nb.backend import display_url
 from synth_nb.errors import ClientError
 from synth_nb.pipeline.target import Target
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SecretBundle
@@ -46,6 +47,6 @@ def share_keys(target: Target, bundles: Iterable[SecretBundle | None]) -> int:
                           ).raise_for_status()
     except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
         status = f" (HTTP {exc.response.status_code})" if isinstance(exc, httpx.HTTPStatusError) else ""
-        raise ClientError(f"could not give ENVIRONMENT_API_KEY to the embedded backend at {target.url}: "
+        raise ClientError(f"could not give ENVIRONMENT_API_KEY to the embedded backend at {display_url(target.url)}: "
                           f"{type(exc).__name__}{status}; is it still running? synth-nb backend --status") from None
     return len(values)

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.config.redact import is_secret_key
+from synth_nb.config import catalogue
+from synth_nb.config.redact import is_secret_key, looks_like_secret
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
@@ -45,6 +46,16 @@ def sha256_of(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _public_overrides(overrides: dict[str, Any], hidden: list[str]) -> dict[str, Any]:
+    """The flag values as saved: known secrets masked, and a key pasted into ``--model`` (no model id looks
+    like one; a flow that ignores ``--model`` would otherwise keep it as given)."""
+    public: dict[str, Any] = mask_payload(overrides, hidden)
+    model = public.get("model")
+    if isinstance(model, str) and looks_like_secret(model) and catalogue.base_model_of(model) is None:
+        public["model"] = mask(model)
+    return public
 
 
 def mask_toml(text: str, secrets: Iterable[str]) -> str:
@@ -146,7 +157,7 @@ def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embed
         folder=bundle_folder(item, base), flow=plan.flow, algorithm=plan.algorithm, plan=plan.preview(),
         backend_url=plan.backend_url, idempotency_key=plan.idempotency_key,
         config_path=str(plan.config_path) if plan.config_path else None, config_text=text, config_sha256=sha,
-        overrides=mask_payload(overrides, hidden), datasets=_datasets(item),
+        overrides=_public_overrides(overrides, hidden), datasets=_datasets(item),
         task_app=task_app_info(app) if app is not None else None, versions=_versions(), embedded=embedded,
         parent=parent, forked_from=forked_from, secrets=hidden)
 

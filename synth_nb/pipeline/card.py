@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from synth_nb.backend import display_url
 from synth_nb.pipeline.dry_rollout import DryRollout, dry_rollout
 from synth_nb.pipeline.estimate import Estimate, estimate
 from synth_nb.pipeline.preflight import TaskAppCheck, check_task_app, task_app_for
@@ -131,7 +132,7 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
     """Run every check of one prepared config against ``target``; never creates a job."""
     from synth_nb.flows import get_flow
 
-    card = PreflightCard(config=item.path, backend=target.url)
+    card = PreflightCard(config=item.path, backend=display_url(target.url))
     if item.config is not None:
         card.flow, card.algorithm = item.config.flow, item.config.algorithm
     plan = item.plan

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from synth_nb.backend import display_url
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import Plan, mask_payload
 from synth_nb.secrets import mask_text
@@ -101,7 +102,7 @@ def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int, split: s
     except httpx.HTTPError as exc:
         return DryRollout(True, problem=f"the backend could not be asked ({type(exc).__name__})")
     if response.status_code in (404, 405):
-        return DryRollout(False, problem=f"not offered by the backend at {target.url} (the embedded backend, "
+        return DryRollout(False, problem=f"not offered by the backend at {display_url(target.url)} (the embedded backend, "
                                          "--backend local, runs one); skipped")
     if response.status_code != 200:
         return DryRollout(True, problem=mask_text(_refused(response), secrets))

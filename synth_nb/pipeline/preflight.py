@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from pydantic import SecretStr
 
+from synth_nb.backend import display_url
 from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, TaskApp
 from synth_nb.secrets import ENVIRONMENT_API_KEY
@@ -90,12 +91,12 @@ def check_task_app(app: TaskApp, *, timeout: float = TIMEOUT,
             health = http.get(f"{base}/health", headers=headers)
         except httpx.HTTPError as exc:
             reason = type(exc).__name__.replace("Error", " error").lower()
-            return TaskAppCheck(app.url, False, None, None,
+            return TaskAppCheck(display_url(app.url), False, None, None,
                                 f"cannot be reached ({reason}); is it running? start it, or fix "
                                 "task_app_url / --task-url")
         latency = (time.perf_counter() - started) * 1000
         if health.status_code != 200:
-            return TaskAppCheck(app.url, False, health.status_code, latency, _problem(health.status_code, app))
+            return TaskAppCheck(display_url(app.url), False, health.status_code, latency, _problem(health.status_code, app))
         info: dict[str, Any] | None = None
         info_ms: float | None = None
         try:
@@ -105,7 +106,7 @@ def check_task_app(app: TaskApp, *, timeout: float = TIMEOUT,
                 info, info_ms = answer.json(), (time.perf_counter() - started) * 1000
         except (httpx.HTTPError, ValueError):
             info = None
-    return TaskAppCheck(app.url, True, 200, latency, task_info=info, task_info_ms=info_ms)
+    return TaskAppCheck(display_url(app.url), True, 200, latency, task_info=info, task_info_ms=info_ms)
 
 
 def require_healthy_task_apps(plans: Sequence[Plan], *, timeout: float = TIMEOUT,
@@ -178,7 +179,7 @@ def task_app_info(app: TaskApp, *, timeout: float = TIMEOUT,
             for route in ("/info", "/task_info"):
                 answer = http.get(f"{base}{route}", headers=_headers(app))
                 if answer.status_code == 200:
-                    return {"url": app.url, "route": route, "info": answer.json()}
+                    return {"url": display_url(app.url), "route": route, "info": answer.json()}
     except (httpx.HTTPError, ValueError) as exc:
-        return {"url": app.url, "problem": f"could not be asked ({type(exc).__name__})"}
-    return {"url": app.url, "problem": f"answered HTTP {answer.status_code} to /info and /task_info"}
+        return {"url": display_url(app.url), "problem": f"could not be asked ({type(exc).__name__})"}
+    return {"url": display_url(app.url), "problem": f"answered HTTP {answer.status_code} to /info and /task_info"}

@@ -111,13 +111,13 @@ class SecretSources:
 
 
 def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
-    """``Overrides`` from flag values (blank means "not given") aimed at ``target``.
+    """``Overrides`` from flag values (None means "not given"; an empty value is refused) aimed at ``target``.
 
     A bad value raises ``OverrideError`` naming the flag and carrying its ``field``.
     """
     from synth_nb.flows.overrides import Overrides
 
-    data = {k: v for k, v in values.items() if v is not None and v != "" and k != "backend"}
+    data = {k: v for k, v in values.items() if v is not None and k != "backend"}
     return Overrides.build(**data, backend=target.url)
 
 

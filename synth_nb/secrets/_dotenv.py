@@ -2,14 +2,19 @@
 
 python-dotenv only logs unparsable lines; a silently skipped ``SYNTH_API_KEY=...`` line is exactly the
 kind of mistake that costs an afternoon, so every unparsable line is an error here, and so is a key
-synth-nb reads written without ``=``. Every error names the file (and the line when there is one) and
-never quotes the line's content.
+synth-nb reads written without ``=``, and so is a key that is no variable name (``MY KEY=1``). Every
+error names the file (and the line when there is one) and never quotes the line's content.
+
+Only a regular file is read (``--env-file /dev/zero`` or a FIFO would be read forever), of at most
+``MAX_BYTES`` and ``MAX_LINES``: python-dotenv's parser takes time quadratic in the line count.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import re
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +27,11 @@ from synth_nb.errors import SecretsError
 __all__ = ["DotenvFile", "find_dotenv_upwards", "load_dotenv_file", "read_dotenv", "source_label"]
 
 _FILENAME = ".env"
+#: far above any real .env file (a few keys), far below what takes long to parse
+MAX_BYTES = 1024 * 1024
+MAX_LINES = 10_000
+#: what a variable name may hold (python-dotenv accepts quoted keys with blanks in them)
+_KEY = re.compile(r"[^\s=]+")
 
 
 def source_label(path: Path) -> str:
@@ -60,8 +70,11 @@ def load_dotenv_file(path: str | Path, known_keys: Collection[str] = ()) -> Dote
     """
     path = Path(path)
     text = _decode(path, _read_bytes(path))
+    if text.count("\n") > MAX_LINES:
+        raise SecretsError(f"{path}: env file has more than {MAX_LINES} lines; is it a .env file? "
+                           "(one KEY=VALUE per line)")
     bindings = list(parse_stream(io.StringIO(text)))
-    bad = [_line(b) for b in bindings if b.error]
+    bad = [_line(b) for b in bindings if b.error or (b.key is not None and not _KEY.fullmatch(b.key))]
     if bad:
         lines = ", ".join(str(n) for n in bad[:10]) + (" ..." if len(bad) > 10 else "")
         raise SecretsError(
@@ -85,14 +98,31 @@ def _line(binding: Binding) -> int:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file of at most ``MAX_BYTES`` (opened without blocking on a FIFO)."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise SecretsError(f"env file not found: {path} (check the --env-file path)") from None
     except IsADirectoryError:
         raise SecretsError(f"env file {path} is a folder, not a file (pass the .env file inside it)") from None
     except OSError as exc:
         raise SecretsError(f"cannot read env file {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise SecretsError(f"env file {path} is a folder, not a file (pass the .env file inside it)")
+        raise SecretsError(f"env file {path} is not a regular file (a device, FIFO or socket); "
+                           "pass a .env text file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise SecretsError(f"cannot read env file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_BYTES:
+        raise SecretsError(f"env file {path} is larger than {MAX_BYTES // 1024} KiB; is it a .env file? "
+                           "(one KEY=VALUE per line)")
+    return data
 
 
 def _decode(path: Path, data: bytes) -> str:

@@ -11,7 +11,11 @@ from starlette.routing import Route
 
 
 def create_stub_app(api_key: str) -> Starlette:
+    """``app.state.seen`` lists each request's path and query string, in order."""
+    seen: list[tuple[str, str]] = []
+
     def _authorised(request: Request) -> bool:
+        seen.append((request.url.path, request.url.query))
         bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         keys = {request.headers.get("x-api-key"), bearer, *request.headers.get("x-api-keys", "").split(",")}
         return api_key in keys
@@ -27,6 +31,9 @@ def create_stub_app(api_key: str) -> Starlette:
         return JSONResponse({"taskset": {"id": "stub", "name": "stub task app"}})
 
     async def root(request: Request) -> JSONResponse:
+        seen.append((request.url.path, request.url.query))
         return JSONResponse({"status": "ok", "service": "stub"})
 
-    return Starlette(routes=[Route("/", root), Route("/health", health), Route("/task_info", task_info)])
+    app = Starlette(routes=[Route("/", root), Route("/health", health), Route("/task_info", task_info)])
+    app.state.seen = seen
+    return app

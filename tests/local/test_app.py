@@ -64,6 +64,8 @@ def test_api_v1_mirror_serves_the_same_routes(client: httpx.Client) -> None:
     ("POST", "/learning/jobs", {"json": {"metadata": {"local_executor": "nope"}}}, 422),
     ("POST", "/learning/jobs", {"json": {"metadata": {"local_executor": "replay", "replay_speed": 0}}}, 422),
     ("POST", "/learning/jobs", {"json": {"metadata": {"local_executor": "replay", "replay_speed": "x"}}}, 422),
+    ("POST", "/learning/jobs", {"json": {"metadata": {"local_executor": "replay", "replay_speed": 1e-300}}}, 422),
+    ("POST", "/learning/jobs", {"json": {"metadata": {"local_executor": "replay", "replay_speed": -2}}}, 422),
     ("POST", "/learning/jobs", {"json": {"auto_start": "yes", "metadata": {"local_executor": "replay"}}}, 422),
     ("POST", "/rl/jobs", {"json": {"data": {"endpoint_base_url": 3}}}, 422),
     ("POST", "/rl/jobs", {"json": {"data": {"endpoint_base_url": "file:///etc"}}}, 422),

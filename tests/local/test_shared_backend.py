@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,3 +122,12 @@ def test_stopping_ends_the_process_and_removes_the_info_file(folder: Path) -> No
     assert stopped is not None and stopped.pid == backend.pid
     assert not _alive(backend.pid) and not (folder / INFO_FILE).exists()
     assert find_backend(folder) is None and stop_backend(folder) is None
+
+
+def test_a_backend_whose_data_folder_was_deleted_stops_by_itself(folder: Path) -> None:
+    backend = ensure_backend(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    deadline = time.monotonic() + 120  # it checks every few seconds; a loaded machine may be slow to notice
+    while _alive(backend.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(backend.pid), "the backend kept running without its data folder"

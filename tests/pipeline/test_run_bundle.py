@@ -85,3 +85,19 @@ def test_an_sft_bundle_goes_to_the_runs_folder_with_each_datasets_sha256(
     assert dataset["sha256"] == hashlib.sha256((folder / "train.jsonl").read_bytes()).hexdigest()
     assert "task_app.json" not in files and json.loads(files["status.json"])["status"] == "succeeded"
     _assert_no_secret(files, replay_backend.api_key, ENV_KEY)
+
+
+def test_a_key_pasted_into_model_is_not_saved_in_the_bundle(folder: Path, backend: Any, task_app: Any,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Prompt learning ignores ``--model`` (a warning says so), so nothing refuses the key before it is saved."""
+    pasted = "sk-proj-CANARYpastedIntoModel0123456789"
+    monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--model", pasted]) == 0
+    out, err = capsys.readouterr()
+    job_id = out.split("submitted prompt_learning job ", 1)[1].split()[0]
+    files = _files(folder / "results" / job_id)
+    assert json.loads(files["overrides.json"])["model"] == "••••6789"
+    _assert_no_secret(files, pasted)
+    assert pasted not in out + err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,12 @@ def test_the_missing_key_error_names_where_it_looked_and_the_empty_line(tmp_path
     message = str(err.value)
     assert str(given) in message and "the environment" in message and str(tmp_path / ".env") in message
     assert f"SYNTH_API_KEY is empty at {tmp_path / '.env'}:2" in message
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    from synth_nb.secrets import resolve_secrets
+
+    fifo = tmp_path / "pipe.env"
+    os.mkfifo(fifo)
+    with pytest.raises(SecretsError, match=r"pipe\.env is not a regular file"):
+        resolve_secrets(env_files=[fifo], environ={}, cwd=tmp_path)

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.config.shared import Problem
+from synth_nb.flows._common import absolute_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
@@ -88,7 +89,7 @@ class PromptLearningFlow(Flow):
     def results_folder(self, config: ConfigLike) -> Path:
         """``results_folder`` of the config (relative to its folder), else ``results`` beside it."""
         target = Path(_results_folder_setting(config.raw) or DEFAULT_RESULTS_FOLDER).expanduser()
-        return target if target.is_absolute() else (Path(config.path).parent / target).resolve()
+        return target if target.is_absolute() else absolute_path(Path(config.path).parent / target)
 
     def config_notes(self, config: ConfigLike) -> list[str]:
         if _results_folder_setting(config.raw) is not None:

@@ -4,10 +4,10 @@ deliberate fix that moves MIPRO seed pools written at ``[prompt_learning]`` leve
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from synth_nb.backend import url_problem
 from synth_nb.config import catalogue
 from synth_nb.config.shared import Problem, warning
 from synth_nb.flows.prompt_learning.config import (
@@ -21,7 +21,6 @@ __all__ = ["MIPRO_POOLS", "check_prompt_learning", "normalise_prompt_learning"]
 
 MIPRO_POOLS = ("bootstrap_train_seeds", "online_pool", "test_pool", "reference_pool")
 _FORBIDDEN_POLICY_KEYS = ("inference_url", "api_base", "base_url")
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 PL = "prompt_learning"
 
 
@@ -56,8 +55,9 @@ def check_prompt_learning(cfg: PromptLearningConfig, raw: Mapping[str, Any]) -> 
     """Problems (and warnings) of a structurally valid prompt-learning config."""
     pl = cfg.prompt_learning
     problems: list[Problem] = []
-    if not _URL.match(pl.task_app_url.strip()):
-        problems.append(Problem((PL, "task_app_url"), "must start with http:// or https://",
+    url_wrong = url_problem(pl.task_app_url)
+    if url_wrong:
+        problems.append(Problem((PL, "task_app_url"), f"the task app URL {url_wrong}",
                                 "set it to your task app's base URL, e.g. \"http://127.0.0.1:8102\""))
     raw_policy = raw.get(PL, {}).get("policy", {})
     for key in _FORBIDDEN_POLICY_KEYS:

@@ -11,6 +11,7 @@ from pydantic import SecretStr
 from synth_nb.config.shared import (
     ExtraModel,
     FreeTable,
+    NonBlankStr,
     NonNegFloat,
     NonNegInt,
     PosFloat,
@@ -253,7 +254,7 @@ class PromptLearningSection(ExtraModel):
     mipro: MiproConfig | None = None
     env_config: FreeTable | None = None
     env_name: str | None = None
-    results_folder: str | None = None
+    results_folder: NonBlankStr | None = None
     env_file_path: str | None = None
     termination_config: FreeTable | None = None
     train_seeds: list[Seed] | None = None
@@ -282,7 +283,7 @@ class PromptLearningConfig(ExtraModel):
     prompt_learning: PromptLearningSection
     display: DisplayConfig | None = None
     termination_config: FreeTable | None = None
-    results_folder: str | None = None
+    results_folder: NonBlankStr | None = None
 
     @property
     def algorithm(self) -> str:

@@ -3,11 +3,11 @@ topology, ``[rollout]``, ``[evaluation]``, ``[training]``, ``[judge]``, ``[rubri
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from pydantic import Field
 
+from synth_nb.backend import url_problem
 from synth_nb.config import catalogue
 from synth_nb.config.redact import shown
 from synth_nb.config.shared import (
@@ -166,7 +166,6 @@ class RlConfig(ExtraModel):
     smoke: FreeTable | None = None
 
 
-_URL = re.compile(r"^https?://", re.IGNORECASE)
 
 
 def check_rl(cfg: RlConfig) -> list[Problem]:
@@ -196,8 +195,8 @@ def check_rl(cfg: RlConfig) -> list[Problem]:
                                 "add [topology] with gpus_for_vllm / gpus_for_training / gpus_for_ref"))
     if cfg.services is None:
         problems.append(warning("no [services].task_url: pass --task-url or set TASK_APP_URL before submitting"))
-    elif not _URL.match(cfg.services.task_url.strip()):
-        problems.append(Problem(("services", "task_url"), "must start with http:// or https://",
+    elif url_problem(cfg.services.task_url):
+        problems.append(Problem(("services", "task_url"), f"the task app URL {url_problem(cfg.services.task_url)}",
                                 "set it to your task app's base URL"))
     problems.extend(_judge_problems(cfg))
     if cfg.rubric is not None and cfg.rubric.enabled and cfg.judge is None:

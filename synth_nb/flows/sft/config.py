@@ -10,6 +10,7 @@ from synth_nb.config.redact import shown
 from synth_nb.config.shared import (
     AlgorithmConfig,
     ComputeConfig,
+    EpochCount,
     ExtraModel,
     FreeTable,
     LoraConfig,
@@ -72,7 +73,7 @@ class ParallelismConfig(ExtraModel):
 
 
 class HyperparametersConfig(ExtraModel):
-    n_epochs: PosInt = 1
+    n_epochs: EpochCount = 1
     batch_size: PosInt | None = None
     global_batch: PosInt | None = None
     per_device_batch: PosInt | None = None

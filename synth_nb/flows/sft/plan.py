@@ -16,6 +16,7 @@ from synth_nb.config.redact import redact
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import DatasetError, OverrideError
 from synth_nb.flows._common import (
+    absolute_path,
     backend_for,
     check_experimental,
     config_error,
@@ -126,7 +127,7 @@ def _model(config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> s
 
 def _dataset(config: ConfigLike, overrides: Overrides, secrets: SecretBundle, warnings: list[str]) -> Path:
     if overrides.dataset is not None:
-        path = Path(overrides.dataset).expanduser().resolve()
+        path = absolute_path(Path(overrides.dataset).expanduser())
         if not path.is_file():  # a key pasted as the path must not come back in the message
             raise DatasetError("--dataset file not found", path=redact(str(path), secrets.values()),
                                hint="check the path")

@@ -25,7 +25,7 @@ from typing import Any
 
 from synth_nb.local.errors import ExecutorInputError, RecordingNotAllowed, ReplayedFailure
 from synth_nb.local.executors.base import JobContext
-from synth_nb.local.lifecycle import server_event_types
+from synth_nb.local.lifecycle import replay_speed_problem, server_event_types
 
 __all__ = ["BUNDLED_DIR", "ReplayExecutor", "RecordedLine", "load_recording", "resolve_recording"]
 
@@ -156,8 +156,9 @@ def _recorded_flow(lines: list[RecordedLine]) -> str | None:
 
 def _speed(ctx_or_body: dict[str, Any], options: dict[str, Any]) -> float:
     speed = _metadata(ctx_or_body).get("replay_speed", options.get("speed", 1.0))
-    if not _number(speed) or speed <= 0:
-        raise ExecutorInputError(f"metadata.replay_speed must be a number > 0, got {speed!r}")
+    problem = replay_speed_problem(speed)
+    if problem:
+        raise ExecutorInputError(f"metadata.replay_speed {problem}")
     return float(speed)
 
 

@@ -8,10 +8,12 @@ The data dir holds no secret: job bodies are stored with their keys masked (see 
 
 from __future__ import annotations
 
+import errno
 import hmac
 import logging
 import os
 import secrets
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +38,8 @@ from synth_nb.local.server import (
     policy_proxy,
     task_app_check,
 )
-from synth_nb.local.server.http import error_response
-from synth_nb.local.server.state import BackendState
+from synth_nb.local.server.http import CloseUnreadBodies, error_response
+from synth_nb.local.server.state import BackendState, state_of
 from synth_nb.local.server.streaming import JobSignals
 from synth_nb.local.storage import Storage
 
@@ -93,7 +95,35 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return error_response(exc.status_code, exc.detail, dict(exc.headers or {}))
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _storage_problem(exc: BaseException, data_dir: Path) -> tuple[int, str] | None:
+    """507 for a full disk, 503 for a read-only data folder (what the user must fix), else None."""
+    for cause in _causes(exc):
+        code = getattr(cause, "sqlite_errorcode", None)
+        text = str(cause)
+        if (isinstance(cause, OSError) and cause.errno == errno.ENOSPC) or code == sqlite3.SQLITE_FULL or (
+                isinstance(cause, sqlite3.OperationalError) and "disk is full" in text):
+            return 507, (f"no space left on {data_dir}: nothing was stored; free some space there (or move the "
+                         "data folder) and send it again")
+        if (isinstance(cause, OSError) and cause.errno == errno.EROFS) or code == sqlite3.SQLITE_READONLY or (
+                isinstance(cause, sqlite3.OperationalError) and "readonly database" in text):
+            return 503, f"the data folder {data_dir} is read-only: nothing was stored; make it writable"
+    return None
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
+    problem = _storage_problem(exc, state_of(request).storage.data_dir)
+    if problem is not None:
+        log.error("%s %s: %s", request.method, request.url.path, problem[1])
+        return error_response(*problem)
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     return JSONResponse({"detail": f"internal error: {type(exc).__name__}"}, status_code=500)
 
@@ -148,11 +178,12 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
            *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api),
+    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *backend_status.proof_routes,
                             *example_routes(held.example_app_keys)],
                     exception_handlers=handlers)
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)
+    app.add_middleware(CloseUnreadBodies)  # outermost: a refused body of any route is not read on
     return app
 
 

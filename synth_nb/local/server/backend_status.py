@@ -3,21 +3,31 @@
 ``synth-nb backend --status`` prints it, and a kernel checks the ``pid`` against the info file before it
 reuses (or stops) the process the file names: a pid the system gave to another program since is never
 signalled. ``?jobs=0`` leaves the job counts out (the cheap answer a kernel asks for).
+
+``GET /local-backend/proof?nonce=N`` (outside ``/api``: no key) answers ``key_proof(api_key, N, host:port)``:
+a client checks it against the folder's key file before it sends that key, so a stale info file naming a
+port some other program now listens on never leads it to send the key there.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from synth_nb.local.errors import ApiError
 from synth_nb.local.examples import TASK_APPS, task_app_path
+from synth_nb.local.key_files import key_proof
 from synth_nb.local.server.state import state_of
 
-__all__ = ["SERVICE", "routes"]
+__all__ = ["PROOF_PATH", "SERVICE", "proof_routes", "routes"]
+
+PROOF_PATH = "/local-backend/proof"
+_NONCE = re.compile(r"[0-9a-f]{32,128}")
 
 SERVICE = "synth-nb-local-backend"
 #: enough for any folder a person uses; counting reads job rows, not their events
@@ -40,3 +50,15 @@ async def backend_status(request: Request) -> Response:
 
 
 routes = [Route("/local-backend", backend_status, methods=["GET"])]
+
+
+async def key_proof_answer(request: Request) -> Response:
+    nonce = request.query_params.get("nonce", "")
+    if not _NONCE.fullmatch(nonce):
+        raise ApiError(422, "query parameter 'nonce' must be 32 to 128 lowercase hex characters")
+    host, port = request.scope.get("server") or ("", 0)
+    proof = key_proof(state_of(request).api_key, nonce, f"{host}:{port}")
+    return JSONResponse({"service": SERVICE, "proof": proof})
+
+
+proof_routes = [Route(PROOF_PATH, key_proof_answer, methods=["GET"])]

@@ -9,6 +9,7 @@ whole. An ``Idempotency-Key`` header makes a retried upload return the file the 
 from __future__ import annotations
 
 import contextlib
+import errno
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,10 @@ async def _parse_form(request: Request, limit: int) -> FormData:
         return await MultiPartParser(request.headers, stream, max_files=1, max_fields=20).parse()
     except ApiError:
         raise
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise ApiError(507, "no space left for the upload's temporary file on this backend's machine") from None
+        raise ApiError(400, f"could not parse the multipart body: {exc}") from None
     except Exception as exc:  # malformed multipart bodies come in many shapes
         raise ApiError(400, f"could not parse the multipart body: {exc}") from None
 

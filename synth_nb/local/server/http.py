@@ -1,7 +1,8 @@
 """Reading requests safely: every bad input becomes an ``ApiError`` (4xx JSON ``{"detail": ...}``).
 
 Bodies are read as a stream and refused with 413 as soon as they pass their limit, whatever the client
-declared, so a huge (or chunked) body never sits whole in memory or on disk. JSON nested deeper than
+declared, so a huge (or chunked) body never sits whole in memory or on disk; ``CloseUnreadBodies`` then
+closes the connection, so the server does not go on reading the rest. JSON nested deeper than
 ``MAX_JSON_DEPTH`` is refused with 400 before anything walks it recursively. Bodies are parsed with
 msgspec (strict JSON: no NaN/Infinity), several times faster than ``json`` on the rollout path's small bodies.
 """
@@ -14,10 +15,11 @@ from typing import Any
 import msgspec
 from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 
-__all__ = ["MAX_JSON_DEPTH", "error_response", "int_param", "json_body", "limited_stream", "parse_json_object"]
+__all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "error_response", "int_param", "json_body", "limited_stream", "parse_json_object"]
 
 #: far deeper than any config the flows send (about 8), far shallower than Python's recursion limit
 MAX_JSON_DEPTH = 64
@@ -101,3 +103,38 @@ def int_param(request: Request, name: str, default: int | None, *, minimum: int 
     if maximum is not None:
         value = min(value, maximum)
     return value
+
+
+def _has_body(scope: Scope) -> bool:
+    headers = dict(scope.get("headers") or [])
+    return b"transfer-encoding" in headers or headers.get(b"content-length", b"0").strip() not in (b"", b"0")
+
+
+class CloseUnreadBodies:
+    """Pure ASGI middleware: a response started before the request body was read to its end (a 413, a 401)
+    says ``Connection: close``, so the server closes the connection instead of reading and discarding the
+    rest of the body, however large it is."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _has_body(scope):
+            await self.app(scope, receive, send)
+            return
+        read_whole = False
+
+        async def receive_tracked() -> Message:
+            nonlocal read_whole
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                read_whole = True
+            return message
+
+        async def send_tracked(message: Message) -> None:
+            if message["type"] == "http.response.start" and not read_whole:
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"]
+                message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, receive_tracked, send_tracked)

@@ -17,6 +17,7 @@ from synth_nb.local.errors import ApiError
 from synth_nb.local.lifecycle import mask_secret
 from synth_nb.local.server.http import json_body
 from synth_nb.local.server.state import state_of
+from synth_nb.local.urls import endpoint
 
 __all__ = ["routes"]
 
@@ -58,8 +59,8 @@ async def verify_task_app(request: Request) -> Response:
     attempts: list[dict[str, Any]] = []
     async with httpx.AsyncClient(timeout=state.probe_timeout, trust_env=False) as client:
         for key in keys:
-            health_status, health_error = await _probe(client, base + "/health", key)
-            info_status, info_error = await _probe(client, base + "/task_info", key)
+            health_status, health_error = await _probe(client, endpoint(base, "/health"), key)
+            info_status, info_error = await _probe(client, endpoint(base, "/task_info"), key)
             ok = health_status == 200 and info_status == 200
             attempts.append({
                 "key_prefix": mask_secret(key) if key else None, "health_status": health_status,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from synth_nb.local.lifecycle import replay_speed_problem
 from synth_nb.local.server.http import ApiError
 from synth_nb.local.storage import Storage
 
@@ -41,8 +42,9 @@ def _check_metadata(body: dict[str, Any]) -> None:
         return
     _typed(meta, "recording", str, "metadata.recording")
     speed = _typed(meta, "replay_speed", (int, float), "metadata.replay_speed")
-    if speed is not None and speed <= 0:
-        raise ApiError(422, f"metadata.replay_speed must be > 0, got {speed}")
+    problem = replay_speed_problem(speed) if speed is not None else None
+    if problem:
+        raise ApiError(422, f"metadata.replay_speed {problem}")
 
 
 def check_create_body(kind: str, body: dict[str, Any], storage: Storage, *, real_executor: bool) -> None:

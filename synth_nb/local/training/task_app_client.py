@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from synth_nb.local.errors import TaskAppError
+from synth_nb.local.urls import endpoint
 
 __all__ = ["check_task_app", "rollout_reward", "task_app_headers"]
 
@@ -35,11 +36,11 @@ def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> d
     headers = task_app_headers(api_key)
     try:
         with httpx.Client(timeout=timeout) as client:
-            health = client.get(f"{url}/health", headers=headers)
+            health = client.get(endpoint(url, "/health"), headers=headers)
             if health.status_code != 200:
                 raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: {_detail(health)}"
                                    + (" (check ENVIRONMENT_API_KEY)" if health.status_code in (400, 401, 403) else ""))
-            info = client.get(f"{url}/task_info", headers=headers)
+            info = client.get(endpoint(url, "/task_info"), headers=headers)
     except httpx.HTTPError as exc:
         raise TaskAppError(f"task app {url} is not reachable ({type(exc).__name__}: {exc}); start it or fix "
                            "services.task_url") from None
@@ -55,7 +56,7 @@ def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> d
 def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None) -> float:
     """POST /rollout and return ``metrics.outcome_score`` (else ``metrics.mean_return``)."""
     try:
-        response = client.post(f"{url}/rollout", json=payload, headers=task_app_headers(api_key))
+        response = client.post(endpoint(url, "/rollout"), json=payload, headers=task_app_headers(api_key))
     except httpx.HTTPError as exc:
         raise TaskAppError(f"POST {url}/rollout failed: {type(exc).__name__}: {exc}") from None
     if response.status_code != 200:

@@ -23,6 +23,8 @@ from typing import Any, TypeVar
 import aiohttp
 import msgspec
 
+from synth_nb.local.urls import endpoint
+
 __all__ = ["Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner", "new_event_loop", "parse_rollout"]
 
 T = TypeVar("T")
@@ -152,7 +154,7 @@ class TaskAppRunner:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     async def _get(self, path: str) -> tuple[int, bytes]:
-        async with self._session.get(f"{self.url}{path}", timeout=aiohttp.ClientTimeout(total=10.0)) as response:
+        async with self._session.get(endpoint(self.url, path), timeout=aiohttp.ClientTimeout(total=10.0)) as response:
             return response.status, await response.read()
 
     def check(self) -> dict[str, Any]:
@@ -188,7 +190,7 @@ class TaskAppRunner:
     async def post_rollout(self, request: dict[str, Any], seed: int, split: str) -> Rollout:
         """``POST /rollout``; a failed call is a rollout scored 0 with the error, never an exception."""
         try:
-            async with self._session.post(f"{self.url}/rollout", data=msgspec.json.encode(request),
+            async with self._session.post(endpoint(self.url, "/rollout"), data=msgspec.json.encode(request),
                                           headers=_JSON) as response:
                 raw = await response.read()
                 if response.status != 200:
