@@ -1,7 +1,9 @@
 """A real HTTP server replaying one hosted-backend response shape (``shapes/*.json``) at the contract paths.
 
 A shape file is ``{"about", "job_id", "routes": {path: body}, "since_seq"}``: each route answers ``GET
-/api<path>`` with its body as JSON; any other path answers 404, as a backend without that route does.
+/api<path>`` with its body as JSON (a body ``{"sse": [{"event", "id", "data"}, ...]}`` as an event stream;
+``{"sequence": [body, ...]}`` one body per request, the last one from then on); any other path answers 404,
+as a backend without that route does.
 ``since_seq`` says how an events route treats the cursor: ``"ignored"`` (the default: the whole list every
 time, as the hosted route did before it learnt the parameter), ``"seq"`` (items whose seq is above it) or
 ``"position"`` (the items after that many, for events that carry no seq).
@@ -70,6 +72,12 @@ def _handler(replay: Replay) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"detail": f"no route {path}"})
                 return
             body = routes[path]
+            if isinstance(body, dict) and isinstance(body.get("sequence"), list):
+                served = replay.asked.count(path) - 1  # one body per request, the last one from then on
+                body = body["sequence"][min(served, len(body["sequence"]) - 1)]
+            if isinstance(body, dict) and isinstance(body.get("sse"), list):
+                self._send_stream(body["sse"])
+                return
             if path.endswith("/events"):
                 since = int((parse_qs(parts.query).get("since_seq") or ["0"])[0])
                 body = _page(body, mode, since)
@@ -82,6 +90,17 @@ def _handler(replay: Replay) -> type[BaseHTTPRequestHandler]:
             data = json.dumps(body).encode()
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _send_stream(self, frames: list[dict[str, Any]]) -> None:
+            """Server-Sent Events: each frame's ``event``, ``id`` (when given) and JSON ``data``; then close."""
+            text = "".join((f"event: {f['event']}\n" if f.get("event") else "") + (f"id: {f['id']}\n" if "id" in f else "")
+                           + f"data: {json.dumps(f['data'])}\n\n" for f in frames)
+            data = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

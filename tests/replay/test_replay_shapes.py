@@ -16,6 +16,8 @@ from replay_server import Replay, serve, shape_names
 from synth_nb.cli import attach as attach_cli
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import SynthNbError
+from synth_nb.flows import get_flow
+from synth_nb.flows.chart import ChartData
 from synth_nb.flows.prompt_learning.summary import job_summary
 from synth_nb.job import Job
 from synth_nb.job import attach as attach_job
@@ -109,6 +111,9 @@ def test_a_best_score_as_data_score_and_a_baseline_named_in_a_message(replay: Re
     summary = job_summary(job).markdown
     assert "| Baseline | 0.4000 |" in summary and "| Best | 0.5700 |" in summary
     assert "| Improvement | +0.1700 absolute (+17.0 points), +42.5% relative |" in summary
+    chart = ChartData(get_flow(job.flow).chart)
+    chart.extend(job.metrics, job.events)
+    assert chart.references == {"heldout_baseline": 0.4, "heldout_best": 0.57}
 
 
 @pytest.mark.parametrize("replay", ["pl_final_results_candidates"], indirect=True)
@@ -194,3 +199,17 @@ def test_a_prompt_learning_job_found_on_sfts_path_is_named_by_its_status(replay:
     assert f"attached to prompt_learning job {replay.job_id} (succeeded, 2 events so far)" in out
     block = final_block(out)
     assert f"({'prompt_learning'}/gepa)" in block and "best_score: 0.57" in block and "metrics: 0" in block
+
+
+@pytest.mark.parametrize("replay", ["pl_sse_frames_without_seq"], indirect=True)
+def test_stream_frames_without_seq_then_the_same_events_polled(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    stream = f"/prompt-learning/online/jobs/{replay.job_id}/events/stream"
+    assert stream in replay.asked
+    assert [line.split("] ", 1)[1] for line in out.splitlines() if "] [" in line and "prompt.learning" in line] == [
+        "[1] prompt.learning.gepa.start: Starting GEPA optimisation",
+        "[2] prompt.learning.progress: 50% complete",
+        "[3] prompt.learning.gepa.complete: GEPA optimisation complete"]
+    block = final_block(out)
+    assert "events:   3" in block and "best_score: 0.66" in block
