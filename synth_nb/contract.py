@@ -24,6 +24,8 @@ class FlowEndpoints:
     fallback_events: tuple[str, ...] = field(default_factory=tuple)
     #: status paths to try when ``status`` 404s
     fallback_status: tuple[str, ...] = field(default_factory=tuple)
+    #: metric paths to try when ``metrics`` 404s
+    fallback_metrics: tuple[str, ...] = field(default_factory=tuple)
     #: Server-Sent Events stream, when the backend offers one
     events_stream: str | None = None
     #: POST that starts a job created stopped (SFT); None when jobs start on creation

@@ -7,13 +7,15 @@ Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``
 from __future__ import annotations
 
 import itertools
+import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
+from synth_nb.flows.prompt_learning.scores import SCORE_EVENT_TYPES, job_scores
 from synth_nb.job import Job, JobUpdate
-from synth_nb.records import Event, MetricPoint
+from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 
 __all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "history"]
@@ -28,6 +30,9 @@ def format_event(event: Event) -> list[str]:
     level = f" ({event.level})" if event.level and event.level != "info" else ""
     line = f"[{event.seq}] {event.type}{level}: {event.message}".rstrip().rstrip(":")
     lines = [line]
+    if event.type == UNPARSED_EVENT_TYPE:
+        raw = json.dumps(event.data.get("raw"), default=str)
+        lines.append(f"    as sent: {raw[:300]}{'…' if len(raw) > 300 else ''}")
     if event.is_error:
         detail = event.data.get("detail") or event.data.get("error") or event.data.get("error_detail")
         if detail and str(detail) != event.message:
@@ -70,7 +75,7 @@ class LinePrinter:
         if update.kind == "status":
             self.emit(f"status={update.status}")
         elif update.kind == "event" and update.event is not None:
-            if not self.flow.is_noise(update.event):
+            if update.event.type == UNPARSED_EVENT_TYPE or not self.flow.is_noise(update.event):
                 self.emit("\n".join(format_event(update.event)))
         elif update.kind == "metric" and update.metric is not None:
             now = time.monotonic()
@@ -98,7 +103,15 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     if latest:
         lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
                                                     for p in latest.values()))
+    scores = job_scores(doc, job.events.of_types(SCORE_EVENT_TYPES))
     for key in ("fine_tuned_model", "best_score", "error"):
-        if doc.get(key) not in (None, ""):
+        if key == "best_score" and scores.best is not None:
+            lines.append(f"  baseline_score: {scores.baseline}" if scores.baseline is not None else "")
+            lines.append(f"  best_score: {scores.best}")
+        elif doc.get(key) not in (None, ""):
             lines.append(f"  {key}: {doc[key]}")
-    return mask_text("\n".join(lines), tuple(s for s in secrets if s))
+    unparsed = sum(1 for _ in job.events.of_types((UNPARSED_EVENT_TYPE,)))
+    if unparsed:
+        lines.append(f"  note: {unparsed} item(s) the backend sent could not be interpreted; they are kept as "
+                     f"'{UNPARSED_EVENT_TYPE}' events (job.events)")
+    return mask_text("\n".join(line for line in lines if line), tuple(s for s in secrets if s))

@@ -23,6 +23,7 @@ from synth_nb.backend import display_url, normalize_backend_url
 from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
+    SeqNumbering,
     extract_list,
     parse_event_records,
     parse_metrics_body,
@@ -69,6 +70,8 @@ class AsyncSynthClient:
         )
         #: per-(kind, job) path that answered last time, so fallbacks are probed once
         self._working_paths: dict[tuple[str, str], str] = {}
+        #: per job: the seqs given to events the backend sent without one
+        self._numbering: dict[str, SeqNumbering] = {}
         self._reach = Reachability()
 
     def __repr__(self) -> str:
@@ -301,13 +304,18 @@ class AsyncSynthClient:
         paths = [endpoints.events, *endpoints.fallback_events]
         response = await self._first_working("events", job_id, paths,
                                              params={"since_seq": since_seq, "limit": limit})
-        return parse_event_records(response.content)
+        return parse_event_records(response.content, since_seq, self.numbering(job_id))
+
+    def numbering(self, job_id: str) -> SeqNumbering:
+        """The seqs given so far to ``job_id``'s events that came without one (shared with its SSE frames)."""
+        return self._numbering.setdefault(job_id, SeqNumbering())
 
     async def get_metrics(
         self, endpoints: FlowEndpoints, job_id: str, *, after_step: int | None = None, name: str | None = None,
         limit: int = 1000,
     ) -> list[MetricPoint]:
-        """Metric points; without ``after_step`` the backend returns the newest ``limit`` points."""
+        """Metric points (primary path, then the flow's fallback metric paths); without ``after_step`` the
+        backend returns the newest ``limit`` points."""
         records = await self.get_metric_records(endpoints, job_id, after_step=after_step, name=name, limit=limit)
         return [r.to_point() for r in records]
 
@@ -321,7 +329,8 @@ class AsyncSynthClient:
             params["after_step"] = after_step
         if name:
             params["name"] = name
-        response = await self.request("GET", endpoints.metrics.replace("{job_id}", job_id), params=params)
+        paths = [endpoints.metrics, *endpoints.fallback_metrics]
+        response = await self._first_working("metrics", job_id, paths, params=params)
         return parse_metrics_body(response.content)
 
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ containers, ``event_type``, null ``data``) goes through the lenient path, as syn
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -15,11 +16,11 @@ import msgspec
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from synth_nb.records import Event, MetricPoint
+from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 
-__all__ = ["EventRecord", "MetricRecord", "event_record", "extract_list", "parse_event", "parse_event_records",
-           "parse_events", "parse_events_body", "parse_metric_records", "parse_metrics", "parse_metrics_body",
-           "strict_event_record"]
+__all__ = ["EventRecord", "MetricRecord", "SeqNumbering", "event_record", "extract_list", "parse_event",
+           "parse_event_records", "parse_events", "parse_events_body", "parse_metric_records", "parse_metrics",
+           "parse_metrics_body", "strict_event_record", "unparsed_event"]
 
 #: keys a list may hide under in lenient list responses (0.2.24 ``_extract_list``)
 _LIST_CONTAINERS = ("data", "result", "results", "items", "payload", "records", "entries", "values")
@@ -193,37 +194,104 @@ def extract_list(data: Any, field: str) -> list[Any]:
     return []
 
 
-def parse_event(item: Any) -> Event | None:
-    """One wire event -> ``Event`` (tolerating ``event_type``, null ``data``/``message``); None if unusable."""
-    if not isinstance(item, dict) or item.get("seq") is None:
+def _wire_seq(item: dict[str, Any]) -> int | None:
+    """The item's own seq when it is a usable integer (``"5"`` counts; ``5.5``, ``"abc"`` and 2**70 do not)."""
+    raw = item.get("seq")
+    if isinstance(raw, bool):
         return None
+    if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
+        raw = int(raw)
+    return raw if isinstance(raw, int) and raw in _INT64 else None
+
+
+def unparsed_event(seq: int, item: Any, reason: str) -> Event:
+    """An item that could not be read as an event, kept whole under ``data.raw`` with why."""
+    return Event(seq=seq, type=UNPARSED_EVENT_TYPE, level="warning", message=f"could not interpret: {reason}",
+                 data={"raw": item, "reason": reason})
+
+
+def _repaired(item: dict[str, Any], seq: int) -> Event | None:
+    """``item`` as an ``Event`` (``event_type`` for ``type``, null ``data``/``message`` tolerated)."""
+    item = dict(item)
+    if item.get("seq") is not None and _wire_seq(item) is None:
+        item["wire_seq"] = item["seq"]  # kept as sent, beside the seq it was given
+    item["seq"] = seq
     data = item.get("data", {})
-    if "type" not in item or not isinstance(data, dict) or item.get("message") is None:
-        item = dict(item)
-        item.setdefault("type", item.get("event_type") or "event")
-        if not isinstance(data, dict):
-            item["data"] = {} if data is None else {"value": data}
-        if item.get("message") is None:
-            item["message"] = ""
+    if "type" not in item:
+        item["type"] = item.get("event_type")
+    if not isinstance(data, dict):
+        item["data"] = {} if data is None else {"value": data}
+    if item.get("message") is None:
+        item["message"] = ""
+    if not isinstance(item.get("type"), str) or not item["type"]:
+        return None
     try:
-        event = Event.model_validate(item)
+        return Event.model_validate(item)
     except ValueError:
         return None
-    return event if event.seq in _INT64 else None
 
 
-def event_record(item: Any) -> EventRecord | None:
-    """One decoded wire event (a dict) as a record, leniently; None if unusable."""
-    event = parse_event(item)
-    return None if event is None else EventRecord.of(event)
+def _reason(item: Any) -> str:
+    if not isinstance(item, dict):
+        return f"an event that is a JSON {_JSON_KINDS.get(type(item), type(item).__name__)}, not an object"
+    if not item.get("type") and not item.get("event_type"):
+        return "an event with no type"
+    return "an event whose fields have unexpected types"
 
 
-def parse_events(items: list[Any]) -> list[Event]:
-    events = []
+_JSON_KINDS = {str: "string", int: "number", float: "number", bool: "boolean", list: "array", type(None): "null"}
+
+
+class SeqNumbering:
+    """Seqs for events sent without one: the next after the cursor, as synth-ai 0.2.24 numbers them.
+
+    A backend that ignores ``since_seq`` sends its whole list again on every poll; an event met before is
+    recognised by its content and keeps the seq it was given, so nothing is shown twice. (Two events equal
+    in every field, time included, are taken for one.)
+    """
+
+    def __init__(self) -> None:
+        self._given: dict[bytes, int] = {}
+        self._top = 0
+
+    def seq_for(self, item: Any, running: int) -> int:
+        key = hashlib.blake2b(json.dumps(item, sort_keys=True, default=str).encode(), digest_size=16).digest()
+        seq = self._given.get(key)
+        if seq is None:
+            seq = self._given[key] = max(running, self._top) + 1
+        self.seen(seq)
+        return seq
+
+    def seen(self, seq: int) -> None:
+        self._top = max(self._top, seq)
+
+
+def parse_event(item: Any, seq: int | None = None) -> Event:
+    """One wire event -> ``Event``; ``seq`` is used when the item has none. What cannot be read is kept as
+    an ``unparsed`` event holding the item."""
+    own = _wire_seq(item) if isinstance(item, dict) else None
+    number = own if own is not None else seq if seq is not None else 0
+    event = _repaired(item, number) if isinstance(item, dict) else None
+    return event if event is not None else unparsed_event(number, item, _reason(item))
+
+
+def event_record(item: Any, seq: int | None = None) -> EventRecord:
+    """One decoded wire event (any JSON value) as a record, leniently (see ``parse_event``)."""
+    return EventRecord.of(parse_event(item, seq))
+
+
+def parse_events(items: list[Any], since_seq: int = 0, numbering: SeqNumbering | None = None) -> list[Event]:
+    """Wire items as events, in order; items without a seq are numbered after the one before them."""
+    numbering = numbering or SeqNumbering()
+    events, running = [], since_seq
     for item in items:
-        event = parse_event(item)
-        if event is not None:
-            events.append(event)
+        own = _wire_seq(item) if isinstance(item, dict) else None
+        if own is None:
+            own = numbering.seq_for(item, running)
+        else:
+            numbering.seen(own)
+        running = own
+        events.append(parse_event(item, own))
     return events
 
 
@@ -255,32 +323,41 @@ def _lenient_items(raw: bytes, field: str) -> list[Any]:
     return extract_list(data, field)
 
 
-def parse_event_records(raw: bytes) -> list[EventRecord]:
-    """Event records from a response body: well-formed items strictly, the rest leniently."""
+def parse_event_records(raw: bytes, since_seq: int = 0, numbering: SeqNumbering | None = None) -> list[EventRecord]:
+    """Event records from a response body: well-formed items strictly, the rest leniently (items without a
+    seq numbered after ``since_seq`` by ``numbering``; unreadable ones kept as ``unparsed`` events)."""
     try:
         page = _EVENTS_PAGE.decode(raw)
     except _STRICT_ERRORS:
-        return [r for r in map(event_record, _lenient_items(raw, "events")) if r is not None]
+        items: list[Any] = _lenient_items(raw, "events")
+        return [EventRecord.of(e) for e in parse_events(items, since_seq, numbering)]
     items = page if isinstance(page, list) else page.events
     strict = _strict_event_page(raw, items)
     if strict is not None:
+        if numbering is not None and strict:
+            numbering.seen(max(r.seq for r in strict))
         return strict
-    records = []
+    numbering = numbering or SeqNumbering()
+    records, running = [], since_seq
     for item in items:
         record = _strict_event(item)
         if record is None:
             try:
-                record = event_record(json.loads(bytes(item)))
+                decoded = json.loads(bytes(item))
             except ValueError:
-                record = None
-        if record is not None:
-            records.append(record)
+                decoded = bytes(item).decode(errors="replace")
+            [event] = parse_events([decoded], running, numbering)
+            record = EventRecord.of(event)
+        else:
+            numbering.seen(record.seq)
+        running = record.seq
+        records.append(record)
     return records
 
 
-def parse_events_body(raw: bytes) -> list[Event]:
+def parse_events_body(raw: bytes, since_seq: int = 0) -> list[Event]:
     """Events from a response body (see ``parse_event_records``)."""
-    return [record.to_event() for record in parse_event_records(raw)]
+    return [record.to_event() for record in parse_event_records(raw, since_seq)]
 
 
 def parse_metrics_body(raw: bytes) -> list[MetricRecord]:

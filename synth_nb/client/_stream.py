@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from synth_nb.client._parse import EventRecord, event_record, strict_event_record
+from synth_nb.client._parse import EventRecord, SeqNumbering, parse_events, strict_event_record
 from synth_nb.client._retry import ErrorStatus
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NetworkError, RateLimitedError, ServerError
@@ -62,6 +62,8 @@ class StreamClient(Protocol):
                                 limit: int = 200) -> list[EventRecord]: ...
 
     async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]: ...
+
+    def numbering(self, job_id: str) -> SeqNumbering: ...
 
 
 class EventStream:
@@ -232,18 +234,16 @@ class EventStream:
             if record is not None:
                 return self._emit([record], sink) > 0
         payload = json.loads(data)  # a truncated frame raises ValueError -> reconnect from the cursor
-        if not isinstance(payload, dict):
+        if not isinstance(payload, dict) and name in _NON_EVENT_FRAMES:
             return False
         if name in _NON_EVENT_FRAMES:
             if self.on_frame is not None:
                 self.on_frame(name, payload)
             return True
-        if payload.get("seq") is None and frame_id and frame_id.isdigit():
+        if isinstance(payload, dict) and payload.get("seq") is None and frame_id and frame_id.isdigit():
             payload["seq"] = int(frame_id)
-        record = event_record(payload)
-        if record is None:
-            return False
-        return self._emit([record], sink) > 0
+        [event] = parse_events([payload], self.last_seq, self.client.numbering(self.job_id))
+        return self._emit([EventRecord.of(event)], sink) > 0
 
     async def _poll(self, sink: EventSink) -> None:
         interval = self.min_interval

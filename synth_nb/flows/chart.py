@@ -22,6 +22,7 @@ __all__ = ["ChartData", "ChartSpec", "EventSampler", "ReferenceSpec", "SeriesBuf
 #: (event type, data, running trial count) -> (x, y) or None
 EventSampler = Callable[[str, Mapping[str, Any], int], "tuple[int, float] | None"]
 #: (event type, data) -> a reference value or None
+#: (event type, event data) -> a reference score; the data also holds the event's ``message`` when it has none
 ValueSampler = Callable[[str, Mapping[str, Any]], "float | None"]
 
 
@@ -182,9 +183,11 @@ class ChartData:
         """Add an ``Event`` (or its dict); returns True if it carried a reference score or a series sample."""
         etype = _field(event, "type") or ""
         data = _field(event, "data") or {}
+        message = _field(event, "message")
+        said = {**data, "message": message} if message and "message" not in data else data
         used = False
         for ref in self.spec.references:
-            value = ref.from_event(etype, data) if ref.from_event is not None else None
+            value = ref.from_event(etype, said) if ref.from_event is not None else None
             if value is not None:
                 used |= self._set_reference(ref, value)
         for buf in self.series.values():

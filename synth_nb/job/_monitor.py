@@ -14,6 +14,7 @@ from typing import Any
 
 from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metrics
 from synth_nb.contract import FlowEndpoints
+from synth_nb.errors import NotFoundError
 from synth_nb.job.history import JobHistory
 
 __all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
@@ -45,6 +46,8 @@ class JobMonitor:
         self.options = options
         #: "sse" or "poll" once the event stream has decided
         self.stream_mode: str | None = None
+        #: True once no metric path answered (the backend keeps no metrics for this job)
+        self.no_metrics = False
 
     def make_stream(self) -> EventStream:
         opts = self.options
@@ -123,7 +126,13 @@ class JobMonitor:
     async def _sync_metrics(self) -> bool:
         """Read the newest points; if none of them were known, page back from the oldest name cursor."""
         job, limit = self.history, self.options.metrics_limit
-        points = await self.client.get_metric_records(self.endpoints, job.id, limit=limit)
+        if self.no_metrics:
+            return False
+        try:
+            points = await self.client.get_metric_records(self.endpoints, job.id, limit=limit)
+        except NotFoundError:  # no metric path answers (0.2.24 ignores it too): the job has no metrics
+            self.no_metrics = True
+            return False
         had_any = bool(job.metrics)
         fresh = job.ingest_metrics(points)
         if len(points) >= limit and fresh == len(points):
@@ -134,13 +143,17 @@ class JobMonitor:
 
     async def _backfill_metrics(self, cursor: int = -1) -> None:
         """Page through every point with ``step > cursor`` (``after_step`` ascending)."""
-        while True:
-            page = await self.client.get_metric_records(self.endpoints, self.history.id, after_step=cursor,
-                                                        limit=BACKFILL_PAGE)
-            self.history.ingest_metrics(page)
-            if not page:  # only an empty page ends it: a backend may cap ``limit``
+        while not self.no_metrics:
+            try:
+                page = await self.client.get_metric_records(self.endpoints, self.history.id, after_step=cursor,
+                                                            limit=BACKFILL_PAGE)
+            except NotFoundError:
+                self.no_metrics = True
                 return
-            top = max(p.step for p in page)
+            self.history.ingest_metrics(page)
+            top = max((p.step for p in page), default=cursor)
+            if top <= cursor:  # an empty page (a backend may cap ``limit``), or one that ignores ``after_step``
+                return
             cursor = top - 1 if top - 1 > cursor else top  # re-read the boundary step: names may share it
 
     async def _events_and_metrics(self, stream: EventStream) -> None:

@@ -20,7 +20,7 @@ from synth_nb.plan import Plan, Step, resolve_refs
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient, SynthClient
 
-__all__ = ["attach", "follow", "guess_flow", "submit"]
+__all__ = ["attach", "flow_named_in", "follow", "guess_flow", "submit"]
 
 #: create calls can be slow (prompt learning validates against the task app synchronously)
 CREATE_TIMEOUT = 180.0
@@ -154,10 +154,50 @@ def guess_flow(job_id: str) -> list[str]:
     return [flow.name for flow in sorted(all_flows(), key=rank)]
 
 
+#: what a status document may call the job's kind (``job_type``, ``type``, ...), by flow
+_KIND_WORDS = {
+    "rl": "rl", "rl_online": "rl", "reinforcement": "rl", "reinforcement_learning": "rl",
+    "sft": "sft", "sft_offline": "sft", "fine_tune": "sft", "fine-tune": "sft", "finetune": "sft", "fft": "sft",
+    "qlora": "sft", "lora": "sft",
+    "prompt_learning": "prompt_learning", "prompt-learning": "prompt_learning", "gepa": "prompt_learning",
+    "mipro": "prompt_learning",
+}
+_KIND_FIELDS = ("job_type", "training_type", "flow", "kind", "type", "algorithm")
+
+
+def flow_named_in(doc: dict[str, Any]) -> str | None:
+    """The flow a status document says its job belongs to (``job_type: "rl"``, ``algorithm: "gepa"``, ...).
+
+    The path that answered says little: 0.2.24 falls back to ``/learning/jobs/{id}`` for RL and prompt
+    learning alike, and that is SFT's own path.
+    """
+    for key in _KIND_FIELDS:
+        value = doc.get(key)
+        if isinstance(value, str):
+            name = _KIND_WORDS.get(value.strip().lower())
+            if name is not None:
+                return name
+    return None
+
+
+async def _find_status(job_id: str, client: AsyncSynthClient, candidates: Sequence[str]
+                       ) -> tuple[str, dict[str, Any]] | None:
+    """The first candidate flow whose status paths (primary, then its fallbacks) know the job."""
+    for name in candidates:
+        try:
+            return name, await client.get_status(get_flow(name).endpoints, job_id)
+        except NotFoundError:
+            continue
+    return None
+
+
 async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
                  registry: JobRegistry | None = None, poll_interval: float = 5.0,
                  hidden: Sequence[str] = ()) -> Job:
     """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored.
+
+    Each candidate flow's status paths are tried, fallbacks included; the job is then named by what its
+    status document says it is, else by the flow whose paths found it.
 
     ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in what the job
     holds, since a backend may echo any of them.
@@ -165,19 +205,18 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
     record = registry.get(job_id) if registry is not None else None
     algorithm = record.algorithm if record else None
     candidates = [flow] if flow else ([record.flow] if record else guess_flow(job_id))
-    status_doc: dict[str, Any] | None = None
-    for name in candidates:
-        try:
-            status_doc = await client.request_json("GET", _fill_path(get_flow(name).endpoints.status, job_id))
-        except NotFoundError:
-            continue
-        flow = name
-        break
-    if status_doc is None or flow is None:
+    found = await _find_status(job_id, client, candidates)
+    if found is None:
         raise NotFoundError(
-            f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints); "
-            "check the id and --backend", status_code=404, method="GET", url=client.shown_url,
+            f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints "
+            "and their fallbacks); check the id and --backend", status_code=404, method="GET",
+            url=client.shown_url,
         )
+    answered, status_doc = found
+    named = flow_named_in(status_doc)
+    flow = named if named is not None and not flow else answered
+    if algorithm is None and isinstance(status_doc.get("algorithm"), str) and flow == "prompt_learning":
+        algorithm = status_doc["algorithm"].lower()
     results = Path(record.results_folder) if record and record.results_folder else None
     job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval,
               results_folder=results, hidden=hidden)

@@ -14,17 +14,33 @@ def test_event_pages_in_every_accepted_shape() -> None:
     assert [e.seq for e in parse_events_body(json.dumps({"data": {"items": [event]}}).encode())] == [1]
 
 
-def test_odd_events_are_repaired_or_skipped() -> None:
+def test_odd_events_are_repaired_numbered_or_kept_as_unparsed() -> None:
     body = json.dumps({"events": [
         {"seq": 1, "event_type": "legacy", "message": None, "data": None},
         {"seq": 2, "type": "listy", "data": [1, 2]},
         {"type": "no seq"},
         "not an object",
+        {"seq": 9, "message": "no type"},
     ]}).encode()
     events = parse_events_body(body)
-    assert [(e.seq, e.type, e.message, e.data) for e in events] == [
-        (1, "legacy", "", {}), (2, "listy", "", {"value": [1, 2]})]
+    assert [(e.seq, e.type, e.message, e.data) for e in events[:3]] == [
+        (1, "legacy", "", {}), (2, "listy", "", {"value": [1, 2]}), (3, "no seq", "", {})]
+    assert [(e.seq, e.type, e.level) for e in events[3:]] == [(4, "unparsed", "warning"), (9, "unparsed", "warning")]
+    assert events[3].data == {"raw": "not an object", "reason": "an event that is a JSON string, not an object"}
+    assert events[4].data["raw"] == {"seq": 9, "message": "no type"}
     assert parse_events_body(b"{truncated") == []
+
+
+def test_events_without_seq_are_numbered_after_the_cursor_and_keep_their_number_when_sent_again() -> None:
+    from synth_nb.client._parse import SeqNumbering, parse_event_records
+
+    numbering = SeqNumbering()
+    first = [{"type": "a", "message": "1"}, {"type": "b", "message": "2"}]
+    assert [r.seq for r in parse_event_records(json.dumps(first).encode(), 0, numbering)] == [1, 2]
+    again = [*first, {"type": "c", "message": "3"}]  # a backend that ignores since_seq sends it all again
+    assert [r.seq for r in parse_event_records(json.dumps(again).encode(), 2, numbering)] == [1, 2, 3]
+    only_new = [{"type": "d", "message": "4"}]  # one that honours it sends only what is new
+    assert [r.seq for r in parse_event_records(json.dumps(only_new).encode(), 3, numbering)] == [4]
 
 
 def test_metrics_without_name_or_step_are_dropped() -> None:

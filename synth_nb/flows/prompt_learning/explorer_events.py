@@ -56,7 +56,7 @@ class _Join:
             if position is None:
                 continue
             found = candidate_from(position, entry, self.s, None)
-            if attempted and not numbered and not replacements_of(entry):
+            if not numbered and not replacements_of(entry) and any(entry is a for a in attempted):
                 found.origin = "seed"
             if position in self.cands:
                 fill_missing(self.cands[position], found)
@@ -80,13 +80,35 @@ class _Join:
         entries: list[tuple[int | None, Mapping[str, Any]]] = [
             (integer(e.get("candidate_index")) if numbered else i + offset, e) for i, e in enumerate(attempted)]
         if entries or self.cands:
-            return entries, offset
+            return self._with_optimized(entries), offset
         # a stream with only the top candidates (hosted GEPA's optimized list, MIPRO's top-k)
         optimized = sorted((e for e in self.s.final.get("optimized_candidates") or [] if isinstance(e, Mapping)),
                            key=lambda e: integer(e.get("rank")) or 0)
         tops = optimized or self._mipro_top()
         self.ranked = {integer(e.get("rank")) or i + 1: i + 1 for i, e in enumerate(tops)}
         return [(i + 1, e) for i, e in enumerate(tops)], 1
+
+    def _with_optimized(self, entries: list[tuple[int | None, Mapping[str, Any]]]
+                        ) -> list[tuple[int | None, Mapping[str, Any]]]:
+        """``entries`` plus each optimized candidate that is none of them (0.2.24 lists both; a hosted run
+        may send one attempted candidate, the seed, and the optimized ones only there)."""
+        optimized = [e for e in self.s.final.get("optimized_candidates") or [] if isinstance(e, Mapping)]
+        known = [(p, _identity(e)) for p, e in entries if p is not None]
+        known += [(c.index, ("messages", c.messages)) for c in self.cands.values() if c.messages]
+        taken = {p for p, _ in entries if p is not None} | set(self.cands)
+        out = list(entries)
+        for i, entry in enumerate(optimized):
+            rank = integer(entry.get("rank")) or i + 1
+            same = _identity(entry)
+            match = integer(entry.get("candidate_index"))
+            if match not in taken:
+                match = next((p for p, ident in known if same is not None and ident == same), None)
+            if match is None:
+                match = max(taken, default=-1) + 1
+                taken.add(match)
+                out.append((match, entry))
+            self.ranked.setdefault(rank, match)
+        return out
 
     def _mipro_top(self) -> list[dict[str, Any]]:
         """``mipro.topk.evaluated`` as candidate entries (train score, held-out test score, instruction)."""
@@ -213,6 +235,16 @@ class _Join:
         c.parents = c.parents or p.parents
         c.origin = c.origin if c.origin != "unknown" else p.kind
         c.rollouts = c.rollouts if c.rollouts is not None else p.rollouts
+
+
+def _identity(entry: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """What makes two candidate entries the same prompt: their replacements, else their sections."""
+    replacements = replacements_of(entry)
+    if replacements:
+        return ("replacements", tuple(sorted((str(r.get("apply_to_role")), str(r.get("new_text")))
+                                             for r in replacements)))
+    sections = sections_of(entry)
+    return ("messages", sections) if sections else None
 
 
 def _parent(raw: Any, baseline: int | None) -> tuple[int, ...]:

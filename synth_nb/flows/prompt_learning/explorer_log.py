@@ -14,6 +14,7 @@ from typing import Any
 
 from synth_nb.flows.prompt_learning.explorer_model import Candidate, MiproSearch, MiproTrial, messages_of
 from synth_nb.flows.prompt_learning.prompt_diff import Message
+from synth_nb.flows.prompt_learning.scores import baseline_in
 
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "SearchLog", "apply_replacements", "candidate_from",
            "field_of", "fill_missing", "integer", "number", "replacements_of", "score_of", "sections_of"]
@@ -132,7 +133,8 @@ class SearchLog:
         elif etype == "prompt.learning.top.prompt.content":
             self.tops.append(data)
         elif etype == "prompt.learning.validation.scored":
-            self.validation.append(data)
+            base = baseline_in(etype, data, message)  # a baseline may be named only in the message
+            self.validation.append({**data, "is_baseline": True, "accuracy": base} if base is not None else data)
         elif etype == "prompt.learning.rollouts.start":
             seeds = data.get("validation_seeds") or data.get("online_pool")
             self.seeds = list(seeds) if isinstance(seeds, list) else self.seeds

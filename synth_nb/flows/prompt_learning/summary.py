@@ -17,6 +17,8 @@ from synth_nb.flows.prompt_learning.curve import curve_png
 from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
 from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
+from synth_nb.flows.prompt_learning.scores import job_scores
+from synth_nb.records import UNPARSED_EVENT_TYPE
 from synth_nb.secrets import mask_text
 
 __all__ = ["CURVE_NAME", "SUMMARY_NAME", "Summary", "job_summary", "render_summary", "write_summary"]
@@ -85,19 +87,8 @@ def _algorithm(status: dict[str, Any], log: _Log) -> str:
 
 
 def _scores(status: dict[str, Any], log: _Log) -> tuple[float | None, float | None]:
-    final = log.last("prompt.learning.final.results")
-    summary = log.last("prompt.learning.validation.summary")
-    baseline = next((d.get("accuracy") for d in log.all("prompt.learning.validation.scored") if d.get("is_baseline")),
-                    None)
-    baseline = baseline if baseline is not None else (summary.get("baseline") or {}).get("accuracy")
-    baseline = baseline if baseline is not None else log.last("mipro.baseline.test").get("test_score")
-    baseline = baseline if baseline is not None else status.get("baseline_score")
-    candidates = (status.get("best_score"), final.get("best_score"),
-                  log.last("prompt.learning.best.prompt").get("best_score"),
-                  log.last("prompt.learning.mipro.complete").get("best_score"),
-                  log.last("mipro.job.completed").get("best_score"),
-                  log.last("prompt.learning.gepa.complete").get("best_score"))
-    return baseline, next((value for value in candidates if value is not None), None)
+    scores = job_scores(status, log.events)
+    return scores.baseline, scores.best
 
 
 def _overview(job_id: str, status: dict[str, Any], log: _Log, algorithm: str) -> list[str]:
@@ -189,6 +180,32 @@ def _candidates(log: _Log) -> list[str]:
     return lines
 
 
+def _optimized(log: _Log) -> list[str]:
+    """``final.results``' optimized candidates (the Pareto front), as 0.2.24's results file lists them."""
+    optimized = [c for c in log.last("prompt.learning.final.results").get("optimized_candidates") or []
+                 if isinstance(c, dict)]
+    if not optimized:
+        return []
+    lines = ["## Optimized candidates", "", "| Rank | Score | Length | Kind | N |", "|---|---|---|---|---|"]
+    for i, c in enumerate(optimized[:10], start=1):
+        raw = c.get("score")
+        score: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        scores = score.get("instance_scores", c.get("instance_scores"))
+        accuracy = score.get("accuracy") if score else c.get("score", c.get("accuracy"))
+        lines.append(f"| {c.get('rank', i)} | {_num(accuracy)} | {score.get('prompt_length', c.get('prompt_length', 'n/a'))} "
+                     f"| {c.get('payload_kind', 'n/a')} | {len(scores) if isinstance(scores, list) else 'n/a'} |")
+    return lines
+
+
+def _unparsed(log: _Log) -> list[str]:
+    kept = [e for e in log.events if e.get("type") == UNPARSED_EVENT_TYPE]
+    if not kept:
+        return []
+    reasons = sorted({str((e.get("data") or {}).get("reason", "unknown shape")) for e in kept})
+    return [f"**Note:** {len(kept)} item(s) the backend sent could not be interpreted; they are kept as "
+            f"`{UNPARSED_EVENT_TYPE}` events ({'; '.join(reasons)})."]
+
+
 def _proposals(log: _Log) -> list[str]:
     gepa = log.all("gepa.transformation.proposed")
     scored = log.all("prompt.learning.proposal.scored")
@@ -246,8 +263,8 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     parts = [[f"# Prompt-learning summary: `{job_id}`", ""], _overview(job_id, status, log, algorithm), [""],
              _score_section(baseline, best, status, log), [""], _best_prompt(status, log),
              diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
-             _candidates(log), [""],
-             _proposals(log), [""], _run_section(log)]
+             _candidates(log), [""], _optimized(log), [""],
+             _proposals(log), [""], _run_section(log), [""], _unparsed(log)]
     if png is not None and link_curve:
         parts.append(["", "## Optimisation curve", "", f"![optimisation curve]({CURVE_NAME})"])
     if status.get("error"):

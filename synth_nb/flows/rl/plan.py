@@ -36,6 +36,7 @@ ENDPOINTS = FlowEndpoints(
     cancel="/rl/jobs/{job_id}/cancel",
     fallback_events=("/learning/jobs/{job_id}/events", "/orchestration/jobs/{job_id}/events"),
     fallback_status=("/learning/jobs/{job_id}", "/orchestration/jobs/{job_id}"),
+    fallback_metrics=("/learning/jobs/{job_id}/metrics",),
     events_stream="/rl/jobs/{job_id}/events/stream",
 )
 

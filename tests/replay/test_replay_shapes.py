@@ -1,0 +1,215 @@
+"""Every hosted response shape synth-ai 0.2.24 accepts (docs/hosted-response-shapes.md), replayed by a real
+HTTP server at the contract paths: what ``synth-nb attach`` prints, and what the attached job's summary and
+explorer show."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from replay_server import Replay, serve, shape_names
+
+from synth_nb.cli import attach as attach_cli
+from synth_nb.client import AsyncSynthClient
+from synth_nb.errors import SynthNbError
+from synth_nb.flows import get_flow
+from synth_nb.flows.chart import ChartData
+from synth_nb.flows.prompt_learning.summary import job_summary
+from synth_nb.job import Job
+from synth_nb.job import attach as attach_job
+
+KEY = "sk_replay_0000000000000000wxyz"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SYNTH_API_KEY", raising=False)
+    monkeypatch.delenv("SYNTH_BACKEND_OVERRIDE", raising=False)
+    (tmp_path / ".env").write_text(f"SYNTH_API_KEY={KEY}\n")
+
+
+@pytest.fixture
+def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
+    with serve(request.param) as running:
+        yield running
+
+
+def run_attach(replay: Replay, capsys: pytest.CaptureFixture) -> tuple[int, str]:
+    """``synth-nb attach JOB_ID --backend URL`` through the command's own parser and error mapping."""
+    parser = argparse.ArgumentParser(prog="synth-nb attach")
+    attach_cli.configure(parser)
+    args = parser.parse_args([replay.job_id, "--backend", replay.url, "--env-file", ".env", "--poll-interval", "0.2"])
+    try:
+        code = attach_cli.run(args)
+    except SynthNbError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = exc.exit_code
+    return code, capsys.readouterr().out
+
+
+def attached(replay: Replay) -> Job:
+    """The job as ``synth_nb.job.attach`` rebuilds it (then followed to its end), its client closed."""
+
+    async def run() -> Job:
+        client = AsyncSynthClient(replay.url, KEY)
+        try:
+            job = await attach_job(replay.job_id, client, poll_interval=0.2)
+            await job.wait(timeout=120)
+            return job
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
+
+
+def final_block(out: str) -> str:
+    return out[out.index("Final status:"):]
+
+
+def test_the_corpus_has_a_test_per_shape() -> None:
+    tested = {mark.args[1][0] for fn in (globals()[n] for n in dir(sys.modules[__name__]) if n.startswith("test_"))
+              for mark in getattr(fn, "pytestmark", []) if mark.name == "parametrize" and mark.args[0] == "replay"}
+    assert tested == set(shape_names())
+
+
+@pytest.mark.parametrize("replay", ["pl_bare_list_without_seq"], indirect=True)
+def test_events_without_seq_in_a_bare_list_are_numbered_and_shown_once(replay: Replay,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0
+    assert f"attached to prompt_learning job {replay.job_id} (succeeded, 6 events so far)" in out
+    assert "[1] prompt.learning.created: Prompt learning job created" in out
+    assert "[6] prompt.learning.gepa.complete: GEPA optimisation complete" in out
+    block = final_block(out)
+    assert "events:   6   metrics: 0" in block and "baseline_score: 0.4\n  best_score: 0.57" in block
+    job = attached(replay)
+    assert [e.seq for e in job.events] == [1, 2, 3, 4, 5, 6]  # the list came again on every poll
+    summary = job_summary(job).markdown
+    assert "| Baseline | 0.4000 |" in summary and "| Best | 0.5700 |" in summary
+    assert "## Best prompt" in summary and "exactly one intent name" in summary
+
+
+@pytest.mark.parametrize("replay", ["pl_bare_list_without_seq_paged"], indirect=True)
+def test_events_without_seq_from_a_backend_that_pages_by_position(replay: Replay) -> None:
+    job = attached(replay)
+    assert [(e.seq, e.type) for e in job.events][-2:] == [(5, "prompt.learning.best.prompt"),
+                                                          (6, "prompt.learning.gepa.complete")]
+    assert len(job.events) == 6 and any("since_seq=" not in p for p in replay.asked)
+
+
+@pytest.mark.parametrize("replay", ["pl_score_and_baseline_in_message"], indirect=True)
+def test_a_best_score_as_data_score_and_a_baseline_named_in_a_message(replay: Replay,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0 and "baseline_score: 0.4\n  best_score: 0.57" in final_block(out)
+    job = attached(replay)
+    summary = job_summary(job).markdown
+    assert "| Baseline | 0.4000 |" in summary and "| Best | 0.5700 |" in summary
+    assert "| Improvement | +0.1700 absolute (+17.0 points), +42.5% relative |" in summary
+    chart = ChartData(get_flow(job.flow).chart)
+    chart.extend(job.metrics, job.events)
+    assert chart.references == {"heldout_baseline": 0.4, "heldout_best": 0.57}
+
+
+@pytest.mark.parametrize("replay", ["pl_final_results_candidates"], indirect=True)
+def test_final_results_give_the_seed_and_the_optimized_candidate(replay: Replay,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    job = attached(replay)
+    ex = job.explorer()
+    assert [(c.index, c.origin, c.score) for c in ex.candidates] == [(0, "seed", 0.4), (1, "reflection", 0.57)]
+    assert (ex.baseline, ex.best) == (0, 1)
+    seed, best = ex.candidate(0), ex.candidate(1)
+    assert best.messages is not None and best.messages[0].content.startswith("Read the customer's query")
+    assert seed.messages is not None and seed.messages[0].content == "Classify the customer query into one banking intent."
+    assert best.parents == (0,) and best.seed_scores == {"#0": 1.0, "#1": 1.0, "#2": 0.0, "#3": 1.0, "#4": 0.0}
+    summary = job_summary(job).markdown
+    assert "## Optimized candidates" in summary and "| 1 | 0.5700 | 21 | transformation | 5 |" in summary
+    assert "## Top candidates" in summary and "| 1 | 0 | 0.4000 |" in summary
+    code, out = run_attach(replay, capsys)
+    assert code == 0 and "best_score: 0.57" in final_block(out)
+
+
+@pytest.mark.parametrize("replay", ["rl_learning_paths_only"], indirect=True)
+def test_an_rl_job_served_only_under_learning_jobs(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert f"attached to rl job {replay.job_id} (succeeded, 4 events so far)" in out
+    block = final_block(out)
+    assert f"job:      {replay.job_id} (rl)" in block and "events:   4   metrics: 3" in block
+    assert "train.loss=0.7400 (step 2)" in block and "eval.reward_mean=0.3500 (step 2)" in block
+    job_id = replay.job_id
+    assert f"/learning/jobs/{job_id}/metrics" in replay.asked and f"/rl/jobs/{job_id}/metrics" in replay.asked
+
+
+@pytest.mark.parametrize("replay", ["pl_mipro_event_type_nested"], indirect=True)
+def test_mipro_events_spelled_event_type_in_nested_containers(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0
+    assert "[2] mipro.baseline.test: baseline test" in out
+    assert "baseline_score: 0.5\n  best_score: 0.66" in final_block(out)
+    job = attached(replay)
+    assert [e.type for e in job.events] == ["mipro.job.started", "mipro.baseline.test", "mipro.trial.complete",
+                                            "mipro.job.completed"]
+    summary = job_summary(job).markdown
+    assert "| Algorithm | MIPRO |" in summary and "| Baseline | 0.5000 |" in summary and "| Best | 0.6600 |" in summary
+    assert job.explorer().mipro is not None and [t.score for t in job.explorer().mipro.trials] == [0.6]
+
+
+@pytest.mark.parametrize("replay", ["pl_unreadable_items"], indirect=True)
+def test_unreadable_items_are_kept_shown_and_noted(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0
+    assert "[2] unparsed (warning): could not interpret: an event that is a JSON string, not an object" in out
+    assert '    as sent: "rollout worker restarted"' in out and "    as sent: 42" in out
+    assert "[4] unparsed (warning): could not interpret: an event with no type" in out
+    block = final_block(out)
+    assert "events:   6" in block and "best_score: 0.61" in block
+    assert "note: 4 item(s) the backend sent could not be interpreted; they are kept as 'unparsed' events" in block
+    job = attached(replay)
+    kept = [e for e in job.events if e.type == "unparsed"]
+    assert [e.seq for e in job.events] == [1, 2, 3, 4, 5, 6] and [e.seq for e in kept] == [2, 3, 4, 5]
+    assert [e.data["raw"] for e in kept][:3] == ["rollout worker restarted", 42,
+                                                 {"seq": 4, "message": "an object with no type", "data": {"x": 1}}]
+    assert kept[3].data["raw"]["level"] == 3
+    summary = job_summary(job).markdown
+    assert "**Note:** 4 item(s) the backend sent could not be interpreted" in summary
+
+
+@pytest.mark.parametrize("replay", ["sft_state_completed"], indirect=True)
+def test_an_sft_job_whose_status_is_a_completed_state(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0
+    assert f"attached to sft job {replay.job_id} (succeeded, 3 events so far)" in out
+    block = final_block(out)
+    assert block.startswith("Final status: succeeded") and "events:   3   metrics: 2" in block
+    assert f"fine_tuned_model: ft:Qwen/Qwen3-0.6B:{replay.job_id}" in block
+    assert "[3] sft.job.completed: done" in out
+
+
+@pytest.mark.parametrize("replay", ["pl_learning_paths_plain_id"], indirect=True)
+def test_a_prompt_learning_job_found_on_sfts_path_is_named_by_its_status(replay: Replay,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert f"attached to prompt_learning job {replay.job_id} (succeeded, 2 events so far)" in out
+    block = final_block(out)
+    assert f"({'prompt_learning'}/gepa)" in block and "best_score: 0.57" in block and "metrics: 0" in block
+
+
+@pytest.mark.parametrize("replay", ["pl_sse_frames_without_seq"], indirect=True)
+def test_stream_frames_without_seq_then_the_same_events_polled(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    stream = f"/prompt-learning/online/jobs/{replay.job_id}/events/stream"
+    assert stream in replay.asked
+    assert [line.split("] ", 1)[1] for line in out.splitlines() if "] [" in line and "prompt.learning" in line] == [
+        "[1] prompt.learning.gepa.start: Starting GEPA optimisation",
+        "[2] prompt.learning.progress: 50% complete",
+        "[3] prompt.learning.gepa.complete: GEPA optimisation complete"]
+    block = final_block(out)
+    assert "events:   3" in block and "best_score: 0.66" in block
