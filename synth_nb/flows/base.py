@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -24,13 +24,13 @@ from synth_nb.secrets import SYNTH_API_KEY
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from synth_nb.config.shared import Problem
     from synth_nb.flows.overrides import Overrides
+    from synth_nb.flows.schema import Problem
     from synth_nb.plan import Plan
     from synth_nb.records import Event
     from synth_nb.secrets import SecretBundle
 
-__all__ = ["ConfigLike", "Flow", "Workload"]
+__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "Workload"]
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
@@ -46,6 +46,38 @@ class ConfigLike(Protocol):
     warnings: list[str]
 
     def line_of(self, dotted_key: str) -> int | None: ...
+
+
+class ExplorableJob(Protocol):
+    """What a flow's explorer reads from a job (``synth_nb.job.Job`` has it): events by type, a metric as
+    ``(steps, values)`` arrays, the id and the status document."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status_doc(self) -> Mapping[str, Any]: ...
+    @property
+    def events(self) -> _EventsByType: ...
+    @property
+    def metrics(self) -> _MetricSeries: ...
+
+
+class _EventsByType(Protocol):
+    def of_types(self, types: Iterable[str]) -> Iterable[Event]: ...
+
+
+class _MetricSeries(Protocol):
+    def series(self, name: str) -> tuple[Any, Any]: ...
+
+
+class Explorer(Protocol):
+    """Why a run went as it did, as every caller may use it: a notebook output, exports and a table."""
+
+    def summary_line(self) -> str: ...
+    def to_html(self) -> str: ...
+    def to_markdown(self) -> str: ...
+    def frame(self) -> Any: ...
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -97,8 +129,8 @@ class Flow(ABC):
     chart: ClassVar[ChartSpec]
     #: True when ``write_results`` writes files (``job.export_summary``, the panel's Export button)
     has_summary: ClassVar[bool] = False
-    #: True when the job's events feed the prompt-learning explorer (``job.explorer()``)
-    has_explorer: ClassVar[bool] = False
+    #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
+    explorer_event_types: ClassVar[frozenset[str]] = frozenset()
     #: event types hidden by default for this flow
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default
@@ -162,6 +194,11 @@ class Flow(ABC):
             return False
         text = f"{event.type} {event.message} {json.dumps(event.data or {}, default=str)}".lower()
         return any(word in text for word in self.noise_words)
+
+    def explorer(self, job: ExplorableJob) -> Explorer | None:
+        """Why the job's run went as it did, from what it holds so far (``job.explorer()``); None when this
+        flow has no explorer."""
+        return None
 
     # ------------------------------------------------------------------ results
     def artifacts(self, job: FinishedJob) -> Artifact | None:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from synth_nb.errors import ConfigError
 from synth_nb.flows.base import Flow
 
-__all__ = ["all_flows", "flow_names", "get_flow", "register", "registered", "unregister"]
+__all__ = ["all_flows", "flow_names", "get_flow", "guess_flow", "register", "registered", "unregister"]
 
 #: asked in this order whether they claim a TOML (prompt learning's table wins, then RL's keys, then SFT's)
 BUILT_IN = (
@@ -87,3 +87,15 @@ def all_flows() -> tuple[Flow, ...]:
 def flow_names() -> tuple[str, ...]:
     _load_built_in()
     return tuple(_flows)
+
+
+def guess_flow(job_id: str) -> list[str]:
+    """Flows a bare job id may be of, most likely first: those whose ``id_prefix`` starts it, then those
+    without a prefix, then those whose prefix does not match."""
+
+    def rank(flow: Flow) -> int:
+        if flow.id_prefix is None:
+            return 1
+        return 0 if job_id.startswith(flow.id_prefix) else 2
+
+    return [flow.name for flow in sorted(all_flows(), key=rank)]

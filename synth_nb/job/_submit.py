@@ -5,22 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError, SynthNbError
-from synth_nb.flows import Flow, all_flows, get_flow
 from synth_nb.job._job import Job
 from synth_nb.job.interrupt import cancel_after_interrupt, create_through_interrupt
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
 from synth_nb.plan import Plan, Step, resolve_refs
 
 if TYPE_CHECKING:
-    from synth_nb.client import AsyncSynthClient, SynthClient
+    from synth_nb.client import AsyncSynthClient
 
-__all__ = ["attach", "follow", "guess_flow", "submit"]
+__all__ = ["attach", "submit"]
 
 #: create calls can be slow (prompt learning validates against the task app synchronously)
 CREATE_TIMEOUT = 180.0
@@ -76,7 +76,7 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
         return await _run_plan(plan, client, registry, poll_interval, created)
     except asyncio.CancelledError:
         if created:
-            status = await cancel_after_interrupt(client, get_flow(plan.flow).endpoints, created[-1])
+            status = await cancel_after_interrupt(client, plan.endpoints, created[-1])
             if registry is not None:
                 with contextlib.suppress(OSError, SynthNbError):
                     _register(registry, plan, client, created[-1])
@@ -127,7 +127,7 @@ async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry 
         if step.ref and _response_id(result):
             refs[step.ref] = _response_id(result) or ""
     assert job_id is not None  # create_step exists, so the loop set it or raised
-    return Job(job_id, plan.flow, client, algorithm=plan.algorithm, registry=registry,
+    return Job(job_id, plan.flow, client, endpoints=plan.endpoints, algorithm=plan.algorithm, registry=registry,
                poll_interval=poll_interval, results_folder=plan.results_folder,
                hidden=[s.get_secret_value() for s in plan.secrets])
 
@@ -142,55 +142,33 @@ def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_i
     ))
 
 
-def guess_flow(job_id: str) -> list[str]:
-    """Flows to try for an id, most likely first: those whose ``id_prefix`` starts it, then those without
-    a prefix, then those whose prefix does not match."""
-
-    def rank(flow: Flow) -> int:
-        if flow.id_prefix is None:
-            return 1
-        return 0 if job_id.startswith(flow.id_prefix) else 2
-
-    return [flow.name for flow in sorted(all_flows(), key=rank)]
-
-
-async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
+async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, FlowEndpoints], *,
                  registry: JobRegistry | None = None, poll_interval: float = 5.0,
                  hidden: Sequence[str] = ()) -> Job:
     """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored.
 
-    ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in what the job
-    holds, since a backend may echo any of them.
+    ``flows``: the flows the job may be of, with their endpoints, tried in order (the flow ``registry``
+    recorded for the job first); the first whose status path knows the id is the job's. ``hidden``: the
+    keys resolved where this runs (the plan's are unknown here), masked in what the job holds, since a
+    backend may echo any of them.
     """
     record = registry.get(job_id) if registry is not None else None
-    algorithm = record.algorithm if record else None
-    candidates = [flow] if flow else ([record.flow] if record else guess_flow(job_id))
-    status_doc: dict[str, Any] | None = None
+    candidates = sorted(flows, key=lambda name: record is None or name != record.flow)
+    flow = None
     for name in candidates:
         try:
-            status_doc = await client.request_json("GET", _fill_path(get_flow(name).endpoints.status, job_id))
+            await client.request_json("GET", _fill_path(flows[name].status, job_id))
         except NotFoundError:
             continue
         flow = name
         break
-    if status_doc is None or flow is None:
+    if flow is None:
         raise NotFoundError(
             f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints); "
             "check the id and --backend", status_code=404, method="GET", url=client.shown_url,
         )
     results = Path(record.results_folder) if record and record.results_folder else None
-    job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval,
-              results_folder=results, hidden=hidden)
+    job = Job(job_id, flow, client, endpoints=flows[flow], algorithm=record.algorithm if record else None,
+              registry=registry, poll_interval=poll_interval, results_folder=results, hidden=hidden)
     await job.refresh()
     return job
-
-
-def follow(job_id: str, client: SynthClient, *, flow: str | None = None, timeout: float | None = None) -> Job:
-    """Blocking: re-attach to ``job_id`` and wait until it ends; the returned ``Job`` holds its whole history."""
-
-    async def run() -> Job:
-        job = await attach(job_id, client.async_client, flow=flow)
-        await job.wait(timeout=timeout)
-        return job
-
-    return client.run(run())

@@ -40,6 +40,8 @@ __all__ = [
     "TrainingFailed",
     "UnknownLocalModel",
     "WorkerFailed",
+    "answer_detail",
+    "json_answer",
 ]
 
 
@@ -120,3 +122,24 @@ class TaskAppRefusal(LocalBackendError):
 
 class SharedBackendError(LocalBackendError, RuntimeError):
     """The backend process of a data folder cannot be started, reached or stopped; the message says what to do."""
+
+
+def answer_detail(response: Any) -> str:
+    """What an error answer says: its JSON ``detail`` (or body), else the start of its text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return str(response.text[:200])
+    detail = body.get("detail", body) if isinstance(body, dict) else body
+    return str(detail)[:300]
+
+
+def json_answer(response: Any, what: str, error: type[LocalBackendError]) -> Any:
+    """The JSON body of an HTTP 200 answer (an ``httpx.Response``); anything else is ``error`` saying what
+    ``what`` (``"POST http://app/rollout"``) answered instead."""
+    if response.status_code != 200:
+        raise error(f"{what} answered HTTP {response.status_code}: {answer_detail(response)}")
+    try:
+        return response.json()
+    except ValueError:
+        raise error(f"{what} did not answer JSON: {response.text[:120]!r}") from None

@@ -247,7 +247,7 @@ def test_the_summary_carries_the_baseline_to_best_diff() -> None:
 
 
 def test_only_prompt_learning_jobs_have_an_explorer() -> None:
-    with pytest.raises(ConfigError, match="the explorer shows prompt learning jobs"):
+    with pytest.raises(ConfigError, match="SFT job, which has no explorer"):
         real_runs().jobs["sft"].explorer()
 
 
