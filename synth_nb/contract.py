@@ -36,6 +36,7 @@ class FlowEndpoints:
         collections whose status and events paths are polled too."""
         job = jobs + "/{job_id}"
         return cls(create=jobs, status=job, events=job + "/events", metrics=job + "/metrics",
-                   cancel=job + "/cancel", events_stream=job + "/events/stream", start=job + "/start" if start else None,
+                   cancel=job + "/cancel", events_stream=job + "/events/stream",
+                   start=job + "/start" if start else None,
                    fallback_events=tuple(f"{other}/{{job_id}}/events" for other in also_under),
                    fallback_status=tuple(f"{other}/{{job_id}}" for other in also_under))

@@ -169,7 +169,8 @@ class AsyncSynthClient:
             raise
 
     async def request(self, method: str, path: str, *, json: Any = None, files: Any = None,
-                      data: Mapping[str, Any] | None = None, **options: Unpack[RequestOptions]) -> httpx.Response:
+                      data: Mapping[str, Any] | None = None,
+                      **options: Unpack[RequestOptions]) -> httpx.Response:
         """Send one request with retries; return the 2xx response or raise a ``ClientError``."""
         method = method.upper()
         url = self.url_for(path)
@@ -196,7 +197,8 @@ class AsyncSynthClient:
         replay_safe = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key)
         return await self.retrying(method, url, send, replay_safe=replay_safe)
 
-    async def request_json(self, method: str, path: str, json: Any = None, **options: Unpack[RequestOptions]) -> Any:
+    async def request_json(self, method: str, path: str, json: Any = None,
+                           **options: Unpack[RequestOptions]) -> Any:
         """Like ``request`` but returns the decoded JSON body (``{}`` for an empty body)."""
         return _json_body(await self.request(method, path, json=json, **options))
 

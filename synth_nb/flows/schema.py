@@ -144,7 +144,9 @@ def algorithm_is(raw: Mapping[str, Any], type_: str, methods: frozenset[str]) ->
     if not isinstance(table, Mapping):
         return False
     kind, method = table.get("type"), table.get("method")
-    return (isinstance(kind, str) and kind.lower() == type_) or (isinstance(method, str) and method.lower() in methods)
+    if isinstance(kind, str) and kind.lower() == type_:
+        return True
+    return isinstance(method, str) and method.lower() in methods
 
 
 def check_algorithm(algorithm: AlgorithmConfig, triples: tuple[tuple[str, str, str], ...],

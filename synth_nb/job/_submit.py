@@ -127,8 +127,8 @@ async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry 
         if step.ref and _response_id(result):
             refs[step.ref] = _response_id(result) or ""
     assert job_id is not None  # create_step exists, so the loop set it or raised
-    return Job(job_id, plan.flow, client, endpoints=plan.endpoints, algorithm=plan.algorithm, registry=registry,
-               poll_interval=poll_interval, results_folder=plan.results_folder,
+    return Job(job_id, plan.flow, client, endpoints=plan.endpoints, algorithm=plan.algorithm,
+               registry=registry, poll_interval=poll_interval, results_folder=plan.results_folder,
                hidden=[s.get_secret_value() for s in plan.secrets])
 
 

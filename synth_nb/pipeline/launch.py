@@ -55,8 +55,8 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
     """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed.
 
     The job is looked for under ``flow``'s endpoints, else under each registered flow's, the likeliest for
-    its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job masks its
-    plan's secrets).
+    its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job
+    masks its plan's secrets).
     """
     from synth_nb.flows import get_flow, guess_flow
     from synth_nb.job import attach as attach_job

@@ -109,7 +109,8 @@ class PromptLearningFlow(Flow):
         steps, values = job.metrics.series(PROPOSAL_METRIC)
         scores = [{"name": PROPOSAL_METRIC, "step": s, "value": v}
                   for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
-        return explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id, status_doc=job.status_doc)
+        return explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id,
+                       status_doc=job.status_doc)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)

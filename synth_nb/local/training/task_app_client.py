@@ -28,7 +28,8 @@ def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> d
         with httpx.Client(timeout=timeout) as client:
             health = client.get(f"{url}/health", headers=headers)
             if health.status_code != 200:
-                raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: {answer_detail(health)}"
+                raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: "
+                                   f"{answer_detail(health)}"
                                    + (" (check ENVIRONMENT_API_KEY)" if health.status_code in (400, 401, 403) else ""))
             info = client.get(f"{url}/task_info", headers=headers)
     except httpx.HTTPError as exc:

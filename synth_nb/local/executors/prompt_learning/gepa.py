@@ -182,7 +182,8 @@ class GepaExecutor(SearchExecutor):
                       "validation_split": s.val_split, "test_split": test_split})
             tracker, reason = _search(ctx, s, rt)
             stopped = rt.outcome(tracker.candidates, reason, budget_key="prompt_learning.gepa.rollout.budget",
-                                 heldout_seeds=s.test_seeds or s.val_seeds, heldout_split=test_split, top_k=s.top_k)
+                                 heldout_seeds=s.test_seeds or s.val_seeds, heldout_split=test_split,
+                                 top_k=s.top_k)
             if stopped is None:
                 return
             outcome, reason = stopped

@@ -161,9 +161,10 @@ class MiproExecutor(SearchExecutor):
                                  per_iteration=s.per_iteration, full_eval_every=s.full_eval_every, tpe=s.tpe,
                                  seed=s.rng_seed, max_seconds=s.max_seconds)
             rt.reporter.transformations_planned = s.iterations * s.per_iteration
-            stopped = rt.outcome(search.candidates, search.run(), budget_key="termination_config.max_rollouts",
-                                 heldout_seeds=s.test or s.online, heldout_split=test_split if s.test else split,
-                                 top_k=s.top_k)
+            reason = search.run()
+            stopped = rt.outcome(search.candidates, reason, budget_key="termination_config.max_rollouts",
+                                 heldout_seeds=s.test or s.online,
+                                 heldout_split=test_split if s.test else split, top_k=s.top_k)
             if stopped is None:
                 return
             outcome, reason = stopped
