@@ -199,6 +199,18 @@ def test_the_client_imports_no_flow_job_notebook_or_cli() -> None:
     assert not found, "\n".join(found)
 
 
+def test_only_the_flows_package_imports_a_flow_of_its_own() -> None:
+    """Outside ``synth_nb.flows`` a flow is reached through the ``Flow`` interface (``get_flow(name)``), so
+    a new kind of job needs no change in the job, notebook, pipeline, comparison or CLI layers."""
+    flows = [name for name, path in _modules().items()
+             if _inside(name, "synth_nb.flows") and name.count(".") == 2 and path.name == "__init__.py"]
+    assert "synth_nb.flows.prompt_learning" in flows
+    found = [f"{module}:{line} imports {target}"
+             for module, edges in _graph().items() if not _inside(module, "synth_nb.flows")
+             for target, line in edges.items() if any(_inside(target, flow) for flow in flows)]
+    assert not found, "\n".join(found)
+
+
 def test_only_the_notebook_package_imports_ipython() -> None:
     found = [f"{module}:{line} imports {name}"
              for module in _modules() if not _inside(module, "synth_nb.notebook")
