@@ -1,9 +1,10 @@
 """``Flow``: everything synth-nb knows about one kind of training job, in one object.
 
 A flow says which TOML files are its own, how they are validated, which secrets and overrides it uses, the
-requests that submit a job, which events are noise, what its chart plots and what a finished job leaves
-behind. Everything outside ``synth_nb.flows`` asks the flow (``get_flow(name)``) instead of comparing flow
-names, so a new kind of job is one sub-package plus one registration line.
+requests that submit a job, which events are noise, what its chart plots, what its explorer shows (a
+capability is a method that answers None where the flow has none) and what a finished job leaves behind.
+Everything outside ``synth_nb.flows`` asks the flow (``get_flow(name)``) instead of comparing flow names or
+importing a flow's package, so a new kind of job is one sub-package plus one registration line.
 """
 
 from __future__ import annotations
