@@ -186,6 +186,7 @@ async def serve_only(client: Any) -> tuple[None, int, int]:
 
 async def attach(url: str, representation: str) -> tuple[Any, int, int]:
     from synth_nb.client import AsyncSynthClient
+    from synth_nb.flows import get_flow
     from synth_nb.job import Job
 
     async with AsyncSynthClient(url, API_KEY) as client:
@@ -195,7 +196,7 @@ async def attach(url: str, representation: str) -> tuple[Any, int, int]:
             old = PydanticHistory()
             await old.attach(client)
             return old, len(old.events), len(old.metrics)
-        job = Job(JOB_ID, "rl", client)
+        job = Job(JOB_ID, "rl", client, endpoints=get_flow("rl").endpoints)
         await job.refresh()
         return job, len(job.events), len(job.metrics)
 

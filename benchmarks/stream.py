@@ -83,11 +83,11 @@ async def bench_http_ingest(url: str, tmp: Path, n: int) -> tuple[float, float, 
         raw = since / (time.perf_counter() - started)
         polled_runs, streamed_runs = [], []
         for _ in range(REPEATS):
-            job = Job(job_id, "rl", client)
+            job = Job(job_id, "rl", client, endpoints=RL)
             started = time.perf_counter()
             await job.refresh()
             polled_runs.append(len(job.events) / (time.perf_counter() - started))
-            sse_job = Job(job_id, "rl", client)
+            sse_job = Job(job_id, "rl", client, endpoints=RL)
             stream = EventStream(client, RL, job_id, pages=True)
             started = time.perf_counter()
             await stream.run(sse_job.ingest_events)
@@ -103,7 +103,7 @@ def _ts(created_at: str) -> float:
 async def bench_latency(url: str, recording: Path, use_sse: bool, poll_interval: float) -> tuple[float, float, int]:
     async with AsyncSynthClient(url, API_KEY) as client:
         job_id = await create_replay(client, recording)
-        job = Job(job_id, "rl", client, use_sse=use_sse, poll_interval=poll_interval)
+        job = Job(job_id, "rl", client, endpoints=RL, use_sse=use_sse, poll_interval=poll_interval)
         latencies: list[float] = []
 
         def on_update(update: object) -> None:

@@ -17,9 +17,9 @@ import os
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-from synth_nb.config.redact import shown
 from synth_nb.errors import ConfigError, OverrideError
 from synth_nb.secrets._mask import MASK_CHAR, mask_userinfo
+from synth_nb.secrets.redact import shown
 
 __all__ = ["DEFAULT_BACKEND", "LOCAL", "display_url", "is_local", "normalize_backend_url", "resolve_backend",
            "url_problem"]

@@ -30,3 +30,17 @@ class FlowEndpoints:
     events_stream: str | None = None
     #: POST that starts a job created stopped (SFT); None when jobs start on creation
     start: str | None = None
+
+    @classmethod
+    def of_jobs(cls, jobs: str, *, start: bool = False, also_under: tuple[str, ...] = (),
+                metrics_also_under: tuple[str, ...] = ()) -> FlowEndpoints:
+        """The paths of a job collection such as ``/rl/jobs``: ``{jobs}/{job_id}`` and its ``/events``,
+        ``/metrics``, ``/cancel``, ``/events/stream`` (and ``/start`` with ``start``); ``also_under``: other
+        collections whose status and events paths are polled too (``metrics_also_under``: metrics paths)."""
+        job = jobs + "/{job_id}"
+        return cls(create=jobs, status=job, events=job + "/events", metrics=job + "/metrics",
+                   cancel=job + "/cancel", events_stream=job + "/events/stream",
+                   start=job + "/start" if start else None,
+                   fallback_events=tuple(f"{other}/{{job_id}}/events" for other in also_under),
+                   fallback_status=tuple(f"{other}/{{job_id}}" for other in also_under),
+                   fallback_metrics=tuple(f"{other}/{{job_id}}/metrics" for other in metrics_also_under))

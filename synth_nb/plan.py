@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
 from synth_nb.secrets._mask import mask, mask_userinfo
 
@@ -63,6 +64,8 @@ class Plan:
     flow: str
     algorithm: str | None
     steps: list[Step] = field(repr=False)  # bodies may hold secrets; use preview()
+    #: the backend paths of the flow that built it: the created job is followed and cancelled through them
+    endpoints: FlowEndpoints = field(kw_only=True, repr=False)
     config_path: Path | None = None
     backend_url: str = field(default="", repr=False)  # may hold credentials; display_url() shows it
     idempotency_key: str | None = None

@@ -132,7 +132,7 @@ async def _replay(runs: RealRuns, target: Target, flow: str) -> Job:
     if endpoints.start:
         await client.start(endpoints, job_id)
     runs.registry().record(JobRecord(job_id=job_id, flow=flow, backend_url=target.url))
-    return Job(job_id, flow, client, poll_interval=0.5)
+    return Job(job_id, flow, client, endpoints=get_flow(flow).endpoints, poll_interval=0.5)
 
 
 async def _run_all(runs: RealRuns) -> None:

@@ -2,7 +2,9 @@
 
 Every ``import`` counts, wherever it sits: module level, inside a function, under ``TYPE_CHECKING``. An
 import of ``a.b`` is an edge to the module ``a.b`` (a package means its ``__init__``); ``from a import b``
-is an edge to ``a.b`` when that is a module, else to ``a``.
+is an edge to ``a.b`` when that is a module, else to ``a``. Circles are looked for between modules, and
+between packages: the first name under ``synth_nb`` (``config``, ``flows``), a top-level module such as
+``plan`` or ``backend`` being its own node, so two packages never lean on each other.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ from pathlib import Path
 import synth_nb
 
 PACKAGE = Path(synth_nb.__file__).parent
+
+#: package edges that still close a circle and are being removed elsewhere (the notebook reads the CLI's
+#: flag table from ``cli.args``); whoever removes the edge empties this set, and the test below fails
+#: until they do, so an allowance never outlives its edge
+KNOWN_PACKAGE_EDGES_TO_REMOVE = {("notebook", "cli")}
 
 
 def _module_name(path: Path) -> str:
@@ -132,6 +139,29 @@ def _describe(circle: list[str]) -> str:
     return " -> ".join([*steps, circle[-1]])
 
 
+def _package_of(module: str) -> str:
+    """``synth_nb.config.loader`` -> ``config``, ``synth_nb.plan`` -> ``plan``, ``synth_nb`` -> ``synth_nb``."""
+    return module.split(".")[1] if "." in module else module
+
+
+@cache
+def _package_edges() -> dict[tuple[str, str], list[str]]:
+    """(package, imported package) -> the module imports behind that edge (``module:line -> module``)."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module, targets in _graph().items():
+        for target, line in targets.items():
+            pair = (_package_of(module), _package_of(target))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{module}:{line} -> {target}")
+    return edges
+
+
+def _describe_packages(circle: list[str]) -> str:
+    edges = _package_edges()
+    steps = [f"{a} ({edges[(a, b)][0]})" for a, b in zip(circle, circle[1:], strict=False)]
+    return " -> ".join([*steps, circle[-1]])
+
+
 def _inside(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
@@ -147,11 +177,37 @@ def test_there_is_no_import_circle() -> None:
     assert not circles, "import circles:\n  " + "\n  ".join(circles)
 
 
+def test_there_is_no_import_circle_between_packages() -> None:
+    graph: dict[str, dict[str, int]] = {_package_of(module): {} for module in _graph()}
+    for a, b in _package_edges():
+        if (a, b) not in KNOWN_PACKAGE_EDGES_TO_REMOVE:
+            graph[a][b] = 0
+    circles = [_describe_packages(circle) for circle in _cycles(graph)]
+    assert not circles, "package import circles:\n  " + "\n  ".join(circles)
+
+
+def test_every_known_package_edge_to_remove_still_exists() -> None:
+    gone = KNOWN_PACKAGE_EDGES_TO_REMOVE - set(_package_edges())
+    assert not gone, f"no longer imported, so remove from KNOWN_PACKAGE_EDGES_TO_REMOVE: {sorted(gone)}"
+
+
 def test_the_client_imports_no_flow_job_notebook_or_cli() -> None:
     forbidden = ("synth_nb.flows", "synth_nb.job", "synth_nb.notebook", "synth_nb.cli")
     found = [f"{module}:{line} imports {target}"
              for module, edges in _graph().items() if _inside(module, "synth_nb.client")
              for target, line in edges.items() if any(_inside(target, f) for f in forbidden)]
+    assert not found, "\n".join(found)
+
+
+def test_only_the_flows_package_imports_a_flow_of_its_own() -> None:
+    """Outside ``synth_nb.flows`` a flow is reached through the ``Flow`` interface (``get_flow(name)``), so
+    a new kind of job needs no change in the job, notebook, pipeline, comparison or CLI layers."""
+    flows = [name for name, path in _modules().items()
+             if _inside(name, "synth_nb.flows") and name.count(".") == 2 and path.name == "__init__.py"]
+    assert "synth_nb.flows.prompt_learning" in flows
+    found = [f"{module}:{line} imports {target}"
+             for module, edges in _graph().items() if not _inside(module, "synth_nb.flows")
+             for target, line in edges.items() if any(_inside(target, flow) for flow in flows)]
     assert not found, "\n".join(found)
 
 

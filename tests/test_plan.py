@@ -9,6 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
 from synth_nb.plan import Plan, Step, mask_payload, resolve_refs
 
 CANARY = "sk-canary-0123456789abcdefXYZ9"
@@ -16,7 +17,7 @@ CANARY = "sk-canary-0123456789abcdefXYZ9"
 
 def _plan() -> Plan:
     return Plan(
-        flow="prompt_learning",
+        flow="prompt_learning", endpoints=get_flow("prompt_learning").endpoints,
         algorithm="gepa",
         steps=[
             Step("POST", "/files", body={"purpose": "fine-tune"}, kind="upload", upload=Path("train.jsonl"),
@@ -61,4 +62,5 @@ def test_resolve_refs_replaces_upload_ids() -> None:
 
 def test_create_step_requires_a_post() -> None:
     with pytest.raises(ConfigError, match="no job-creation step"):
-        Plan(flow="sft", algorithm=None, steps=[Step("GET", "/x")]).create_step  # noqa: B018
+        plan = Plan(flow="sft", endpoints=get_flow("sft").endpoints, algorithm=None, steps=[Step("GET", "/x")])
+        plan.create_step  # noqa: B018

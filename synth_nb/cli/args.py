@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from synth_nb.config.redact import shown
 from synth_nb.report import REPORT_ARGUMENTS
+from synth_nb.secrets.redact import shown
 
 __all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
            "path_text", "seconds"]

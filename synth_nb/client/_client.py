@@ -1,4 +1,4 @@
-"""The async client for the Synth backend contract (files, learning/RL/prompt-learning jobs, streams).
+"""The async client for the Synth backend contract (file uploads, jobs of any flow, streams).
 
 Modelled on httpx: one ``httpx.AsyncClient`` underneath, an injectable ``transport=`` for tests,
 retries in ``_retry``, error mapping in ``_errors`` and streaming in ``_stream``. The client knows no
@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
@@ -35,9 +35,19 @@ from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, Valid
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets._mask import mask
 
-__all__ = ["AsyncSynthClient"]
+__all__ = ["AsyncSynthClient", "RequestOptions"]
 
 T = TypeVar("T")
+
+
+class RequestOptions(TypedDict, total=False):
+    """What any request may add: query parameters, headers, an Idempotency-Key (which makes a POST safe
+    to retry) and a timeout in seconds."""
+
+    params: Mapping[str, Any] | None
+    headers: Mapping[str, str] | None
+    idempotency_key: str | None
+    timeout: float | None
 
 
 class AsyncSynthClient:
@@ -161,26 +171,17 @@ class AsyncSynthClient:
                 raise ClientClosedError(base_url=self.shown_url) from None
             raise
 
-    async def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
-        timeout: float | None = None,
-        files: Any = None,
-        data: Mapping[str, Any] | None = None,
-    ) -> httpx.Response:
+    async def request(self, method: str, path: str, *, json: Any = None, files: Any = None,
+                      data: Mapping[str, Any] | None = None,
+                      **options: Unpack[RequestOptions]) -> httpx.Response:
         """Send one request with retries; return the 2xx response or raise a ``ClientError``."""
         method = method.upper()
         url = self.url_for(path)
-        all_headers = dict(headers or {})
+        idempotency_key, timeout = options.get("idempotency_key"), options.get("timeout")
+        all_headers = dict(options.get("headers") or {})
         if idempotency_key:
             all_headers["Idempotency-Key"] = idempotency_key
-        kwargs: dict[str, Any] = {"params": params, "headers": all_headers}
+        kwargs: dict[str, Any] = {"params": options.get("params"), "headers": all_headers}
         if json is not None:
             kwargs["json"] = json
         if files is not None:
@@ -199,23 +200,10 @@ class AsyncSynthClient:
         replay_safe = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key)
         return await self.retrying(method, url, send, replay_safe=replay_safe)
 
-    async def request_json(
-        self,
-        method: str,
-        path: str,
-        json: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        idempotency_key: str | None = None,
-        *,
-        timeout: float | None = None,
-    ) -> Any:
+    async def request_json(self, method: str, path: str, json: Any = None,
+                           **options: Unpack[RequestOptions]) -> Any:
         """Like ``request`` but returns the decoded JSON body (``{}`` for an empty body)."""
-        response = await self.request(
-            method, path, json=json, params=params, headers=headers, idempotency_key=idempotency_key,
-            timeout=timeout,
-        )
-        return _json_body(response)
+        return _json_body(await self.request(method, path, json=json, **options))
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -251,16 +239,6 @@ class AsyncSynthClient:
                 status_code=response.status_code, method="POST", url=self.url_for(endpoint), body=body,
             )
         return body
-
-    async def get_file(self, file_id: str) -> dict[str, Any]:
-        return _as_dict(await self.request_json("GET", f"/files/{file_id}"))
-
-    async def list_files(self, *, purpose: str | None = None, limit: int = 20) -> list[dict[str, Any]]:
-        params: dict[str, Any] = {"limit": limit}
-        if purpose:
-            params["purpose"] = purpose
-        data = await self.request_json("GET", "/files", params=params)
-        return [f for f in extract_list(data, "files") or extract_list(data, "data") if isinstance(f, dict)]
 
     # -- jobs -----------------------------------------------------------------------------------
 
@@ -350,11 +328,6 @@ class AsyncSynthClient:
     async def list_jobs(self, endpoints: FlowEndpoints, *, limit: int = 20) -> list[dict[str, Any]]:
         data = await self.request_json("GET", endpoints.create, params={"limit": limit})
         return [j for j in extract_list(data, "jobs") if isinstance(j, dict)]
-
-    async def verify_task_app(self, endpoint_base_url: str) -> dict[str, Any]:
-        return _as_dict(await self.request_json(
-            "POST", "/rl/verify_task_app", json={"endpoint_base_url": endpoint_base_url}, timeout=60.0,
-        ))
 
 
 def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:

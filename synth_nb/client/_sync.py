@@ -68,7 +68,8 @@ class SynthClient:
 
     def request_json(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None,
                      headers: dict[str, str] | None = None, idempotency_key: str | None = None) -> Any:
-        return self._call(self._async.request_json(method, path, json, params, headers, idempotency_key))
+        return self._call(self._async.request_json(method, path, json, params=params, headers=headers,
+                                                   idempotency_key=idempotency_key))
 
     def upload_file(self, path: str | Path, purpose: str = "fine-tune", limit_lines: int | None = None) -> dict[str, Any]:
         return self._call(self._async.upload_file(path, purpose, limit_lines))

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.config.redact import redact_value
 from synth_nb.errors import BackendError, SynthNbError
 from synth_nb.flows import get_flow
 from synth_nb.records import Event, MetricPoint
+from synth_nb.secrets.redact import redact_value
 
 if TYPE_CHECKING:
     from synth_nb.job import Job, JobRecord, JobRegistry
@@ -101,7 +101,7 @@ def _run_of(job: Job, record: JobRecord | None, backend_config: Mapping[str, Any
 
 async def _backend_config(job: Job) -> Mapping[str, Any] | None:
     """The job's create body as the backend kept it (the local backend serves ``…/{id}/config``)."""
-    path = get_flow(job.flow).endpoints.status.replace("{job_id}", job.id) + "/config"
+    path = job.endpoints.status.replace("{job_id}", job.id) + "/config"
     try:
         doc = await job.client.request_json("GET", path)
     except BackendError:

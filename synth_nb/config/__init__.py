@@ -1,26 +1,16 @@
-"""Training configs, whatever their flow: discovery, flow detection, parsing, validation, the model catalogue.
+"""Training configs, whatever their flow: discovery, flow detection, parsing, validation.
 
-Each flow's own schema lives with the flow (``synth_nb.flows.<name>.config``); the names below load on
-first use, so a flow can import ``synth_nb.config.shared`` without loading the loader.
+It asks the flows (``synth_nb.flows``): each holds its own schema (``synth_nb.flows.<name>.config``,
+built from ``synth_nb.flows.schema``) and the model catalogue is ``synth_nb.flows.catalogue``; no flow
+imports this package.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
+from synth_nb.config.detect import detect_flow
+from synth_nb.config.discover import DiscoveredConfig, discover_configs
+from synth_nb.config.loader import LoadedConfig, config_path, load_config, load_config_text, validate_config
 from synth_nb.errors import ConfigError
-
-if TYPE_CHECKING:
-    from synth_nb.config.detect import detect_flow
-    from synth_nb.config.discover import DiscoveredConfig, discover_configs
-    from synth_nb.config.loader import (
-        LoadedConfig,
-        config_path,
-        load_config,
-        load_config_text,
-        validate_config,
-    )
 
 __all__ = [
     "ConfigError",
@@ -33,21 +23,3 @@ __all__ = [
     "load_config_text",
     "validate_config",
 ]
-
-_HOMES = {
-    "detect_flow": "detect",
-    "DiscoveredConfig": "discover",
-    "discover_configs": "discover",
-    "LoadedConfig": "loader",
-    "config_path": "loader",
-    "load_config": "loader",
-    "load_config_text": "loader",
-    "validate_config": "loader",
-}
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"synth_nb.config.{home}"), name)

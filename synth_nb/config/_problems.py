@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb.config._source import format_key
-from synth_nb.config.redact import is_secret_key, shown
-from synth_nb.config.shared import Problem
+from synth_nb.flows.schema import Problem
 from synth_nb.secrets import mask
+from synth_nb.secrets.redact import is_secret_key, shown
 
 __all__ = ["pydantic_problems", "unknown_keys"]
 

@@ -13,9 +13,9 @@ from pydantic import ValidationError as PydanticValidationError
 from synth_nb.config._problems import pydantic_problems, unknown_keys
 from synth_nb.config._source import KeyLines, format_key, parse_toml_text, read_toml_file
 from synth_nb.config.detect import detect_flow, expected_tables_hint, not_a_training_config
-from synth_nb.config.shared import Problem
 from synth_nb.errors import ConfigError
 from synth_nb.flows.registry import get_flow
+from synth_nb.flows.schema import Problem
 
 __all__ = ["LoadedConfig", "config_path", "load_config", "load_config_text", "validate_config"]
 

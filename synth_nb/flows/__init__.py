@@ -8,13 +8,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.flows.base import Flow
-from synth_nb.flows.registry import all_flows, flow_names, get_flow, register, registered, unregister
+from synth_nb.flows.registry import (
+    all_flows,
+    flow_named_in,
+    flow_names,
+    get_flow,
+    guess_flow,
+    register,
+    registered,
+    unregister,
+)
 
 if TYPE_CHECKING:
     from synth_nb.plan import Plan
 
-__all__ = ["Flow", "all_flows", "flow_names", "get_flow", "is_noise", "plan_for", "register", "registered",
-           "unregister"]
+__all__ = ["Flow", "all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "is_noise", "plan_for", "register",
+           "registered", "unregister"]
 
 
 def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.backend import resolve_backend
-from synth_nb.config import catalogue
 from synth_nb.errors import ConfigError, OverrideError
+from synth_nb.flows import catalogue
 from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides
 from synth_nb.secrets import SecretBundle

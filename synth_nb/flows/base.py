@@ -1,16 +1,17 @@
 """``Flow``: everything synth-nb knows about one kind of training job, in one object.
 
 A flow says which TOML files are its own, how they are validated, which secrets and overrides it uses, the
-requests that submit a job, which events are noise, what its chart plots and what a finished job leaves
-behind. Everything outside ``synth_nb.flows`` asks the flow (``get_flow(name)``) instead of comparing flow
-names, so a new kind of job is one sub-package plus one registration line.
+requests that submit a job, which events are noise, what its chart plots, what its explorer shows (a
+capability is a method that answers None where the flow has none) and what a finished job leaves behind.
+Everything outside ``synth_nb.flows`` asks the flow (``get_flow(name)``) instead of comparing flow names or
+importing a flow's package, so a new kind of job is one sub-package plus one registration line.
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -24,13 +25,13 @@ from synth_nb.secrets import SYNTH_API_KEY
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from synth_nb.config.shared import Problem
     from synth_nb.flows.overrides import Overrides
+    from synth_nb.flows.schema import Problem
     from synth_nb.plan import Plan
     from synth_nb.records import Event
     from synth_nb.secrets import SecretBundle
 
-__all__ = ["ConfigLike", "Flow", "Workload"]
+__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "Workload"]
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
@@ -46,6 +47,38 @@ class ConfigLike(Protocol):
     warnings: list[str]
 
     def line_of(self, dotted_key: str) -> int | None: ...
+
+
+class ExplorableJob(Protocol):
+    """What a flow's explorer reads from a job (``synth_nb.job.Job`` has it): events by type, a metric as
+    ``(steps, values)`` arrays, the id and the status document."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def status_doc(self) -> Mapping[str, Any]: ...
+    @property
+    def events(self) -> _EventsByType: ...
+    @property
+    def metrics(self) -> _MetricSeries: ...
+
+
+class _EventsByType(Protocol):
+    def of_types(self, types: Iterable[str]) -> Iterable[Event]: ...
+
+
+class _MetricSeries(Protocol):
+    def series(self, name: str) -> tuple[Any, Any]: ...
+
+
+class Explorer(Protocol):
+    """Why a run went as it did, as every caller may use it: a notebook output, exports and a table."""
+
+    def summary_line(self) -> str: ...
+    def to_html(self) -> str: ...
+    def to_markdown(self) -> str: ...
+    def frame(self) -> Any: ...
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -79,6 +112,8 @@ class Flow(ABC):
     label: ClassVar[str]
     #: job ids of this flow start with it (used to guess the flow of a bare job id)
     id_prefix: ClassVar[str | None] = None
+    #: what a backend's status document may call this flow's jobs (``job_type``, ``type``, ``algorithm``, ...)
+    kind_words: ClassVar[frozenset[str]] = frozenset()
     endpoints: ClassVar[FlowEndpoints]
     #: secrets a job cannot be submitted without (the local backend supplies its own SYNTH_API_KEY)
     required_secrets: ClassVar[tuple[str, ...]] = (SYNTH_API_KEY,)
@@ -97,8 +132,8 @@ class Flow(ABC):
     chart: ClassVar[ChartSpec]
     #: True when ``write_results`` writes files (``job.export_summary``, the panel's Export button)
     has_summary: ClassVar[bool] = False
-    #: True when the job's events feed the prompt-learning explorer (``job.explorer()``)
-    has_explorer: ClassVar[bool] = False
+    #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
+    explorer_event_types: ClassVar[frozenset[str]] = frozenset()
     #: event types hidden by default for this flow
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default
@@ -162,6 +197,11 @@ class Flow(ABC):
             return False
         text = f"{event.type} {event.message} {json.dumps(event.data or {}, default=str)}".lower()
         return any(word in text for word in self.noise_words)
+
+    def explorer(self, job: ExplorableJob) -> Explorer | None:
+        """Why the job's run went as it did, from what it holds so far (``job.explorer()``); None when this
+        flow has no explorer."""
+        return None
 
     # ------------------------------------------------------------------ results
     def artifacts(self, job: FinishedJob) -> Artifact | None:

@@ -26,9 +26,9 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb.backend import url_problem
-from synth_nb.config.redact import redact_value, shown
 from synth_nb.errors import OverrideError
 from synth_nb.secrets import SECRET_KEYS
+from synth_nb.secrets.redact import redact_value, shown
 
 
 class HonouredOverrides(Protocol):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from synth_nb.errors import ConfigError
 from synth_nb.flows.base import Flow
 
-__all__ = ["all_flows", "flow_names", "get_flow", "register", "registered", "unregister"]
+__all__ = ["all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "register", "registered", "unregister"]
 
 #: asked in this order whether they claim a TOML (prompt learning's table wins, then RL's keys, then SFT's)
 BUILT_IN = (
@@ -87,3 +88,36 @@ def all_flows() -> tuple[Flow, ...]:
 def flow_names() -> tuple[str, ...]:
     _load_built_in()
     return tuple(_flows)
+
+
+def guess_flow(job_id: str) -> list[str]:
+    """Flows a bare job id may be of, most likely first: those whose ``id_prefix`` starts it, then those
+    without a prefix, then those whose prefix does not match."""
+
+    def rank(flow: Flow) -> int:
+        if flow.id_prefix is None:
+            return 1
+        return 0 if job_id.startswith(flow.id_prefix) else 2
+
+    return [flow.name for flow in sorted(all_flows(), key=rank)]
+
+
+#: the fields of a status document that may name its job's kind
+_KIND_FIELDS = ("job_type", "training_type", "flow", "kind", "type", "algorithm")
+
+
+def flow_named_in(doc: dict[str, Any]) -> str | None:
+    """The flow a status document says its job belongs to (``job_type: "rl"``, ``algorithm: "gepa"``, ...).
+
+    The path that answered says little: 0.2.24 falls back to ``/learning/jobs/{id}`` for RL and prompt
+    learning alike, and that is SFT's own path.
+    """
+    for key in _KIND_FIELDS:
+        value = doc.get(key)
+        if not isinstance(value, str):
+            continue
+        word = value.strip().lower()
+        for flow in all_flows():
+            if word in flow.kind_words:
+                return flow.name
+    return None

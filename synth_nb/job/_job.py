@@ -25,7 +25,7 @@ from synth_nb.job.masking import masked_doc, masked_event, masked_events, search
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
-    from synth_nb.flows.prompt_learning.explorer import Explorer
+    from synth_nb.flows.base import Explorer
     from synth_nb.job.registry import JobRegistry
     from synth_nb.job.watchdog import Watchdog
     from synth_nb.report import Reporter
@@ -45,6 +45,7 @@ class Job(JobHistory):
         flow: str,
         client: AsyncSynthClient,
         *,
+        endpoints: FlowEndpoints,
         algorithm: str | None = None,
         backend_url: str | None = None,
         poll_interval: float = 5.0,
@@ -52,7 +53,6 @@ class Job(JobHistory):
         use_sse: bool = True,
         registry: JobRegistry | None = None,
         metrics_limit: int = 200,
-        endpoints: FlowEndpoints | None = None,
         results_folder: Path | None = None,
         hidden: Sequence[str] = (),
     ) -> None:
@@ -61,7 +61,8 @@ class Job(JobHistory):
         #: values masked in everything the job takes in from the backend (``synth_nb.job.masking``): the
         #: client's key and ``hidden`` (the plan's secrets)
         self.hidden = searched((*client.secret_values(), *hidden))
-        self.endpoints = endpoints or get_flow(flow).endpoints
+        #: the flow's backend paths (the plan's, or the ones an attach found the job under)
+        self.endpoints = endpoints
         self.backend_url = backend_url or client.shown_url
         self.poll_interval = poll_interval
         self.min_interval = min_interval
@@ -153,27 +154,18 @@ class Job(JobHistory):
         return report_to(self, targets, report_dir=report_dir, experiment=experiment)
 
     def explorer(self) -> Explorer:
-        """Why the run won, from the events streamed so far: candidates, lineage, Pareto front, per-seed
-        wins and prompt diffs (prompt learning). Works while the job runs and after ``--attach``."""
-        from synth_nb.flows.prompt_learning.explorer_events import (
-            EXPLORER_EVENT_TYPES,
-            PROPOSAL_METRIC,
-            explore,
-        )
-
+        """Why the run won, from the events streamed so far (prompt learning: candidates, lineage, Pareto
+        front, per-seed wins and prompt diffs). Works while the job runs and after ``--attach``."""
         flow = get_flow(self.flow)
-        if not flow.has_explorer:
-            which = ", ".join(f.label for f in all_flows() if f.has_explorer) or "no"
-            raise ConfigError(f"job {self.id} is a {flow.label} job; the explorer shows {which} jobs "
+        explorer = flow.explorer(self)
+        if explorer is None:
+            raise ConfigError(f"job {self.id} is a {flow.label} job, which has no explorer "
                               "(compare runs of any flow with synth_nb.compare)")
-        steps, values = self.metrics.series(PROPOSAL_METRIC)
-        scores = [{"name": PROPOSAL_METRIC, "step": s, "value": v}
-                  for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
-        return explore(self.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=self.id,
-                       status_doc=self.status_doc)
+        return explorer
 
     def candidates_df(self) -> Any:
-        """One row per prompt-learning candidate: parents, origin, scores, held-out score, length, rollouts."""
+        """The explorer's table (prompt learning: one row per candidate with parents, origin, scores, held-out
+        score, length, rollouts)."""
         return self.explorer().frame()
 
     # -- following ------------------------------------------------------------------------------

@@ -5,22 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError, SynthNbError
-from synth_nb.flows import Flow, all_flows, get_flow
 from synth_nb.job._job import Job
 from synth_nb.job.interrupt import cancel_after_interrupt, create_through_interrupt
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
 from synth_nb.plan import Plan, Step, resolve_refs
 
 if TYPE_CHECKING:
-    from synth_nb.client import AsyncSynthClient, SynthClient
+    from synth_nb.client import AsyncSynthClient
 
-__all__ = ["attach", "flow_named_in", "follow", "guess_flow", "submit"]
+__all__ = ["attach", "submit"]
 
 #: create calls can be slow (prompt learning validates against the task app synchronously)
 CREATE_TIMEOUT = 180.0
@@ -76,7 +76,7 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
         return await _run_plan(plan, client, registry, poll_interval, created)
     except asyncio.CancelledError:
         if created:
-            status = await cancel_after_interrupt(client, get_flow(plan.flow).endpoints, created[-1])
+            status = await cancel_after_interrupt(client, plan.endpoints, created[-1])
             if registry is not None:
                 with contextlib.suppress(OSError, SynthNbError):
                     _register(registry, plan, client, created[-1])
@@ -127,8 +127,8 @@ async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry 
         if step.ref and _response_id(result):
             refs[step.ref] = _response_id(result) or ""
     assert job_id is not None  # create_step exists, so the loop set it or raised
-    return Job(job_id, plan.flow, client, algorithm=plan.algorithm, registry=registry,
-               poll_interval=poll_interval, results_folder=plan.results_folder,
+    return Job(job_id, plan.flow, client, endpoints=plan.endpoints, algorithm=plan.algorithm,
+               registry=registry, poll_interval=poll_interval, results_folder=plan.results_folder,
                hidden=[s.get_secret_value() for s in plan.secrets])
 
 
@@ -142,70 +142,27 @@ def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_i
     ))
 
 
-def guess_flow(job_id: str) -> list[str]:
-    """Flows to try for an id, most likely first: those whose ``id_prefix`` starts it, then those without
-    a prefix, then those whose prefix does not match."""
-
-    def rank(flow: Flow) -> int:
-        if flow.id_prefix is None:
-            return 1
-        return 0 if job_id.startswith(flow.id_prefix) else 2
-
-    return [flow.name for flow in sorted(all_flows(), key=rank)]
-
-
-#: what a status document may call the job's kind (``job_type``, ``type``, ...), by flow
-_KIND_WORDS = {
-    "rl": "rl", "rl_online": "rl", "reinforcement": "rl", "reinforcement_learning": "rl",
-    "sft": "sft", "sft_offline": "sft", "fine_tune": "sft", "fine-tune": "sft", "finetune": "sft", "fft": "sft",
-    "qlora": "sft", "lora": "sft",
-    "prompt_learning": "prompt_learning", "prompt-learning": "prompt_learning", "gepa": "prompt_learning",
-    "mipro": "prompt_learning",
-}
-_KIND_FIELDS = ("job_type", "training_type", "flow", "kind", "type", "algorithm")
-
-
-def flow_named_in(doc: dict[str, Any]) -> str | None:
-    """The flow a status document says its job belongs to (``job_type: "rl"``, ``algorithm: "gepa"``, ...).
-
-    The path that answered says little: 0.2.24 falls back to ``/learning/jobs/{id}`` for RL and prompt
-    learning alike, and that is SFT's own path.
-    """
-    for key in _KIND_FIELDS:
-        value = doc.get(key)
-        if isinstance(value, str):
-            name = _KIND_WORDS.get(value.strip().lower())
-            if name is not None:
-                return name
-    return None
-
-
-async def _find_status(job_id: str, client: AsyncSynthClient, candidates: Sequence[str]
-                       ) -> tuple[str, dict[str, Any]] | None:
-    """The first candidate flow whose status paths (primary, then its fallbacks) know the job."""
-    for name in candidates:
-        try:
-            return name, await client.get_status(get_flow(name).endpoints, job_id)
-        except NotFoundError:
-            continue
-    return None
-
-
-async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = None,
+async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, FlowEndpoints], *,
+                 kind_of: Callable[[dict[str, Any]], str | None] | None = None,
                  registry: JobRegistry | None = None, poll_interval: float = 5.0,
                  hidden: Sequence[str] = ()) -> Job:
     """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored.
 
-    Each candidate flow's status paths are tried, fallbacks included; the job is then named by what its
-    status document says it is, else by the flow whose paths found it.
-
-    ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in what the job
-    holds, since a backend may echo any of them.
+    ``flows``: the flows the job may be of, with their endpoints, tried in order (the flow ``registry``
+    recorded for the job first), each one's status paths fallbacks included. The job is then named by what
+    its status document says it is (``kind_of``), when that is one of ``flows``, else by the flow whose
+    paths found it. ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in
+    what the job holds, since a backend may echo any of them.
     """
     record = registry.get(job_id) if registry is not None else None
-    algorithm = record.algorithm if record else None
-    candidates = [flow] if flow else ([record.flow] if record else guess_flow(job_id))
-    found = await _find_status(job_id, client, candidates)
+    candidates = sorted(flows, key=lambda name: record is None or name != record.flow)
+    found: tuple[str, dict[str, Any]] | None = None
+    for name in candidates:
+        try:
+            found = name, await client.get_status(flows[name], job_id)
+        except NotFoundError:
+            continue
+        break
     if found is None:
         raise NotFoundError(
             f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints "
@@ -213,23 +170,13 @@ async def attach(job_id: str, client: AsyncSynthClient, *, flow: str | None = No
             url=client.shown_url,
         )
     answered, status_doc = found
-    named = flow_named_in(status_doc)
-    flow = named if named is not None and not flow else answered
-    if algorithm is None and isinstance(status_doc.get("algorithm"), str) and flow == "prompt_learning":
+    named = kind_of(status_doc) if kind_of is not None else None
+    flow = named if named is not None and named in flows else answered
+    algorithm = record.algorithm if record else None
+    if algorithm is None and isinstance(status_doc.get("algorithm"), str):
         algorithm = status_doc["algorithm"].lower()
     results = Path(record.results_folder) if record and record.results_folder else None
-    job = Job(job_id, flow, client, algorithm=algorithm, registry=registry, poll_interval=poll_interval,
-              results_folder=results, hidden=hidden)
+    job = Job(job_id, flow, client, endpoints=flows[flow], algorithm=algorithm, registry=registry,
+              poll_interval=poll_interval, results_folder=results, hidden=hidden)
     await job.refresh()
     return job
-
-
-def follow(job_id: str, client: SynthClient, *, flow: str | None = None, timeout: float | None = None) -> Job:
-    """Blocking: re-attach to ``job_id`` and wait until it ends; the returned ``Job`` holds its whole history."""
-
-    async def run() -> Job:
-        job = await attach(job_id, client.async_client, flow=flow)
-        await job.wait(timeout=timeout)
-        return job
-
-    return client.run(run())

@@ -43,6 +43,8 @@ __all__ = [
     "TrainingFailed",
     "UnknownLocalModel",
     "WorkerFailed",
+    "answer_detail",
+    "json_answer",
 ]
 
 
@@ -139,3 +141,24 @@ class DataFolderError(SharedBackendError):
         why = getattr(exc, "strerror", None) or exc
         return cls(f"cannot write to the backend data folder {folder} ({why}): make it writable, "
                    "or choose another with --data-dir or SYNTH_NB_BACKEND_DIR")
+
+
+def answer_detail(response: Any) -> str:
+    """What an error answer says: its JSON ``detail`` (or body), else the start of its text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return str(response.text[:200])
+    detail = body.get("detail", body) if isinstance(body, dict) else body
+    return str(detail)[:300]
+
+
+def json_answer(response: Any, what: str, error: type[LocalBackendError]) -> Any:
+    """The JSON body of an HTTP 200 answer (an ``httpx.Response``); anything else is ``error`` saying what
+    ``what`` (``"POST http://app/rollout"``) answered instead."""
+    if response.status_code != 200:
+        raise error(f"{what} answered HTTP {response.status_code}: {answer_detail(response)}")
+    try:
+        return response.json()
+    except ValueError:
+        raise error(f"{what} did not answer JSON: {response.text[:120]!r}") from None

@@ -1,4 +1,4 @@
-"""The prompt-learning explorer in a notebook: one output that follows a running job and stays as a copy.
+"""A flow's explorer in a notebook: one output that follows a running job and stays as a copy.
 
 ``show_explorer(job)`` displays ``job.explorer()`` (static HTML, with Markdown and text alternatives) by
 display id. While the job runs, a task on the loop the job lives on redraws it when candidate events have
@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Generator
 from typing import Any
 
-from synth_nb.flows.prompt_learning.explorer_log import EXPLORER_EVENT_TYPES
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.notebook.kernel_loop import KernelLoop
 
@@ -61,11 +61,12 @@ class ExplorerView:
 
     async def follow(self) -> int:
         """Redraw after candidate events, throttled; a final redraw when the job is done. Returns frames drawn."""
+        redraws_on = get_flow(self.job.flow).explorer_event_types
         dirty, last = False, time.monotonic()
         async for update in self.job.updates():
             if update.kind == "done":
                 break
-            if update.kind == "event" and update.event is not None and update.event.type in EXPLORER_EVENT_TYPES:
+            if update.kind == "event" and update.event is not None and update.event.type in redraws_on:
                 dirty = True
             if dirty and time.monotonic() - last >= self.interval:
                 self.redraw()

@@ -21,7 +21,6 @@ import traitlets
 from pydantic import SecretStr
 
 from synth_nb import pipeline
-from synth_nb.config.redact import redact
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
 from synth_nb.notebook import launch
 from synth_nb.notebook.kernel_loop import KernelLoop
@@ -38,6 +37,7 @@ from synth_nb.notebook.wizard_inputs import (
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target
+from synth_nb.secrets.redact import redact
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.fork import Fork

@@ -19,13 +19,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.config import catalogue
-from synth_nb.config.redact import is_secret_key, looks_like_secret
 from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.flows import catalogue
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.plan import mask_payload
 from synth_nb.secrets import mask, mask_text
+from synth_nb.secrets.redact import is_secret_key, looks_like_secret
 
 if TYPE_CHECKING:
     from synth_nb.job import Job, JobUpdate

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from synth_nb.config.catalogue import price_of
 from synth_nb.flows.base import Workload
+from synth_nb.flows.catalogue import price_of
 from synth_nb.job.progress import format_duration
 from synth_nb.pipeline.dry_rollout import DryRollout
 from synth_nb.pipeline.target import Target

@@ -54,15 +54,18 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
                  hidden: Sequence[str] = ()) -> Job:
     """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed.
 
-    ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job masks its
-    plan's secrets).
+    The job is looked for under ``flow``'s endpoints, else under each registered flow's, the likeliest for
+    its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job
+    masks its plan's secrets).
     """
+    from synth_nb.flows import flow_named_in, get_flow, guess_flow
     from synth_nb.job import attach as attach_job
 
+    flows = {name: get_flow(name).endpoints for name in ([flow] if flow else guess_flow(job_id))}
     client = _client(target, api_key)
     try:
-        return await attach_job(job_id, client, flow=flow, registry=registry, poll_interval=poll_interval,
-                                hidden=hidden)
+        return await attach_job(job_id, client, flows, kind_of=flow_named_in, registry=registry,
+                                poll_interval=poll_interval, hidden=hidden)
     except BaseException:
         await client.aclose()
         raise

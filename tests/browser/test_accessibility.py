@@ -237,7 +237,7 @@ def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # 
         "doc = await client.create_job(endpoints, {'metadata': {'local_executor': 'replay', 'recording': 'gepa', "
         "'replay_speed': 0.1}})\n"
         "await client.start(endpoints, doc['id'])\n"
-        "panel = show_job(Job(doc['id'], 'prompt_learning', client, poll_interval=0.5))"
+        "panel = show_job(Job(doc['id'], 'prompt_learning', client, endpoints=endpoints, poll_interval=0.5))"
     )
     _open_wizard(lab, [SETUP_WITH_BACKEND, "%synth_train --backend local", monitor_cell])
     page = lab.page

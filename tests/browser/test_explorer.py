@@ -36,7 +36,7 @@ async def submit(flow, body, algorithm=None):
     job_id = doc.get("id") or doc.get("job_id")
     if endpoints.start:
         await client.start(endpoints, job_id)
-    job = Job(job_id, flow, client, algorithm=algorithm, poll_interval=0.5)
+    job = Job(job_id, flow, client, endpoints=endpoints, algorithm=algorithm, poll_interval=0.5)
     await job.wait(600)
     return job
 

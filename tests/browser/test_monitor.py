@@ -32,12 +32,13 @@ async def replay(recording, flow="sft"):
     endpoints = get_flow(flow).endpoints
     doc = await client.create_job(endpoints, {"metadata": {"local_executor": "replay", "recording": recording}})
     await client.start(endpoints, doc["id"])
-    return Job(doc["id"], flow, client, poll_interval=0.5)
+    return Job(doc["id"], flow, client, endpoints=endpoints, poll_interval=0.5)
 
 async def gepa():
-    doc = await client.create_job(get_flow("prompt_learning").endpoints, json.loads(Path("gepa_body.json").read_text()))
+    endpoints = get_flow("prompt_learning").endpoints
+    doc = await client.create_job(endpoints, json.loads(Path("gepa_body.json").read_text()))
     Path("gepa_job_id.txt").write_text(doc["id"])
-    return Job(doc["id"], "prompt_learning", client, algorithm="gepa", poll_interval=0.5)
+    return Job(doc["id"], "prompt_learning", client, endpoints=endpoints, algorithm="gepa", poll_interval=0.5)
 
 print("setup ok")
 """
@@ -117,7 +118,7 @@ def _cells(folder: Path) -> list[str]:
         f"job = await replay({recs['live']!r})\nPath('job_id.txt').write_text(job.id)\npanel = show_job(job)",
         "import time\nprint('other cell ran at', time.strftime('%X'))",
         "job2 = await gepa()\npanel2 = show_job(job2)",
-        "job3 = await attach(Path('job_id.txt').read_text(), client, flow='sft')\npanel3 = show_job(job3)\n"
+        "job3 = await attach(Path('job_id.txt').read_text(), client, {'sft': get_flow('sft').endpoints})\npanel3 = show_job(job3)\n"
         "print('reattached with', len(job3.metrics), 'metric points')",
         f"job4 = await replay({recs['pl']!r}, 'prompt_learning')\npanel4 = show_job(job4)\nawait panel4",
     ]

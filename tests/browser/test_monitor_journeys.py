@@ -95,7 +95,7 @@ async def replay(recording, flow, speed=1.0):
     doc = await client.create_job(endpoints, {'metadata': {'local_executor': 'replay', 'recording': recording,
                                                            'replay_speed': speed}})
     await client.start(endpoints, doc['id'])
-    return Job(doc['id'], flow, client, poll_interval=0.5)
+    return Job(doc['id'], flow, client, endpoints=endpoints, poll_interval=0.5)
 
 print('setup ok')
 """

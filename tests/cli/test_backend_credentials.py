@@ -13,6 +13,7 @@ from synth_nb.backend import display_url, resolve_backend
 from synth_nb.cli.main import main
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import AuthError, NetworkError, OverrideError
+from synth_nb.flows import get_flow
 from synth_nb.job import JobRegistry, submit
 from synth_nb.pipeline import attach_target, resolve_target
 from synth_nb.plan import Plan, Step
@@ -81,7 +82,8 @@ async def test_the_registry_job_and_recording_keep_no_credentials(tmp_path: Path
         return httpx.Response(201, json={"id": "job_cred", "status": "queued"})
 
     registry = JobRegistry(tmp_path)
-    plan = Plan(flow="sft", algorithm=None, steps=[Step("POST", "/learning/jobs", {"model": "m"})])
+    plan = Plan(flow="sft", endpoints=get_flow("sft").endpoints,
+                algorithm=None, steps=[Step("POST", "/learning/jobs", {"model": "m"})])
     client = AsyncSynthClient(URL, "k", transport=httpx.MockTransport(handler))
     job = await submit(plan, client, registry=registry)
     await client.aclose()

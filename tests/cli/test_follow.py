@@ -15,6 +15,7 @@ import pytest
 
 from synth_nb.backend import normalize_backend_url
 from synth_nb.cli.follow import FollowOptions, run_submit
+from synth_nb.flows import get_flow
 from synth_nb.job import read_recording
 from synth_nb.pipeline import Target
 from synth_nb.plan import Plan, Step
@@ -32,7 +33,8 @@ def follow_plans(plans: list[Plan], options: FollowOptions, url: str, api_key: s
 
 def _plan(flow: str = "rl", **fake: object) -> Plan:
     path = {"rl": "/rl/jobs", "prompt_learning": "/prompt-learning/online/jobs"}[flow]
-    return Plan(flow=flow, algorithm=None, steps=[Step("POST", path, {"metadata": {"fake": fake}})])
+    return Plan(flow=flow, endpoints=get_flow(flow).endpoints,
+                algorithm=None, steps=[Step("POST", path, {"metadata": {"fake": fake}})])
 
 
 @pytest.fixture(autouse=True)
@@ -110,8 +112,10 @@ def test_ctrl_c_cancels_the_job_on_the_backend_and_exits_130(fake_backend, tmp_p
         "import sys\n"
         "from synth_nb.cli.follow import FollowOptions, run_submit\n"
         "from synth_nb.pipeline import Target\n"
+        "from synth_nb.flows import get_flow\n"
         "from synth_nb.plan import Plan, Step\n"
-        "plan = Plan(flow='rl', algorithm=None, steps=[Step('POST', '/rl/jobs', {'metadata': {'fake': {'hang': True}}})])\n"
+        "plan = Plan(flow='rl', endpoints=get_flow('rl').endpoints, algorithm=None,\n"
+        "            steps=[Step('POST', '/rl/jobs', {'metadata': {'fake': {'hang': True}}})])\n"
         "options = FollowOptions(poll=True, poll_interval=0.5, poll_timeout=60.0)\n"
         f"sys.exit(run_submit([plan], Target({fake_backend.url + '/api'!r}), sys.argv[1], options))\n"
     )
@@ -139,7 +143,8 @@ def test_prompt_learning_job_writes_summary_into_results_folder(tmp_path: Path) 
     from synth_nb.local import start_backend
 
     results = tmp_path / "results"
-    plan = Plan(flow="prompt_learning", algorithm="gepa", results_folder=results, steps=[Step(
+    plan = Plan(flow="prompt_learning", endpoints=get_flow("prompt_learning").endpoints,
+                algorithm="gepa", results_folder=results, steps=[Step(
         "POST", "/prompt-learning/online/jobs",
         {"algorithm": "gepa", "metadata": {"local_executor": "replay", "recording": "gepa",
                                             "replay_speed": 1000}})])

@@ -16,6 +16,7 @@ from minimal_configs import MINIMAL_GEPA
 from pydantic import SecretStr
 
 from synth_nb.cli.main import main
+from synth_nb.flows import get_flow
 from synth_nb.pipeline import TaskAppUnhealthy, check_task_app, require_healthy_task_apps
 from synth_nb.plan import Plan, TaskApp
 
@@ -122,7 +123,8 @@ def test_each_task_app_is_checked_once_and_all_failures_are_listed() -> None:
         seen.append(str(request.url))
         return httpx.Response(401 if "bad" in str(request.url) else 200, json={})
 
-    plans = [Plan("prompt_learning", "gepa", [], task_app=TaskApp(url, SecretStr(ENV_KEY)))
+    plans = [Plan("prompt_learning", "gepa", [],
+                  endpoints=get_flow("prompt_learning").endpoints, task_app=TaskApp(url, SecretStr(ENV_KEY)))
              for url in ("http://good.example", "http://good.example", "http://bad.example")]
     with pytest.raises(TaskAppUnhealthy) as caught:
         require_healthy_task_apps(plans, transport=httpx.MockTransport(handler))

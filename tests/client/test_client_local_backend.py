@@ -12,7 +12,7 @@ import pytest
 from synth_nb import local
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import AuthError, NotFoundError, ValidationError
-from synth_nb.flows import get_flow
+from synth_nb.flows import get_flow, guess_flow
 from synth_nb.job import Job, attach
 
 RL = get_flow("rl").endpoints
@@ -45,7 +45,7 @@ async def test_every_flow_streams_to_a_terminal_state(backend, flow: str, record
         created = await client.create_job(endpoints, _replay_body(flow, recording))
         job_id = created.get("job_id") or created["id"]
         await client.start(endpoints, job_id)  # SFT jobs wait for it; the other flows have no start path
-        job = Job(job_id, flow, client, poll_interval=0.5)
+        job = Job(job_id, flow, client, endpoints=endpoints, poll_interval=0.5)
         assert await job.wait(timeout=60) == "succeeded"
         everything = await client.get_events(endpoints, job_id, limit=10000)
         assert [e.seq for e in job.events] == [e.seq for e in everything]
@@ -57,9 +57,10 @@ async def test_attach_rebuilds_the_full_history(backend) -> None:
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
         created = await client.create_job(RL, _replay_body("rl", "rl"))
         job_id = created.get("job_id") or created["id"]
-        first = Job(job_id, "rl", client, poll_interval=0.5)
+        first = Job(job_id, "rl", client, endpoints=RL, poll_interval=0.5)
         await first.wait(timeout=60)
-        again = await attach(job_id, client)  # flow probed from the status paths
+        every_flow = {name: get_flow(name).endpoints for name in guess_flow(job_id)}
+        again = await attach(job_id, client, every_flow)  # the flow is found by probing its status path
     assert again.flow == "rl" and again.done and again.status == "succeeded"
     assert [e.seq for e in again.events] == [e.seq for e in first.events]
     assert sorted((m.name, m.step) for m in again.metrics) == sorted((m.name, m.step) for m in first.metrics)
@@ -68,7 +69,8 @@ async def test_attach_rebuilds_the_full_history(backend) -> None:
 async def test_cancel_against_the_local_backend(backend) -> None:
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
         created = await client.create_job(RL, _replay_body("rl", "rl", speed=0.5))
-        job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.2)
+        job = Job(created.get("job_id") or created["id"], "rl", client,
+                  endpoints=RL, poll_interval=0.2)
         job.start_monitoring()
         while not job.events:
             await asyncio.sleep(0.02)
@@ -104,7 +106,8 @@ async def test_faults_against_the_local_backend_lose_and_duplicate_nothing(
     transport = faulty_transport(rate=0.45, seed=3)
     async with AsyncSynthClient(backend.url, backend.api_key, transport=transport) as client:
         created = await client.create_job(RL, _replay_body("rl", recording, speed=1.0), idempotency_key="once")
-        job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.02, min_interval=0.001,
+        job = Job(created.get("job_id") or created["id"], "rl", client,
+                  endpoints=RL, poll_interval=0.02, min_interval=0.001,
                   use_sse=sse)
         job.start_monitoring()
         while transport.total < faults:
@@ -136,7 +139,8 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
     try:
         async with AsyncSynthClient(first.url, first.api_key, max_attempts=3) as client:
             created = await client.create_job(RL, _replay_body("rl", recording, speed=1.0))
-            job = Job(created.get("job_id") or created["id"], "rl", client, poll_interval=0.1)
+            job = Job(created.get("job_id") or created["id"], "rl", client,
+                      endpoints=RL, poll_interval=0.1)
             job.start_monitoring()
             while len(job.events) < 20:
                 await asyncio.sleep(0.02)

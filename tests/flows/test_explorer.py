@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 from real_runs import real_runs
 
+from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow, registered
 from synth_nb.flows.prompt_learning.explorer import Explorer
 from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.prompt_diff import Message, prompt_diff, word_diff
 from synth_nb.flows.prompt_learning.summary import job_summary
+from synth_nb.job import Job
 from synth_nb.local.executors.replay import BUNDLED_DIR
 from synth_nb.records import Event
 
@@ -247,8 +250,48 @@ def test_the_summary_carries_the_baseline_to_best_diff() -> None:
 
 
 def test_only_prompt_learning_jobs_have_an_explorer() -> None:
-    with pytest.raises(ConfigError, match="the explorer shows prompt learning jobs"):
+    with pytest.raises(ConfigError, match="SFT job, which has no explorer"):
         real_runs().jobs["sft"].explorer()
+
+
+class _Tally:
+    """A flow's own explorer: the points its events announced."""
+
+    def __init__(self, job: Any) -> None:
+        self.points = [e.data["value"] for e in job.events.of_types({"tally.point"})]
+
+    def summary_line(self) -> str:
+        return f"{len(self.points)} points"
+
+    def to_html(self) -> str:
+        return f"<p>{self.summary_line()}</p>"
+
+    def to_markdown(self) -> str:
+        return self.summary_line()
+
+    def frame(self) -> Any:
+        return list(self.points)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": self.summary_line()}
+
+
+def test_job_explorer_is_whatever_the_jobs_flow_answers() -> None:
+    class TallyFlow(type(get_flow("rl"))):  # type: ignore[misc]
+        name = "tally"
+        label = "tally"
+        explorer_event_types = frozenset({"tally.point"})
+
+        def explorer(self, job: Any) -> _Tally:
+            return _Tally(job)
+
+    flow = TallyFlow()
+    with registered(flow):
+        job = Job("job_1", "tally", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=flow.endpoints)
+        for seq, etype in enumerate(["tally.point", "rl.progress", "tally.point"], start=1):
+            job.ingest_event(Event(seq=seq, type=etype, data={"value": seq}))
+        assert job.explorer().summary_line() == "2 points"
+        assert job.candidates_df() == [1, 3]
 
 
 def test_explorer_outputs_escape_prompt_text() -> None:

@@ -19,7 +19,6 @@ from pydantic import Field
 from synth_nb import pipeline
 from synth_nb.cli.main import main
 from synth_nb.config import load_config, load_config_text
-from synth_nb.config.shared import ExtraModel, Problem, warning
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
 from synth_nb.flows import Flow, flow_names, get_flow, registered
@@ -27,6 +26,7 @@ from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike
 from synth_nb.flows.chart import ChartSpec, SeriesSpec
 from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.schema import ExtraModel, Problem, warning
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.preview_text import preview_text
@@ -79,7 +79,8 @@ class ToyFlow(Flow):
                 "api_key": secrets.secret_value(SYNTH_API_KEY)}
         step = Step("POST", self.endpoints.create, body, headers={"Idempotency-Key": overrides.idempotency or "toy-1"},
                     description="create the toy job")
-        return Plan(flow=self.name, algorithm=None, steps=[step], config_path=config.path,
+        return Plan(flow=self.name,
+                    endpoints=self.endpoints, algorithm=None, steps=[step], config_path=config.path,
                     backend_url=overrides.backend or "", warnings=warnings, secrets=secrets.values())
 
     def artifacts(self, job: FinishedJob) -> Artifact:

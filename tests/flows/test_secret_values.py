@@ -10,10 +10,10 @@ from minimal_configs import MINIMAL_GEPA, MINIMAL_MIPRO, MINIMAL_RL, MINIMAL_SFT
 from pydantic import BaseModel, SecretStr
 
 from synth_nb.config import load_config
-from synth_nb.config.redact import is_secret_key
 from synth_nb.errors import ConfigError, OverrideError
 from synth_nb.flows import get_flow, plan_for
 from synth_nb.flows.overrides import Overrides
+from synth_nb.secrets.redact import is_secret_key
 
 from .conftest import ENV_KEY, SYNTH_KEY, VALID_LINE, bundle
 

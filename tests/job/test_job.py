@@ -8,12 +8,14 @@ import pytest
 
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import Event, MetricPoint
 
 
 def _job() -> Job:
-    return Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", "k"))
+    return Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", "k"),
+               endpoints=get_flow("sft").endpoints)
 
 
 def test_events_dedupe_by_seq_and_stay_ordered() -> None:
@@ -75,7 +77,7 @@ async def test_wait_collects_everything_exactly_once(fake_backend, sse: bool) ->
     client, job_id = await _create(fake_backend, "sft", {"events": 300, "metrics": 120, "batch": 25,
                                                          "interval": 0.005})
     async with client:
-        job = Job(job_id, "sft", client, poll_interval=0.5)
+        job = Job(job_id, "sft", client, endpoints=get_flow("sft").endpoints, poll_interval=0.5)
         assert await job.wait(timeout=30) == "succeeded"
     server = fake_backend.job(job_id)
     assert [e.seq for e in job.events] == [e["seq"] for e in server.events]
@@ -87,7 +89,7 @@ async def test_wait_collects_everything_exactly_once(fake_backend, sse: bool) ->
 async def test_failed_job_raises_on_raise_for_status(fake_backend) -> None:
     client, job_id = await _create(fake_backend, "rl", {"events": 3, "final": "failed"})
     async with client:
-        job = Job(job_id, "rl", client, poll_interval=0.5)
+        job = Job(job_id, "rl", client, endpoints=get_flow("rl").endpoints, poll_interval=0.5)
         assert await job.wait(timeout=30) == "failed"
         with pytest.raises(JobFailedError, match="boom"):
             job.raise_for_status()
@@ -96,7 +98,7 @@ async def test_failed_job_raises_on_raise_for_status(fake_backend) -> None:
 async def test_poll_timeout_raises_and_leaves_the_job_running(fake_backend) -> None:
     client, job_id = await _create(fake_backend, "rl", {"events": 2, "hang": True})
     async with client:
-        job = Job(job_id, "rl", client, poll_interval=0.2)
+        job = Job(job_id, "rl", client, endpoints=get_flow("rl").endpoints, poll_interval=0.2)
         with pytest.raises(JobTimeoutError, match="synth-nb attach"):
             await job.wait(timeout=0.3)
         await job.stop_monitoring()
@@ -106,7 +108,8 @@ async def test_poll_timeout_raises_and_leaves_the_job_running(fake_backend) -> N
 async def test_cancel_sends_request_and_confirms_terminal_state(fake_backend) -> None:
     client, job_id = await _create(fake_backend, "prompt_learning", {"events": 2, "hang": True})
     async with client:
-        job = Job(job_id, "prompt_learning", client, poll_interval=0.2)
+        job = Job(job_id, "prompt_learning", client,
+                  endpoints=get_flow("prompt_learning").endpoints, poll_interval=0.2)
         job.start_monitoring()
         while not job.events:
             await asyncio.sleep(0.01)
@@ -119,7 +122,7 @@ async def test_cancel_sends_request_and_confirms_terminal_state(fake_backend) ->
 async def test_updates_give_history_then_live_to_several_consumers(fake_backend) -> None:
     client, job_id = await _create(fake_backend, "rl", {"events": 40, "metrics": 5, "interval": 0.002})
     async with client:
-        job = Job(job_id, "rl", client, poll_interval=0.2)
+        job = Job(job_id, "rl", client, endpoints=get_flow("rl").endpoints, poll_interval=0.2)
 
         async def consume() -> list[JobUpdate]:
             return [u async for u in job.updates()]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from synth_nb.client import AsyncSynthClient
+from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, submit
 from synth_nb.plan import Plan, Step
 
@@ -22,7 +23,7 @@ async def test_stream_survives_200_faults_without_loss_or_duplicates(
     data = tmp_path / "train.jsonl"
     data.write_text(json.dumps({"messages": [{"role": "user", "content": "hi"}]}) + "\n")
     spec = {"events": 1_000_000, "metrics": 1_000_000, "interval": 0.001}
-    plan = Plan(flow="sft", algorithm=None, steps=[
+    plan = Plan(flow="sft", endpoints=get_flow("sft").endpoints, algorithm=None, steps=[
         Step("POST", "/files", {"purpose": "fine-tune"}, kind="upload", upload=data, ref="training_file"),
         Step("POST", "/learning/jobs", {"training_file_id": {"$ref": "training_file"},
                                         "metadata": {"fake": spec}}),

@@ -10,6 +10,7 @@ import pytest
 
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ClientClosedError, ClientError
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobUpdate, JobView
 
 ENDLESS = {"events": 100_000, "interval": 0.01}
@@ -41,7 +42,8 @@ async def _follow_a_little(job: Job, events: int = 3) -> None:
 def test_a_job_keeps_its_history_and_finishes_on_a_second_loop(fake_backend) -> None:
     async def first() -> tuple[Job, AsyncSynthClient]:
         client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client, poll_interval=0.2)
+        job = Job(await _create(fake_backend, client), "rl", client,
+                  endpoints=get_flow("rl").endpoints, poll_interval=0.2)
         await _follow_a_little(job)
         await job.stop_monitoring()
         await client.aclose()
@@ -75,7 +77,8 @@ def test_rebind_stops_the_monitor_on_the_other_loop_and_the_new_loop_can_cancel(
 
     async def submit_there() -> Job:
         client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client, poll_interval=0.2)
+        job = Job(await _create(fake_backend, client), "rl", client,
+                  endpoints=get_flow("rl").endpoints, poll_interval=0.2)
         await _follow_a_little(job)
         return job
 
@@ -104,7 +107,8 @@ def test_waiting_from_another_loop_than_the_monitor_works(fake_backend, thread_l
     """A cell's loop may await a job followed on the background loop: the done signal crosses loops."""
     async def start_there() -> Job:
         client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client, poll_interval=0.2)
+        job = Job(await _create(fake_backend, client), "rl", client,
+                  endpoints=get_flow("rl").endpoints, poll_interval=0.2)
         await _follow_a_little(job)
         return job
 
@@ -128,7 +132,8 @@ async def _kinds(job: Job) -> list[str]:
 def test_a_job_whose_client_was_closed_says_how_to_get_a_live_handle(fake_backend) -> None:
     async def run() -> Job:
         async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
-            job = Job(await _create(fake_backend, client), "rl", client, poll_interval=0.2)
+            job = Job(await _create(fake_backend, client), "rl", client,
+                      endpoints=get_flow("rl").endpoints, poll_interval=0.2)
             await _follow_a_little(job)
             await job.stop_monitoring()
         for action in (job.wait(timeout=30), job.cancel(), job.refresh()):
@@ -148,7 +153,8 @@ def test_a_job_whose_client_was_closed_says_how_to_get_a_live_handle(fake_backen
 def test_a_monitor_whose_client_closes_underneath_fails_with_the_job_id(fake_backend) -> None:
     async def run() -> None:
         client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client, poll_interval=0.05)
+        job = Job(await _create(fake_backend, client), "rl", client,
+                  endpoints=get_flow("rl").endpoints, poll_interval=0.05)
         await _follow_a_little(job)
         await client.aclose()
         with pytest.raises(ClientClosedError, match=f"job {job.id}: its client"):
@@ -162,5 +168,6 @@ def test_a_monitor_whose_client_closes_underneath_fails_with_the_job_id(fake_bac
 
 
 def test_job_is_a_job_view() -> None:
-    job: JobView = Job("job_1", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"))
+    job: JobView = Job("job_1", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"),
+                       endpoints=get_flow("rl").endpoints)
     assert isinstance(job, JobView)

@@ -8,6 +8,7 @@ import pytest
 
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, Recorder, read_recording
 from synth_nb.records import Event, MetricPoint
 
@@ -15,7 +16,7 @@ CANARY = "sk_env_canary_secret_value_9876"
 
 
 def test_job_stream_is_recorded_with_secrets_masked(tmp_path: Path) -> None:
-    job = Job("job_1", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"))
+    job = Job("job_1", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=get_flow("rl").endpoints)
     path = tmp_path / "rec.jsonl"
     with Recorder(path, secrets=[CANARY]) as recorder:
         recorder.follow(job)

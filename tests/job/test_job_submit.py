@@ -8,9 +8,15 @@ from pathlib import Path
 import pytest
 
 from synth_nb.client import AsyncSynthClient
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientError, NotFoundError, ValidationError
+from synth_nb.flows import get_flow, guess_flow
 from synth_nb.job import JobRegistry, attach, submit
 from synth_nb.plan import Plan, Step
+
+
+def _every_flow(job_id: str) -> dict[str, FlowEndpoints]:
+    return {name: get_flow(name).endpoints for name in guess_flow(job_id)}
 
 
 def _dataset(tmp_path: Path, lines: int = 4) -> Path:
@@ -21,7 +27,8 @@ def _dataset(tmp_path: Path, lines: int = 4) -> Path:
 
 
 def _sft_plan(tmp_path: Path, **extra_upload_body: object) -> Plan:
-    return Plan(flow="sft", algorithm=None, config_path=tmp_path / "sft.toml", idempotency_key="key-1", steps=[
+    return Plan(flow="sft", endpoints=get_flow("sft").endpoints,
+                algorithm=None, config_path=tmp_path / "sft.toml", idempotency_key="key-1", steps=[
         Step("POST", "/files", {"purpose": "fine-tune", **extra_upload_body}, kind="upload",
              upload=_dataset(tmp_path), ref="training_file"),
         Step("POST", "/learning/jobs", {"model": "Qwen/Qwen3-0.6B", "training_file_id": {"$ref": "training_file"},
@@ -58,7 +65,7 @@ async def test_extra_upload_fields_are_sent_as_form_fields(fake_backend, tmp_pat
 
 
 async def test_failing_check_stops_before_anything_is_created(fake_backend) -> None:
-    plan = Plan(flow="rl", algorithm=None, steps=[
+    plan = Plan(flow="rl", endpoints=get_flow("rl").endpoints, algorithm=None, steps=[
         Step("POST", "/rl/verify_task_app", {"endpoint_base_url": "http://unreachable:1"}, kind="check",
              description="verify the task app"),
         Step("POST", "/rl/jobs", {"metadata": {}}),
@@ -70,7 +77,8 @@ async def test_failing_check_stops_before_anything_is_created(fake_backend) -> N
 
 
 async def test_backend_rejection_keeps_its_message(fake_backend) -> None:
-    plan = Plan(flow="rl", algorithm=None, steps=[Step("POST", "/rl/jobs", {"metadata": {"reject": True}})])
+    plan = Plan(flow="rl", endpoints=get_flow("rl").endpoints,
+                algorithm=None, steps=[Step("POST", "/rl/jobs", {"metadata": {"reject": True}})])
     async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
         with pytest.raises(ValidationError, match="not supported"):
             await submit(plan, client)
@@ -85,17 +93,15 @@ async def test_attach_finds_the_flow_and_rebuilds_history(fake_backend) -> None:
             import asyncio
 
             await asyncio.sleep(0.01)
-        job = await attach(job_id, client)
+        job = await attach(job_id, client, _every_flow(job_id))
         with pytest.raises(NotFoundError, match="job_nope"):
-            await attach("job_nope", client)
+            await attach("job_nope", client, _every_flow("job_nope"))
     assert job.flow == "prompt_learning" and job.done
     assert [e.seq for e in job.events] == [e["seq"] for e in fake_backend.job(job_id).events]
     assert len(job.metrics) == len(fake_backend.job(job_id).metrics)
 
 
 def test_guess_flow_tries_the_flow_whose_id_prefix_matches_first() -> None:
-    from synth_nb.job._submit import guess_flow
-
     assert guess_flow("pl_123") == ["prompt_learning", "rl", "sft"]
     assert guess_flow("job_123") == ["rl", "sft", "prompt_learning"]  # prefixed flows that do not match: last
 
@@ -109,5 +115,30 @@ async def test_the_results_folder_travels_with_the_job_and_comes_back_on_attach(
         assert job.results_folder == tmp_path / "out"
         record = registry.get(job.id)
         assert record is not None and record.results_folder == str(tmp_path / "out")
-        again = await attach(job.id, client, registry=registry)
+        again = await attach(job.id, client, _every_flow(job.id), registry=registry)
     assert again.results_folder == tmp_path / "out"
+
+
+async def test_a_submitted_job_follows_the_endpoints_its_plan_carries(fake_backend) -> None:
+    # a flow the registry has never heard of: everything the job needs travels with the plan
+    endpoints = fake_backend.endpoints("rl")
+    plan = Plan(flow="toy", endpoints=endpoints, algorithm=None,
+                steps=[Step("POST", endpoints.create, {"metadata": {"fake": {"events": 5, "metrics": 2}}})])
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job = await submit(plan, client)
+        assert await job.wait(timeout=30) == "succeeded"
+    assert job.endpoints is endpoints and job.flow == "toy"
+    assert [e.seq for e in job.events] == [e["seq"] for e in fake_backend.job(job.id).events]
+
+
+async def test_attach_tries_the_flow_the_job_registry_recorded_first(fake_backend, tmp_path: Path) -> None:
+    registry = JobRegistry(tmp_path)
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job = await submit(_sft_plan(tmp_path), client, registry=registry)
+        assert await job.wait(timeout=30) == "succeeded"
+        # the id has no flow prefix, so without the record RL's paths would be asked first
+        flows = {name: fake_backend.endpoints(name) for name in ("rl", "prompt_learning", "sft")}
+        again = await attach(job.id, client, flows, registry=registry)
+    assert again.flow == "sft" and again.endpoints is flows["sft"]
+    rl_status = flows["rl"].status.replace("{job_id}", job.id)
+    assert not any(path.endswith(rl_status) for _, path, _ in fake_backend.state.requests)

@@ -122,7 +122,7 @@ client = AsyncSynthClient(backend.url + "/api", backend.api_key)
 sft = get_flow("sft").endpoints
 doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
 await client.start(sft, doc["id"])
-job = Job(doc["id"], "sft", client, poll_interval=0.5)
+job = Job(doc["id"], "sft", client, endpoints=sft, poll_interval=0.5)
 panel = show_job(job)
 """
     nb = nbformat.v4.new_notebook(cells=[

@@ -48,7 +48,8 @@ async def test_a_running_job_is_redrawn_until_it_ends(outputs: Any) -> None:
     endpoints = get_flow("prompt_learning").endpoints
     doc = await client.create_job(endpoints, {"algorithm": "gepa", "metadata": {
         "local_executor": "replay", "recording": "gepa", "replay_speed": 6}})
-    job = Job(str(doc.get("id") or doc.get("job_id")), "prompt_learning", client, algorithm="gepa", poll_interval=0.2)
+    job = Job(str(doc.get("id") or doc.get("job_id")), "prompt_learning", client,
+              endpoints=get_flow("prompt_learning").endpoints, algorithm="gepa", poll_interval=0.2)
     try:
         view = show_explorer(job, interval=0.2)
         frames = await asyncio.wait_for(view.wait(), 120)  # a guard against hanging, not a speed check

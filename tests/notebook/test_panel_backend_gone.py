@@ -24,7 +24,7 @@ def test_a_panel_whose_backend_is_gone_says_so_and_disables_cancel(tmp_path: Pat
         body = {"metadata": {"local_executor": "replay", "recording": "sft", "replay_speed": 0.05}}
         doc = await client.create_job(sft, body)
         await client.start(sft, doc["id"])
-        job = Job(doc["id"], "sft", client, poll_interval=0.2)
+        job = Job(doc["id"], "sft", client, endpoints=get_flow("sft").endpoints, poll_interval=0.2)
         panel = MonitorPanel(job, tick=0.1)
         panel.controls = panel._make_controls()
         task = asyncio.ensure_future(panel.run())

@@ -8,6 +8,7 @@ from _wizard_support import CANARIES, CANARY_ENV, CANARY_SYNTH
 from minimal_configs import MINIMAL_GEPA
 
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
 from synth_nb.notebook.preview_layout import (
     fold_summary,
     human_size,
@@ -72,7 +73,7 @@ def test_long_integer_lists_fold_and_uploads_name_their_file(tmp_path: Path) -> 
 
     data = tmp_path / "train.jsonl"
     data.write_text("x" * 2048)
-    plan = Plan(flow="sft", algorithm=None, steps=[
+    plan = Plan(flow="sft", endpoints=get_flow("sft").endpoints, algorithm=None, steps=[
         Step("POST", "/files", {"purpose": "fine-tune", "limit_lines": 5}, kind="upload", upload=data,
              description="upload training data")])
     (row,) = step_rows(plan, tmp_path)

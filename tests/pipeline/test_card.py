@@ -11,7 +11,7 @@ from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
 from pipeline_keys import ENV_KEY
 
 from synth_nb import pipeline
-from synth_nb.config import catalogue
+from synth_nb.flows import catalogue
 from synth_nb.flows.base import Workload
 from synth_nb.pipeline import SecretSources, Target
 from synth_nb.pipeline.card import build_card

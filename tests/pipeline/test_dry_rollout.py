@@ -16,6 +16,7 @@ from minimal_configs import LOCAL_GEPA
 from pipeline_keys import ENV_KEY
 
 from synth_nb import pipeline
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.pipeline import SecretSources, Target
 from synth_nb.pipeline.dry_rollout import dry_rollout
@@ -88,7 +89,8 @@ def test_the_trace_shows_the_prompt_the_policy_received_and_its_reply(folder: Pa
 def test_a_backend_without_the_route_is_said_to_offer_none() -> None:
     from synth_nb.plan import Plan, Step
 
-    plan = Plan("prompt_learning", "gepa", [Step("POST", "/prompt-learning/online/jobs", {"a": 1})])
+    plan = Plan("prompt_learning", "gepa", [Step("POST", "/prompt-learning/online/jobs", {"a": 1})],
+                endpoints=get_flow("prompt_learning").endpoints)
     transport = httpx.MockTransport(lambda request: httpx.Response(404, json={"detail": "Not Found"}))
     result = dry_rollout(plan, Target("https://backend.example/api"), "sk-key", seed=0, transport=transport)
     assert not result.offered and not result.ok

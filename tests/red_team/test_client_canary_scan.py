@@ -108,6 +108,7 @@ def _public_objects(folder: Path) -> Iterator[object]:
     from synth_nb.cli.follow import FollowOptions
     from synth_nb.client import AsyncSynthClient, SynthClient
     from synth_nb.config import load_config
+    from synth_nb.flows import get_flow
     from synth_nb.job import Job, JobRegistry, Recorder
     from synth_nb.secrets import resolve_secrets
 
@@ -126,7 +127,7 @@ def _public_objects(folder: Path) -> Iterator[object]:
     assert prepared.plan is not None, prepared.error
     yield from (target, prepared, prepared.plan, *prepared.plan.steps, prepared.plan.task_app)
     client = AsyncSynthClient(url, SYNTH)
-    job = Job("pl_canary", "prompt_learning", client)
+    job = Job("pl_canary", "prompt_learning", client, endpoints=get_flow("prompt_learning").endpoints)
     yield from (client, job, FollowOptions(), JobRegistry(folder), Recorder(folder / "r.jsonl", secrets=[SYNTH]))
     sync = SynthClient(url, SYNTH)
     try:
@@ -147,10 +148,12 @@ def test_no_public_object_shows_a_secret_in_its_repr(tmp_path: Path) -> None:
 
 def test_a_job_masks_what_the_backend_echoes_before_holding_it() -> None:
     from synth_nb.client import AsyncSynthClient, EventRecord
+    from synth_nb.flows import get_flow
     from synth_nb.job import Job
     from synth_nb.records import Event
 
-    job = Job("pl_echo", "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", SYNTH), hidden=[ENV])
+    job = Job("pl_echo", "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", SYNTH),
+              endpoints=get_flow("prompt_learning").endpoints, hidden=[ENV])
     job.ingest_event(Event(seq=1, type="pl.debug", message=f"key {ENV}", data={"auth": f"Bearer {SYNTH}"}))
     # a page, as the monitor hands them over: one echo among clean events
     page = [EventRecord.of(Event(seq=seq, type="pl.progress", message=f"step {seq}")) for seq in range(2, 40)]

@@ -32,7 +32,8 @@ ENDPOINTS = get_flow("prompt_learning").endpoints
 
 def _plan(speed: float) -> Plan:
     body = {"algorithm": "gepa", "metadata": {"local_executor": "replay", "recording": "gepa", "replay_speed": speed}}
-    return Plan(flow="prompt_learning", algorithm="gepa", steps=[Step("POST", ENDPOINTS.create, body)])
+    return Plan(flow="prompt_learning", endpoints=get_flow("prompt_learning").endpoints,
+                algorithm="gepa", steps=[Step("POST", ENDPOINTS.create, body)])
 
 
 async def _backend_view(url: str, key: str) -> tuple[list[str], list[int]]:

@@ -16,7 +16,7 @@ from replay_server import Replay, serve, shape_names
 from synth_nb.cli import attach as attach_cli
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import SynthNbError
-from synth_nb.flows import get_flow
+from synth_nb.flows import flow_named_in, get_flow, guess_flow
 from synth_nb.flows.chart import ChartData
 from synth_nb.flows.prompt_learning.summary import job_summary
 from synth_nb.job import Job
@@ -58,7 +58,8 @@ def attached(replay: Replay) -> Job:
     async def run() -> Job:
         client = AsyncSynthClient(replay.url, KEY)
         try:
-            job = await attach_job(replay.job_id, client, poll_interval=0.2)
+            flows = {name: get_flow(name).endpoints for name in guess_flow(replay.job_id)}
+            job = await attach_job(replay.job_id, client, flows, kind_of=flow_named_in, poll_interval=0.2)
             await job.wait(timeout=120)
             return job
         finally:

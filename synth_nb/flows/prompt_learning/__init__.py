@@ -7,16 +7,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from synth_nb.config.shared import Problem
 from synth_nb.flows._common import absolute_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow, Workload
+from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, Workload
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.prompt_learning import estimate, plan
 from synth_nb.flows.prompt_learning.chart import CHART
 from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
+from synth_nb.flows.prompt_learning.explorer import Explorer
+from synth_nb.flows.prompt_learning.explorer_events import EXPLORER_EVENT_TYPES, PROPOSAL_METRIC, explore
 from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
+from synth_nb.flows.schema import Problem
 from synth_nb.plan import Plan
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
@@ -40,6 +42,7 @@ def _results_folder_setting(raw: Mapping[str, Any]) -> str | None:
 
 class PromptLearningFlow(Flow):
     name = "prompt_learning"
+    kind_words = frozenset({"prompt_learning", "prompt-learning", "gepa", "mipro"})
     label = "prompt learning"
     id_prefix = "pl_"
     endpoints = plan.ENDPOINTS
@@ -56,7 +59,7 @@ class PromptLearningFlow(Flow):
     detect_hint = '[prompt_learning] with algorithm = "gepa" or "mipro" (prompt learning)'
     chart = CHART
     has_summary = True
-    has_explorer = True
+    explorer_event_types = EXPLORER_EVENT_TYPES
     #: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
     noise_event_types = frozenset({
         "mipro.tpe.update", "mipro.tpe.rankings", "mipro.tpe.selected", "mipro.trial.started",
@@ -102,6 +105,14 @@ class PromptLearningFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
+
+    def explorer(self, job: ExplorableJob) -> Explorer:
+        """Candidates, lineage, Pareto front, per-seed wins and prompt diffs from the events so far."""
+        steps, values = job.metrics.series(PROPOSAL_METRIC)
+        scores = [{"name": PROPOSAL_METRIC, "step": s, "value": v}
+                  for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
+        return explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id,
+                       status_doc=job.status_doc)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)

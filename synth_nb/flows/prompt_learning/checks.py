@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from synth_nb.backend import url_problem
-from synth_nb.config import catalogue
-from synth_nb.config.shared import Problem, warning
+from synth_nb.flows import catalogue
 from synth_nb.flows.prompt_learning.config import (
     GepaConfig,
     MiproConfig,
     PromptLearningConfig,
     PromptLearningSection,
 )
+from synth_nb.flows.schema import Problem, warning
 
 __all__ = ["MIPRO_POOLS", "check_prompt_learning", "normalise_prompt_learning"]
 

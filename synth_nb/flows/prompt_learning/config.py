@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from synth_nb.config.shared import (
+from synth_nb.flows.schema import (
     ExtraModel,
     FreeTable,
     NonBlankStr,

@@ -198,16 +198,6 @@ class Exploration:
         roots.sort(key=lambda n: (n.candidate.index != self.baseline, n.candidate.index))
         return roots
 
-    def ancestry(self, index: int) -> list[int]:
-        """``index`` and its first parents back to the root, root first."""
-        chain, seen = [], set()
-        current = self.candidate(index)
-        while current is not None and current.index not in seen:
-            chain.append(current.index)
-            seen.add(current.index)
-            current = self.candidate(current.parents[0]) if current.parents else None
-        return chain[::-1]
-
     # -- diffs -----------------------------------------------------------------------------------
     def diff(self, old: int | None, new: int | None) -> list[MessageDiff] | None:
         a, b = self.candidate(old), self.candidate(new)

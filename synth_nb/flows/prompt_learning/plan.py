@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from synth_nb.config.redact import redact
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import SecretsError
 from synth_nb.flows._common import (
@@ -27,17 +26,10 @@ from synth_nb.flows.prompt_learning.checks import MIPRO_POOLS
 from synth_nb.flows.prompt_learning.defaults import fill_prompt_learning_defaults
 from synth_nb.plan import Plan, Step, TaskApp
 from synth_nb.secrets import SecretBundle
+from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints(
-    create="/prompt-learning/online/jobs",
-    status="/prompt-learning/online/jobs/{job_id}",
-    events="/prompt-learning/online/jobs/{job_id}/events",
-    metrics="/prompt-learning/online/jobs/{job_id}/metrics",
-    cancel="/prompt-learning/online/jobs/{job_id}/cancel",
-    fallback_events=("/learning/jobs/{job_id}/events", "/orchestration/jobs/{job_id}/events"),
-    fallback_status=("/learning/jobs/{job_id}", "/orchestration/jobs/{job_id}"),
-    events_stream="/prompt-learning/online/jobs/{job_id}/events/stream",
-)
+ENDPOINTS = FlowEndpoints.of_jobs("/prompt-learning/online/jobs",
+                                  also_under=("/learning/jobs", "/orchestration/jobs"))
 
 __all__ = ["ENDPOINTS", "build_body", "build_plan", "resolve_task_url"]
 
@@ -142,7 +134,8 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
     steps = [Step("POST", ENDPOINTS.create, body, headers={"Idempotency-Key": idem},
                   description=f"create the {label} prompt-learning job "
                               f"(task app {redact(task_url, secrets.values())})")]
-    return Plan(flow=flow.name, algorithm=config.algorithm or body["algorithm"], steps=steps,
+    return Plan(flow=flow.name, endpoints=flow.endpoints,
+                algorithm=config.algorithm or body["algorithm"], steps=steps,
                 config_path=config.path, backend_url=backend_url, idempotency_key=idem, warnings=warnings,
                 secrets=secrets.values(), results_folder=flow.results_folder(config),
                 task_app=TaskApp(task_url, SecretStr(key) if key else None))

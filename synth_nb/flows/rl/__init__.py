@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from synth_nb.config.shared import Problem
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
@@ -14,6 +13,7 @@ from synth_nb.flows.rl import estimate, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
+from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.plan import Plan
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
@@ -23,12 +23,9 @@ _METHODS = frozenset({"policy_gradient", "ppo", "gspo"})
 _DATA_FROM_TASK_APP = "RL collects its data from the task app"
 
 
-def _lower(value: Any) -> str:
-    return value.lower() if isinstance(value, str) else ""
-
-
 class RlFlow(Flow):
     name = "rl"
+    kind_words = frozenset({"rl", "rl_online", "reinforcement", "reinforcement_learning"})
     label = "RL"
     endpoints = plan.ENDPOINTS
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
@@ -44,9 +41,7 @@ class RlFlow(Flow):
     noise_words = ("modal", "hatchet")
 
     def claims(self, raw: Mapping[str, Any]) -> bool:
-        algorithm = raw.get("algorithm")
-        algorithm = algorithm if isinstance(algorithm, Mapping) else {}
-        if _lower(algorithm.get("type")) == "online" or _lower(algorithm.get("method")) in _METHODS:
+        if algorithm_is(raw, "online", _METHODS):
             return True
         return bool(raw.get("rollout") and (raw.get("policy") or raw.get("model")))
 

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from synth_nb.backend import url_problem
-from synth_nb.config import catalogue
-from synth_nb.config.redact import shown
-from synth_nb.config.shared import (
+from synth_nb.errors import ConfigError
+from synth_nb.flows import catalogue
+from synth_nb.flows.schema import (
     AlgorithmConfig,
     ComputeConfig,
     ExtraModel,
@@ -27,7 +27,7 @@ from synth_nb.config.shared import (
     check_compute,
     warning,
 )
-from synth_nb.errors import ConfigError
+from synth_nb.secrets.redact import shown
 
 __all__ = ["ALGORITHM_TRIPLES", "RlConfig", "check_rl", "resolve_rl_model"]
 
@@ -210,11 +210,11 @@ def _model_id_problems(key: tuple[str | int, ...], value: str, *, base_only: boo
     if base is None:
         kind = "a supported base model id" if base_only else "a supported base model or fine-tuned id"
         return [Problem(key, f"model {shown(value)} is not {kind}",
-                        "use e.g. \"Qwen/Qwen3-4B\" (see synth_nb.config.catalogue.RL_MODELS)"
+                        "use e.g. \"Qwen/Qwen3-4B\" (see synth_nb.flows.catalogue.RL_MODELS)"
                         + ("" if base_only else " or an id like \"rl:Qwen/Qwen3-4B:job123\""))]
     if not catalogue.is_rl_capable(base):
         return [Problem(key, f"model {base!r} does not support RL (training mode 'rl')",
-                        "pick an RL-capable model from synth_nb.config.catalogue.RL_MODELS")]
+                        "pick an RL-capable model from synth_nb.flows.catalogue.RL_MODELS")]
     return []
 
 

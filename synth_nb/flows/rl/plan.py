@@ -11,10 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from synth_nb.config import catalogue
-from synth_nb.config.redact import redact
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import OverrideError
+from synth_nb.flows import catalogue
 from synth_nb.flows._common import (
     backend_for,
     check_experimental,
@@ -27,18 +26,10 @@ from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides, shown_flag_value
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import SecretBundle
+from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints(
-    create="/rl/jobs",
-    status="/rl/jobs/{job_id}",
-    events="/rl/jobs/{job_id}/events",
-    metrics="/rl/jobs/{job_id}/metrics",
-    cancel="/rl/jobs/{job_id}/cancel",
-    fallback_events=("/learning/jobs/{job_id}/events", "/orchestration/jobs/{job_id}/events"),
-    fallback_status=("/learning/jobs/{job_id}", "/orchestration/jobs/{job_id}"),
-    fallback_metrics=("/learning/jobs/{job_id}/metrics",),
-    events_stream="/rl/jobs/{job_id}/events/stream",
-)
+ENDPOINTS = FlowEndpoints.of_jobs("/rl/jobs", also_under=("/learning/jobs", "/orchestration/jobs"),
+                                 metrics_also_under=("/learning/jobs",))
 
 VERIFY_PATH = "/rl/verify_task_app"
 
@@ -160,5 +151,6 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
         Step("POST", ENDPOINTS.create, body, headers={"Idempotency-Key": key},
              description=f"create the RL job ({model})"),
     ]
-    return Plan(flow=flow.name, algorithm=config.algorithm, steps=steps, config_path=config.path,
+    return Plan(flow=flow.name, endpoints=flow.endpoints,
+                algorithm=config.algorithm, steps=steps, config_path=config.path,
                 backend_url=backend_url, idempotency_key=key, warnings=warnings, secrets=secrets.values())

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from synth_nb.config.shared import Problem
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.overrides import Overrides
+from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.flows.sft import estimate, plan
 from synth_nb.flows.sft.artifacts import sft_artifact
 from synth_nb.flows.sft.chart import CHART
@@ -22,12 +22,9 @@ __all__ = ["FLOW", "SftFlow"]
 _METHODS = frozenset({"sft", "supervised_finetune"})
 
 
-def _lower(value: Any) -> str:
-    return value.lower() if isinstance(value, str) else ""
-
-
 class SftFlow(Flow):
     name = "sft"
+    kind_words = frozenset({"sft", "sft_offline", "fine_tune", "fine-tune", "finetune", "fft", "qlora", "lora"})
     label = "SFT"
     endpoints = plan.ENDPOINTS
     #: SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need ENVIRONMENT_API_KEY
@@ -48,11 +45,7 @@ class SftFlow(Flow):
     })
 
     def claims(self, raw: Mapping[str, Any]) -> bool:
-        algorithm = raw.get("algorithm")
-        algorithm = algorithm if isinstance(algorithm, Mapping) else {}
-        if _lower(algorithm.get("type")) == "offline" or _lower(algorithm.get("method")) in _METHODS:
-            return True
-        return bool(raw.get("job") and raw.get("compute"))
+        return algorithm_is(raw, "offline", _METHODS) or bool(raw.get("job") and raw.get("compute"))
 
     def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
         return check_sft(model)

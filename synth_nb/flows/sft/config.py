@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from synth_nb.config import catalogue
-from synth_nb.config.redact import shown
-from synth_nb.config.shared import (
+from synth_nb.flows import catalogue
+from synth_nb.flows.schema import (
     AlgorithmConfig,
     ComputeConfig,
     EpochCount,
@@ -24,6 +23,7 @@ from synth_nb.config.shared import (
     check_compute,
     warning,
 )
+from synth_nb.secrets.redact import shown
 
 __all__ = ["ALGORITHM_TRIPLES", "SftConfig", "check_sft"]
 
@@ -110,7 +110,7 @@ def check_sft(cfg: SftConfig) -> list[Problem]:
     problems = check_algorithm(cfg.algorithm, ALGORITHM_TRIPLES, "SFT") + check_compute(cfg.compute)
     model = cfg.job.model.strip()
     if catalogue.canonical_model(model) is None:
-        hint = "use a base model id such as \"Qwen/Qwen3-4B\" (see synth_nb.config.catalogue.SFT_MODELS)"
+        hint = "use a base model id such as \"Qwen/Qwen3-4B\" (see synth_nb.flows.catalogue.SFT_MODELS)"
         if catalogue.base_model_of(model) is not None:
             hint = "SFT starts from a base model; fine-tuned ids (ft:/rl:...) are not accepted here"
         problems.append(Problem(("job", "model"), f"model {shown(model)} is not a supported SFT base model", hint))

@@ -10,12 +10,13 @@ must be JSON, and multimodal parts must be well formed. Lines must be UTF-8.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth_nb.config.redact import shown
 from synth_nb.errors import ConfigError, DatasetError
+from synth_nb.secrets.redact import shown
 
 __all__ = ["MAX_LISTED_PROBLEMS", "DatasetProblem", "DatasetReport", "validate_jsonl"]
 
@@ -94,6 +95,15 @@ class _Collector:
         if len(self.report.problems) < MAX_LISTED_PROBLEMS:
             self.report.problems.append(DatasetProblem(line, field_name, message))
 
+    def objects(self, items: list[Any], line: int, where: str,
+                complaint: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """``(where[i], item)`` for each object of ``items``; any other item is reported as ``complaint``."""
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                yield f"{where}[{i}]", item
+            else:
+                self.add(line, f"{where}[{i}]", complaint)
+
 
 def _check_content(content: Any, where: str, line: int, out: _Collector) -> tuple[bool, bool]:
     """Validate message content; return (has_content, has_image)."""
@@ -106,11 +116,8 @@ def _check_content(content: Any, where: str, line: int, out: _Collector) -> tupl
         out.add(line, f"{where}.content", f"content must be a string or a list of parts, not {type(content).__name__}")
         return True, False
     has_text, has_image = False, False
-    for j, part in enumerate(parts):
-        pw = f"{where}.content[{j}]"
-        if not isinstance(part, dict):
-            out.add(line, pw, "content part must be an object with a 'type'")
-            continue
+    not_a_part = "content part must be an object with a 'type'"
+    for pw, part in out.objects(parts, line, f"{where}.content", not_a_part):
         kind = part.get("type")
         if kind in _TEXT_PART_TYPES:
             if not isinstance(part.get("text"), str):
@@ -133,11 +140,7 @@ def _check_tool_calls(calls: Any, where: str, line: int, out: _Collector) -> boo
     if not isinstance(calls, list):
         out.add(line, f"{where}.tool_calls", "tool_calls must be a list")
         return False
-    for k, call in enumerate(calls):
-        cw = f"{where}.tool_calls[{k}]"
-        if not isinstance(call, dict):
-            out.add(line, cw, "tool call must be an object")
-            continue
+    for cw, call in out.objects(calls, line, f"{where}.tool_calls", "tool call must be an object"):
         fn: dict[str, Any] = call["function"] if isinstance(call.get("function"), dict) else call
         name = fn.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -160,11 +163,8 @@ def _check_record(record: Any, line: int, out: _Collector, report: DatasetReport
         out.add(line, "messages", "missing 'messages' (a non-empty list of chat turns)")
         return
     has_assistant = has_image = has_tools = False
-    for i, msg in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(msg, dict):
-            out.add(line, where, "message must be an object with 'role' and 'content'")
-            continue
+    not_a_message = "message must be an object with 'role' and 'content'"
+    for where, msg in out.objects(messages, line, "messages", not_a_message):
         role = msg.get("role")
         if not isinstance(role, str) or role not in ROLES:
             out.add(line, f"{where}.role", f"invalid role {shown(role)} (use one of {', '.join(sorted(ROLES))})")

@@ -11,10 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from synth_nb.config import catalogue
-from synth_nb.config.redact import redact
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import DatasetError, OverrideError
+from synth_nb.flows import catalogue
 from synth_nb.flows._common import (
     absolute_path,
     backend_for,
@@ -30,16 +29,9 @@ from synth_nb.flows.overrides import Overrides, shown_flag_value
 from synth_nb.flows.sft.dataset import validate_jsonl
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import SecretBundle
+from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints(
-    create="/learning/jobs",
-    start="/learning/jobs/{job_id}/start",
-    status="/learning/jobs/{job_id}",
-    events="/learning/jobs/{job_id}/events",
-    metrics="/learning/jobs/{job_id}/metrics",
-    cancel="/learning/jobs/{job_id}/cancel",
-    events_stream="/learning/jobs/{job_id}/events/stream",
-)
+ENDPOINTS = FlowEndpoints.of_jobs("/learning/jobs", start=True)
 
 #: hyper-parameters sent when present, in 0.2.24's order (``n_epochs`` is always sent, default 1)
 _HP_KEYS = ("batch_size", "global_batch", "per_device_batch", "gradient_accumulation_steps",
@@ -187,6 +179,7 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
                       description=f"create the SFT job ({model})"))
     steps.append(Step("POST", ENDPOINTS.start or "/learning/jobs/{job_id}/start", {},
                       description="start the job"))
-    return Plan(flow=flow.name, algorithm=config.algorithm, steps=steps, config_path=config.path,
+    return Plan(flow=flow.name, endpoints=flow.endpoints,
+                algorithm=config.algorithm, steps=steps, config_path=config.path,
                 backend_url=backend_for(overrides), idempotency_key=key, warnings=warnings,
                 secrets=secrets.values())

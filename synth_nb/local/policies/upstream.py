@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from synth_nb.local.errors import PolicyCallError
+from synth_nb.local.errors import PolicyCallError, json_answer
 
 __all__ = ["UpstreamPolicy", "chat_completions_url"]
 
@@ -48,12 +48,7 @@ class UpstreamPolicy:
             response = self._client.post(self.url, json=body)
         except httpx.HTTPError as exc:
             raise PolicyCallError(f"upstream {self.url} unreachable: {type(exc).__name__}") from None
-        if response.status_code != 200:
-            raise PolicyCallError(f"upstream {self.url} answered HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise PolicyCallError(f"upstream {self.url} did not answer JSON") from None
+        payload = json_answer(response, f"upstream {self.url}", PolicyCallError)
         if not isinstance(payload, dict) or not payload.get("choices"):
             raise PolicyCallError(f"upstream {self.url} answered without choices")
         return payload

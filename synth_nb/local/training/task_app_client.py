@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from synth_nb.local.errors import TaskAppError
+from synth_nb.local.errors import TaskAppError, answer_detail, json_answer
 from synth_nb.local.urls import endpoint
 
 __all__ = ["check_task_app", "rollout_reward", "task_app_headers"]
@@ -22,15 +22,6 @@ def task_app_headers(api_key: str | None) -> dict[str, str]:
     return {"X-API-Key": api_key, "X-API-Keys": api_key, "Authorization": f"Bearer {api_key}"}
 
 
-def _detail(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:200]
-    detail = body.get("detail", body) if isinstance(body, dict) else body
-    return str(detail)[:300]
-
-
 def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> dict[str, Any]:
     """GET /health and /task_info like the 0.2.24 CLI; returns the task_info document."""
     headers = task_app_headers(api_key)
@@ -38,18 +29,14 @@ def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> d
         with httpx.Client(timeout=timeout) as client:
             health = client.get(endpoint(url, "/health"), headers=headers)
             if health.status_code != 200:
-                raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: {_detail(health)}"
+                raise TaskAppError(f"task app {url} /health answered HTTP {health.status_code}: "
+                                   f"{answer_detail(health)}"
                                    + (" (check ENVIRONMENT_API_KEY)" if health.status_code in (400, 401, 403) else ""))
             info = client.get(endpoint(url, "/task_info"), headers=headers)
     except httpx.HTTPError as exc:
         raise TaskAppError(f"task app {url} is not reachable ({type(exc).__name__}: {exc}); start it or fix "
                            "services.task_url") from None
-    if info.status_code != 200:
-        raise TaskAppError(f"task app {url} /task_info answered HTTP {info.status_code}: {_detail(info)}")
-    try:
-        doc = info.json()
-    except ValueError:
-        raise TaskAppError(f"task app {url} /task_info did not answer JSON") from None
+    doc = json_answer(info, f"task app {url} /task_info", TaskAppError)
     return doc if isinstance(doc, dict) else {"taskset": doc}
 
 
@@ -59,12 +46,7 @@ def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_
         response = client.post(endpoint(url, "/rollout"), json=payload, headers=task_app_headers(api_key))
     except httpx.HTTPError as exc:
         raise TaskAppError(f"POST {url}/rollout failed: {type(exc).__name__}: {exc}") from None
-    if response.status_code != 200:
-        raise TaskAppError(f"POST {url}/rollout answered HTTP {response.status_code}: {_detail(response)}")
-    try:
-        body = response.json()
-    except ValueError:
-        raise TaskAppError(f"POST {url}/rollout did not answer JSON: {response.text[:120]!r}") from None
+    body = json_answer(response, f"POST {url}/rollout", TaskAppError)
     metrics = body.get("metrics") if isinstance(body, dict) else None
     if not isinstance(metrics, dict):
         raise TaskAppError(f"POST {url}/rollout answered without a metrics object (not a RolloutResponse)")

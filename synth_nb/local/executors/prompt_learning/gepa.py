@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.executors.prompt_learning.rollouts import SearchHalted
-from synth_nb.local.executors.prompt_learning.runtime import PromptRuntime, seed_split
+from synth_nb.local.executors.prompt_learning.runtime import PromptRuntime, SearchExecutor, seed_split
 from synth_nb.local.executors.prompt_learning.settings import (
     PromptSettings,
     as_table,
@@ -162,13 +162,11 @@ def _search(ctx: JobContext, s: GepaSettings, rt: PromptRuntime) -> tuple[GepaTr
     return tracker, stop.reason or "budget_exhausted"
 
 
-class GepaExecutor:
+class GepaExecutor(SearchExecutor):
     name = "gepa"
 
-    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
-        if kind != "prompt_learning":
-            raise ExecutorInputError(f"the gepa executor runs prompt-learning jobs, not {kind!r}")
-        parse_gepa_settings(body)
+    def parse_settings(self, body: dict[str, Any]) -> GepaSettings:
+        return parse_gepa_settings(body)
 
     def run(self, ctx: JobContext) -> None:
         s = parse_gepa_settings(ctx.body)
@@ -183,15 +181,12 @@ class GepaExecutor:
                      {"train_seeds": s.train_seeds, "validation_seeds": s.val_seeds, "test_pool": s.test_seeds,
                       "validation_split": s.val_split, "test_split": test_split})
             tracker, reason = _search(ctx, s, rt)
-            if not tracker.candidates:
-                if ctx.cancelled.is_set():
-                    return
-                raise RuntimeError("the search stopped before the baseline prompt was scored "
-                                   f"({reason}); raise prompt_learning.gepa.rollout.budget")
-            rt.reporter.progress(force=True)
-            reason = "cancelled" if ctx.cancelled.is_set() else reason
-            outcome = rt.reporter.finish(tracker.candidates, heldout_seeds=s.test_seeds or s.val_seeds,
-                                         heldout_split=test_split, top_k=s.top_k)
+            stopped = rt.outcome(tracker.candidates, reason, budget_key="prompt_learning.gepa.rollout.budget",
+                                 heldout_seeds=s.test_seeds or s.val_seeds, heldout_split=test_split,
+                                 top_k=s.top_k)
+            if stopped is None:
+                return
+            outcome, reason = stopped
             ctx.emit("prompt.learning.gepa.complete", f"GEPA finished: best score {outcome.best_score}",
                      {"best_score": outcome.best_score, "finish_reason": reason,
                       "candidates": len(tracker.candidates), "proposals": tracker.proposals})

@@ -27,7 +27,7 @@ from typing import Any
 from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.executors.prompt_learning.rollouts import SearchHalted
-from synth_nb.local.executors.prompt_learning.runtime import PromptRuntime, seed_split
+from synth_nb.local.executors.prompt_learning.runtime import PromptRuntime, SearchExecutor, seed_split
 from synth_nb.local.executors.prompt_learning.search_mipro import MiproSearch
 from synth_nb.local.executors.prompt_learning.settings import (
     PromptSettings,
@@ -132,13 +132,11 @@ def _demo_sets(demos: list[tuple[str, str]], s: MiproSettings, rng: random.Rando
     return sets or [[]]
 
 
-class MiproExecutor:
+class MiproExecutor(SearchExecutor):
     name = "mipro"
 
-    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
-        if kind != "prompt_learning":
-            raise ExecutorInputError(f"the mipro executor runs prompt-learning jobs, not {kind!r}")
-        parse_mipro_settings(body)
+    def parse_settings(self, body: dict[str, Any]) -> MiproSettings:
+        return parse_mipro_settings(body)
 
     def run(self, ctx: JobContext) -> None:
         s = parse_mipro_settings(ctx.body)
@@ -164,15 +162,12 @@ class MiproExecutor:
                                  seed=s.rng_seed, max_seconds=s.max_seconds)
             rt.reporter.transformations_planned = s.iterations * s.per_iteration
             reason = search.run()
-            reason = "cancelled" if ctx.cancelled.is_set() else reason
-            if not search.candidates:
-                if ctx.cancelled.is_set():
-                    return
-                raise RuntimeError(f"the search stopped before the baseline prompt was scored ({reason}); "
-                                   "raise termination_config.max_rollouts")
-            rt.reporter.progress(force=True)
-            outcome = rt.reporter.finish(search.candidates, heldout_seeds=s.test or s.online,
-                                         heldout_split=test_split if s.test else split, top_k=s.top_k)
+            stopped = rt.outcome(search.candidates, reason, budget_key="termination_config.max_rollouts",
+                                 heldout_seeds=s.test or s.online,
+                                 heldout_split=test_split if s.test else split, top_k=s.top_k)
+            if stopped is None:
+                return
+            outcome, reason = stopped
             self._mipro_results(ctx, rt, search, outcome, instructions, sets, component)
             rt.reporter.complete(outcome, reason)
 

@@ -7,18 +7,19 @@ proposer client are released however the search ends.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.executors.prompt_learning.proposers import Proposer
-from synth_nb.local.executors.prompt_learning.report import Reporter
+from synth_nb.local.executors.prompt_learning.report import Candidate, Outcome, Reporter
 from synth_nb.local.executors.prompt_learning.rollouts import RolloutBudget, TaskAppRunner
 from synth_nb.local.executors.prompt_learning.router import CandidateRouter
 from synth_nb.local.executors.prompt_learning.settings import PromptSettings, ProposerSpec, as_table
 from synth_nb.local.policies import Policy, PolicySpec, build_policy
 
-__all__ = ["PromptRuntime", "choose_proposer", "seed_split"]
+__all__ = ["PromptRuntime", "SearchExecutor", "choose_proposer", "seed_split"]
 
 _LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -39,6 +40,21 @@ def choose_proposer(spec: ProposerSpec) -> tuple[ProposerSpec, str]:
     wanted = spec.api_key_env or f"the {spec.provider or 'provider'} API key variable"
     return ProposerSpec(metaprompt=spec.metaprompt), (
         f"no API key for proposer model {spec.model!r} (set {wanted}); using the offline deterministic proposer")
+
+
+class SearchExecutor:
+    """What the GEPA and MIPRO executors share: they run prompt-learning jobs, whose body their own
+    ``parse_settings`` checks."""
+
+    name: ClassVar[str]
+
+    def parse_settings(self, body: dict[str, Any]) -> object:
+        raise NotImplementedError
+
+    def validate(self, kind: str, body: dict[str, Any], options: dict[str, Any] | None = None) -> None:
+        if kind != "prompt_learning":
+            raise ExecutorInputError(f"the {self.name} executor runs prompt-learning jobs, not {kind!r}")
+        self.parse_settings(body)
 
 
 class PromptRuntime:
@@ -89,6 +105,21 @@ class PromptRuntime:
                  {"task_app_url": s.task_app_url, "env_name": s.env_name, "task_id": task.get("id"),
                   "task_name": task.get("name")})
         return self
+
+    def outcome(self, candidates: list[Candidate], reason: str, *, budget_key: str, heldout_seeds: list[int],
+                heldout_split: str, top_k: int) -> tuple[Outcome, str] | None:
+        """The stopped search's outcome (held-out scores, best prompt) and why it stopped; None when it was
+        cancelled before the baseline was scored, an error naming ``budget_key`` when it ran out first."""
+        cancelled = self.ctx.cancelled.is_set()
+        if not candidates:
+            if cancelled:
+                return None
+            raise RuntimeError(f"the search stopped before the baseline prompt was scored ({reason}); "
+                               f"raise {budget_key}")
+        self.reporter.progress(force=True)
+        outcome = self.reporter.finish(candidates, heldout_seeds=heldout_seeds, heldout_split=heldout_split,
+                                       top_k=top_k)
+        return outcome, "cancelled" if cancelled else reason
 
     def __exit__(self, *exc: object) -> None:
         if hasattr(self, "runner"):

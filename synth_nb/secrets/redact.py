@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from synth_nb.secrets import mask, mask_userinfo
+from synth_nb.secrets._mask import mask, mask_userinfo
 
 __all__ = ["is_secret_key", "looks_like_secret", "redact", "redact_value", "shown"]
 

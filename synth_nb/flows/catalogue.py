@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 
-from synth_nb.config.redact import shown
+from synth_nb.secrets.redact import shown
 
 __all__ = [
     "EXPERIMENTAL_MODELS",
@@ -25,7 +25,6 @@ __all__ = [
     "is_rl_capable",
     "is_sft_capable",
     "price_of",
-    "supported_model_ids",
 ]
 
 
@@ -63,11 +62,6 @@ EXPERIMENTAL_MODELS: tuple[str, ...] = tuple(
 
 _LOOKUP = {name.lower(): name for name in SFT_MODELS}
 _RL_SET = frozenset(RL_MODELS)
-
-
-def supported_model_ids() -> list[str]:
-    """All supported base model ids in canonical casing."""
-    return list(SFT_MODELS)
 
 
 def canonical_model(name: str) -> str | None:

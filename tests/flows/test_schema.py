@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from synth_nb.config.shared import AlgorithmConfig, ComputeConfig, PolicyConfig, check_algorithm
 from synth_nb.flows import get_flow
+from synth_nb.flows.schema import AlgorithmConfig, ComputeConfig, PolicyConfig, check_algorithm
 
 
 @pytest.mark.parametrize(

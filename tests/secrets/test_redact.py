@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from synth_nb.config.redact import is_secret_key, looks_like_secret, redact, redact_value, shown
+from synth_nb.secrets.redact import is_secret_key, looks_like_secret, redact, redact_value, shown
 
 
 @pytest.mark.parametrize("value", [

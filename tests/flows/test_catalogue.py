@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from synth_nb.config import catalogue
+from synth_nb.flows import catalogue
 
 
 def test_canonical_casing_is_restored_case_insensitively() -> None:
@@ -53,7 +53,7 @@ def test_provider_allow_lists() -> None:
 
 
 def test_gpu_types_match_any_casing() -> None:
-    from synth_nb.config.catalogue import GPU_TYPES, canonical_gpu_type
+    from synth_nb.flows.catalogue import GPU_TYPES, canonical_gpu_type
 
     assert canonical_gpu_type(" h100 ") == "H100" and canonical_gpu_type("a100-80gb") == "A100-80GB"
     assert canonical_gpu_type("TOASTER") is None and canonical_gpu_type(3) is None  # type: ignore[arg-type]

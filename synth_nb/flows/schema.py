@@ -8,14 +8,14 @@ sent in a form the backend does not expect, and ``inf`` / ``nan`` are rejected (
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from synth_nb.config import catalogue
-from synth_nb.config.redact import redact_value, shown
+from synth_nb.flows import catalogue
+from synth_nb.secrets.redact import redact_value, shown
 
 __all__ = [
     "AlgorithmConfig",
@@ -34,6 +34,7 @@ __all__ = [
     "Seed",
     "TopologyConfig",
     "UnitFloat",
+    "algorithm_is",
     "check_algorithm",
     "check_compute",
     "warning",
@@ -148,6 +149,18 @@ def check_compute(compute: ComputeConfig) -> list[Problem]:
         return []
     return [Problem(("compute", "gpu_type"), f"unknown GPU type {shown(compute.gpu_type)}",
                     f"use one of {', '.join(catalogue.GPU_TYPES)}")]
+
+
+def algorithm_is(raw: Mapping[str, Any], type_: str, methods: frozenset[str]) -> bool:
+    """True when a parsed TOML's ``[algorithm]`` says ``type = type_`` or a method in ``methods`` (any case):
+    how a flow claims a config by its algorithm table."""
+    table = raw.get("algorithm")
+    if not isinstance(table, Mapping):
+        return False
+    kind, method = table.get("type"), table.get("method")
+    if isinstance(kind, str) and kind.lower() == type_:
+        return True
+    return isinstance(method, str) and method.lower() in methods
 
 
 def check_algorithm(algorithm: AlgorithmConfig, triples: tuple[tuple[str, str, str], ...],
