@@ -1,7 +1,9 @@
-"""Suite-wide: browser tests run last, and ``--backend local`` never leaves a process behind.
+"""Suite-wide: the slowest tests start first, and ``--backend local`` never leaves a process behind.
 
-Sync Playwright keeps an event loop marked as running in the main thread for as long as its session
-fixture lives, which would break every later test that calls ``asyncio.run``.
+``make test`` runs the suite on several pytest-xdist workers, which take tests in collection order; the
+long ones (example notebooks, browser journeys, real training) go first, so no worker is left with one of
+them at the end while the others idle. A browser test module opens its own Chromium (see
+``tests/browser/conftest.py``), so any worker may run any test in any order.
 
 ``--backend local`` starts a backend process that outlives the kernel or command that started it. Every
 test (and every kernel or server a test starts, which inherit the environment) gets one data folder for it,
@@ -21,9 +23,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="also run the compat tests (synth-ai 0.2.24's own CLI; builds its venv once)")
 
 
+#: the longest-running test files (seconds each on a loaded 2-core machine), longest first
+SLOW_FIRST = (
+    "tests/notebook/test_example_notebooks.py",  # every example notebook through a real kernel, make demo
+    "tests/browser/test_example_notebooks.py",
+    "tests/browser/test_wizard_journeys.py",
+    "tests/local/training/test_rl.py",
+    "tests/local/training/test_sft.py",
+    "tests/browser/test_accessibility.py",
+    "tests/report/",
+    "tests/test_pipeline_shared_backend.py",
+    "tests/browser/",
+)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    return next((rank for rank, prefix in enumerate(SLOW_FIRST) if path.startswith(prefix)), len(SLOW_FIRST))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Browser tests last: each worker that reaches one runs only browser tests after it (see above)."""
-    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+    items.sort(key=_start_rank)  # stable: within a rank, the collection order
 
 
 @pytest.fixture(scope="session", autouse=True)

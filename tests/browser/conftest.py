@@ -2,7 +2,7 @@
 
 * ``jupyter_server`` (session): ``jupyter lab`` on a free loopback port with fresh config, settings,
   workspace and runtime directories, a random token and the announcements toast disabled.
-* ``browser`` (session): Playwright's sync API on ``/usr/bin/chromium`` (no browser download).
+* ``browser`` (module): Playwright's sync API on ``/usr/bin/chromium`` (no browser download).
 * ``lab`` (per test): a fresh folder under the server root plus a page, with helpers to write a
   notebook, open it in JupyterLab or Notebook 7, run cells, read outputs and take screenshots into
   ``artifacts/screenshots/``. Kernels started by the test are shut down afterwards.
@@ -136,8 +136,10 @@ def jupyter_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jupyter
         _stop(server.process)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module: sync Playwright marks an event loop as running in the main thread while
+    it is open, so it is closed before a worker (pytest-xdist) goes on to tests that call ``asyncio.run``."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists() and shutil.which("chromium") is None:
