@@ -42,7 +42,9 @@ def _replay_body(flow: str, recording: str | Path, speed: float = 50.0) -> dict:
 async def test_every_flow_streams_to_a_terminal_state(backend, flow: str, recording: str) -> None:
     endpoints = get_flow(flow).endpoints
     async with AsyncSynthClient(backend.url, backend.api_key) as client:
-        created = await client.create_job(endpoints, _replay_body(flow, recording))
+        # a ~6 s replay: long enough for the event stream to connect before the job ends, even on a loaded
+        # machine (a job that ends first is drained by polling, and its stream never decides on SSE)
+        created = await client.create_job(endpoints, _replay_body(flow, recording, speed=4.0))
         job_id = created.get("job_id") or created["id"]
         await client.start(endpoints, job_id)  # SFT jobs wait for it; the other flows have no start path
         job = Job(job_id, flow, client, endpoints=endpoints, poll_interval=0.5)
