@@ -24,6 +24,7 @@ from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
     SeqNumbering,
+    StepNumbering,
     extract_list,
     parse_event_records,
     parse_metrics_body,
@@ -82,6 +83,8 @@ class AsyncSynthClient:
         self._working_paths: dict[tuple[str, str], str] = {}
         #: per job: the seqs given to events the backend sent without one
         self._numbering: dict[str, SeqNumbering] = {}
+        #: per job: the steps given to metric points the backend sent without one
+        self._steps: dict[str, StepNumbering] = {}
         self._reach = Reachability()
 
     def __repr__(self) -> str:
@@ -309,7 +312,7 @@ class AsyncSynthClient:
             params["name"] = name
         paths = [endpoints.metrics, *endpoints.fallback_metrics]
         response = await self._first_working("metrics", job_id, paths, params=params)
-        return parse_metrics_body(response.content)
+        return parse_metrics_body(response.content, self._steps.setdefault(job_id, StepNumbering()))
 
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""

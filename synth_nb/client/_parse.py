@@ -8,7 +8,6 @@ containers, ``event_type``, null ``data``) goes through the lenient path, as syn
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -16,9 +15,10 @@ import msgspec
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from synth_nb.client._numbering import SeqNumbering, StepNumbering
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 
-__all__ = ["EventRecord", "MetricRecord", "SeqNumbering", "event_record", "extract_list", "parse_event",
+__all__ = ["EventRecord", "MetricRecord", "SeqNumbering", "StepNumbering", "event_record", "extract_list", "parse_event",
            "parse_event_records", "parse_events", "parse_events_body", "parse_metric_records", "parse_metrics",
            "parse_metrics_body", "strict_event_record", "unparsed_event"]
 
@@ -242,30 +242,6 @@ def _reason(item: Any) -> str:
 _JSON_KINDS = {str: "string", int: "number", float: "number", bool: "boolean", list: "array", type(None): "null"}
 
 
-class SeqNumbering:
-    """Seqs for events sent without one: the next after the cursor, as synth-ai 0.2.24 numbers them.
-
-    A backend that ignores ``since_seq`` sends its whole list again on every poll; an event met before is
-    recognised by its content and keeps the seq it was given, so nothing is shown twice. (Two events equal
-    in every field, time included, are taken for one.)
-    """
-
-    def __init__(self) -> None:
-        self._given: dict[bytes, int] = {}
-        self._top = 0
-
-    def seq_for(self, item: Any, running: int) -> int:
-        key = hashlib.blake2b(json.dumps(item, sort_keys=True, default=str).encode(), digest_size=16).digest()
-        seq = self._given.get(key)
-        if seq is None:
-            seq = self._given[key] = max(running, self._top) + 1
-        self.seen(seq)
-        return seq
-
-    def seen(self, seq: int) -> None:
-        self._top = max(self._top, seq)
-
-
 def parse_event(item: Any, seq: int | None = None) -> Event:
     """One wire event -> ``Event``; ``seq`` is used when the item has none. What cannot be read is kept as
     an ``unparsed`` event holding the item."""
@@ -295,22 +271,29 @@ def parse_events(items: list[Any], since_seq: int = 0, numbering: SeqNumbering |
     return events
 
 
-def parse_metrics(items: list[Any]) -> list[MetricPoint]:
+def parse_metrics(items: list[Any], numbering: StepNumbering | None = None) -> list[MetricPoint]:
+    """Wire points as ``MetricPoint``s; a point without a step gets the next one of its name (``numbering``);
+    points with no name or no numeric value are dropped (0.2.24 drops nameless ones too)."""
+    numbering = numbering or StepNumbering()
     points = []
     for item in items:
-        if isinstance(item, dict) and item.get("name") and item.get("step") is not None:
-            try:
-                point = MetricPoint.model_validate(item)
-            except ValueError:
-                continue
-            if point.step in _INT64:
-                points.append(point)
+        if not isinstance(item, dict) or not item.get("name"):
+            continue
+        if item.get("step") is None:
+            item = {**item, "step": numbering.step_for(item)}
+        try:
+            point = MetricPoint.model_validate(item)
+        except ValueError:
+            continue
+        if point.step in _INT64:
+            numbering.seen(point.name, point.step)
+            points.append(point)
     return points
 
 
-def parse_metric_records(items: list[Any]) -> list[MetricRecord]:
+def parse_metric_records(items: list[Any], numbering: StepNumbering | None = None) -> list[MetricRecord]:
     """Decoded wire points (dicts) as records, leniently; unusable ones are dropped."""
-    return [MetricRecord.of(point) for point in parse_metrics(items)]
+    return [MetricRecord.of(point) for point in parse_metrics(items, numbering)]
 
 
 # -- response bodies -----------------------------------------------------------------------------
@@ -360,24 +343,26 @@ def parse_events_body(raw: bytes, since_seq: int = 0) -> list[Event]:
     return [record.to_event() for record in parse_event_records(raw, since_seq)]
 
 
-def parse_metrics_body(raw: bytes) -> list[MetricRecord]:
-    """Metric records from a ``{"points": [...]}`` body (or a lenient variant)."""
+def parse_metrics_body(raw: bytes, numbering: StepNumbering | None = None) -> list[MetricRecord]:
+    """Metric records from a ``{"points": [...]}`` body (or a lenient variant); see ``parse_metrics``."""
     try:
         page = _POINTS_PAGE.decode(raw)
     except _STRICT_ERRORS:
-        return parse_metric_records(_lenient_items(raw, "points"))
+        return parse_metric_records(_lenient_items(raw, "points"), numbering)
     items = page if isinstance(page, list) else page.points
     strict = _strict_metric_page(raw, items)
     if strict is not None:
         return strict
+    numbering = numbering or StepNumbering()
     records = []
     for item in items:
         record = _strict_metric(item)
         if record is None:
             try:
-                records += parse_metric_records([json.loads(bytes(item))])
+                records += parse_metric_records([json.loads(bytes(item))], numbering)
             except ValueError:
                 continue
         else:
+            numbering.seen(record.name, record.step)
             records.append(record)
     return records

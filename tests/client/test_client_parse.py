@@ -43,8 +43,9 @@ def test_events_without_seq_are_numbered_after_the_cursor_and_keep_their_number_
     assert [r.seq for r in parse_event_records(json.dumps(only_new).encode(), 3, numbering)] == [4]
 
 
-def test_metrics_without_name_or_step_are_dropped() -> None:
+def test_metrics_without_name_are_dropped_and_without_step_numbered() -> None:
     points = parse_metrics([{"name": "loss", "step": 1, "value": 0.5}, {"step": 2, "value": 1.0},
-                            {"name": "x", "value": 1.0}, {"name": "gepa.status", "step": 1, "value": "running"}])
-    assert [(p.name, p.step) for p in points] == [("loss", 1)]
+                            {"name": "x", "value": 1.0}, {"name": "gepa.status", "step": 1, "value": "running"},
+                            {"name": "loss", "value": 0.4}])
+    assert [(p.name, p.step) for p in points] == [("loss", 1), ("x", 1), ("loss", 2)]
     assert extract_list({"points": []}, "points") == []

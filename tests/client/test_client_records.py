@@ -74,8 +74,8 @@ def test_metric_records_rebuild_what_the_lenient_parse_gives() -> None:
              {"name": "", "step": 5, "value": 1.0}, {"name": "e", "step": 6, "value": 2.0, "epoch": 1}]
     records = parse_metrics_body(json.dumps({"points": items}).encode())
     assert [r.to_point() for r in records] == parse_metrics(items)
-    assert [(r.name, r.step, r.value) for r in records] == [("loss", 1, 0.5), ("loss", 2, 1.0), ("s", 4, 0.25),
-                                                            ("e", 6, 2.0)]
+    assert [(r.name, r.step, r.value) for r in records] == [("loss", 1, 0.5), ("loss", 2, 1.0), ("x", 1, 1.0),
+                                                            ("s", 4, 0.25), ("e", 6, 2.0)]
     (nan,) = parse_metrics_body(b'{"points": [{"name": "loss", "step": 1, "value": NaN}]}')
     assert math.isnan(nan.value) and math.isnan(nan.to_point().value)
     assert parse_metrics_body(b"") == [] and parse_metrics_body(b"<html>") == []

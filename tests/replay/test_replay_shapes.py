@@ -76,6 +76,8 @@ def test_the_corpus_has_a_test_per_shape() -> None:
     tested = {mark.args[1][0] for fn in (globals()[n] for n in dir(sys.modules[__name__]) if n.startswith("test_"))
               for mark in getattr(fn, "pytestmark", []) if mark.name == "parametrize" and mark.args[0] == "replay"}
     assert tested == set(shape_names())
+    doc = (Path(__file__).parents[2] / "docs" / "hosted-response-shapes.md").read_text(encoding="utf-8")
+    assert [name for name in shape_names() if f"`{name}`" not in doc] == []
 
 
 @pytest.mark.parametrize("replay", ["pl_bare_list_without_seq"], indirect=True)
@@ -179,6 +181,8 @@ def test_unreadable_items_are_kept_shown_and_noted(replay: Replay, capsys: pytes
     assert kept[3].data["raw"]["level"] == 3
     summary = job_summary(job).markdown
     assert "**Note:** 4 item(s) the backend sent could not be interpreted" in summary
+    assert "4 item(s) the backend sent could not be interpreted; they are kept as 'unparsed' events (job.events), " \
+           "not used here" in job.explorer().notes
 
 
 @pytest.mark.parametrize("replay", ["sft_state_completed"], indirect=True)
@@ -214,3 +218,14 @@ def test_stream_frames_without_seq_then_the_same_events_polled(replay: Replay, c
         "[3] prompt.learning.gepa.complete: GEPA optimisation complete"]
     block = final_block(out)
     assert "events:   3" in block and "best_score: 0.66" in block
+
+
+@pytest.mark.parametrize("replay", ["sft_metrics_without_step"], indirect=True)
+def test_metric_points_without_step_are_numbered_per_name(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    block = final_block(out)
+    assert "events:   1   metrics: 4" in block
+    assert "train.loss=0.7100 (step 3)" in block and "val.loss=0.8800 (step 1)" in block
+    job = attached(replay)
+    assert job.metric_series("train.loss") == [(1, 1.25), (2, 0.93), (3, 0.71)]

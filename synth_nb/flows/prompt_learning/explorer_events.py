@@ -30,6 +30,7 @@ from synth_nb.flows.prompt_learning.explorer_log import (
 )
 from synth_nb.flows.prompt_learning.explorer_model import Candidate, Exploration, Proposal
 from synth_nb.flows.prompt_learning.prompt_diff import Message
+from synth_nb.records import UNPARSED_EVENT_TYPE
 
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "explore"]
 
@@ -254,8 +255,11 @@ def _parent(raw: Any, baseline: int | None) -> tuple[int, ...]:
     return (value,) if value is not None else ()
 
 
-def _notes(ex: Exploration) -> list[str]:
+def _notes(ex: Exploration, unparsed: int = 0) -> list[str]:
     notes = []
+    if unparsed:
+        notes.append(f"{unparsed} item(s) the backend sent could not be interpreted; they are kept as "
+                     f"'{UNPARSED_EVENT_TYPE}' events (job.events), not used here")
     if not ex.finished:
         notes.append("the job has not finished: this is a snapshot of what it has streamed so far")
     if not ex.candidates:
@@ -297,7 +301,7 @@ def explore(events: Iterable[Any], metrics: Iterable[Any] = (), *, job_id: str =
                   proposals=proposals, baseline=join.baseline, best=join.best, seeds=tuple(stream.seeds),
                   mipro=stream.mipro, finished=stream.done or str(doc.get("status", "")).lower() in (
                       "succeeded", "completed", "failed", "cancelled", "error"))
-    ex.notes = _notes(ex)
+    ex.notes = _notes(ex, stream.unparsed)
     return ex
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from synth_nb.flows.prompt_learning.explorer_model import Candidate, MiproSearch, MiproTrial, messages_of
 from synth_nb.flows.prompt_learning.prompt_diff import Message
 from synth_nb.flows.prompt_learning.scores import baseline_in
+from synth_nb.records import UNPARSED_EVENT_TYPE
 
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "SearchLog", "apply_replacements", "candidate_from",
            "field_of", "fill_missing", "integer", "number", "replacements_of", "score_of", "sections_of"]
@@ -26,7 +27,7 @@ EXPLORER_EVENT_TYPES = frozenset({
     "prompt.learning.gepa.merge", "prompt.learning.gepa.start", "prompt.learning.gepa.complete",
     "prompt.learning.mipro.complete", "prompt.learning.completed", "mipro.job.started",
     "mipro.instruction.proposed", "mipro.trial.complete", "mipro.fulleval.complete", "mipro.topk.evaluated",
-    "mipro.baseline.test", "mipro.job.completed",
+    "mipro.baseline.test", "mipro.job.completed", UNPARSED_EVENT_TYPE,
 })
 #: GEPA's per-proposal minibatch score (step = proposal number)
 PROPOSAL_METRIC = "gepa.transformation.mean_score"
@@ -116,9 +117,12 @@ class SearchLog:
         self.topk: list[dict[str, Any]] = []
         self.done = False
         self.metric_scores: dict[int, tuple[float, dict[str, Any]]] = {}
+        #: items the backend sent that could not be read as events (kept as ``unparsed`` events)
+        self.unparsed = 0
 
     def add(self, seq: int, etype: str, data: dict[str, Any], message: str) -> None:
         self.done |= etype in _DONE
+        self.unparsed += etype == UNPARSED_EVENT_TYPE
         if etype.startswith("mipro.") or etype == "prompt.learning.mipro.complete":
             self.algorithm = "mipro"
             self._mipro(seq, etype, data)
