@@ -18,8 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth_nb.config.redact import redact, redact_value
 from synth_nb.report._base import Point, Reporter
+from synth_nb.secrets.redact import redact, redact_value
 
 __all__ = ["JOB_TAG", "MLflowReporter", "metric_key", "run_status"]
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.config.redact import shown
 from synth_nb.errors import ConfigError
 from synth_nb.report._base import EXTRA_HINT, Reporter, missing_modules
 from synth_nb.report._mlflow import MLflowReporter
 from synth_nb.report._tensorboard import TensorBoardReporter
+from synth_nb.secrets.redact import shown
 
 __all__ = ["DEFAULT_DIR", "REPORTERS", "REPORT_ARGUMENTS", "ReportOptions", "add_report_arguments", "report_targets",
            "reporter_class"]
