@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
-from synth_nb.flows.prompt_learning.scores import SCORE_EVENT_TYPES, job_scores
+from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
@@ -103,11 +103,12 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     if latest:
         lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
                                                     for p in latest.values()))
-    scores = job_scores(doc, job.events.of_types(SCORE_EVENT_TYPES))
+    scores = get_flow(job.flow).headline_scores(job)
     for key in ("fine_tuned_model", "best_score", "error"):
-        if key == "best_score" and scores.best is not None:
-            lines.append(f"  baseline_score: {scores.baseline}" if scores.baseline is not None else "")
-            lines.append(f"  best_score: {scores.best}")
+        if key == "best_score" and "best_score" in scores:
+            if "baseline_score" in scores:
+                lines.append(f"  baseline_score: {scores['baseline_score']}")
+            lines.append(f"  best_score: {scores['best_score']}")
         elif doc.get(key) not in (None, ""):
             lines.append(f"  {key}: {doc[key]}")
     unparsed = sum(1 for _ in job.events.of_types((UNPARSED_EVENT_TYPE,)))

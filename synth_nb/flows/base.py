@@ -203,6 +203,11 @@ class Flow(ABC):
         flow has no explorer."""
         return None
 
+    def headline_scores(self, job: ExplorableJob) -> dict[str, float]:
+        """``baseline_score`` / ``best_score`` for the final status block, wherever the job holds them (its
+        status document or its events); none by default, so the block shows the status document's own."""
+        return {}
+
     # ------------------------------------------------------------------ results
     def artifacts(self, job: FinishedJob) -> Artifact | None:
         """What the job shows when it ends; by default its final status document."""

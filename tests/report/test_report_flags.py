@@ -15,6 +15,7 @@ from synth_nb.cli.args import build_train_parser
 from synth_nb.cli.main import main
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.notebook.request import TrainRequest
 from synth_nb.report import ReportOptions
@@ -42,7 +43,8 @@ def test_a_missing_tracker_library_is_one_line_and_exit_2(missing: str, tmp_path
 def test_report_to_on_a_job_without_the_extra_raises_a_config_error(monkeypatch: pytest.MonkeyPatch,
                                                                     tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "mlflow", None)
-    job = Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", "sk_test_key_0000"))
+    job = Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", "sk_test_key_0000"),
+              endpoints=get_flow("sft").endpoints)
     with pytest.raises(ConfigError, match=r"\[report-to\]: --report-to mlflow needs mlflow.*synth-nb\[report\]"):
         job.report_to("tensorboard", "mlflow", report_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # checked before anything is written

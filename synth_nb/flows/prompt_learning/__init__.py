@@ -17,6 +17,7 @@ from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normali
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
 from synth_nb.flows.prompt_learning.explorer import Explorer
 from synth_nb.flows.prompt_learning.explorer_events import EXPLORER_EVENT_TYPES, PROPOSAL_METRIC, explore
+from synth_nb.flows.prompt_learning.scores import SCORE_EVENT_TYPES, job_scores
 from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
 from synth_nb.flows.schema import Problem
 from synth_nb.plan import Plan
@@ -113,6 +114,13 @@ class PromptLearningFlow(Flow):
                   for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
         return explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id,
                        status_doc=job.status_doc)
+
+    def headline_scores(self, job: ExplorableJob) -> dict[str, float]:
+        """Read where synth-ai 0.2.24 reads them: ``best_score`` / ``score`` fields, baselines named in
+        messages (``baseline val_accuracy=0.400``), the status document."""
+        scores = job_scores(job.status_doc, job.events.of_types(SCORE_EVENT_TYPES))
+        found = {"baseline_score": scores.baseline, "best_score": scores.best}
+        return {key: value for key, value in found.items() if value is not None}
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)
