@@ -20,39 +20,83 @@ from synth_nb.job import Job, JobUpdate
 from synth_nb.job.progress import format_duration, progress_of
 from synth_nb.secrets import mask_text
 
-__all__ = ["ChartBoard", "render_chart"]
+__all__ = ["ChartBoard", "chart_legend", "render_chart"]
 
 #: the fastest redraw: the issue's ≤ 2 redraws/s keeps a slow terminal (or ssh) responsive
 MIN_INTERVAL = 0.5
+#: the chart's rows: at least enough to read a trend, at most what a tall terminal needs
+MIN_CHART_ROWS, MAX_CHART_ROWS = 6, 20
 _STATUS_STYLE = {"succeeded": "bold green", "failed": "bold red", "error": "bold red", "cancelled": "bold yellow"}
 
 
+#: one marker per series, in order, so series stay apart on a terminal without colour
+_MARKERS = ("braille", "+", "x", "o")
+#: what each marker looks like in the legend
+_GLYPHS = {"braille": "⣿", "dot": "•"}
+
+
+def _rgb(color: str | None) -> tuple[int, int, int] | None:
+    if not color or not color.startswith("#") or len(color) != 7:
+        return None
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+
+
+def _series(data: ChartData) -> list[tuple[Any, Any, Any, str]]:
+    """Series with points, each with its own marker (by its place in the flow's chart, so it never changes)."""
+    out = []
+    for index, buf in enumerate(data.series.values()):
+        x, y = buf.xy()
+        if len(x):
+            out.append((buf.spec, x, y, _MARKERS[index % len(_MARKERS)]))
+    return out
+
+
 def render_chart(data: ChartData, width: int, height: int) -> str:
-    """The chart as text (ANSI colours) for a ``width`` × ``height`` cell area; a note while empty."""
+    """The chart as text (ANSI colours) for a ``width`` × ``height`` cell area; a note while empty.
+
+    Each series has its own colour (the notebook's) and marker; the legend is drawn beside the panel
+    (``chart_legend``), not inside the plot, where it would cover the curves on a small terminal.
+    """
     import plotext as plt
 
-    series = [(buf.spec, *buf.xy()) for buf in data.series.values()]
-    series = [(spec, x, y) for spec, x, y in series if len(x)]
+    series = _series(data)
     if not series:
         return "\n  waiting for the first metric…\n"
     plt.clear_figure()
-    plt.plotsize(max(width, 30), max(height, 8))
-    plt.theme("clear")
-    plt.xlabel(data.xlabel())
-    for spec, x, y in series:
+    plt.plotsize(max(width, 30), max(height, 6))
+    plt.theme("clear")  # the x label is in the legend line: two rows fewer for the curves
+    for spec, x, y, marker in series:
         xs, ys = x.tolist(), y.tolist()
+        color = _rgb(spec.color)
         if spec.style == "points":
-            plt.scatter(xs, ys, label=spec.label, marker="dot")
+            plt.scatter(xs, ys, marker=marker, color=color)
         else:
-            plt.plot(xs, ys, label=spec.label, marker="braille")
-    low = min(float(x[0]) for _, x, _ in series)
-    high = max(float(x[-1]) for _, x, _ in series)
+            plt.plot(xs, ys, marker=marker, color=color)
+    low = min(float(x[0]) for _, x, _, _ in series)
+    high = max(float(x[-1]) for _, x, _, _ in series)
     for ref, value in data.reference_values():
         if ref.when == "during":
-            plt.plot([low, high], [value, value], label=f"{ref.label} {value:.3f}", color="gray", marker="-")
+            plt.plot([low, high], [value, value], color="gray", marker="-")
         else:  # measured after the run (held-out): a point at the right edge, not a line through the curve
-            plt.scatter([high], [value], label=f"{ref.label} {value:.3f}", marker="x")
-    return str(plt.build())
+            plt.scatter([high], [value], marker="*", color="gray")
+    return str(plt.build()).rstrip("\n")
+
+
+def chart_legend(data: ChartData) -> Any:
+    """One line naming every drawn series with its marker in its colour, then the reference values."""
+    from rich.text import Text
+
+    legend = Text()
+    for spec, _, _, marker in _series(data):
+        glyph = _GLYPHS.get(marker, marker)
+        legend.append(f"{glyph}{glyph} ", style=spec.color or "")
+        legend.append(f"{spec.label}   ")
+    for ref, value in data.reference_values():
+        legend.append("-- " if ref.when == "during" else "* ", style="grey50")
+        legend.append(f"{ref.label} {value:.3f}   ")
+    legend.append(f"x: {data.xlabel()}", style="dim")
+    legend.no_wrap, legend.overflow = True, "ellipsis"
+    return legend
 
 
 class _JobPanel:
@@ -94,16 +138,26 @@ class _JobPanel:
             parts.append(f"ETA {format_duration(progress.eta_seconds)}")
         return " · ".join(parts)
 
-    def renderable(self, width: int, chart_height: int) -> Any:
+    def renderable(self, width: int, height: int) -> Any:
+        """The panel in at most ``height`` rows: the chart gets what the borders, status, legend and the
+        newest events (as many as fit, one row each) leave."""
         from rich.console import Group
         from rich.panel import Panel
         from rich.text import Text
 
-        chart = Text.from_ansi(render_chart(self.chart, width - 4, chart_height))
-        status = Text(self.status_line(), style=_STATUS_STYLE.get(self.job.status, "bold"))
-        events = Text("\n".join(self.newest) or "no events yet", style="dim")
+        fixed = 2 + 1 + 1  # borders, status line, legend
+        shown = min(len(self.newest) or 1, max(0, height - fixed - MIN_CHART_ROWS))
+        chart_rows = max(3, min(MAX_CHART_ROWS, height - fixed - shown))
+        chart = Text.from_ansi(render_chart(self.chart, width - 4, chart_rows))
+        chart.no_wrap, chart.overflow = True, "crop"
+        status = Text(self.status_line(), style=_STATUS_STYLE.get(self.job.status, "bold"),
+                      no_wrap=True, overflow="ellipsis")
+        newest = list(self.newest)[-shown:] if shown else []
+        events = Text("\n".join(newest) or ("no events yet" if shown else ""), style="dim",
+                      no_wrap=True, overflow="ellipsis")
         title = f"{self.flow.chart.title} · y: {self.flow.chart.ylabel}"
-        return Panel(Group(chart, status, events), title=title, border_style="cyan")
+        parts = [chart, chart_legend(self.chart), status] + ([events] if shown else [])
+        return Panel(Group(*parts), title=title, border_style="cyan", height=min(height, chart_rows + fixed + shown))
 
 
 class ChartBoard:
@@ -124,8 +178,8 @@ class ChartBoard:
         from rich.console import Group
 
         width, height = self.console.size
-        per_job = max(8, (height - 2) // max(1, len(self.panels)) - 4 - 5)
-        return Group(*(p.renderable(width, min(per_job, 20)) for p in self.panels))
+        per_job = max(MIN_CHART_ROWS + 4, (height - 1) // max(1, len(self.panels)))
+        return Group(*(p.renderable(width, per_job) for p in self.panels))
 
     async def run(self, until: asyncio.Future[Any]) -> None:
         """Redraw at most every ``MIN_INTERVAL`` seconds until ``until`` is done, then draw the final state."""

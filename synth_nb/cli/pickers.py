@@ -63,7 +63,9 @@ def _state(candidate: Any) -> str:
 def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
     """Ask which training configs to submit (several may be ticked; invalid ones are shown, not selectable).
 
-    ``candidates`` are ``synth_nb.config.DiscoveredConfig`` rows. Returns the chosen paths in list order.
+    Enter with nothing ticked picks the highlighted row; typing filters the rows; Esc cancels like
+    Ctrl-C (``KeyboardInterrupt``). ``candidates`` are ``synth_nb.config.DiscoveredConfig`` rows.
+    Returns the chosen paths in list order.
     """
     import questionary
 
@@ -73,12 +75,51 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
                for c in candidates]
     if not any(c.valid for c in candidates):
         raise _no_valid(candidates, root)
-    answer = questionary.checkbox(
+    question = questionary.checkbox(
         "Which config(s) should be trained?",
         choices=choices,
-        validate=lambda picked: bool(picked) or "tick at least one config with space",
-    ).unsafe_ask()
+        use_search_filter=True, use_jk_keys=False,
+        instruction="(enter picks the highlighted one, space ticks several, type to filter, esc cancels)",
+    )
+    _enter_picks_the_highlighted_row(question)
+    answer = question.unsafe_ask()
     return [Path(p) for p in answer]
+
+
+def _enter_picks_the_highlighted_row(question: Any) -> None:
+    """Enter with nothing ticked answers the highlighted row (questionary would only ask to tick one, on
+    the terminal's last row); Esc cancels. Bindings added after questionary's win over them."""
+    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+    from prompt_toolkit.keys import Keys
+    from questionary.prompts.common import InquirerControl
+
+    app = question.application
+    control = next(c for c in app.layout.find_all_controls() if isinstance(c, InquirerControl))
+    ours = KeyBindings()
+
+    @ours.add(Keys.ControlM, eager=True, filter=_nothing_ticked(control))
+    def _pick(event: Any) -> None:
+        pointed = control.get_pointed_at()
+        control.selected_options = [pointed.value]
+        control.is_answered = True
+        event.app.exit(result=[pointed.value])
+
+    @ours.add(Keys.Escape, eager=True)
+    def _cancel(event: Any) -> None:
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    app.key_bindings = merge_key_bindings([app.key_bindings, ours])
+
+
+def _nothing_ticked(control: Any) -> Any:
+    from prompt_toolkit.filters import Condition
+
+    @Condition
+    def nothing() -> bool:
+        pointed = control.get_pointed_at() if control.filtered_choices else None
+        return not control.selected_options and pointed is not None and not pointed.disabled
+
+    return nothing
 
 
 def _no_valid(candidates: Sequence[Any], root: Path) -> Exception:

@@ -15,6 +15,9 @@ __all__ = ["DiscoveredConfig", "discover_configs"]
 
 _SKIP_DIRS = {"node_modules", "site-packages", "dist-packages", "__pycache__", "venv"}
 _MAX_BYTES = 2_000_000
+#: the record a job's bundle folder (``results/<job>/``) holds beside its copy of the config
+#: (``synth_nb.pipeline.bundle.BUNDLE_FILE``); those copies are a run's record, not configs to pick
+BUNDLE_RECORD = "run.json"
 
 
 @dataclass(frozen=True)
@@ -41,11 +44,17 @@ def _skip_dir(parent: str, name: str) -> bool:
 
 def discover_configs(folder: str | Path, *, max_files: int = 2000) -> list[DiscoveredConfig]:
     """Every ``*.toml`` under ``folder`` (virtualenvs, node_modules, hidden and package dirs skipped),
-    classified and validated, sorted by path. ``error`` is the first problem, if any."""
+    classified and validated, sorted by path. ``error`` is the first problem, if any.
+
+    A job's bundle folder (its config copy beside ``run.json``) is left out: the list would otherwise grow
+    with every run (``synth-nb rerun`` / ``fork`` take a bundle).
+    """
     root = Path(folder)
     found: list[Path] = []
     for parent, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not _skip_dir(parent, d))
+        if BUNDLE_RECORD in files:
+            continue
         found.extend(Path(parent) / f for f in files if f.endswith(".toml") and not f.startswith("."))
         if len(found) >= max_files:
             break

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.flows import catalogue
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
@@ -34,7 +35,7 @@ __all__ = ["BUNDLE_FILE", "RUNS_DIR", "RunRecord", "bundle_folder", "find_bundle
            "record_run", "write_bundle"]
 
 #: the bundle's own description; its presence makes a folder a bundle
-BUNDLE_FILE = "run.json"
+BUNDLE_FILE = BUNDLE_RECORD  # config discovery leaves a folder holding it out
 RUNS_DIR = Path(".synth_nb") / "runs"
 #: ``key = "value"`` lines of a TOML file
 _TOML_STRING = re.compile(r'^(\s*"?([A-Za-z0-9_.-]+)"?\s*=\s*)(["\'])(.*)\3(\s*(#.*)?)$')

@@ -20,7 +20,7 @@ from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
 SYNTH_A = "sk_synth_CANARY_pick_aaaaaaaa_1111"
 SYNTH_B = "sk_synth_CANARY_pick_bbbbbbbb_2222"
 ENV_KEY = "sk_env_CANARY_pick_cccccccccc_3333"
-DOWN, SPACE, ENTER, CTRL_C = "\x1b[B", " ", "\r", "\x03"
+DOWN, SPACE, ENTER, CTRL_C, ESC = "\x1b[B", " ", "\r", "\x03", "\x1b"
 CLI = [sys.executable, "-m", "synth_nb"]
 WAIT = 90  # generous: the machine may be loaded
 
@@ -79,6 +79,64 @@ def test_config_picker_lists_flow_algorithm_validity_and_takes_several(folder: P
     child.close()
     assert child.exitstatus == 0
     assert SYNTH_A not in child.before and ENV_KEY not in child.before
+
+
+def test_enter_with_nothing_ticked_picks_the_highlighted_config(folder: Path, children: list) -> None:
+    child = _spawn(["train", "--dry-run"], folder)
+    children.append(child)
+    child.expect("Which config")
+    child.expect("c_broken.toml")
+    child.send(DOWN)  # from a_gepa to b_sft
+    child.send(ENTER)
+    child.expect("dry run: 1 valid plan", timeout=WAIT)
+    said = child.before
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "flow:      sft" in said and "flow:      prompt_learning" not in said
+
+
+def test_typing_filters_the_configs_and_enter_takes_the_match(folder: Path, children: list) -> None:
+    child = _spawn(["train", "--dry-run"], folder)
+    children.append(child)
+    child.expect("type to filter")
+    child.expect("c_broken.toml")
+    child.send("sft")
+    child.send(ENTER)
+    child.expect("dry run: 1 valid plan", timeout=WAIT)
+    said = child.before
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "flow:      sft" in said and "flow:      prompt_learning" not in said
+
+
+def test_esc_at_the_picker_cancels_with_130_and_sends_nothing(folder: Path, children: list) -> None:
+    child = _spawn(["train", "--backend", "http://127.0.0.1:9"], folder)
+    children.append(child)
+    child.expect("Which config")
+    child.expect("c_broken.toml")
+    child.send(ESC)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "submitted" not in child.before
+    assert not (folder / ".synth_nb" / "jobs.jsonl").exists()
+
+
+def test_job_bundle_copies_are_not_offered(folder: Path, children: list) -> None:
+    bundle = folder / "results" / "pl_0123456789abcdef"
+    bundle.mkdir(parents=True)
+    (bundle / "config.toml").write_text(MINIMAL_GEPA)
+    (bundle / "run.json").write_text("{}")
+    child = _spawn(["train", "--dry-run"], folder)
+    children.append(child)
+    child.expect("Which config")
+    child.expect("c_broken.toml")
+    child.send(ESC)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "pl_0123456789abcdef" not in child.before + (child.after if isinstance(child.after, str) else "")
 
 
 def test_ctrl_c_at_the_picker_exits_130_and_sends_nothing(folder: Path, children: list) -> None:

@@ -52,3 +52,15 @@ def test_classifies_every_shipped_example_deterministically(tmp_path: Path) -> N
 def test_empty_or_missing_folder(tmp_path: Path) -> None:
     assert discover_configs(tmp_path) == []
     assert discover_configs(tmp_path / "missing") == []
+
+
+def test_a_job_bundle_copy_of_a_config_is_not_discovered(tmp_path: Path) -> None:
+    """``results/<job>/config.toml`` beside ``run.json`` is a run's record; the list must not grow per run."""
+    (tmp_path / "sft.toml").write_text(MINIMAL_SFT)
+    bundle = tmp_path / "results" / "pl_0123456789abcdef"
+    bundle.mkdir(parents=True)
+    (bundle / "config.toml").write_text(MINIMAL_SFT)
+    (bundle / "run.json").write_text("{}")
+    (tmp_path / "results" / "other.toml").write_text(MINIMAL_SFT)  # no run.json beside it: a config
+    assert [c.path.relative_to(tmp_path).as_posix() for c in discover_configs(tmp_path)] == \
+        ["results/other.toml", "sft.toml"]

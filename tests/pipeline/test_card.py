@@ -46,7 +46,9 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
 
 
 def test_a_dead_task_app_makes_the_card_not_ready_and_skips_the_dry_rollout(folder: Path, backend: Any) -> None:
-    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url="http://127.0.0.1:9", budget=40))
+    # a task the embedded backend does not bundle (for the bundled ones it would use its own copy)
+    config = LOCAL_GEPA.format(task_url="http://127.0.0.1:9", budget=40).replace('"banking"', '"my_task"')
+    (folder / "gepa.toml").write_text(config)
     card = _card(folder / "gepa.toml", Target(f"{backend.url}/api", backend.api_key))
     assert not card.ok
     assert card.task_app is not None and "cannot be reached" in (card.task_app.problem or "")
