@@ -134,7 +134,7 @@ class Overrides(BaseModel):
 
     @classmethod
     def from_args(cls, args: Any) -> Overrides:
-        """Build from an argparse namespace made by ``synth_nb.cli.args.add_train_arguments``."""
+        """Build from an argparse namespace made by ``synth_nb.pipeline.flags.add_train_arguments``."""
         return cls.build(**{name: getattr(args, name, None) for name in _FLAG})
 
     def given(self) -> dict[str, Any]:

@@ -20,14 +20,11 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb import pipeline
 from synth_nb.config.redact import redact
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
-from synth_nb.notebook import launch
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
-from synth_nb.notebook.request import TrainRequest
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
@@ -37,7 +34,8 @@ from synth_nb.notebook.wizard_inputs import (
 )
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
-from synth_nb.pipeline import Prepared, SecretSources, Target
+from synth_nb.pipeline import Prepared, SecretSources, Target, actions
+from synth_nb.pipeline.request import Request
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.fork import Fork
@@ -267,31 +265,20 @@ class Wizard(anywidget.AnyWidget):
 
     def _prepare(self, changed: dict[str, Any], errors: dict[str, str]) -> list[Prepared]:
         """Every valid selected config through the pipeline; form-level problems go into ``errors``."""
-        try:
-            target = pipeline.resolve_target(self.backend.strip() or None, environ=self._environ)
-        except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
-            errors["backend"] = self._short(str(exc))
-            self.backend_url, self.backend_embedded = "", False
-            return []
-        self._target = target
-        self.backend_url, self.backend_embedded = redact(target.url), target.is_embedded
-        try:
-            overrides = pipeline.build_overrides(changed, target)
-        except OverrideError as exc:
-            errors[exc.field or "backend"] = str(exc)
-            return []
         env_files = (self._folder / self.env_file,) if self.env_file else ()
         modal = (self.modal_secret.strip(),) if self.use_modal and self.modal_secret.strip() else ()
         sources = SecretSources(env_files=env_files, modal_secrets=modal, pasted=dict(self._pasted),
                                 environ=self._environ, cwd=self._folder)
         valid = {c["path"] for c in self.configs if c["valid"]}
-        prepared = [pipeline.prepare(self._folder / rel, overrides=overrides, target=target, sources=sources)
-                    for rel in self.selected if rel in valid]
-        try:
-            pipeline.check_together(overrides, prepared)
-        except OverrideError as exc:
-            errors[exc.field or "idempotency"] = str(exc)
-        return prepared
+        paths = [self._folder / rel for rel in self.selected if rel in valid]
+        batch, problems = actions.wizard_batch(self.backend.strip() or None, self._environ, changed, paths, sources)
+        errors.update({k: self._short(v) if k == "backend" else v for k, v in problems.items()})
+        if batch is None:
+            self.backend_url, self.backend_embedded = "", False
+            return []
+        self._target = batch.target
+        self.backend_url, self.backend_embedded = redact(batch.target.url), batch.target.is_embedded
+        return batch.prepared
 
     # ------------------------------------------------------------------ pre-flight check
 
@@ -337,7 +324,8 @@ class Wizard(anywidget.AnyWidget):
 
     async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
         forked_from = self._fork.job_id if self._fork is not None else None  # kept in the bundles
-        submitting = launch.submit_prepared(prepared, target, folder=self._folder, forked_from=forked_from)
+        batch = actions.Batch(target, prepared[0].overrides if prepared else None, prepared, forked_from=forked_from)
+        submitting = actions.send(batch, folder=self._folder, limits=self._limits, say=print)
         try:  # what it prints (task-app checks) belongs to the wizard's cell
             jobs = await self._cell.create_task(self._loop.loop, submitting)
         except SynthNbError as exc:
@@ -357,10 +345,6 @@ class Wizard(anywidget.AnyWidget):
         self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
-        from synth_nb.job.watchdog import Limits, watch
-
-        for job in jobs:  # before the panels, which show its "budget left" meter
-            watch(job, Limits.from_values(self._limits))
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:  # plain outputs of the wizard's cell, saved with it
@@ -397,7 +381,7 @@ def _is_missing_keys(item: Prepared) -> bool:
     return isinstance(item.error, SecretsError) and bool(item.missing)
 
 
-def open_wizard(request: TrainRequest, fork: Fork | None = None) -> Wizard:
+def open_wizard(request: Request, fork: Fork | None = None) -> Wizard:
     """The wizard for a magic call: its flags preselect configs and prefill overrides.
 
     ``fork``: start from that job's config, overrides and backend instead.

@@ -156,7 +156,7 @@ def _run_in_tmux(session: str, command: list[str], cwd: Path, env: dict[str, str
 def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay_backend) -> None:
     env = {"SYNTH_API_KEY": replay_backend.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
-    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay_backend.url]
+    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay_backend.url, "--yes"]
     chart, chart_history = _run_in_tmux(f"chart{os.getpid()}", [*base, "--stream-format", "chart"], folder, env)
     lines, lines_history = _run_in_tmux(f"lines{os.getpid()}", base, folder, env)
     assert "EXIT=0" in chart and "EXIT=0" in lines

@@ -64,7 +64,7 @@ def test_parse_overrides_types_values_and_flags_bad_ones() -> None:
 
 
 def test_override_specs_match_the_cli_flags() -> None:
-    from synth_nb.cli.args import TRAIN_ARGUMENTS
+    from synth_nb.pipeline.flags import TRAIN_ARGUMENTS
 
     dests = {spec.kwargs.get("dest") or spec.flags[0].lstrip("-").replace("-", "_") for spec in TRAIN_ARGUMENTS}
     assert {spec["name"] for spec in OVERRIDE_SPECS} <= dests

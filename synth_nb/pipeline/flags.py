@@ -1,7 +1,8 @@
-"""The one definition of the ``train`` flags, shared by ``synth-nb train`` and ``%synth_train``.
+"""The one definition of the ``train`` flags, shared by ``synth-nb train``, ``%synth_train`` and the wizard.
 
 ``TRAIN_ARGUMENTS`` is data (argparse ``add_argument`` calls) so the IPython magic can apply the same
-list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same help.
+list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same help. It lives beside the
+actions that read the flags, so neither door imports the other.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from synth_nb.config.redact import shown
 
 __all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
-           "path_text", "seconds"]
+           "override_dests", "path_text", "seconds"]
 
 #: the flags that override a config value (``--backend`` is resolved on its own), as argparse dests
 OVERRIDE_FLAGS = ("model", "dataset", "examples", "task_url", "idempotency", "allow_experimental")
@@ -53,6 +54,8 @@ def path_text(text: str) -> str:
 
 
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
+    _a("config_paths", nargs="*", default=None, metavar="CONFIG", type=path_text,
+       help="Training TOML(s), as with --config (synth-ai 0.2.24's `synth-ai train configs/x.toml`)."),
     _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH", type=path_text,
        help="Training TOML (repeatable: one job per config). Omitted: discover configs in the folder."),
     _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
@@ -78,7 +81,8 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--stream-format", choices=("cli", "chart"), default="cli", help="Line output or live chart."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
     _a("--json", dest="json_output", action="store_true", help="With --dry-run: print the plan as JSON."),
-    _a("--yes", "-y", action="store_true", help="Submit without the confirmation step (notebook)."),
+    _a("--yes", "-y", action="store_true",
+       help="Submit without the confirmation step (the terminal's question, the notebook's wizard)."),
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
     _a("--attach", default=None, metavar="JOB_ID", help="Re-attach to an existing job instead of submitting."),
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
@@ -106,6 +110,11 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
 
 #: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)
 LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
+
+
+def override_dests() -> tuple[str, ...]:
+    """The dests of every flag that overrides a config value."""
+    return OVERRIDE_FLAGS
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
