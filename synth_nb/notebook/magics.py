@@ -25,7 +25,7 @@ from synth_nb.notebook._frontend import has_widget_frontend
 from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.request import notebook_folder
 from synth_nb.pipeline import actions, stop_local_backend
-from synth_nb.pipeline.flags import TRAIN_ARGUMENTS
+from synth_nb.pipeline.flags import add_train_arguments, train_arguments
 from synth_nb.pipeline.request import Request
 
 __all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
@@ -63,13 +63,20 @@ def _plain_help(generated: str) -> str:
 
 
 def _with_train_arguments(func: Any) -> Any:
-    """Apply the shared ``TRAIN_ARGUMENTS`` as ``magic_arguments`` (parsing), then write the help a user
-    reads with ``%synth_train?``: what it does, examples, usage and every flag."""
-    for spec in reversed(TRAIN_ARGUMENTS):
+    """Apply the shared train flags as ``magic_arguments``, then write the help a user reads with
+    ``%synth_train?``: what it does, examples, usage and every flag."""
+    for spec in reversed(train_arguments()):
         func = magic_arguments.argument(*spec.flags, **spec.kwargs)(func)
     func = magic_arguments.magic_arguments()(func)
     func.__doc__ = HELP_INTRO + "\n" + _plain_help(func.__doc__ or "")
     return func
+
+
+def _parser() -> magic_arguments.MagicArgumentParser:
+    """The train flags as they are now (a flow registered since the extension loaded brings its own)."""
+    parser = magic_arguments.MagicArgumentParser(prog="%synth_train", add_help=False)
+    add_train_arguments(parser)
+    return parser
 
 
 def write_cell_config(folder: Path, text: str) -> Path:
@@ -90,7 +97,7 @@ class SynthMagics(Magics):
     def synth_train(self, line: str, cell: str | None = None) -> Any:
         """With no --config and a widget front end, opens the wizard; headless, prints a masked preview
         and submits only with --yes."""
-        args = magic_arguments.parse_argstring(self.synth_train, line)
+        args = _parser().parse_argstring(line)
         folder = notebook_folder(self.shell.user_ns if self.shell else None)
         if cell is not None and cell.strip():
             args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]

@@ -29,6 +29,7 @@ from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
     env_files_in,
+    override_specs,
     parse_overrides,
     prefill_overrides,
 )
@@ -123,7 +124,7 @@ class Wizard(anywidget.AnyWidget):
         wanted = {self._rel(p) for p in preselect or []}
         self.selected = [c["path"] for c in self.configs if c["path"] in wanted] or [
             c["path"] for c in self.configs if c["valid"]][:1]
-        self.override_fields = [dict(spec) for spec in OVERRIDE_SPECS]
+        self.override_fields = []
         self._refresh_prefill()
         self.observe(self._changed, names=["selected", "env_file", "use_modal", "modal_secret", "backend",
                                            "overrides"])
@@ -188,15 +189,19 @@ class Wizard(anywidget.AnyWidget):
         self.send({"type": "rescanned"})
 
     def _refresh_prefill(self) -> None:
-        first = next((c for c in self.configs if c["path"] in self.selected and c["valid"]), None)
-        prefill = prefill_overrides(self._folder / first["path"]) if first else {}
+        """The override fields the selected configs' flows honour, prefilled from the first one."""
+        chosen = [c for c in self.configs if c["path"] in self.selected and c["valid"]]
+        prefill = prefill_overrides(self._folder / chosen[0]["path"]) if chosen else {}
+        specs = override_specs(c["flow"] for c in chosen) if chosen else list(OVERRIDE_SPECS)
         fields = []
-        for spec in OVERRIDE_SPECS:
+        for spec in specs:
             field = dict(spec)
             field["prefill"] = prefill.get(spec["name"], "")
             fields.append(field)
         old_prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
-        edited = {k: v for k, v in self.overrides.items() if v not in ("", None) and v != old_prefill.get(k, "")}
+        shown = {f["name"] for f in fields}
+        edited = {k: v for k, v in self.overrides.items()
+                  if k in shown and v not in ("", None) and v != old_prefill.get(k, "")}
         self.override_fields = fields
         merged = {f["name"]: f["prefill"] for f in fields}
         merged.update(self._initial_overrides)
@@ -208,9 +213,8 @@ class Wizard(anywidget.AnyWidget):
     def _changed_overrides(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Parsed override values that differ from the config's own, plus inline errors per field."""
         values, errors = parse_overrides(self.overrides)
-        prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
-        changed = {k: v for k, v in values.items()
-                   if str(v) != str(prefill.get(k, "")) and not (v is False and not prefill.get(k))}
+        prefill, _ = parse_overrides({f["name"]: f.get("prefill", "") for f in self.override_fields})
+        changed = {k: v for k, v in values.items() if v != prefill.get(k) and not (v is False and k not in prefill)}
         if "dataset" in changed:
             changed["dataset"] = str(self._folder / str(changed["dataset"]))
         return changed, errors

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from synth_nb.config.redact import shown
+from synth_nb.flows.override_rows import CORE_ROWS
 
 __all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
-           "override_dests", "path_text", "seconds"]
+           "override_dests", "path_text", "seconds", "train_arguments"]
 
-#: the flags that override a config value (``--backend`` is resolved on its own), as argparse dests
-OVERRIDE_FLAGS = ("model", "dataset", "examples", "task_url", "idempotency", "allow_experimental")
+#: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
+#: as argparse dests; flows add their own (``override_dests``)
+OVERRIDE_FLAGS = tuple(row.name for row in CORE_ROWS)
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,7 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Also read secrets from this Modal secret (needs the modal client)."),
     _a("--backend", default=None, metavar="URL",
        help="Backend base URL (the /api suffix is added), or 'local' for the embedded local backend."),
-    _a("--model", default=None, help="Override the model (RL: the model to train; SFT: base model)."),
-    _a("--dataset", default=None, metavar="PATH", help="SFT training JSONL (replaces [job].data)."),
-    _a("--examples", type=int, default=None, metavar="N", help="SFT: upload only the first N examples."),
-    _a("--task-url", default=None, metavar="URL", help="Task app URL (RL and prompt learning)."),
-    _a("--idempotency", default=None, metavar="KEY",
-       help="Idempotency-Key for job creation (default: a fresh key per submission)."),
-    _a("--allow-experimental", dest="allow_experimental", action=argparse.BooleanOptionalAction,
-       default=None, help="Allow experimental base models."),
+    *(_a(row.flag, **row.argparse_kwargs()) for row in CORE_ROWS),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
        help="Stream the job until it ends (default) or return after submission."),
     _a("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
@@ -113,12 +108,22 @@ LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
 
 
 def override_dests() -> tuple[str, ...]:
-    """The dests of every flag that overrides a config value."""
-    return OVERRIDE_FLAGS
+    """The dests of every flag that overrides a config value, the registered flows' own included."""
+    from synth_nb.flows import override_rows
+
+    return tuple(row.name for row in override_rows())
+
+
+def train_arguments() -> tuple[ArgSpec, ...]:
+    """``TRAIN_ARGUMENTS`` and the flags of the registered flows' own override rows."""
+    from synth_nb.flows import override_rows
+
+    own = [row for row in override_rows() if row.name not in OVERRIDE_FLAGS]
+    return (*TRAIN_ARGUMENTS, *(_a(row.flag, **row.argparse_kwargs()) for row in own))
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    for spec in TRAIN_ARGUMENTS:
+    for spec in train_arguments():
         parser.add_argument(*spec.flags, **spec.kwargs)
     return parser
 

@@ -45,7 +45,7 @@ def test_env_files_are_found_next_to_the_notebook(tmp_path: Path) -> None:
 def test_prefill_reads_the_config_values(tmp_path: Path) -> None:
     make_project(tmp_path)
     assert prefill_overrides(tmp_path / "sft.toml") == {"model": "Qwen/Qwen3-0.6B", "dataset": "train.jsonl"}
-    assert prefill_overrides(tmp_path / "gepa.toml") == {"task_url": "http://127.0.0.1:8102"}
+    assert prefill_overrides(tmp_path / "gepa.toml") == {"task_url": "http://127.0.0.1:8102", "train_seeds": "0-2"}
     assert prefill_overrides(tmp_path / "broken.toml") == {}
 
 

@@ -15,6 +15,7 @@ from synth_nb.flows.prompt_learning import estimate, plan
 from synth_nb.flows.prompt_learning.chart import CHART
 from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
+from synth_nb.flows.prompt_learning.overrides import ROWS
 from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
 from synth_nb.plan import Plan
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
@@ -45,6 +46,7 @@ class PromptLearningFlow(Flow):
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "task_url", "idempotency"})
     override_keys = MappingProxyType({"task_url": (("prompt_learning", "task_app_url"),)})
+    override_rows = ROWS
     ignored_overrides = MappingProxyType({
         "model": "set [prompt_learning.policy].model in the config instead",
         "allow_experimental": "prompt learning does not train a Qwen base model",
