@@ -29,7 +29,8 @@ from starlette.routing import Route
 from synth_nb.contract import FlowEndpoints
 
 API_KEY = "sk_test_canary_0123456789abcdef"
-PREFIXES = {"learning": "learning/jobs", "rl": "rl/jobs", "pl": "prompt-learning/online/jobs"}
+PREFIXES = {"learning": "learning/jobs", "rl": "rl/jobs", "pl": "prompt-learning/online/jobs",
+            "toy": "toy/jobs"}  # the fourth flow of tests/flows/toy_flow
 #: flow name -> the fake's job kind (its paths follow the real flows' layout)
 FLOW_KINDS = {"sft": "learning", "rl": "rl", "prompt_learning": "pl"}
 

@@ -1,40 +1,41 @@
-"""Submit plans (or re-attach to a job) and follow the jobs in the terminal until each one ends.
+"""Follow jobs in the terminal until each one ends: the jobs this command submits, or one it re-attaches to.
 
 Exit codes: 0 when every job succeeded, 1 when one failed / was cancelled / timed out or a submission
-failed, 130 on Ctrl-C (after asking the backend to cancel the jobs, unlike synth-ai 0.2.24).
+failed, 130 on Ctrl-C.
 
-Ctrl-C at any point (submitting, following) cancels every job this command created, each within
-``synth_nb.job.interrupt.INTERRUPT_GRACE`` seconds, and exits; a second Ctrl-C stops those waits too.
+Ctrl-C while submitting or following jobs this command created cancels every one of them, each within
+``synth_nb.job.interrupt.INTERRUPT_GRACE`` seconds, and exits (unlike synth-ai 0.2.24); a second Ctrl-C
+stops those waits too. Ctrl-C while following a job it re-attached to only stops watching: the job keeps
+running, and the message says how to cancel it (``synth-nb cancel JOB_ID``).
 While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import logging
 import math
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
-from synth_nb import pipeline, report
+from synth_nb import report
 from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import LinePrinter, final_block, history
 from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
 from synth_nb.job import Job, JobRegistry
 from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
-from synth_nb.job.watchdog import Limits, watch
-from synth_nb.pipeline import Target
-from synth_nb.plan import Plan
+from synth_nb.job.watchdog import Limits
+from synth_nb.pipeline import actions
+from synth_nb.pipeline.actions import Attachment, Batch
+from synth_nb.pipeline.bundle import RunRecord
+from synth_nb.pipeline.launch import start_recording
+from synth_nb.pipeline.request import Request
 from synth_nb.report import ReportOptions
 from synth_nb.secrets import mask_text
-
-if TYPE_CHECKING:
-    from synth_nb.pipeline.bundle import RunRecord
 
 __all__ = ["FollowOptions", "run_attach", "run_submit"]
 
@@ -62,14 +63,10 @@ class FollowOptions:
                 raise ConfigError(f"{flag} must be a finite number of seconds above 0, got {value!r}", key=flag)
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> FollowOptions:
-        record = getattr(args, "record", None)
-        return cls(poll=bool(getattr(args, "poll", True)),
-                   poll_interval=float(getattr(args, "poll_interval", 5.0)),
-                   poll_timeout=getattr(args, "poll_timeout", None),
-                   record=Path(record) if record else None,
-                   stream_format=str(getattr(args, "stream_format", "cli") or "cli"),
-                   limits=Limits.from_values(vars(args)), report=ReportOptions.from_values(vars(args)))
+    def of(cls, request: Request) -> FollowOptions:
+        return cls(poll=request.poll, poll_interval=request.poll_interval, poll_timeout=request.poll_timeout,
+                   record=request.record, stream_format=request.stream_format,
+                   limits=Limits.from_values(request.limits), report=request.report)
 
 
 @dataclass
@@ -82,9 +79,10 @@ class _Run:
     registry: JobRegistry
     #: while live chart panels own the terminal, final blocks wait here and print once they stop
     held: list[str] | None = None
-    #: what each plan (by position) was submitted with, for its job's bundle; job id -> that record
-    runs: Sequence[RunRecord | None] = ()
+    #: job id -> what it was submitted with (its bundle)
     bundles: dict[str, RunRecord] = field(default_factory=dict)
+    #: True for the jobs this command created: Ctrl-C cancels them; False: it only stops watching
+    owns: bool = True
 
     def error(self, text: str) -> None:
         print(mask_text(text, tuple(self.secrets)), file=sys.stderr, flush=True)
@@ -101,42 +99,57 @@ class _Run:
             self.say(text)
 
 
-def run_submit(plans: Sequence[Plan], target: Target, api_key: str, options: FollowOptions, *,
-               out: TextIO | None = None, runs: Sequence[RunRecord | None] = ()) -> int:
-    """Submit each plan to ``target`` and follow every job to its end (``--no-poll``: print the ids).
-
-    ``runs[i]`` (``pipeline.record_run``) makes plan ``i``'s job write its bundle when it ends.
-    """
-    run = _Run(options, pipeline.secret_values(api_key, plans), out or sys.stdout, JobRegistry(Path.cwd()),
-               runs=runs)
-    return _run_until_done(_submit_and_follow(list(plans), target, api_key, run))
+def run_submit(batch: Batch, options: FollowOptions, *, out: TextIO | None = None, folder: Path | None = None) -> int:
+    """Send ``batch`` (``synth_nb.pipeline.actions.send``) and follow every job to its end (``--no-poll``: print
+    the ids)."""
+    folder = folder or Path.cwd()
+    run = _Run(options, batch.secrets(), out or sys.stdout, JobRegistry(folder))
+    return _run_until_done(_submit_and_follow(batch, folder, run))
 
 
-def run_attach(job_id: str, target: Target, api_key: str, options: FollowOptions, *, flow: str | None = None,
-               out: TextIO | None = None, secrets: Sequence[str] = ()) -> int:
-    """Rebuild a job's history from ``target``, print it and follow the job to its end.
-
-    ``secrets`` are the other values to mask (every key resolved here): a backend may echo any of them.
-    """
-    run = _Run(options, [api_key, *(s for s in secrets if s)], out or sys.stdout, JobRegistry(Path.cwd()))
-    return _run_until_done(_attach_and_follow(job_id, flow, target, api_key, run))
+def run_attach(found: Attachment, options: FollowOptions, *, out: TextIO | None = None) -> int:
+    """Rebuild a job's history, print it and follow the job to its end. Ctrl-C detaches: the job keeps running."""
+    run = _Run(options, list(found.hidden), out or sys.stdout, found.registry, owns=False)
+    return _run_until_done(_attach_and_follow(found, run), job_id=found.job_id)
 
 
-def _run_until_done(main: Coroutine[Any, Any, int]) -> int:
+def _run_until_done(main: Coroutine[Any, Any, int], job_id: str | None = None) -> int:
+    """``job_id``: a re-attached job, which Ctrl-C leaves running."""
     logging.getLogger("stamina").setLevel(logging.ERROR)  # retries are routine; only failures are news
     try:
         return asyncio.run(main)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr, flush=True)
+        if job_id is not None:
+            print(f"interrupted: stopped watching job {job_id}; it keeps running. Cancel it with: "
+                  f"synth-nb cancel {job_id}", file=sys.stderr, flush=True)
+        else:
+            print("interrupted", file=sys.stderr, flush=True)
         return 130
 
 
-async def _submit_and_follow(plans: list[Plan], target: Target, api_key: str, run: _Run) -> int:
+async def _submit_and_follow(batch: Batch, folder: Path, run: _Run) -> int:
     jobs: list[Job] = []
     results: dict[str, Path | None] = {}
+    failed: list[str] = []
+
+    def submitted(job: Job, item: Any, record: RunRecord | None) -> None:
+        print(f"submitted {job.flow} job {job.id} to {job.client.shown_url}", file=run.out, flush=True)
+        results[job.id] = item.plan.results_folder
+        if record is not None:
+            run.bundles[job.id] = record
+
+    def not_submitted(item: Any, exc: SynthNbError) -> None:
+        failed.append(str(item.path))
+        run.error(f"error: {item.plan.config_path or item.plan.flow}: {exc}")
+
+    before = _registered(run)
     try:
-        failed = await _submit_all(plans, target, api_key, run, jobs, results)
+        await actions.send(batch, folder=folder, poll_interval=run.options.poll_interval,
+                           limits=run.options.limits if run.options.poll else None,
+                           say=lambda line: print(line, file=sys.stderr, flush=True), jobs=jobs,
+                           on_job=submitted, on_failure=not_submitted)
     except asyncio.CancelledError:  # the jobs submitted so far are cancelled; the one being submitted was
+        _say_cancelled_in_submission(run, before, jobs)
         await _cancel_all(jobs, run)
         await _close(jobs)
         raise
@@ -149,34 +162,6 @@ async def _submit_and_follow(plans: list[Plan], target: Target, api_key: str, ru
     return 0 if succeeded and not failed else 1
 
 
-async def _submit_all(plans: list[Plan], target: Target, api_key: str, run: _Run, jobs: list[Job],
-                      results: dict[str, Path | None]) -> int:
-    """Submit every plan, adding each job to ``jobs``; the number of plans that failed."""
-    failed = 0
-    for index, plan in enumerate(plans):
-        before = _registered(run)
-        try:
-            job = await pipeline.submit(plan, target, api_key, registry=run.registry,
-                                        poll_interval=run.options.poll_interval)
-        except SynthNbError as exc:
-            if len(plans) == 1:
-                raise
-            failed += 1
-            run.error(f"error: {plan.config_path or plan.flow}: {exc}")
-            continue
-        except asyncio.CancelledError:
-            _say_cancelled_in_submission(run, before)
-            raise
-        print(f"submitted {plan.flow} job {job.id} to {job.client.shown_url}", file=run.out, flush=True)
-        jobs.append(job)
-        results[job.id] = plan.results_folder
-        record = run.runs[index] if index < len(run.runs) else None
-        if record is not None:
-            pipeline.keep_bundle(job, record)
-            run.bundles[job.id] = record
-    return failed
-
-
 def _registered(run: _Run) -> dict[str, str | None]:
     """Job id -> status of every job in this folder's registry (empty when it cannot be read)."""
     try:
@@ -185,16 +170,17 @@ def _registered(run: _Run) -> dict[str, str | None]:
         return {}
 
 
-def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None]) -> None:
+def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None], jobs: list[Job]) -> None:
     """The job an interrupted submission created (and cancelled), found in the registry."""
+    known = {job.id for job in jobs}
     for job_id, status in _registered(run).items():
-        if job_id not in before:
+        if job_id not in before and job_id not in known:
             run.error(f"interrupted while submitting: job {job_id}: {status or UNCONFIRMED}")
 
 
-async def _attach_and_follow(job_id: str, flow: str | None, target: Target, api_key: str, run: _Run) -> int:
-    job = await pipeline.attach(job_id, target, api_key, flow=flow, registry=run.registry,
-                                poll_interval=run.options.poll_interval, hidden=run.secrets)
+async def _attach_and_follow(found: Attachment, run: _Run) -> int:
+    job = await actions.attach(found, poll_interval=run.options.poll_interval,
+                               limits=run.options.limits if run.options.poll else None)
     print(f"attached to {job.flow} job {job.id} ({job.status}, {len(job.events)} events so far)",
           file=run.out, flush=True)
     return 0 if await _follow([job], {}, run) else 1
@@ -217,7 +203,7 @@ def _print_lines(jobs: list[Job], run: _Run) -> None:
 async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -> bool:
     """Show every job's history and live updates (lines, or live chart panels), record them, and wait
     for all of them to end."""
-    recorders = pipeline.start_recording(jobs, run.options.record, run.secrets)
+    recorders = start_recording(jobs, run.options.record, run.secrets)
     report.start(jobs, run.options.report)
     board = None
     if _draws_chart(run):
@@ -228,9 +214,9 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
     else:
         _print_lines(jobs, run)
     for job in jobs:
-        watchdog = watch(job, run.options.limits)
-        if watchdog is not None:
-            print(f"watchdog on {job.id}: " + "; ".join(m.line() for m in watchdog.meters()), file=run.out, flush=True)
+        if job.watchdog is not None:
+            meters = "; ".join(m.line() for m in job.watchdog.meters())
+            print(f"watchdog on {job.id}: {meters}", file=run.out, flush=True)
     watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
     outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.options.outage_every))
     try:
@@ -240,8 +226,9 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         outcomes = await watching
     except asyncio.CancelledError:
         watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await _cancel_all(jobs, run)
+        if run.owns:  # watching a job re-attached to never cancels it
+            with contextlib.suppress(asyncio.CancelledError):
+                await _cancel_all(jobs, run)
         raise
     finally:
         outages.cancel()

@@ -27,6 +27,7 @@ EXIT_OUTPUT_CLOSED = 141
 COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("synth_nb.cli.train", "Validate, preview and submit training jobs from TOML configs."),
     "attach": ("synth_nb.cli.attach", "Re-attach to a job and stream it to the end."),
+    "cancel": ("synth_nb.cli.cancel", "Ask the backend to cancel a job (Ctrl-C on attach leaves it running)."),
     "jobs": ("synth_nb.cli.jobs", "List jobs submitted from this folder."),
     "backend": ("synth_nb.cli.backend", "Run the embedded local backend (needs the 'local' extra)."),
     "task-app": ("synth_nb.cli.task_app", "Run a bundled example task app (needs the 'local' extra)."),

@@ -5,11 +5,17 @@ warnings and every step with its full JSON body (secrets masked), then exits 0. 
 the public plan document ``{"flow", "algorithm", "steps": [{"method", "path", "body"}]}`` for one config,
 or a JSON list of such documents when several ``--config`` are given; warnings then go to stderr.
 
-Without ``--config``, training TOMLs under the working directory are discovered: exactly one valid one is
+Config paths may also be given without ``--config`` (``synth-nb train configs/x.toml``, as synth-ai 0.2.24).
+Without any, training TOMLs under the working directory are discovered: exactly one valid one is
 used; with several, a terminal gets a picker (several may be ticked) and anything else (CI, pipes) gets
 every candidate listed and exit 2 asking for ``--config``. Likewise several ``.env`` files and no
 ``--env-file`` bring up a picker on a terminal. Before a job whose flow names a task app is created, the
 task app's ``/health`` is checked from here (``SYNTH_SKIP_TASK_APP_HEALTH_CHECK=1`` skips it).
+
+Before submitting, the compact masked preview (the notebook's: folded seed lists, upload files with their
+sizes, "N jobs → URL") is shown; on a terminal it asks to confirm (Enter: yes; ``--yes`` skips the question),
+elsewhere it goes to stderr and the submission goes on. What each flag means, and which action a
+combination of them runs, is ``synth_nb.pipeline.request``'s; this module renders the results.
 """
 
 from __future__ import annotations
@@ -17,17 +23,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from synth_nb import pipeline
 from synth_nb.backend import LOCAL, display_url
-from synth_nb.cli.args import OVERRIDE_FLAGS, add_train_arguments
 from synth_nb.errors import ConfigError
-from synth_nb.pipeline import Prepared, SecretSources, Target
+from synth_nb.pipeline import Prepared, Target, actions
+from synth_nb.pipeline.flags import add_train_arguments
+from synth_nb.pipeline.request import Request
 from synth_nb.plan import mask_payload
 
-__all__ = ["configure", "config_paths", "prepare", "render_plan", "run"]
+__all__ = ["configure", "render_plan", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,53 +43,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.json_output and not (args.dry_run or args.check):
-        raise ConfigError("--json only applies to --dry-run (add --dry-run)")
-    from synth_nb.job.watchdog import Limits
-
-    Limits.from_values(vars(args))  # a bad limit fails before anything runs
-    if args.list_jobs:
-        from synth_nb.cli.jobs import print_jobs
-        from synth_nb.job import JobRegistry
-
-        return print_jobs(JobRegistry(Path.cwd()))
-    if args.attach:
-        from synth_nb.cli.attach import follow_job
-
-        return follow_job(args.attach, args)
-    if args.compare is not None:
-        from synth_nb.comparison import compare
-
-        print(compare(args.compare or None, backend=args.backend, env_files=args.env_files or ()).to_text(), end="")
-        return 0
-    if args.check:
-        return _check(args)
-    if args.rerun:
-        return _rerun(args)
-    if args.fork:
-        return _fork(args)
-    preview = pipeline.resolve_target(args.backend, start_local=False)
-    overrides = pipeline.build_overrides(_override_values(args), preview)  # bad flags fail before anything runs
-    paths = config_paths(args)
-    if args.dry_run:
-        _print_dry_run(prepare(args, paths, overrides, preview), args.json_output)
-        return 0
-    return _submit(args, paths)
+    request = Request.from_args(args, Path.cwd(), anchor=False)
+    return DOOR[request.action](request)
 
 
-def _override_values(args: argparse.Namespace) -> dict[str, Any]:
-    return {name: getattr(args, name, None) for name in OVERRIDE_FLAGS}
+def _jobs(request: Request) -> int:
+    from synth_nb.cli.jobs import print_jobs
+
+    return print_jobs(actions.jobs(request))
 
 
-def config_paths(args: argparse.Namespace) -> list[Path]:
-    """``--config`` paths, else the one valid training config under the working directory (or the picker's)."""
+def _attach(request: Request) -> int:
+    from synth_nb.cli.attach import follow
+
+    return follow(request)
+
+
+def _compare(request: Request) -> int:
+    print(actions.compare(request).to_text(), end="")
+    return 0
+
+
+def _pick_configs(folder: Path, several: bool) -> list[Path]:
+    """The one valid training config under ``folder``, else the picker's choice on a terminal."""
     from synth_nb.cli.pickers import is_interactive, pick_configs
 
-    if args.configs:
-        from synth_nb.config import config_path
-
-        return [config_path(p) for p in args.configs]
-    folder = Path.cwd()
     try:
         (found,) = pipeline.choose_configs(folder, several=False)
     except ConfigError:
@@ -93,12 +79,10 @@ def config_paths(args: argparse.Namespace) -> list[Path]:
     return [found.path]
 
 
-def env_files(args: argparse.Namespace, paths: list[Path], target: Target) -> tuple[Path, ...]:
-    """``--env-file`` paths; else, on a terminal with several candidate ``.env`` files, the one picked."""
+def _pick_env_files(paths: list[Path], target: Target) -> tuple[Path, ...]:
+    """On a terminal with several candidate ``.env`` files, the one picked."""
     from synth_nb.cli.pickers import env_file_candidates, is_interactive, pick_env_file
 
-    if args.env_files:
-        return tuple(Path(p) for p in args.env_files)
     if not is_interactive():
         return ()
     candidates = env_file_candidates([p.parent for p in paths], Path.cwd())
@@ -121,106 +105,81 @@ def _required_keys(paths: list[Path], target: Target) -> list[str]:
     return keys
 
 
-def prepare(args: argparse.Namespace, paths: list[Path], overrides: Any, target: Target) -> list[Prepared]:
-    """Every config turned into a plan; all problems are reported together (``ConfigError``)."""
-    sources = SecretSources(env_files=env_files(args, paths, target),
-                            modal_secrets=tuple(args.modal_secrets or ()))
-    prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
-    pipeline.raise_problems(prepared)
-    pipeline.check_together(overrides, prepared)
-    return prepared
+HOOKS = actions.Hooks(pick_configs=_pick_configs, pick_env_files=_pick_env_files)
 
 
-def _submit(args: argparse.Namespace, paths: list[Path]) -> int:
-    """Start (or find) the target, plan against it, submit and follow.
+def _dry_run(request: Request) -> int:
+    """``--dry-run``: every plan in full (masked), or the public plan documents with ``--json``; sends nothing."""
+    batch = actions.prepare(request, HOOKS, start_local=False)
+    batch.raise_problems()
+    _print_dry_run(batch.prepared, request.json_output)
+    return 0
+
+
+def _submit(request: Request) -> int:
+    """Start (or find) the target, plan against it, show the preview (a terminal confirms), submit and follow.
 
     The embedded backend of ``local`` keeps running afterwards, for ``attach`` and other commands.
     """
+    from synth_nb.cli.confirm import confirmed
     from synth_nb.cli.follow import FollowOptions, run_submit
 
-    target = pipeline.resolve_target(args.backend)
-    prepared = prepare(args, paths, pipeline.build_overrides(_override_values(args), target), target)
-    key = pipeline.api_key(target, [p.secrets for p in prepared])
-    plans = [p.plan for p in prepared if p.plan is not None]
-    pipeline.share_keys(target, [p.secrets for p in prepared])
-    for check in pipeline.preflight(prepared, target):
-        print(check.line(), file=sys.stderr)
-    runs = [pipeline.record_run(p, base=Path.cwd(), secrets=[key], embedded=target.is_embedded)
-            for p in prepared if p.plan is not None]
-    return run_submit(plans, target, key, FollowOptions.from_args(args), runs=runs)
+    batch = actions.prepare(request, HOOKS)
+    batch.raise_problems()
+    if not confirmed(batch, ask=not request.yes):
+        print("nothing was sent", file=sys.stderr)
+        return 1
+    return run_submit(batch, FollowOptions.of(request), folder=request.folder)
 
 
-def _check(args: argparse.Namespace) -> int:
-    """``--check``: the pre-flight card of every config (exit 2 when one is not ready); no job is sent.
-
-    The dry rollout needs a running backend, so ``local`` starts (or finds) the embedded one.
-    """
-    from synth_nb.pipeline.card import cards_json, check_configs
+def _check(request: Request) -> int:
+    """``--check``: the pre-flight card of every config (of the re-run's plan with ``--rerun``); exit 2 when one
+    is not ready. No job is sent."""
+    from synth_nb.pipeline.card import cards_json
     from synth_nb.secrets import mask_text
 
-    target = pipeline.resolve_target(args.backend)
-    paths = config_paths(args)
-    overrides = pipeline.build_overrides(_override_values(args), target)
-    sources = SecretSources(env_files=env_files(args, paths, target), modal_secrets=tuple(args.modal_secrets or ()))
-    prepared = [pipeline.prepare(path, overrides=overrides, target=target, sources=sources) for path in paths]
-    cards, hidden = check_configs(prepared, target)
-    text = cards_json(cards) if args.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
-    print(mask_text(text, tuple(hidden)))
-    return 0 if all(card.ok for card in cards) else 2
+    checked = actions.check(request, HOOKS)
+    if checked.notes:
+        print(mask_text("\n".join(checked.notes), tuple(checked.hidden)), file=sys.stderr)
+    cards = checked.cards
+    text = cards_json(cards) if request.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
+    print(mask_text(text, tuple(checked.hidden)))
+    return 0 if checked.ok else 2
 
 
-def _rerun(args: argparse.Namespace) -> int:
+def _rerun(request: Request) -> int:
     """``--rerun JOB_ID``: submit the job's plan again from its bundle, after showing the diff is empty.
 
     Any difference (the config or a dataset changed, the plan would differ) is shown and exits 2 with
-    nothing sent. The backend is ``--backend``, else the one the job ran on.
+    nothing sent. With ``--dry-run`` the diff is all there is: exit 0 when empty, 2 otherwise, nothing sent.
     """
     from synth_nb.cli.follow import FollowOptions, run_submit
-    from synth_nb.pipeline.rerun import parent_backend, plan_rerun
-    from synth_nb.secrets import mask_text
 
-    given = [f"--{name.replace('_', '-')}" for name, value in _override_values(args).items() if value is not None]
-    if args.configs or given:
-        raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
-                          " (or submit a new job without --rerun)")
-    folder = Path.cwd()
-    target = pipeline.resolve_target(args.backend or parent_backend(args.rerun, folder))
-    sources = SecretSources(env_files=tuple(Path(p) for p in args.env_files or ()),
-                            modal_secrets=tuple(args.modal_secrets or ()))
-    rerun = plan_rerun(args.rerun, folder, target, sources)
-    plan = rerun.prepared.plan
-    assert plan is not None
-    key = pipeline.api_key(target, [rerun.prepared.secrets])
-    text = mask_text("\n".join(rerun.lines()), tuple(pipeline.secret_values(key, [plan])))
-    if not rerun.same:
-        print(text, file=sys.stderr)
+    rerunning = actions.rerun(request)
+    print("\n".join(rerunning.lines()), file=sys.stderr)
+    if not rerunning.sendable:
         return 2
-    print(text, file=sys.stderr)
-    pipeline.share_keys(target, [rerun.prepared.secrets])
-    for check in pipeline.preflight([rerun.prepared], target):
-        print(check.line(), file=sys.stderr)
-    run = pipeline.record_run(rerun.prepared, base=folder, secrets=[key], embedded=target.is_embedded,
-                              parent=args.rerun)
-    return run_submit([plan], target, key, FollowOptions.from_args(args), runs=[run])
+    if request.dry_run:
+        print(f"dry run: the re-run of {request.rerun} was not sent", file=sys.stderr)
+        return 0
+    return run_submit(rerunning.batch, FollowOptions.of(request), folder=request.folder)
 
 
-def _fork(args: argparse.Namespace) -> int:
+def _fork(request: Request) -> int:
     """``--fork JOB_ID``: the job's config as submitted, written to a new TOML to edit, and the command to submit it.
 
     Sends nothing. ``--out PATH`` names the file (default: beside the job's config).
     """
-    from synth_nb.pipeline.fork import fork_job
-
-    if args.configs:
-        raise ConfigError("--fork starts from the job's own config; drop --config")
-    folder = Path.cwd()
-    fork = fork_job(args.fork, folder, out=Path(args.fork_out) if args.fork_out else None, copy=True)
-    given = {k: v for k, v in _override_values(args).items() if v is not None}
-    fork.overrides.update(given)
-    if args.backend:
-        fork.backend = args.backend
-    print("\n".join(fork.lines(folder)))
+    fork = actions.fork(request, copy=True)
+    print("\n".join(fork.lines(request.folder)))
     return 0
+
+
+#: ``Request.action`` -> what the terminal does with it
+DOOR: dict[str, Callable[[Request], int]] = {
+    "jobs": _jobs, "attach": _attach, "compare": _compare, "check": _check, "rerun": _rerun, "fork": _fork,
+    "prepare": _dry_run, "submit": _submit,
+}
 
 
 def _pretty(value: Any, indent: int = 0) -> str:

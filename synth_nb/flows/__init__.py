@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.flows.base import Flow
@@ -14,6 +15,7 @@ from synth_nb.flows.registry import (
     flow_names,
     get_flow,
     guess_flow,
+    override_rows,
     register,
     registered,
     unregister,
@@ -22,8 +24,8 @@ from synth_nb.flows.registry import (
 if TYPE_CHECKING:
     from synth_nb.plan import Plan
 
-__all__ = ["Flow", "all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "is_noise", "plan_for", "register",
-           "registered", "unregister"]
+__all__ = ["Flow", "all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "is_noise", "override_rows",
+           "plan_for", "register", "registered", "unregister", "with_own_overrides"]
 
 
 def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
@@ -44,7 +46,24 @@ def plan_for(config: Any, overrides: Any = None, secrets: Any = None) -> Plan:
         if is_local(overrides.backend):  # the embedded backend brings its own SYNTH_API_KEY
             keys = tuple(k for k in keys if k != "SYNTH_API_KEY")
         secrets = resolve_secrets(config_path=config.path).require(keys)
-    return get_flow(config.flow).build_plan(config, overrides, secrets)
+    flow = get_flow(config.flow)
+    patched, warnings = with_own_overrides(config, flow, overrides)
+    plan = flow.build_plan(patched, overrides, secrets)
+    plan.warnings.extend(warnings)
+    return plan
+
+
+def with_own_overrides(config: Any, flow: Flow, overrides: Any) -> tuple[Any, list[str]]:
+    """``config`` with the values of the flow's own override rows written at their config keys (a copy), and
+    a warning per value that found no key."""
+    from synth_nb.flows.overrides import apply_flow_values
+
+    rows = [row for row in flow.override_rows if row.keys and overrides.flow_values.get(row.name) is not None]
+    if not rows:
+        return config, []
+    patched = copy.copy(config)
+    patched.raw, warnings = apply_flow_values(config.raw, rows, overrides.flow_values)
+    return patched, warnings
 
 
 def is_noise(flow: str, event: Any) -> bool:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from synth_nb.contract import FlowEndpoints
 from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
+from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.secrets import SYNTH_API_KEY
 
 if TYPE_CHECKING:
@@ -123,6 +124,9 @@ class Flow(ABC):
     ignored_overrides: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: override -> the config keys it replaces, first one written wins (the wizard prefills its field)
     override_keys: ClassVar[Mapping[str, tuple[tuple[str, ...], ...]]] = MappingProxyType({})
+    #: overrides of this flow's own (``OverrideRow`` with the config keys each replaces): a flag, a wizard
+    #: field, honoured by this flow only
+    override_rows: ClassVar[tuple[OverrideRow, ...]] = ()
     #: the pydantic model of a whole TOML file of this flow
     config_model: ClassVar[type[BaseModel]]
     #: accepted ``[algorithm]`` (type, method, variety) triples; the first one's type is the expected type
@@ -141,6 +145,10 @@ class Flow(ABC):
 
     def __repr__(self) -> str:
         return f"<Flow {self.name}>"
+
+    def honours(self, override: str) -> bool:
+        """Whether a given value of ``override`` changes this flow's plan (else it is reported as ignored)."""
+        return override in self.honoured_overrides or any(row.name == override for row in self.override_rows)
 
     # ------------------------------------------------------------------ configs
     @abstractmethod

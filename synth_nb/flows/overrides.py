@@ -10,6 +10,8 @@ Precedence (highest first):
 * experimental models: ``--allow-experimental`` / ``--no-allow-experimental`` > ``SDK_EXPERIMENTAL=1``;
 * idempotency key (sent with every job-creation request): ``--idempotency`` > a fresh key per plan.
 
+The flags come from one table (``synth_nb.flows.override_rows``); a flow's own rows (``Flow.override_rows``)
+land in ``Overrides.flow_values`` and replace the config keys the row names (``apply_flow_values``).
 An override a flow does not use is reported as a plan warning (``ignored_by``), never dropped silently.
 A rejected value is quoted masked when it looks like a key or equals a secret in the environment (a key
 pasted into the wrong flag must not be echoed back).
@@ -17,16 +19,18 @@ pasted into the wrong flag must not be echoed back).
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
 from synth_nb.backend import url_problem
 from synth_nb.errors import OverrideError
+from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
 from synth_nb.secrets import SECRET_KEYS
 from synth_nb.secrets.redact import redact_value, shown
 
@@ -43,17 +47,15 @@ class HonouredOverrides(Protocol):
     @property
     def ignored_overrides(self) -> Mapping[str, str]: ...
 
-__all__ = ["Overrides", "check_multi_config", "shown_flag_value"]
+    def honours(self, override: str) -> bool: ...
 
-_FLAG = {
-    "backend": "--backend",
-    "model": "--model",
-    "dataset": "--dataset",
-    "examples": "--examples",
-    "task_url": "--task-url",
-    "idempotency": "--idempotency",
-    "allow_experimental": "--allow-experimental",
-}
+__all__ = ["Overrides", "apply_flow_values", "check_multi_config", "shown_flag_value"]
+
+_FLAG = {"backend": "--backend", **{row.name: row.flag for row in CORE_ROWS}}
+
+
+def _flag(name: str) -> str:
+    return _FLAG.get(name) or "--" + name.replace("_", "-")
 
 
 def shown_flag_value(value: Any, secrets: Any = ()) -> str:
@@ -78,6 +80,28 @@ class Overrides(BaseModel):
     task_url: str | None = None
     idempotency: str | None = None
     allow_experimental: bool | None = None
+    #: values of the overrides a flow declares for itself (``Flow.override_rows``), by name
+    flow_values: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather(cls, data: Any) -> Any:
+        """A flow's own overrides arrive flat (``rollout_budget=40``, as flags and bundles have them)."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        own = dict(data.pop("flow_values", None) or {})
+        for name in [n for n in data if n not in cls.model_fields]:
+            own[name] = data.pop(name)
+        return {**data, "flow_values": {k: v for k, v in own.items() if v is not None}}
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: Any) -> Any:
+        """Dumped flat, as given: a bundle's overrides rebuild the same ``Overrides``."""
+        data = handler(self)
+        if isinstance(data, dict):
+            data.update(data.pop("flow_values", None) or {})
+        return data
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
         """A key pasted into a flag is masked here too."""
@@ -119,8 +143,23 @@ class Overrides(BaseModel):
         return value
 
     @classmethod
-    def build(cls, **values: Any) -> Overrides:
-        """Like the constructor, but invalid values raise ``OverrideError`` naming the flag."""
+    def build(cls, rows: Iterable[OverrideRow] = (), /, **values: Any) -> Overrides:
+        """Like the constructor, but invalid values raise ``OverrideError`` naming the flag.
+
+        ``rows``: the flows' own override rows, whose values are parsed here; any other name is refused.
+        """
+        own = {row.name: row for row in rows if row.name not in cls.model_fields}
+        for name, value in list(values.items()):
+            if name in cls.model_fields or value is None:
+                continue
+            row = own.get(name)
+            if row is None:
+                raise OverrideError(f"unknown override {_flag(name)}", field=name)
+            try:
+                values[name] = row.parse(value)
+            except (TypeError, ValueError) as exc:
+                raise OverrideError(f"invalid override: {row.flag} {shown_flag_value(value)}: {exc}",
+                                    field=name) from None
         try:
             return cls(**values)
         except PydanticValidationError as exc:
@@ -128,16 +167,18 @@ class Overrides(BaseModel):
             for err in exc.errors():
                 name = str(err["loc"][0]) if err.get("loc") else "?"
                 names.append(name)
-                flag = _FLAG.get(name, name)
+                flag = _flag(name)
                 problems.append(f"{flag} {shown_flag_value(values.get(name))}: "
                                 f"{err['msg'].removeprefix('Value error, ')}")
             raise OverrideError("invalid override: " + "; ".join(problems), field=names[0] if names else None) \
                 from None
 
     @classmethod
-    def from_args(cls, args: Any) -> Overrides:
-        """Build from an argparse namespace made by ``synth_nb.cli.args.add_train_arguments``."""
-        return cls.build(**{name: getattr(args, name, None) for name in _FLAG})
+    def from_args(cls, args: Any, rows: Iterable[OverrideRow] = ()) -> Overrides:
+        """Build from an argparse namespace made by ``synth_nb.pipeline.flags.add_train_arguments``."""
+        rows = tuple(rows)
+        names = [*_FLAG, *(row.name for row in rows)]
+        return cls.build(rows, **{name: getattr(args, name, None) for name in names})
 
     def given(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -146,10 +187,41 @@ class Overrides(BaseModel):
         """One warning per given override that ``flow`` does not use, with the flow's reason."""
         warnings = []
         for name in self.given():
-            if name not in flow.honoured_overrides:
-                why = flow.ignored_overrides.get(name, "")
-                warnings.append(f"{_FLAG[name]} is ignored for {flow.label} jobs" + (f": {why}" if why else ""))
+            if not flow.honours(name):
+                why = flow.ignored_overrides.get(name, "") or ("it is another flow's" if name in self.flow_values
+                                                                else "")
+                warnings.append(f"{_flag(name)} is ignored for {flow.label} jobs" + (f": {why}" if why else ""))
         return warnings
+
+
+def apply_flow_values(raw: Mapping[str, Any], rows: Iterable[OverrideRow], values: Mapping[str, Any]
+                      ) -> tuple[dict[str, Any], list[str]]:
+    """A copy of the config document ``raw`` with each given own override written at its row's key, and a
+    warning for each that found no place.
+
+    The key is the first of the row's ``keys`` already written, else the first whose table exists; a row
+    whose tables the config has none of changes nothing (and says so).
+    """
+    out, warnings = copy.deepcopy(dict(raw)), []
+    for row in rows:
+        if values.get(row.name) is None:
+            continue
+        keys = next((k for k in row.keys if _dig(out, k) is not None), None) or next(
+            (k for k in row.keys if isinstance(_dig(out, k[:-1]), dict)), None)
+        if keys is None:
+            tables = " or ".join(f"[{'.'.join(k[:-1])}]" for k in row.keys)
+            warnings.append(f"{row.flag} changes nothing: this config has no {tables}")
+            continue
+        _dig(out, keys[:-1])[keys[-1]] = values[row.name]
+    return out, warnings
+
+
+def _dig(data: Any, keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping) or key not in data:
+            return None
+        data = data[key]
+    return data
 
 
 def check_multi_config(overrides: Overrides, flows: list[str]) -> None:

@@ -13,8 +13,10 @@ from typing import Any
 
 from synth_nb.errors import ConfigError
 from synth_nb.flows.base import Flow
+from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
 
-__all__ = ["all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "register", "registered", "unregister"]
+__all__ = ["all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "override_rows", "register",
+           "registered", "unregister"]
 
 #: asked in this order whether they claim a TOML (prompt learning's table wins, then RL's keys, then SFT's)
 BUILT_IN = (
@@ -121,3 +123,12 @@ def flow_named_in(doc: dict[str, Any]) -> str | None:
             if word in flow.kind_words:
                 return flow.name
     return None
+
+
+def override_rows() -> tuple[OverrideRow, ...]:
+    """The override table: the rows every flow is asked about, then each registered flow's own rows."""
+    rows = {row.name: row for row in CORE_ROWS}
+    for flow in all_flows():
+        for row in flow.override_rows:
+            rows.setdefault(row.name, row)
+    return tuple(rows.values())

@@ -33,8 +33,10 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def block_on(panels: Sequence[Cancellable], futures: Sequence[concurrent.futures.Future[str]]) -> None:
-    """Wait for every panel's watch; Ctrl-C cancels the unfinished jobs; timeouts are raised together."""
+def block_on(panels: Sequence[Cancellable], futures: Sequence[concurrent.futures.Future[str]], *,
+             cancel_on_interrupt: bool = True) -> None:
+    """Wait for every panel's watch; Ctrl-C cancels the unfinished jobs (``cancel_on_interrupt=False``: only
+    stops watching them); timeouts are raised together."""
     timed_out: list[JobTimeoutError] = []
     try:
         for future in futures:
@@ -43,6 +45,10 @@ def block_on(panels: Sequence[Cancellable], futures: Sequence[concurrent.futures
             except JobTimeoutError as exc:
                 timed_out.append(exc)
     except KeyboardInterrupt:
+        if not cancel_on_interrupt:
+            for future in futures:
+                future.cancel()
+            raise
         for panel in panels:
             if not panel.done:
                 with contextlib.suppress(Exception):

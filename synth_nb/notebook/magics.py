@@ -1,15 +1,17 @@
 """``%synth_train`` / ``%%synth_train``: the notebook face of ``synth-nb train``.
 
-The flags are the CLI's own (``synth_nb.cli.args.TRAIN_ARGUMENTS``) applied through IPython's
-``magic_arguments``, so ``%synth_train?`` prints the same help as ``synth-nb train --help``. The magic
-only routes: the wizard when a widget front end is present and ``--yes`` is absent, otherwise a masked
-text preview, and submission through ``synth_nb.notebook.launch`` when ``--yes`` is given.
+The flags are the CLI's own (``synth_nb.pipeline.flags.TRAIN_ARGUMENTS``) applied through IPython's
+``magic_arguments``, so ``%synth_train?`` prints the same help as ``synth-nb train --help``. The flags
+become one ``synth_nb.pipeline.request.Request``, whose ``action`` says what to do; the magic only renders
+it: the wizard when a widget front end is present and ``--yes`` is absent, otherwise a masked text preview,
+and submission through ``synth_nb.notebook.launch`` when ``--yes`` is given.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +19,14 @@ from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 
-from synth_nb import pipeline
-from synth_nb.cli.args import TRAIN_ARGUMENTS
 from synth_nb.errors import SynthNbError
 from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
 from synth_nb.notebook.preview_text import preview_text
-from synth_nb.notebook.request import TrainRequest, notebook_folder
+from synth_nb.notebook.request import notebook_folder
+from synth_nb.pipeline import actions, stop_local_backend
+from synth_nb.pipeline.flags import add_train_arguments, train_arguments
+from synth_nb.pipeline.request import Request
 
 __all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
 
@@ -60,13 +63,20 @@ def _plain_help(generated: str) -> str:
 
 
 def _with_train_arguments(func: Any) -> Any:
-    """Apply the shared ``TRAIN_ARGUMENTS`` as ``magic_arguments`` (parsing), then write the help a user
-    reads with ``%synth_train?``: what it does, examples, usage and every flag."""
-    for spec in reversed(TRAIN_ARGUMENTS):
+    """Apply the shared train flags as ``magic_arguments``, then write the help a user reads with
+    ``%synth_train?``: what it does, examples, usage and every flag."""
+    for spec in reversed(train_arguments()):
         func = magic_arguments.argument(*spec.flags, **spec.kwargs)(func)
     func = magic_arguments.magic_arguments()(func)
     func.__doc__ = HELP_INTRO + "\n" + _plain_help(func.__doc__ or "")
     return func
+
+
+def _parser() -> magic_arguments.MagicArgumentParser:
+    """The train flags as they are now (a flow registered since the extension loaded brings its own)."""
+    parser = magic_arguments.MagicArgumentParser(prog="%synth_train", add_help=False)
+    add_train_arguments(parser)
+    return parser
 
 
 def write_cell_config(folder: Path, text: str) -> Path:
@@ -87,61 +97,81 @@ class SynthMagics(Magics):
     def synth_train(self, line: str, cell: str | None = None) -> Any:
         """With no --config and a widget front end, opens the wizard; headless, prints a masked preview
         and submits only with --yes."""
-        args = magic_arguments.parse_argstring(self.synth_train, line)
+        args = _parser().parse_argstring(line)
         folder = notebook_folder(self.shell.user_ns if self.shell else None)
         if cell is not None and cell.strip():
             args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]
         try:
-            return self._dispatch(TrainRequest.from_args(args, folder))
+            request = Request.from_args(args, folder)
+            return DOOR[request.action](self, request)
         except SynthNbError as exc:
             raise UsageError(str(exc)) from None
 
-    def _dispatch(self, request: TrainRequest) -> Any:
-        widgets = has_widget_frontend(self.shell)
-        if request.list_jobs:
-            return job_table.list_jobs(request.folder)
-        if request.attach:
-            return launch.attach_job(request, widgets=widgets)
-        if request.compare is not None:
-            from synth_nb.comparison import compare
+    @property
+    def widgets(self) -> bool:
+        return has_widget_frontend(self.shell)
 
-            return compare(request.compare or None, folder=request.folder, backend=request.backend,
-                           env_files=request.env_files)
-        if request.check:
-            return launch.show_cards(request)
-        if request.rerun:
-            return launch.rerun_job(request, widgets=widgets)
-        fork = launch.fork_of(request) if request.fork else None
-        if fork is not None and not widgets:  # no wizard to open: where the config is, and how to submit it
+    def _jobs(self, request: Request) -> Any:
+        return job_table.list_jobs(request.folder)
+
+    def _attach(self, request: Request) -> Any:
+        return launch.attach_job(request, widgets=self.widgets)
+
+    def _compare(self, request: Request) -> Any:
+        return actions.compare(request)
+
+    def _check(self, request: Request) -> Any:
+        return launch.show_cards(request)
+
+    def _rerun(self, request: Request) -> Any:
+        return launch.rerun_job(request, widgets=self.widgets)
+
+    def _fork(self, request: Request) -> Any:
+        fork = launch.fork_of(request)
+        if not self.widgets or request.dry_run:  # no wizard to open: where the config is, and how to submit it
             print("\n".join(fork.lines(request.folder, prog="%synth_train")))
             return fork
-        if fork is not None and fork.written:  # a new file the wizard opens on: say which, and why
+        if fork.written:  # a new file the wizard opens on: say which, and why
             print("\n".join(fork.summary(request.folder)))
-        if fork is not None or (widgets and not request.yes and not request.dry_run):
-            from synth_nb.notebook.wizard import open_wizard
+        from synth_nb.notebook.wizard import open_wizard
 
-            return open_wizard(request, fork=fork)
-        return self._train_without_wizard(request, widgets=widgets)
+        return open_wizard(request, fork=fork)
 
-    def _train_without_wizard(self, request: TrainRequest, *, widgets: bool) -> Any:
-        submitting = request.yes and not request.dry_run
-        preparation = launch.prepare_request(request, several=not submitting)
-        prepared, backend_url = preparation.prepared, preparation.target.url
-        if request.dry_run and request.json_output:
+    def _prepare(self, request: Request) -> Any:
+        """``--dry-run``: the masked text preview (or the plan documents with ``--json``); sends nothing."""
+        batch = actions.prepare(request, several=True)
+        prepared = batch.prepared
+        if request.json_output:
             print(json.dumps([p.plan.preview() if p.plan is not None else {"config": str(p.path), "error": str(p.error)}
                               for p in prepared], indent=2, ensure_ascii=False))
             return [p.plan for p in prepared if p.plan is not None]
-        if not submitting:
-            print(preview_text(prepared, backend_url=backend_url))
-            if not request.dry_run:
-                print("Nothing was sent. Run again with --yes to submit"
-                      + ("." if not widgets else ", or without --dry-run to open the wizard."))
-            return [p.plan for p in prepared if p.plan is not None] if request.dry_run else None
-        if preparation.failed:
-            print(preview_text(preparation.failed, backend_url=backend_url))
-            pipeline.raise_problems(preparation.failed)
-        jobs = launch.submit_and_show(preparation, request, widgets=widgets)
+        print(preview_text(prepared, backend_url=batch.target.url))
+        return [p.plan for p in prepared if p.plan is not None]
+
+    def _submit(self, request: Request) -> Any:
+        widgets = self.widgets
+        if widgets and not request.yes:
+            from synth_nb.notebook.wizard import open_wizard
+
+            return open_wizard(request)
+        batch = actions.prepare(request, several=not request.yes)
+        if not request.yes:
+            print(preview_text(batch.prepared, backend_url=batch.target.url))
+            print("Nothing was sent. Run again with --yes to submit.")
+            return None
+        if batch.failed:
+            print(preview_text(batch.failed, backend_url=batch.target.url))
+            batch.raise_problems()
+        jobs = launch.submit_and_show(batch, request, widgets=widgets)
         return jobs[0] if len(jobs) == 1 else jobs
+
+
+#: ``Request.action`` -> what the magic does with it
+DOOR: dict[str, Callable[[SynthMagics, Request], Any]] = {
+    "jobs": SynthMagics._jobs, "attach": SynthMagics._attach, "compare": SynthMagics._compare,
+    "check": SynthMagics._check, "rerun": SynthMagics._rerun, "fork": SynthMagics._fork,
+    "prepare": SynthMagics._prepare, "submit": SynthMagics._submit,
+}
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -156,4 +186,4 @@ def unload_ipython_extension(ipython: Any) -> None:
         magics[kind].pop("synth_train", None)
     registry = ipython.magics_manager.registry
     registry.pop("SynthMagics", None)
-    pipeline.stop_local_backend()
+    stop_local_backend()

@@ -31,14 +31,15 @@ def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, 
 
 
 def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | None = None,
-              **options: Any) -> list[MonitorPanel]:
+              cancel_on_interrupt: bool = True, **options: Any) -> list[MonitorPanel]:
     """One panel per job, all displayed first; with ``wait=True`` block until every job is terminal.
 
     ``timeout`` bounds the blocking wait for each job (see :func:`show_job`); one ``JobTimeoutError``
     names every job still running when it expires.
 
     Interrupting the wait (Ctrl-C / the stop button) sends the backend cancel for each unfinished job
-    and waits for the confirmed terminal states.
+    and waits for the confirmed terminal states; with ``cancel_on_interrupt=False`` (jobs re-attached to,
+    not created here) it only stops watching.
     """
     panels = [MonitorPanel(job, **options) for job in jobs]
     if not wait:
@@ -54,5 +55,5 @@ def show_jobs(jobs: Sequence[JobView], *, wait: bool = False, timeout: float | N
             panel.display(start=False)
             blocking.append(panel)
     futures = [panel.watch_on(panel.job.loop or KernelLoop.capture().loop, timeout) for panel in blocking]
-    block_on(blocking, futures)
+    block_on(blocking, futures, cancel_on_interrupt=cancel_on_interrupt)
     return panels

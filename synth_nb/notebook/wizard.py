@@ -20,23 +20,22 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb import pipeline
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
-from synth_nb.notebook import launch
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
-from synth_nb.notebook.request import TrainRequest
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
     env_files_in,
+    override_specs,
     parse_overrides,
     prefill_overrides,
 )
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
-from synth_nb.pipeline import Prepared, SecretSources, Target
+from synth_nb.pipeline import Prepared, SecretSources, Target, actions
+from synth_nb.pipeline.request import Request
 from synth_nb.secrets.redact import redact
 
 if TYPE_CHECKING:
@@ -125,7 +124,7 @@ class Wizard(anywidget.AnyWidget):
         wanted = {self._rel(p) for p in preselect or []}
         self.selected = [c["path"] for c in self.configs if c["path"] in wanted] or [
             c["path"] for c in self.configs if c["valid"]][:1]
-        self.override_fields = [dict(spec) for spec in OVERRIDE_SPECS]
+        self.override_fields = []
         self._refresh_prefill()
         self.observe(self._changed, names=["selected", "env_file", "use_modal", "modal_secret", "backend",
                                            "overrides"])
@@ -190,15 +189,19 @@ class Wizard(anywidget.AnyWidget):
         self.send({"type": "rescanned"})
 
     def _refresh_prefill(self) -> None:
-        first = next((c for c in self.configs if c["path"] in self.selected and c["valid"]), None)
-        prefill = prefill_overrides(self._folder / first["path"]) if first else {}
+        """The override fields the selected configs' flows honour, prefilled from the first one."""
+        chosen = [c for c in self.configs if c["path"] in self.selected and c["valid"]]
+        prefill = prefill_overrides(self._folder / chosen[0]["path"]) if chosen else {}
+        specs = override_specs(c["flow"] for c in chosen) if chosen else list(OVERRIDE_SPECS)
         fields = []
-        for spec in OVERRIDE_SPECS:
+        for spec in specs:
             field = dict(spec)
             field["prefill"] = prefill.get(spec["name"], "")
             fields.append(field)
         old_prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
-        edited = {k: v for k, v in self.overrides.items() if v not in ("", None) and v != old_prefill.get(k, "")}
+        shown = {f["name"] for f in fields}
+        edited = {k: v for k, v in self.overrides.items()
+                  if k in shown and v not in ("", None) and v != old_prefill.get(k, "")}
         self.override_fields = fields
         merged = {f["name"]: f["prefill"] for f in fields}
         merged.update(self._initial_overrides)
@@ -210,9 +213,8 @@ class Wizard(anywidget.AnyWidget):
     def _changed_overrides(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Parsed override values that differ from the config's own, plus inline errors per field."""
         values, errors = parse_overrides(self.overrides)
-        prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
-        changed = {k: v for k, v in values.items()
-                   if str(v) != str(prefill.get(k, "")) and not (v is False and not prefill.get(k))}
+        prefill, _ = parse_overrides({f["name"]: f.get("prefill", "") for f in self.override_fields})
+        changed = {k: v for k, v in values.items() if v != prefill.get(k) and not (v is False and k not in prefill)}
         if "dataset" in changed:
             changed["dataset"] = str(self._folder / str(changed["dataset"]))
         return changed, errors
@@ -267,31 +269,20 @@ class Wizard(anywidget.AnyWidget):
 
     def _prepare(self, changed: dict[str, Any], errors: dict[str, str]) -> list[Prepared]:
         """Every valid selected config through the pipeline; form-level problems go into ``errors``."""
-        try:
-            target = pipeline.resolve_target(self.backend.strip() or None, environ=self._environ)
-        except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
-            errors["backend"] = self._short(str(exc))
-            self.backend_url, self.backend_embedded = "", False
-            return []
-        self._target = target
-        self.backend_url, self.backend_embedded = redact(target.url), target.is_embedded
-        try:
-            overrides = pipeline.build_overrides(changed, target)
-        except OverrideError as exc:
-            errors[exc.field or "backend"] = str(exc)
-            return []
         env_files = (self._folder / self.env_file,) if self.env_file else ()
         modal = (self.modal_secret.strip(),) if self.use_modal and self.modal_secret.strip() else ()
         sources = SecretSources(env_files=env_files, modal_secrets=modal, pasted=dict(self._pasted),
                                 environ=self._environ, cwd=self._folder)
         valid = {c["path"] for c in self.configs if c["valid"]}
-        prepared = [pipeline.prepare(self._folder / rel, overrides=overrides, target=target, sources=sources)
-                    for rel in self.selected if rel in valid]
-        try:
-            pipeline.check_together(overrides, prepared)
-        except OverrideError as exc:
-            errors[exc.field or "idempotency"] = str(exc)
-        return prepared
+        paths = [self._folder / rel for rel in self.selected if rel in valid]
+        batch, problems = actions.wizard_batch(self.backend.strip() or None, self._environ, changed, paths, sources)
+        errors.update({k: self._short(v) if k == "backend" else v for k, v in problems.items()})
+        if batch is None:
+            self.backend_url, self.backend_embedded = "", False
+            return []
+        self._target = batch.target
+        self.backend_url, self.backend_embedded = redact(batch.target.url), batch.target.is_embedded
+        return batch.prepared
 
     # ------------------------------------------------------------------ pre-flight check
 
@@ -337,7 +328,8 @@ class Wizard(anywidget.AnyWidget):
 
     async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
         forked_from = self._fork.job_id if self._fork is not None else None  # kept in the bundles
-        submitting = launch.submit_prepared(prepared, target, folder=self._folder, forked_from=forked_from)
+        batch = actions.Batch(target, prepared[0].overrides if prepared else None, prepared, forked_from=forked_from)
+        submitting = actions.send(batch, folder=self._folder, limits=self._limits, say=print)
         try:  # what it prints (task-app checks) belongs to the wizard's cell
             jobs = await self._cell.create_task(self._loop.loop, submitting)
         except SynthNbError as exc:
@@ -357,10 +349,6 @@ class Wizard(anywidget.AnyWidget):
         self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
-        from synth_nb.job.watchdog import Limits, watch
-
-        for job in jobs:  # before the panels, which show its "budget left" meter
-            watch(job, Limits.from_values(self._limits))
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:  # plain outputs of the wizard's cell, saved with it
@@ -397,7 +385,7 @@ def _is_missing_keys(item: Prepared) -> bool:
     return isinstance(item.error, SecretsError) and bool(item.missing)
 
 
-def open_wizard(request: TrainRequest, fork: Fork | None = None) -> Wizard:
+def open_wizard(request: Request, fork: Fork | None = None) -> Wizard:
     """The wizard for a magic call: its flags preselect configs and prefill overrides.
 
     ``fork``: start from that job's config, overrides and backend instead.

@@ -1,26 +1,40 @@
 """What the wizard's form is made of: config rows, ``.env`` choices, override fields, prefills, parsing.
 
-Kept free of widgets so the form's rules are testable with plain dicts and files.
+The override fields are rows of the one override table (``synth_nb.flows.override_rows``): only those the
+selected configs' flows honour are offered. Kept free of widgets so the form's rules are testable with
+plain dicts and files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "parse_overrides", "prefill_overrides"]
+from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
 
-#: wizard override fields: name, label, input type ("text" | "int" | "bool" | "url"), hint
-OVERRIDE_SPECS: tuple[dict[str, str], ...] = (
-    {"name": "model", "label": "Model", "type": "text", "hint": "Base model (RL/SFT) or policy model"},
-    {"name": "task_url", "label": "Task app URL", "type": "url", "hint": "http(s)://… (RL, prompt learning)"},
-    {"name": "dataset", "label": "Dataset (SFT JSONL)", "type": "text", "hint": "Path relative to the notebook"},
-    {"name": "examples", "label": "Examples (SFT)", "type": "int", "hint": "Upload only the first N examples"},
-    {"name": "idempotency", "label": "Idempotency key", "type": "text", "hint": "Blank: a fresh key per submit"},
-    {"name": "allow_experimental", "label": "Allow experimental models", "type": "bool", "hint": ""},
-)
-_SPEC_BY_NAME = {spec["name"]: spec for spec in OVERRIDE_SPECS}
+__all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "override_specs", "parse_overrides", "prefill_overrides"]
+
+#: the fields of the overrides every flow is asked about: name, label, input type ("text" | "int" | "bool" |
+#: "url"), hint
+OVERRIDE_SPECS: tuple[dict[str, str], ...] = tuple(row.field() for row in CORE_ROWS)
+
+
+def _rows() -> dict[str, OverrideRow]:
+    from synth_nb.flows import override_rows
+
+    return {row.name: row for row in override_rows()}
+
+
+def override_specs(flows: Iterable[str] | None = None) -> list[dict[str, str]]:
+    """The wizard's override fields: those one of ``flows`` honours (None: every row of the table)."""
+    from synth_nb.flows import get_flow
+
+    rows = list(_rows().values())
+    if flows is None:
+        return [row.field() for row in rows]
+    chosen = [get_flow(name) for name in dict.fromkeys(flows)]
+    return [row.field() for row in rows if any(flow.honours(row.name) for flow in chosen)]
 
 
 def discover(folder: Path) -> list[dict[str, Any]]:
@@ -69,14 +83,25 @@ def prefill_overrides(config_path: Path) -> dict[str, Any]:
     except SynthNbError:
         return {}
     raw = config.raw
+    flow = get_flow(config.flow)
     out: dict[str, Any] = {}
-    for name, paths in get_flow(config.flow).override_keys.items():
+    keys_of = {**flow.override_keys, **{row.name: row.keys for row in flow.override_rows}}
+    for name, paths in keys_of.items():
         for keys in paths:
             value = _dig(raw, keys)
             if value not in (None, ""):
-                out[name] = str(value)
+                out[name] = _shown(value)
                 break
     return out
+
+
+def _shown(value: Any) -> str:
+    """A config value as its field shows it (a list of seeds as ``0-79`` or ``0,1,2``)."""
+    if isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        if len(value) > 2 and value == list(range(value[0], value[0] + len(value))):
+            return f"{value[0]}-{value[-1]}"
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def _dig(data: Any, keys: tuple[str, ...]) -> Any:
@@ -95,11 +120,18 @@ def parse_overrides(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, s
     """
     values: dict[str, Any] = {}
     errors: dict[str, str] = {}
+    rows = _rows()
     for name, value in raw.items():
-        spec = _SPEC_BY_NAME.get(name)
-        if spec is None or value is None or (isinstance(value, str) and not value.strip()):
+        row = rows.get(name)
+        if row is None or value is None or (isinstance(value, str) and not value.strip()):
             continue
-        kind = spec["type"]
+        kind = row.kind
+        if kind == "seeds":
+            try:
+                values[name] = row.parse(value)
+            except ValueError as exc:
+                errors[name] = str(exc)[:1].upper() + str(exc)[1:] + "."
+            continue
         if kind == "bool":
             if isinstance(value, bool):
                 values[name] = value

@@ -12,7 +12,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from synth_nb.pipeline import Prepared, Target
+from synth_nb.pipeline import Prepared, Target, actions
 from synth_nb.secrets import mask_text
 
 __all__ = ["preflight_rows", "still_current"]
@@ -20,9 +20,10 @@ __all__ = ["preflight_rows", "still_current"]
 
 def preflight_rows(prepared: Sequence[Prepared], target: Target, rel: Callable[[Any], str]) -> list[dict[str, Any]]:
     """One row per config: ``{path, ok, title, html, preview}``, masked; ``preview`` is the payload checked."""
-    from synth_nb.pipeline.card import card_html, check_configs
+    from synth_nb.pipeline.card import card_html
 
-    cards, hidden = check_configs(prepared, target)
+    checked = actions.check_batch(actions.Batch(target, None, list(prepared)))
+    cards, hidden = checked.cards, checked.hidden
     hidden += [html.escape(value) for value in hidden if html.escape(value) != value]
     return [{"path": rel(item.path), "ok": card.ok, "title": card.title,
              "html": mask_text(card_html(card), tuple(hidden)),

@@ -1,7 +1,12 @@
 """One way from TOML configs to running jobs, shared by ``synth-nb`` and ``%synth_train``.
 
 discover → load → resolve secrets → plan → submit / attach. The CLI and the notebook only turn their
-arguments into these calls and show the results:
+arguments into one request and show what its action returns:
+
+* ``flags``: the train flags (argparse data, shared by ``synth-nb train`` and ``%synth_train``);
+* ``request``: the door-neutral ``Request`` and the one table that picks its action;
+* ``actions``: each action's whole sequence (prepare, check, send, rerun, fork, attach, cancel, compare,
+  jobs), built from the stages below;
 
 * ``target``: where jobs go (``resolve_target``), the embedded backend (``local_backend``, a process
   shared by kernels and commands; ``example_task_app_url``) and the one rule for the API key sent

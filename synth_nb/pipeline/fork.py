@@ -61,6 +61,8 @@ class Fork:
             flag = "--" + name.replace("_", "-")
             if isinstance(value, bool):
                 words.append(flag if value else f"--no-{flag[2:]}")
+            elif isinstance(value, list):  # seeds, as the flag takes them
+                words += [flag, ",".join(str(v) for v in value)]
             else:
                 words += [flag, str(value)]
         return f"{prog} {shlex.join(words)}"

@@ -117,10 +117,11 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 
     A bad value raises ``OverrideError`` naming the flag and carrying its ``field``.
     """
+    from synth_nb.flows import override_rows
     from synth_nb.flows.overrides import Overrides
 
     data = {k: v for k, v in values.items() if v is not None and k != "backend"}
-    return Overrides.build(**data, backend=target.url)
+    return Overrides.build(override_rows(), **data, backend=target.url)
 
 
 @dataclass

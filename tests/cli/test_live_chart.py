@@ -10,6 +10,7 @@ from rich.console import Console
 
 from synth_nb.cli.live_chart import ChartBoard
 from synth_nb.client import AsyncSynthClient
+from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.records import Event, MetricPoint
 
@@ -17,7 +18,7 @@ ANSI_FG = re.compile(r"\x1b\[38;2;(\d+);(\d+);(\d+)m")
 
 
 def _rl_job(job_id: str = "rl_1") -> Job:
-    job = Job(job_id, "rl", AsyncSynthClient("http://127.0.0.1:9", "k"))
+    job = Job(job_id, "rl", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=get_flow("rl").endpoints)
     for step in range(1, 30):
         job.ingest_metric(MetricPoint(name="train.reward_mean", step=step, value=step / 30))
         if step % 5 == 0:

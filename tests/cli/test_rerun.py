@@ -104,3 +104,32 @@ def test_the_magic_reruns_from_the_bundle(folder: Path, backend: Any, task_app: 
     assert job.status == "succeeded" and job.id != parent
     bundle = folder / "results" / job.id
     assert (bundle / "plan.json").read_bytes() == (folder / "results" / parent / "plan.json").read_bytes()
+
+
+def test_a_dry_run_rerun_shows_the_diff_and_sends_nothing(folder: Path, backend: Any, task_app: Any,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
+    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    before = _job_count(backend, "/prompt-learning/online/jobs")
+    assert main(["train", "--rerun", parent, "--dry-run", "--backend", backend.url]) == 0
+    out, err = capsys.readouterr()
+    assert f"diff against job {parent}: none" in err and f"dry run: the re-run of {parent} was not sent" in err
+    assert "submitted" not in out
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=30))
+    assert main(["train", "--rerun", parent, "--dry-run", "--backend", backend.url]) == 2
+    assert "+budget = 30" in capsys.readouterr().err
+    assert _job_count(backend, "/prompt-learning/online/jobs") == before
+
+
+def test_check_with_rerun_checks_the_reruns_plan(folder: Path, backend: Any, task_app: Any,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
+    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    before = _job_count(backend, "/prompt-learning/online/jobs")
+    assert main(["train", "--check", "--rerun", parent, "--backend", backend.url]) == 0
+    out, err = capsys.readouterr()
+    assert f"re-run of job {parent}" in err and "pre-flight check: " in out and "gepa.toml" in out
+    assert "rollout.budget 24" in out and ENV_KEY not in out + err
+    assert _job_count(backend, "/prompt-learning/online/jobs") == before

@@ -141,8 +141,8 @@ def test_submission_hands_plans_to_the_runner(workdir: Path, monkeypatch: pytest
 
     seen: dict[str, Any] = {}
 
-    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any, runs: Any = ()) -> int:
-        seen.update(plans=plans, backend_url=target.url, api_key=api_key, poll=options.poll)
+    def fake_run_submit(batch: Any, options: Any, **_: Any) -> int:
+        seen.update(plans=batch.plans, backend_url=batch.target.url, api_key=batch.key, poll=options.poll)
         return 0
 
     monkeypatch.setattr(follow, "run_submit", fake_run_submit)
@@ -194,8 +194,8 @@ def test_backend_local_finds_the_shared_backend_plans_and_leaves_it_running(
         def stop(self) -> None:
             events.append("stopped")
 
-    def fake_run_submit(plans: list[Any], target: Any, api_key: str, options: Any, runs: Any = ()) -> int:
-        events.append(f"{plans[0].backend_url} {target.url} {api_key}")
+    def fake_run_submit(batch: Any, options: Any, **_: Any) -> int:
+        events.append(f"{batch.plans[0].backend_url} {batch.target.url} {batch.key}")
         return 0
 
     monkeypatch.setattr(shared, "ensure_backend", lambda folder, **_: FakeShared())

@@ -1,7 +1,9 @@
-"""A fourth flow defined here alone goes through every layer: detection and validation, ``synth-nb train
---dry-run`` (text and JSON), the notebook's text preview, the live chart, noise and the artifacts.
+"""A fourth flow goes through every layer: detection and validation, ``synth-nb train --dry-run`` (text and
+JSON) and ``--check``, ``synth-nb attach --flow``, the wizard's fields, the notebook's text preview, the
+live chart, noise and the artifacts, and a flag of its own (``--rounds``).
 
-Nothing outside this module knows about it: registering the flow is all it takes.
+The flow follows the real recipe: its folder (``toy_flow/``) and one registry line (``registered(FLOW)``).
+Nothing else knows about it.
 """
 
 from __future__ import annotations
@@ -10,82 +12,25 @@ import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import pytest
-from pydantic import Field
 
 from synth_nb import pipeline
 from synth_nb.cli.main import main
 from synth_nb.config import load_config, load_config_text
-from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
 from synth_nb.flows import Flow, flow_names, get_flow, registered
-from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike
-from synth_nb.flows.chart import ChartSpec, SeriesSpec
-from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.schema import ExtraModel, Problem, warning
+from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.preview_text import preview_text
-from synth_nb.plan import Plan, Step
 from synth_nb.records import Event, MetricPoint
-from synth_nb.secrets import SYNTH_API_KEY, SecretBundle
+
+from .toy_flow import FLOW, ToyFlow
 
 SYNTH_KEY = "sk_synth_FOURTH_cccccccccccc_3333"
 TOY_TOML = '[toy]\nrounds = 3\nprompt = "count the vowels"\n'
-
-
-class ToyTable(ExtraModel):
-    rounds: int = Field(gt=0)
-    prompt: str
-
-
-class ToyConfig(ExtraModel):
-    toy: ToyTable
-
-
-class ToyFlow(Flow):
-    name = "toy"
-    label = "toy"
-    id_prefix = "toy_"
-    endpoints = FlowEndpoints(create="/toy/jobs", status="/toy/jobs/{job_id}", events="/toy/jobs/{job_id}/events",
-                              metrics="/toy/jobs/{job_id}/metrics", cancel="/toy/jobs/{job_id}/cancel")
-    required_secrets = (SYNTH_API_KEY,)
-    honoured_overrides = frozenset({"backend", "idempotency"})
-    ignored_overrides = MappingProxyType({"model": "toy jobs have no model"})
-    config_model = ToyConfig
-    detect_hint = "[toy] with rounds and prompt (toy)"
-    chart = ChartSpec(title="Toy score", xlabel="round", ylabel="score",
-                      series=(SeriesSpec("score", "toy score", frozenset({"toy.score"}), higher_is_better=True),))
-    noise_event_types = frozenset({"toy.tick"})
-
-    def claims(self, raw: Mapping[str, Any]) -> bool:
-        return "toy" in raw
-
-    def check(self, model: Any, raw: Mapping[str, Any]) -> list[Problem]:
-        problems = []
-        if model.toy.rounds > 10:
-            problems.append(Problem(("toy", "rounds"), "at most 10 rounds", "set rounds = 10 or fewer"))
-        if model.toy.rounds == 1:
-            problems.append(warning("a single round shows no curve"))
-        return problems
-
-    def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
-        warnings = [*config.warnings, *overrides.ignored_by(self)]
-        body = {"rounds": config.raw["toy"]["rounds"], "prompt": config.raw["toy"]["prompt"],
-                "api_key": secrets.secret_value(SYNTH_API_KEY)}
-        step = Step("POST", self.endpoints.create, body, headers={"Idempotency-Key": overrides.idempotency or "toy-1"},
-                    description="create the toy job")
-        return Plan(flow=self.name,
-                    endpoints=self.endpoints, algorithm=None, steps=[step], config_path=config.path,
-                    backend_url=overrides.backend or "", warnings=warnings, secrets=secrets.values())
-
-    def artifacts(self, job: FinishedJob) -> Artifact:
-        best = max((m.value for m in job.metrics if m.name == "toy.score"), default=None)
-        return Artifact(title=f"Toy result: {job.id}", markdown=f"### Toy `{job.id}`: best score {best}")
 
 
 @dataclass
@@ -102,7 +47,7 @@ class ToyJob:
 
 @pytest.fixture()
 def toy() -> Iterator[Flow]:
-    with registered(ToyFlow()) as flow:
+    with registered(FLOW) as flow:  # the one registry line
         yield flow
     assert "toy" not in flow_names()
 
@@ -182,3 +127,76 @@ def test_its_artifact_is_rendered_and_it_writes_no_results(toy: Flow, tmp_path: 
     assert bundle == {"text/markdown": "### Toy `toy_42`: best score 0.5",
                       "text/plain": "### Toy `toy_42`: best score 0.5"}
     assert artifacts.export_summary(job, tmp_path) == [] and not toy.has_summary
+
+
+def test_its_own_flag_replaces_its_config_key_only_while_registered(toy: Flow, toy_toml: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "toy.toml", "--dry-run", "--json", "--rounds", "5"]) == 0
+    (step,) = json.loads(capsys.readouterr().out)["steps"]
+    assert step["body"]["rounds"] == 5
+    assert main(["train", "toy.toml", "--dry-run", "--rounds", "0"]) == 2
+    assert "--rounds 0: must be at least 1" in capsys.readouterr().err
+    with registered(OtherToy()):  # another flow's own flag exists, and the toy's plan says it ignores it
+        assert main(["train", "toy.toml", "--dry-run", "--laps", "2"]) == 0
+    assert "--laps is ignored for toy jobs" in capsys.readouterr().out
+
+
+def test_without_it_the_flag_does_not_exist(toy_toml: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["train", "toy.toml", "--dry-run", "--rounds", "5"])
+    assert info.value.code == 2 and "unrecognized arguments: --rounds" in capsys.readouterr().err
+
+
+def test_the_wizard_offers_only_the_fields_it_honours(toy: Flow, toy_toml: Path) -> None:
+    from synth_nb.notebook.wizard import Wizard
+
+    wizard = Wizard(toy_toml.parent, environ={"SYNTH_API_KEY": SYNTH_KEY}, backend="http://127.0.0.1:9")
+    assert wizard.selected == ["toy.toml"]
+    fields = {f["name"]: f for f in wizard.override_fields}
+    assert sorted(fields) == ["idempotency", "rounds"]  # no Model: toy jobs have none
+    assert fields["rounds"]["label"] == "Rounds" and fields["rounds"]["type"] == "int"
+    assert fields["rounds"]["prefill"] == "3"
+    wizard.overrides = {**wizard.overrides, "rounds": "7"}
+    wizard._recompute()
+    assert '"rounds": 7' in wizard.previews[0]["preview"] and wizard.can_submit
+    wizard.overrides = {**wizard.overrides, "rounds": "zero"}
+    wizard._recompute()
+    assert "whole number" in wizard.override_errors["rounds"] and not wizard.can_submit
+
+
+def test_check_shows_its_card_and_sends_nothing(toy: Flow, toy_toml: Path, fake_backend: Any,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SYNTH_API_KEY", fake_backend.api_key)
+    code = main(["train", "toy.toml", "--check", "--rounds", "4", "--backend", fake_backend.url])
+    out = capsys.readouterr().out
+    assert code == 0 and "pre-flight check: toy.toml [toy]" in out and "verdict: ready (nothing was sent)" in out
+    assert fake_backend.api_key not in out
+    assert not fake_backend.state.jobs
+
+
+def test_attach_with_flow_follows_a_job_the_registry_does_not_know(toy: Flow, toy_toml: Path, fake_backend: Any,
+                                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SYNTH_API_KEY", fake_backend.api_key)
+    assert main(["train", "toy.toml", "--rounds", "2", "--backend", fake_backend.url, "--no-poll"]) == 0
+    job_id = capsys.readouterr().out.strip().splitlines()[-1]
+    assert fake_backend.job(job_id).body["rounds"] == 2
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no registry here: the flow comes from --flow
+    assert main(["attach", job_id, "--flow", "toy", "--backend", fake_backend.url]) == 0
+    out = capsys.readouterr().out
+    assert f"attached to toy job {job_id}" in out and fake_backend.api_key not in out
+    assert any(path == f"/api/toy/jobs/{job_id}" for _, path, _ in fake_backend.state.requests)
+
+
+class OtherToy(ToyFlow):
+    """Another flow with a flag of its own, to show flags stay with their flow."""
+
+    name = "toy2"
+    label = "toy 2"
+    override_rows = (OverrideRow("laps", "--laps", "int", "Toy 2: laps.", "Laps", keys=(("toy2", "laps"),)),)
+
+    def claims(self, raw: Mapping[str, Any]) -> bool:
+        return "toy2" in raw

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from synth_nb.cli.args import build_train_parser
 from synth_nb.errors import OverrideError
 from synth_nb.flows import get_flow
 from synth_nb.flows.overrides import Overrides, check_multi_config
+from synth_nb.pipeline.flags import build_train_parser
 
 
 @pytest.mark.parametrize(("values", "flag"), [

@@ -83,7 +83,7 @@ async def test_a_cancel_keeps_trying_through_a_burst_of_faults_while_its_budget_
     plan = Plan(flow="sft", algorithm=None, steps=[
         Step("POST", "/learning/jobs", {"metadata": {"fake": {"hang": True}}}),
         Step("POST", "/learning/jobs/{job_id}/start", {}),
-    ])
+    ], endpoints=get_flow("sft").endpoints)
     async with AsyncSynthClient(fake_backend.url, fake_backend.api_key, transport=RefuseCancels(rate=0)) as client:
         job = await submit(plan, client)
         assert await job.cancel(timeout=60) == "cancelled"

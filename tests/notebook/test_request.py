@@ -1,11 +1,13 @@
-"""``synth_nb.notebook.request``: notebook folder, request paths, where the secrets come from."""
+"""``synth_nb.notebook.request`` and ``synth_nb.pipeline.request``: notebook folder, request paths, where the
+secrets come from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from synth_nb.cli.args import build_train_parser
-from synth_nb.notebook.request import TrainRequest, notebook_folder
+from synth_nb.notebook.request import notebook_folder
+from synth_nb.pipeline.flags import build_train_parser
+from synth_nb.pipeline.request import Request
 
 
 def test_notebook_folder_prefers_the_session_notebook(tmp_path: Path) -> None:
@@ -28,7 +30,7 @@ def test_train_request_resolves_paths_against_the_notebook_folder(tmp_path: Path
     args = build_train_parser().parse_args(
         ["-c", "a.toml", "--config", "/abs/b.toml", "--env-file", "keys.env", "--dataset", "data/train.jsonl",
          "--examples", "3", "--backend", "local", "--yes", "--record", "run.jsonl", "--modal-secret", "team"])
-    request = TrainRequest.from_args(args, tmp_path)
+    request = Request.from_args(args, tmp_path)
     assert request.configs == [tmp_path / "a.toml", Path("/abs/b.toml")]
     assert request.env_files == [tmp_path / "keys.env"]
     assert request.overrides == {"dataset": str(tmp_path / "data" / "train.jsonl"), "examples": 3}

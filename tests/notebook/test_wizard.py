@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
 
-from synth_nb.notebook import launch, show
+from synth_nb.notebook import show
 from synth_nb.notebook.wizard import Wizard
+from synth_nb.pipeline import actions
 
 
 def synced_state(widget: Wizard) -> str:
@@ -43,12 +44,13 @@ def sent(monkeypatch: pytest.MonkeyPatch, shown: list[Any]) -> list[Any]:
     """Record submissions instead of talking to a backend."""
     calls: list[Any] = []
 
-    async def fake_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
+    async def fake_submit(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
+        prepared = batch.prepared
         calls.append(list(prepared))
         return [type("J", (), {"id": f"job-{len(calls)}-{i}", "flow": p.config.flow})()
                 for i, p in enumerate(prepared)]
 
-    monkeypatch.setattr(launch, "submit_prepared", fake_submit)
+    monkeypatch.setattr(actions, "send", fake_submit)
     return calls
 
 
@@ -238,10 +240,10 @@ async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(proj
 async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synth_nb.errors import AuthError
 
-    async def refuse(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
+    async def refuse(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
         raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
 
-    monkeypatch.setattr(launch, "submit_prepared", refuse)
+    monkeypatch.setattr(actions, "send", refuse)
     wizard = Wizard(project, environ=clean_environ())
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
@@ -313,13 +315,13 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="the button press")
     seen: list[str] = []
     monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
-    submit = launch.submit_prepared
+    submit = actions.send
 
-    async def printing_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str | None) -> list[Any]:
+    async def printing_submit(batch: Any, **options: Any) -> list[Any]:
         seen.append(f"checks: {cell.get()}")  # the task-app check lines it prints
-        return await submit(prepared, target, folder=folder, forked_from=forked_from)
+        return await submit(batch, **options)
 
-    monkeypatch.setattr(launch, "submit_prepared", printing_submit)
+    monkeypatch.setattr(actions, "send", printing_submit)
     wizard = Wizard(project, environ=clean_environ())
     wizard.observe(lambda change: seen.append(f"trait: {cell.get()}"), names=["submitted"])
     token = cell.set("the wizard's cell")

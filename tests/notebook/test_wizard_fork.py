@@ -12,9 +12,10 @@ from _wizard_support import CANARIES, clean_environ, make_project
 
 from synth_nb import pipeline
 from synth_nb.notebook import launch
-from synth_nb.notebook.request import TrainRequest
 from synth_nb.notebook.wizard import Wizard
+from synth_nb.pipeline import actions
 from synth_nb.pipeline.fork import fork_job
+from synth_nb.pipeline.request import Request
 
 PARENT = "pl_parent01"
 PARENT_TASK_URL = "http://127.0.0.1:8103"
@@ -92,12 +93,12 @@ async def test_a_config_changed_since_the_job_forks_from_the_bundled_copy(projec
 async def test_submitting_the_fork_sends_the_changed_plan(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[Any] = []
 
-    async def fake_submit(prepared: Any, target: Any, *, folder: Path, forked_from: str) -> list[Any]:
-        assert forked_from == PARENT  # the child's bundle names its parent
-        sent.extend(prepared)
+    async def fake_submit(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
+        assert batch.forked_from == PARENT  # the child's bundle names its parent
+        sent.extend(batch.prepared)
         return [type("J", (), {"id": "pl_child", "flow": "prompt_learning"})()]
 
-    monkeypatch.setattr(launch, "submit_prepared", fake_submit)
+    monkeypatch.setattr(actions, "send", fake_submit)
     wizard = forked_wizard(project, on_submitted=lambda jobs: None)
     wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
     wizard._handle_custom_msg({"type": "submit"}, [])
@@ -134,9 +135,9 @@ def test_fork_refuses_a_config_and_an_unknown_job(project: Path) -> None:
     from synth_nb.errors import ConfigError
 
     with pytest.raises(ConfigError, match="drop --config"):
-        launch.fork_of(TrainRequest(folder=project, fork=PARENT, configs=[project / "sft.toml"]))
+        launch.fork_of(Request(folder=project, fork=PARENT, configs=[project / "sft.toml"]))
     with pytest.raises(ConfigError, match="no bundle of job pl_nope"):
-        launch.fork_of(TrainRequest(folder=project, fork="pl_nope"))
+        launch.fork_of(Request(folder=project, fork="pl_nope"))
 
 
 async def test_the_magic_opens_the_wizard_on_the_bundled_copy_and_says_why(

@@ -45,7 +45,7 @@ def test_env_files_are_found_next_to_the_notebook(tmp_path: Path) -> None:
 def test_prefill_reads_the_config_values(tmp_path: Path) -> None:
     make_project(tmp_path)
     assert prefill_overrides(tmp_path / "sft.toml") == {"model": "Qwen/Qwen3-0.6B", "dataset": "train.jsonl"}
-    assert prefill_overrides(tmp_path / "gepa.toml") == {"task_url": "http://127.0.0.1:8102"}
+    assert prefill_overrides(tmp_path / "gepa.toml") == {"task_url": "http://127.0.0.1:8102", "train_seeds": "0-2"}
     assert prefill_overrides(tmp_path / "broken.toml") == {}
 
 
@@ -64,7 +64,7 @@ def test_parse_overrides_types_values_and_flags_bad_ones() -> None:
 
 
 def test_override_specs_match_the_cli_flags() -> None:
-    from synth_nb.cli.args import TRAIN_ARGUMENTS
+    from synth_nb.pipeline.flags import TRAIN_ARGUMENTS
 
     dests = {spec.kwargs.get("dest") or spec.flags[0].lstrip("-").replace("-", "_") for spec in TRAIN_ARGUMENTS}
     assert {spec["name"] for spec in OVERRIDE_SPECS} <= dests

@@ -25,6 +25,7 @@ from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import read_recording
 from synth_nb.pipeline import Target
+from synth_nb.pipeline.actions import Batch
 from synth_nb.plan import Plan, Step
 
 ENDPOINTS = get_flow("prompt_learning").endpoints
@@ -96,8 +97,8 @@ def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_pat
                                   args=(backend.url, backend.api_key, proxy, 3.0, done, stderr), daemon=True)
         outage.start()
         out = io.StringIO()
-        code = run_submit([_plan(speed=3.0)], Target(normalize_backend_url(proxy.url())), backend.api_key, options,
-                          out=out)
+        batch = Batch.of_plans([_plan(speed=3.0)], Target(normalize_backend_url(proxy.url())), backend.api_key)
+        code = run_submit(batch, options, out=out)
         done.set()
         outage.join(timeout=30)
         ids, backend_seqs = asyncio.run(_backend_view(backend.url, backend.api_key))

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from synth_nb.cli import attach
-from synth_nb.cli.args import build_train_parser
 from synth_nb.cli.main import main
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
-from synth_nb.notebook.request import TrainRequest
+from synth_nb.pipeline.flags import build_train_parser
+from synth_nb.pipeline.request import Request
 from synth_nb.report import ReportOptions
 
 
@@ -59,7 +59,7 @@ def test_an_unknown_tracker_is_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_the_flags_reach_the_cli_attach_and_the_magic(tmp_path: Path) -> None:
     argv = ["--report-to", "MLflow, tensorboard,mlflow", "--report-dir", "out", "--mlflow-experiment", "sweep"]
-    request = TrainRequest.from_args(build_train_parser().parse_args(argv), tmp_path)
+    request = Request.from_args(build_train_parser().parse_args(argv), tmp_path)
     assert request.report == ReportOptions(("mlflow", "tensorboard"), tmp_path / "out", "sweep")
     parser = argparse.ArgumentParser()
     attach.configure(parser)
@@ -81,4 +81,4 @@ def test_a_report_flag_that_would_be_ignored_is_exit_2(argv: list[str], said: st
     assert main(["attach", "job_1", "--backend", "http://127.0.0.1:9", *argv]) == 2
     assert said in capsys.readouterr().err
     with pytest.raises(ConfigError, match=re.escape(said)):
-        TrainRequest.from_args(build_train_parser().parse_args(argv), tmp_path)
+        Request.from_args(build_train_parser().parse_args(argv), tmp_path)

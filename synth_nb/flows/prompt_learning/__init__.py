@@ -17,6 +17,7 @@ from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normali
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
 from synth_nb.flows.prompt_learning.explorer import Explorer
 from synth_nb.flows.prompt_learning.explorer_events import EXPLORER_EVENT_TYPES, PROPOSAL_METRIC, explore
+from synth_nb.flows.prompt_learning.overrides import ROWS
 from synth_nb.flows.prompt_learning.scores import SCORE_EVENT_TYPES, job_scores
 from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
 from synth_nb.flows.schema import Problem
@@ -50,6 +51,7 @@ class PromptLearningFlow(Flow):
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "task_url", "idempotency"})
     override_keys = MappingProxyType({"task_url": (("prompt_learning", "task_app_url"),)})
+    override_rows = ROWS
     ignored_overrides = MappingProxyType({
         "model": "set [prompt_learning.policy].model in the config instead",
         "allow_experimental": "prompt learning does not train a Qwen base model",

@@ -1,7 +1,8 @@
-"""The one definition of the ``train`` flags, shared by ``synth-nb train`` and ``%synth_train``.
+"""The one definition of the ``train`` flags, shared by ``synth-nb train``, ``%synth_train`` and the wizard.
 
 ``TRAIN_ARGUMENTS`` is data (argparse ``add_argument`` calls) so the IPython magic can apply the same
-list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same help.
+list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same help. It lives beside the
+actions that read the flags, so neither door imports the other.
 """
 
 from __future__ import annotations
@@ -11,14 +12,16 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
 
 __all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
-           "path_text", "seconds"]
+           "override_dests", "path_text", "seconds", "train_arguments"]
 
-#: the flags that override a config value (``--backend`` is resolved on its own), as argparse dests
-OVERRIDE_FLAGS = ("model", "dataset", "examples", "task_url", "idempotency", "allow_experimental")
+#: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
+#: as argparse dests; flows add their own (``override_dests``)
+OVERRIDE_FLAGS = tuple(row.name for row in CORE_ROWS)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,8 @@ def path_text(text: str) -> str:
 
 
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
+    _a("config_paths", nargs="*", default=None, metavar="CONFIG", type=path_text,
+       help="Training TOML(s), as with --config (synth-ai 0.2.24's `synth-ai train configs/x.toml`)."),
     _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH", type=path_text,
        help="Training TOML (repeatable: one job per config). Omitted: discover configs in the folder."),
     _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
@@ -62,14 +67,7 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Also read secrets from this Modal secret (needs the modal client)."),
     _a("--backend", default=None, metavar="URL",
        help="Backend base URL (the /api suffix is added), or 'local' for the embedded local backend."),
-    _a("--model", default=None, help="Override the model (RL: the model to train; SFT: base model)."),
-    _a("--dataset", default=None, metavar="PATH", help="SFT training JSONL (replaces [job].data)."),
-    _a("--examples", type=int, default=None, metavar="N", help="SFT: upload only the first N examples."),
-    _a("--task-url", default=None, metavar="URL", help="Task app URL (RL and prompt learning)."),
-    _a("--idempotency", default=None, metavar="KEY",
-       help="Idempotency-Key for job creation (default: a fresh key per submission)."),
-    _a("--allow-experimental", dest="allow_experimental", action=argparse.BooleanOptionalAction,
-       default=None, help="Allow experimental base models."),
+    *(_a(row.flag, **row.argparse_kwargs()) for row in CORE_ROWS),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
        help="Stream the job until it ends (default) or return after submission."),
     _a("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
@@ -79,7 +77,8 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--stream-format", choices=("cli", "chart"), default="cli", help="Line output or live chart."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
     _a("--json", dest="json_output", action="store_true", help="With --dry-run: print the plan as JSON."),
-    _a("--yes", "-y", action="store_true", help="Submit without the confirmation step (notebook)."),
+    _a("--yes", "-y", action="store_true",
+       help="Submit without the confirmation step (the terminal's question, the notebook's wizard)."),
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
     _a("--attach", default=None, metavar="JOB_ID", help="Re-attach to an existing job instead of submitting."),
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
@@ -110,8 +109,23 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
 LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
 
 
+def override_dests() -> tuple[str, ...]:
+    """The dests of every flag that overrides a config value, the registered flows' own included."""
+    from synth_nb.flows import override_rows
+
+    return tuple(row.name for row in override_rows())
+
+
+def train_arguments() -> tuple[ArgSpec, ...]:
+    """``TRAIN_ARGUMENTS`` and the flags of the registered flows' own override rows."""
+    from synth_nb.flows import override_rows
+
+    own = [row for row in override_rows() if row.name not in OVERRIDE_FLAGS]
+    return (*TRAIN_ARGUMENTS, *(_a(row.flag, **row.argparse_kwargs()) for row in own))
+
+
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    for spec in TRAIN_ARGUMENTS:
+    for spec in train_arguments():
         parser.add_argument(*spec.flags, **spec.kwargs)
     return parser
 

@@ -1,0 +1,34 @@
+"""``synth-nb cancel JOB_ID``: ask the backend to cancel a job, and say how it ended.
+
+Found like ``synth-nb attach`` finds it (``--backend``, else the job registry, else the default). Exit 0
+once the backend says the job is cancelled (or had already ended), 1 when it does not confirm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from synth_nb.cli.attach import add_job_arguments
+from synth_nb.pipeline import actions
+from synth_nb.pipeline.flags import seconds
+from synth_nb.pipeline.request import Request
+from synth_nb.records import TERMINAL_STATUSES
+from synth_nb.secrets import mask_text
+
+__all__ = ["configure", "run"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_job_arguments(parser)
+    parser.add_argument("--timeout", type=seconds, default=30.0, metavar="SECONDS",
+                        help="How long to wait for the backend to confirm.")
+
+
+def run(args: argparse.Namespace) -> int:
+    request = Request.from_args(args, Path.cwd(), anchor=False)
+    found = actions.attachment(request, args.job_id, start_local=False)
+    status = asyncio.run(actions.cancel(found, timeout=args.timeout))
+    print(mask_text(f"job {found.job_id}: {status}", tuple(found.hidden)))
+    return 0 if status in TERMINAL_STATUSES else 1

@@ -1,0 +1,181 @@
+"""The ``train`` flags as one door-neutral ``Request``, built once per call by ``synth-nb train``,
+``%synth_train`` or the wizard, and the rule that picks the one action it asks for.
+
+Every flag means the same on every door: the request is what the actions (``synth_nb.pipeline.actions``)
+read, so no door interprets a flag on its own. A notebook's relative paths mean "next to the notebook",
+so the notebook builds its request with ``anchor=True`` (every path resolved against its folder, once);
+the terminal keeps paths as typed (relative to the working directory, which is its folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synth_nb.config import config_path
+from synth_nb.errors import ConfigError
+from synth_nb.pipeline.flags import LIMIT_FLAGS, override_dests
+from synth_nb.pipeline.prepare import SecretSources
+from synth_nb.report import ReportOptions
+
+__all__ = ["ACTIONS", "Request"]
+
+#: the action a request asks for, by the flag that selects it (at most one); none of them: a new job
+SELECTORS: tuple[tuple[str, str], ...] = (
+    ("jobs", "--jobs"), ("attach", "--attach"), ("compare", "--compare"), ("rerun", "--rerun"), ("fork", "--fork"),
+)
+
+#: (what the request is about, how far it goes) -> the action run; a missing pair is a usage error
+ACTIONS: dict[tuple[str, str], str] = {
+    ("new", "send"): "submit",
+    ("new", "dry_run"): "prepare",
+    ("new", "check"): "check",
+    ("rerun", "send"): "rerun",
+    ("rerun", "dry_run"): "rerun",
+    ("rerun", "check"): "check",
+    ("fork", "send"): "fork",
+    ("fork", "dry_run"): "fork",
+    ("attach", "send"): "attach",
+    ("attach", "dry_run"): "attach",
+    ("compare", "send"): "compare",
+    ("compare", "dry_run"): "compare",
+    ("jobs", "send"): "jobs",
+    ("jobs", "dry_run"): "jobs",
+}
+
+
+def _anchored(folder: Path, raw: str | Path, anchor: bool) -> Path:
+    path = Path(raw)
+    if not anchor:
+        return path
+    path = path.expanduser()
+    return path if path.is_absolute() else folder / path
+
+
+def _config(folder: Path, raw: str | Path, anchor: bool) -> Path:
+    """A config path as typed (``real.toml/`` is refused, see ``config_path``), anchored like the others."""
+    text = os.path.expanduser(str(raw))
+    if anchor and not os.path.isabs(text):
+        text = os.path.join(folder, text)
+    return config_path(text)
+
+
+@dataclass
+class Request:
+    """The parsed ``train`` flags, paths resolved where the door says they are relative to."""
+
+    folder: Path
+    configs: list[Path] = field(default_factory=list)
+    env_files: list[Path] = field(default_factory=list)
+    modal_secrets: list[str] = field(default_factory=list)
+    backend: str | None = None
+    #: override values by flag dest (``model``, ``task_url``...), only those given
+    overrides: dict[str, Any] = field(default_factory=dict)
+    yes: bool = False
+    wait: bool = False
+    dry_run: bool = False
+    json_output: bool = False
+    poll: bool = True
+    poll_interval: float = 5.0
+    poll_timeout: float | None = None
+    stream_format: str = "cli"
+    attach: str | None = None
+    #: ``attach``: the job's flow when the registry does not know it (otherwise probed)
+    flow: str | None = None
+    list_jobs: bool = False
+    #: ``--compare [ID ...]``: the job ids to compare (empty: every job from the folder), None: not asked
+    compare: list[str] | None = None
+    record: Path | None = None
+    #: ``--check``: the pre-flight card of what would be sent; sends no job
+    check: bool = False
+    #: ``--rerun JOB_ID``: submit that job's plan again from its bundle
+    rerun: str | None = None
+    #: ``--fork JOB_ID``: start a new job from that job's bundle (``--out``: where its config goes)
+    fork: str | None = None
+    fork_out: Path | None = None
+    #: the watchdog's limits (``--max-minutes`` ...), by flag dest; only those given
+    limits: dict[str, float] = field(default_factory=dict)
+    #: ``--report-to`` & co. (a notebook's relative ``--report-dir`` is under its folder)
+    report: ReportOptions = field(default_factory=ReportOptions)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, folder: Path, *, anchor: bool = True) -> Request:
+        """The request of parsed flags; a bad limit fails here, before anything is sent."""
+        from synth_nb.job.watchdog import Limits
+
+        values = vars(args)
+        Limits.from_values(values)
+        overrides = {name: values.get(name) for name in override_dests()}
+        if overrides.get("dataset"):
+            overrides["dataset"] = str(_anchored(folder, str(overrides["dataset"]), anchor))
+        configs = [*(values.get("config_paths") or []), *(values.get("configs") or [])]
+        record, fork_out = values.get("record"), values.get("fork_out")
+        return cls(
+            folder=folder,
+            configs=[_config(folder, c, anchor) for c in configs],
+            env_files=[_anchored(folder, e, anchor) for e in values.get("env_files") or []],
+            modal_secrets=list(values.get("modal_secrets") or []),
+            backend=values.get("backend"),
+            overrides={k: v for k, v in overrides.items() if v is not None},
+            yes=bool(values.get("yes")),
+            wait=bool(values.get("wait")),
+            dry_run=bool(values.get("dry_run")),
+            json_output=bool(values.get("json_output")),
+            poll=bool(values.get("poll", True)),
+            poll_interval=float(values.get("poll_interval") or 5.0),
+            poll_timeout=values.get("poll_timeout"),
+            stream_format=str(values.get("stream_format") or "cli"),
+            attach=values.get("attach"),
+            flow=values.get("flow"),
+            list_jobs=bool(values.get("list_jobs")),
+            compare=None if values.get("compare") is None else list(values["compare"]),
+            record=None if record is None else _anchored(folder, record, anchor),
+            check=bool(values.get("check")),
+            rerun=values.get("rerun"),
+            fork=values.get("fork"),
+            fork_out=None if fork_out is None else _anchored(folder, fork_out, anchor),
+            limits={k: values[k] for k in LIMIT_FLAGS if values.get(k) is not None},
+            report=ReportOptions.from_values(values, folder if anchor else None),
+        )
+
+    @property
+    def subject(self) -> str:
+        """What the request is about: ``new`` configs, or the one selector flag given."""
+        given = [(name, flag) for name, flag in SELECTORS if self._selected(name)]
+        if len(given) > 1:
+            raise ConfigError(f"{' and '.join(flag for _, flag in given)} cannot be used together: "
+                              "each picks what the command does; give one")
+        return given[0][0] if given else "new"
+
+    def _selected(self, name: str) -> bool:
+        return {"jobs": self.list_jobs, "attach": bool(self.attach), "compare": self.compare is not None,
+                "rerun": bool(self.rerun), "fork": bool(self.fork)}[name]
+
+    @property
+    def stage(self) -> str:
+        """How far it goes: ``check`` (the pre-flight card), ``dry_run`` (shown only) or ``send``."""
+        return "check" if self.check else "dry_run" if self.dry_run else "send"
+
+    @property
+    def action(self) -> str:
+        """The one action this request asks for (``synth_nb.pipeline.actions``); a combination that means
+        nothing (``--check --attach``) is a ``ConfigError`` (exit 2 / UsageError)."""
+        subject, stage = self.subject, self.stage
+        if self.json_output and stage == "send":
+            raise ConfigError("--json only applies to --dry-run (add --dry-run)")
+        try:
+            return ACTIONS[(subject, stage)]
+        except KeyError:
+            flag = {"check": "--check", "dry_run": "--dry-run"}[stage]
+            selector = dict(SELECTORS)[subject]
+            raise ConfigError(f"{flag} does not apply to {selector}: {selector} sends no job to check or preview; "
+                              f"drop {flag}") from None
+
+    def sources(self, environ: Mapping[str, str] | None = None) -> SecretSources:
+        """Where this request's secrets come from (``.env`` files are looked for from its folder)."""
+        return SecretSources(env_files=tuple(self.env_files), modal_secrets=tuple(self.modal_secrets),
+                             environ=dict(os.environ if environ is None else environ), cwd=self.folder)
