@@ -2,7 +2,7 @@
 
 The HTML is one self-contained output with no script, so a saved notebook keeps it: a PNG per progress
 axis and a radio group that shows one at a time (where the browser supports ``:has``; otherwise all are
-shown, one under the other), then the final-metrics and config-difference tables.
+shown, one under the other; its keys are its own, not the notebook's), then the final-metrics and config-difference tables.
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Seq
     hide = "\n".join(f"#{uid}:has(#{uid}-{a}:checked) figure:not(.fig-{a}) {{display: none;}}" for a in charts)
     parts = [f"<h3>{e(title)}</h3>", *(f"<p class='note'>{e(n)}</p>" for n in notes)]
     if charts:
-        radios = "".join(f"<input type='radio' name='{uid}-axis' id='{uid}-{a}' value='{a}'"
+        # data-lm-suppress-shortcuts (on the focused element itself): the arrow keys switch the axis
+        # instead of moving the notebook's active cell
+        radios = "".join(f"<input type='radio' name='{uid}-axis' id='{uid}-{a}' value='{a}' data-lm-suppress-shortcuts"
                          f"{' checked' if a == first else ''}><label for='{uid}-{a}'>{e(AXES[a])}</label>"
                          for a in charts)
         figures = "".join(f"<figure class='fig-{a}' data-axis='{a}'><img alt='{e(alt)}' src='data:image/png;base64,"
