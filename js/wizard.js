@@ -20,6 +20,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
+import { whenKernelGone } from "./kernel_gone.js";
 import { h, viewOf } from "./wizard_view.js";
 
 const TRAITS = [
@@ -236,10 +237,18 @@ function render({ model, el }) {
   const { draw, redraw } = redrawer(model, content, uid, local);
   const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw));
   const unfollow = follow(model, redraw, announce, local);
+  // no kernel, no wizard: say so in words, and its controls leave the Tab order (inert)
+  const unwatch = whenKernelGone(el, () => {
+    content.inert = true;
+    root.insertBefore(h("p", { class: "synth-error synth-gone", "data-testid": "wizard-kernel-gone" },
+      "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
+      + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
+  }, model);
   draw();
   return () => {
     unlisten();
     unfollow();
+    unwatch();
     for (const timer of Object.values(local.timers)) clearTimeout(timer);
   };
 }
