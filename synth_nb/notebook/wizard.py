@@ -308,9 +308,9 @@ class Wizard(anywidget.AnyWidget):
             self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
         except Exception as exc:  # keep the wizard alive; library messages are masked already
             self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
-        finally:
+        finally:  # the card first: the front end announces the outcome when the running flag clears
+            self._show_preflight()
             self.preflight_running = False
-        self._show_preflight()
 
     def _show_preflight(self) -> None:
         self.preflight = [{k: v for k, v in row.items() if k != "preview"}
