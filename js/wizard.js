@@ -11,6 +11,7 @@ import morphdom from "morphdom";
 
 import {
   canSubmit,
+  envFileAnnouncement,
   moveStep,
   preflightAnnouncement,
   rescanAnnouncement,
@@ -130,7 +131,7 @@ function actionsFor(model, content, announce, local, redraw) {
     preflight: () => { announce("Running the pre-flight check (no job is sent)…"); model.send({ type: "preflight" }); },
     use: (t) => useSecret(t.dataset.name),
     paste: (t) => useSecret(t.dataset.name),
-    "env-file": (t) => set(model, "env_file", t.value),
+    "env-file": (t) => { set(model, "env_file", t.value); announce(envFileAnnouncement(t.value)); },
     "use-modal": (t) => set(model, "use_modal", t.checked),
     "modal-secret": (t) => set(model, "modal_secret", t.value.trim()),
     backend: (t) => set(model, "backend", t.value.trim()),
