@@ -201,6 +201,11 @@ def _walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     explorer_cell.locator(".synth-explorer").wait_for()
     compare_cell.locator(".synth-compare img").first.wait_for()
     lab.assert_clean(where="explorer and comparison drawn")
+    # every score says what it was measured on, and "best" says how it was chosen
+    shown = explorer_cell.locator(".synth-explorer").inner_text()
+    assert "the highest search score, measured on the validation seeds" in shown
+    assert "Search score (validation seeds)" in shown and "Held-out score (unseen seeds)" in shown
+    assert "Best the job reported (prompt learning: search score)" in compare_cell.inner_text()
     _open_prompt_with_the_keyboard_and_the_mouse(lab, explorer_cell)
     _switch_axis(lab, compare_cell)
     lab.save()

@@ -83,7 +83,8 @@ def _candidates(ex: Exploration, uid: str) -> str:
     front = set(ex.frontier("length")) | set(ex.frontier("rollouts"))
     shown = set(shown_candidates(ex))
     head = ("<tr><th scope='col'>#</th><th scope='col'>Origin</th><th scope='col'>Parents</th>"
-            "<th scope='col'>Score</th><th scope='col'>Held-out</th><th scope='col'>Minibatch</th>"
+            "<th scope='col'>Search score (validation seeds)</th><th scope='col'>Held-out score (unseen seeds)</th>"
+            "<th scope='col'>Minibatch score (proposal check)</th>"
             "<th scope='col'>Accepted</th><th scope='col'>≈ Tokens</th><th scope='col'>Rollouts</th>"
             "<th scope='col'>Seeds owned</th><th scope='col'>Frontier</th></tr>")
     rows = []
@@ -91,7 +92,7 @@ def _candidates(ex: Exploration, uid: str) -> str:
         i = r["candidate"]
         if i not in shown:
             continue
-        mark = " (baseline)" if r["baseline"] else " (best)" if r["best"] else ""
+        mark = " (baseline)" if r["baseline"] else " (best by search score)" if r["best"] else ""
         parents = ", ".join(f"<a href='#{uid}-c{p}'>#{p}</a>" for p in r["parents"]) or "—"
         rows.append(
             f"<tr id='{uid}-row{i}' data-candidate='{i}'><th scope='row'>{i}{mark}</th><td>{_e(r['origin'])}</td>"
@@ -257,14 +258,14 @@ def explorer_html(ex: Exploration) -> str:
     pareto = ""
     if any(plots):
         front = ", ".join(f"#{i}" for i in ex.frontier("length")) or "—"
-        pareto = (f"<h4>Pareto view</h4><p class='note'>Every candidate's validation score against its prompt length "
+        pareto = (f"<h4>Pareto view</h4><p class='note'>Every candidate's search score (validation seeds) against its prompt length "
                   f"and against the rollouts spent when it was found; the dashed line is the frontier (■ baseline, "
                   f"▲ best). Select a point to open its prompt: Tab reaches a plot, the arrow keys move between its "
                   f"points, Enter opens one. Frontier by length: {front}.</p>"
                   f"<div class='plots'>{''.join(p for p in plots if p)}</div>")
     diff = ex.baseline_to_best()
-    diff_part = f"<h4>Baseline → best prompt</h4>{diff_html(diff)}" if diff else ""
-    body = (f"<h3>{_e(ex.summary_line())}</h3>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
+    diff_part = f"<h4>Baseline → best prompt (best by search score)</h4>{diff_html(diff)}" if diff else ""
+    body = (f"<h3>{_e(ex.summary_line())}</h3><p class='note'>{_e(ex.best_note())}</p>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
             f"{_lineage(ex, uid)}{diff_part}{_mipro(ex)}")
     return (f"<div class='synth-explorer' id='{uid}' role='region' aria-label='Prompt-learning explorer for job "
             f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'>"

@@ -68,7 +68,7 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
     parts.append(f'<text class="axl" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">'
                  f'{html.escape(AXIS_LABEL[axis])}</text>')
     parts.append(f'<text class="axl" transform="translate(12 {TOP + plot_h / 2:.0f}) rotate(-90)" '
-                 f'text-anchor="middle">validation score</text>')
+                 f'text-anchor="middle">search score (validation)</text>')
     by_index = {c.index: (x, y) for c, x, y in points}
     front = [by_index[i] for i in ex.frontier(axis)]
     if len(front) > 1:
@@ -88,7 +88,7 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
 def _point(ex: Exploration, index: int, px: float, py: float, x: float, y: float, axis: Axis, anchor: str,
            on_front: bool, rank: int) -> str:
     role = "baseline" if index == ex.baseline else "best" if index == ex.best else ""
-    what = f"candidate {index}{f' ({role})' if role else ''}: score {y:.3f}, {x:.0f} " + (
+    what = f"candidate {index}{f' ({role})' if role else ''}: search score {y:.3f}, {x:.0f} " + (
         "tokens" if axis == "length" else "rollouts") + (", on the frontier" if on_front else "")
     if role == "baseline":
         mark = f'<rect class="pt base" x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10"/>'
