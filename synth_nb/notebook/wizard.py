@@ -363,9 +363,10 @@ class Wizard(anywidget.AnyWidget):
             watch(job, Limits.from_values(self._limits))
         if self._on_submitted is not None:
             self._on_submitted(jobs)
-        else:  # plain outputs of the wizard's cell, saved with it
-            from synth_nb.notebook.show import show_jobs
+        else:  # plain outputs of the wizard's cell, saved with it (what was sent, then one panel per job)
+            from synth_nb.notebook.show import show_jobs, show_submitted
 
+            self._cell.run(show_submitted, self.submitted, self.submitted_to)
             self.panels = self._cell.run(show_jobs, jobs, wait=False)
         return jobs
 
