@@ -4,6 +4,8 @@
 // while its text changes, so screen readers announce each change (a re-rendered HTML output would
 // replace its node every refresh and may never be read).
 
+import { whenKernelGone } from "./kernel_gone.js";
+
 const TOGGLE_TRAITS = ["value", "description", "tooltip"];
 const BUTTON_TRAITS = ["description", "tooltip", "disabled", "button_style", "css_class"];
 
@@ -26,22 +28,30 @@ function focusOnRequest(model, control) {
   return () => model.off("msg:custom", onMessage);
 }
 
-/** A `<button>` in `el` that keeps its keys, redrawn by `sync` when one of `traits` changes. */
+/** A `<button>` in `el` that keeps its keys, redrawn by `sync` when one of `traits` changes; once the kernel
+ * is gone it is disabled for good (not focusable, Enter and clicks do nothing), not just dimmed. */
 function mountButton({ model, el }, traits, sync, onClick) {
   const button = document.createElement("button");
   button.type = "button";
-  const redraw = () => sync(button);
-  button.addEventListener("click", onClick);
+  let dead = false;
+  const redraw = () => {
+    sync(button);
+    if (dead) button.disabled = true;
+  };
+  const click = (e) => { if (!dead) onClick(e); };
+  button.addEventListener("click", click);
   const release = keepKeys(el, button);
   const unfocus = focusOnRequest(model, button);
+  const unwatch = whenKernelGone(el, () => { dead = true; redraw(); });
   el.append(button);
   redraw();
   for (const name of traits) model.on(`change:${name}`, redraw);
   return () => {
     for (const name of traits) model.off(`change:${name}`, redraw);
-    button.removeEventListener("click", onClick);
+    button.removeEventListener("click", click);
     release();
     unfocus();
+    unwatch();
   };
 }
 
@@ -58,9 +68,32 @@ function renderToggle(context) {
   });
 }
 
+/**
+ * ipywidgets' boxes take no ARIA attributes: a button with a `group_label` names the box it sits in as a
+ * group (Cancel's "Yes / Keep running" question), once the box has attached it.
+ */
+function nameGroup(model, el) {
+  const label = model.get("group_label");
+  if (!label) return () => {};
+  let frames = 0;
+  let pending = 0;
+  const tryName = () => {
+    const box = el.parentElement && el.parentElement.closest(".widget-box");
+    if (box) {
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", label);
+    } else if (++frames < 600) {
+      pending = requestAnimationFrame(tryName);
+    }
+  };
+  tryName();
+  return () => cancelAnimationFrame(pending);
+}
+
 function renderButton(context) {
-  const { model } = context;
-  return mountButton(context, BUTTON_TRAITS, (button) => {
+  const { model, el } = context;
+  const unname = nameGroup(model, el);
+  const unmount = mountButton(context, BUTTON_TRAITS, (button) => {
     const style = model.get("button_style");
     // ipywidgets' own button classes: the same look as the neighbouring widgets, in every theme
     button.className = ["jupyter-widgets", "jupyter-button", "widget-button", style ? `mod-${style}` : "",
@@ -69,6 +102,18 @@ function renderButton(context) {
     button.title = model.get("tooltip");
     button.disabled = model.get("disabled");
   }, () => { if (!model.get("disabled")) model.send({ event: "click" }); });
+  return () => { unname(); unmount(); };
+}
+
+/** The job's status line in the same output area no longer claims a live status and an ETA. */
+function markStatusStale(el, jobId) {
+  const area = el.closest(".jp-OutputArea") || document;
+  for (const monitor of area.querySelectorAll(".synth-monitor")) {
+    if (monitor.getAttribute("data-job-id") !== jobId) continue;
+    for (const eta of monitor.querySelectorAll(".synth-eta")) eta.remove();
+    const status = monitor.querySelector(".synth-status");
+    if (status) status.textContent = `unknown (last seen ${status.textContent.trim()})`;
+  }
 }
 
 function renderLiveRegion({ model, el }) {
@@ -81,7 +126,19 @@ function renderLiveRegion({ model, el }) {
   el.append(node);
   sync();
   model.on("change:value", sync);
-  return () => model.off("change:value", sync);
+  // a job still running when its kernel went: say so in words (empty once the job has ended)
+  const unwatch = whenKernelGone(el, () => {
+    const notice = model.get("kernel_gone_notice");
+    if (!notice) return;
+    model.off("change:value", sync);
+    node.classList.add("synth-gone");
+    node.textContent = notice;
+    markStatusStale(el, model.get("job_id"));
+  });
+  return () => {
+    model.off("change:value", sync);
+    unwatch();
+  };
 }
 
 export default {

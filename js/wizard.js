@@ -11,6 +11,7 @@ import morphdom from "morphdom";
 
 import {
   canSubmit,
+  envFileAnnouncement,
   moveStep,
   preflightAnnouncement,
   rescanAnnouncement,
@@ -20,6 +21,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
+import { whenKernelGone } from "./kernel_gone.js";
 import { h, viewOf } from "./wizard_view.js";
 
 const TRAITS = [
@@ -129,7 +131,7 @@ function actionsFor(model, content, announce, local, redraw) {
     preflight: () => { announce("Running the pre-flight check (no job is sent)…"); model.send({ type: "preflight" }); },
     use: (t) => useSecret(t.dataset.name),
     paste: (t) => useSecret(t.dataset.name),
-    "env-file": (t) => set(model, "env_file", t.value),
+    "env-file": (t) => { set(model, "env_file", t.value); announce(envFileAnnouncement(t.value)); },
     "use-modal": (t) => set(model, "use_modal", t.checked),
     "modal-secret": (t) => set(model, "modal_secret", t.value.trim()),
     backend: (t) => set(model, "backend", t.value.trim()),
@@ -236,10 +238,18 @@ function render({ model, el }) {
   const { draw, redraw } = redrawer(model, content, uid, local);
   const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw));
   const unfollow = follow(model, redraw, announce, local);
+  // no kernel, no wizard: say so in words, and its controls leave the Tab order (inert)
+  const unwatch = whenKernelGone(el, () => {
+    content.inert = true;
+    root.insertBefore(h("p", { class: "synth-error synth-gone", "data-testid": "wizard-kernel-gone" },
+      "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
+      + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
+  }, model);
   draw();
   return () => {
     unlisten();
     unfollow();
+    unwatch();
     for (const timer of Object.values(local.timers)) clearTimeout(timer);
   };
 }

@@ -210,3 +210,9 @@ export function secretAnnouncement(rows, name) {
   if (!row || !row.found) return `${name} is still missing.`;
   return `${name} accepted: ${secretStatus(row).text}.`;
 }
+
+/** What choosing a .env file (or none) means for the keys, said when the choice changes. */
+export function envFileAnnouncement(path) {
+  return path ? `Keys are now read from ${path} (then the environment).`
+    : "No .env file: keys come from the environment or are pasted.";
+}

@@ -152,3 +152,10 @@ def test_synth_nb_train_compare_prints_the_table(monkeypatch: pytest.MonkeyPatch
 def test_nothing_to_compare_says_how_to_give_runs(tmp_path: Any) -> None:
     with pytest.raises(ConfigError, match="nothing to compare"):
         compare(folder=tmp_path)
+
+
+def test_the_score_columns_say_what_they_measured(comparison: Comparison) -> None:
+    page, markdown = comparison._repr_mimebundle_()["text/html"], comparison.to_markdown()
+    for text in (page, markdown):
+        assert "Best the job reported (prompt learning: search score)" in text and "Final (last value)" in text
+        assert "search score on the validation seeds" in text and "not a held-out score" in text

@@ -218,3 +218,8 @@ test("the committed bundle is exactly what js/ builds, self-contained with a def
     }
   }
 });
+
+test("choosing a .env file, or none, is said in words", () => {
+  assert.equal(logic.envFileAnnouncement(".env"), "Keys are now read from .env (then the environment).");
+  assert.equal(logic.envFileAnnouncement(""), "No .env file: keys come from the environment or are pasted.");
+});

@@ -2,7 +2,7 @@
 
 The HTML is one self-contained output with no script, so a saved notebook keeps it: a PNG per progress
 axis and a radio group that shows one at a time (where the browser supports ``:has``; otherwise all are
-shown, one under the other), then the final-metrics and config-difference tables.
+shown, one under the other; its keys are its own, not the notebook's), then the final-metrics and config-difference tables.
 """
 
 from __future__ import annotations
@@ -20,8 +20,14 @@ __all__ = ["COLUMNS", "comparison_html", "comparison_markdown", "comparison_text
 
 #: final-metrics columns: (row key, heading)
 COLUMNS = (("run", "Run"), ("flow", "Flow"), ("status", "Status"), ("metric", "Headline metric"),
-           ("final", "Final"), ("best", "Best"), ("reported_best", "Reported best"), ("steps", "Steps"),
+           ("final", "Final (last value)"), ("best", "Best over the run"),
+           ("reported_best", "Best the job reported (prompt learning: search score)"), ("steps", "Steps"),
            ("rollouts", "Rollouts"), ("tokens", "Tokens"), ("duration_s", "Duration (s)"))
+#: what each score column measures, said above the table (and in the Markdown copy)
+SCORES_NOTE = ("Every value is the headline metric's, as measured during the run: Final is its last value, Best "
+               "over the run its best (lowest for a loss). For prompt learning the headline is the search score "
+               "on the validation seeds, and the reported best is the job's own pick by that score, not a "
+               "held-out score (the explorer lists held-out scores per candidate).")
 #: config keys listed in a table (the rest are counted; all of them are in ``config_df()``)
 MAX_KEYS = 80
 
@@ -61,7 +67,9 @@ def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Seq
     hide = "\n".join(f"#{uid}:has(#{uid}-{a}:checked) figure:not(.fig-{a}) {{display: none;}}" for a in charts)
     parts = [f"<h3>{e(title)}</h3>", *(f"<p class='note'>{e(n)}</p>" for n in notes)]
     if charts:
-        radios = "".join(f"<input type='radio' name='{uid}-axis' id='{uid}-{a}' value='{a}'"
+        # data-lm-suppress-shortcuts (on the focused element itself): the arrow keys switch the axis
+        # instead of moving the notebook's active cell
+        radios = "".join(f"<input type='radio' data-lm-suppress-shortcuts name='{uid}-axis' id='{uid}-{a}' value='{a}'"
                          f"{' checked' if a == first else ''}><label for='{uid}-{a}'>{e(AXES[a])}</label>"
                          for a in charts)
         figures = "".join(f"<figure class='fig-{a}' data-axis='{a}'><img alt='{e(alt)}' src='data:image/png;base64,"
@@ -71,7 +79,8 @@ def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Seq
     head = "".join(f"<th scope='col'>{e(h)}</th>" for _, h in COLUMNS) + "<th scope='col'>Other final values</th>"
     body = "".join("<tr>" + "".join(f"<td>{e(metric_cell(k, r.get(k)))}</td>" for k, _ in COLUMNS)
                    + f"<td>{e(_others(r))}</td></tr>" for r in rows)
-    parts.append(f"<h4>Final metrics</h4><div class='scroll'><table><tr>{head}</tr>{body}</table></div>")
+    parts.append(f"<h4>Final metrics</h4><p class='note'>{e(SCORES_NOTE)}</p>"
+                 f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>")
     parts.append(_differences_html(differences, labels, sources))
     return (f"<div class='synth-compare' id='{uid}' role='region' aria-label='{e(title)}'>"
             f"<style>{_CSS.format(id=uid, hide=hide)}</style>{''.join(parts)}</div>")
@@ -107,7 +116,7 @@ def comparison_markdown(title: str, rows: Sequence[dict[str, Any]], differences:
         return text.replace("|", "\\|").replace("\n", " ")
 
     lines = [f"# {title}", "", *(f"> {n}" for n in notes), ""]
-    lines += ["## Final metrics", ""]
+    lines += ["## Final metrics", "", SCORES_NOTE, ""]
     lines += _table([h for _, h in COLUMNS] + ["Other final values"],
                     [[metric_cell(k, r.get(k)) for k, _ in COLUMNS] + [_others(r)] for r in rows], esc)
     if differences:

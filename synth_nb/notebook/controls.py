@@ -25,7 +25,8 @@ class PanelControls:
 
     def __init__(self, *, on_cancel: Callable[[], object], on_show_all: Callable[[bool], None],
                  on_export: Callable[[], object] | None, show_all: bool = False,
-                 export_hint: str = "Write summary.md and its curve PNG to the results folder") -> None:
+                 export_hint: str = "Write summary.md and its curve PNG to the results folder",
+                 job_id: str = "", kernel_gone_notice: str = "") -> None:
         import ipywidgets as w
 
         from synth_nb.notebook.monitor_widgets import ActionButton, LiveRegion, ToggleButton
@@ -37,7 +38,7 @@ class PanelControls:
         self.confirm_text = w.HTML("Cancel this job on the backend? It cannot be resumed.")
         self.confirm_text.add_class("synth-confirm-text")
         self.confirm = ActionButton(description="Yes, cancel the job", button_style="danger",
-                                    css_class="synth-confirm-cancel",
+                                    css_class="synth-confirm-cancel", group_label="Cancel this job?",
                                     tooltip="Send cancel to the backend and wait for the confirmed terminal state")
         self.keep = ActionButton(description="Keep running", tooltip="Do not cancel", css_class="synth-keep-running")
         self.confirm_row = w.HBox([self.confirm_text, self.confirm, self.keep])
@@ -49,7 +50,9 @@ class PanelControls:
         self.export = ActionButton(description="Export summary", disabled=True, tooltip=export_hint,
                                    css_class="synth-export")
         self.export.layout.display = "" if on_export is not None else "none"
-        self.message = LiveRegion()  # the panel's one live region: its text changes, never its node
+        # the panel's one live region: its text changes, never its node; it says when the kernel is gone
+        self.message = LiveRegion(job_id=job_id, kernel_gone_notice=kernel_gone_notice)
+        self._exporting = False
         self.message.add_class("synth-controls-msg")
         self.cancel.on_click(self._cancel_clicked)
         self.confirm.on_click(self._confirm_clicked)
@@ -80,20 +83,25 @@ class PanelControls:
         self.cancel.layout.display = ""
         self.cancel.disabled = True
         self.cancel.description = "Cancelling…"
+        self.message.value = "Cancelling the job…"
+        self.show_all.focus()  # the pressed button is hidden and Cancel is off: the focus stays in the row
         self._on_cancel()
 
     def _toggled(self, change: dict[str, Any]) -> None:
         self._on_show_all(bool(change["new"]))
 
     def _export_clicked(self, _: Any) -> None:
-        if self._on_export is None:
+        # the button stays enabled (disabling it would drop its focus to the page); a second press while
+        # one export runs does nothing
+        if self._on_export is None or self._exporting:
             return
-        self.export.disabled = True
+        self._exporting = True
         self.message.value = "Exporting…"
         self._on_export()
 
     def export_finished(self, text: str) -> None:
         """Say how the export went (what was written where, or the problem) and allow another one."""
+        self._exporting = False
         self.export.disabled = False
         self.message.value = text
 
@@ -104,6 +112,7 @@ class PanelControls:
         self.cancel.disabled = True
         self.cancel.button_style = ""
         self.cancel.description = "Job finished"
+        self.message.kernel_gone_notice = ""  # an ended job loses nothing when its kernel goes
 
     def disable_all(self, reason: str) -> None:
         """Nothing can reach the job any more (its kernel or backend is gone): every button is off."""

@@ -9,7 +9,10 @@ from typing import overload
 
 from synth_nb.job import JobRecord, JobRegistry
 
-__all__ = ["JobList", "jobs_bundle", "list_jobs"]
+__all__ = ["NO_END_SEEN", "JobList", "jobs_bundle", "list_jobs"]
+
+#: the status of a job whose end no kernel or command has seen yet (it is recorded when a watcher sees it)
+NO_END_SEEN = "not ended when last seen (attach to follow it)"
 
 
 class JobList(Sequence[JobRecord]):
@@ -46,7 +49,7 @@ def jobs_bundle(records: Sequence[JobRecord]) -> dict[str, str]:
         text = "No jobs submitted from this folder yet."
         return {"text/plain": text, "text/html": f"<p>{text}</p>"}
     head = ("job id", "flow", "status", "submitted", "config")
-    rows = [(r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""), r.status or "?", r.submitted_at,
+    rows = [(r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""), r.status or NO_END_SEEN, r.submitted_at,
              Path(r.config_path).name if r.config_path else "") for r in records]
     text = "\n".join("  ".join(str(c) for c in row) for row in [head, *rows])
     text += "\nRe-attach with: %synth_train --attach JOB_ID"

@@ -138,13 +138,7 @@ _STYLE = (
     ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:12px}"
-    # the kernel that drew this panel is gone (ipywidgets marks its views disconnected): say so, buttons off
-    ".jp-OutputArea:has(.synth-controls.jupyter-widgets-disconnected) .synth-monitor::after{display:block;"
-    "margin-top:4px;color:var(--synth-bad);font-weight:600;content:'The kernel that followed this job is gone: "
-    "this panel no longer updates and its buttons do nothing. Re-attach from a kernel: %synth_train --attach ' "
-    "attr(data-job-id)}"
-    ".synth-controls.jupyter-widgets-disconnected button{opacity:.45;pointer-events:none}</style>"
+    "font-size:12px}</style>"
 )
 
 
@@ -161,8 +155,19 @@ def status_announcement(state: PanelState) -> str:
     parts = [f"Job {state.job_id}: {state.status}."]
     if state.stalled_for is not None:
         parts.append("No event for much longer than usual: the job may be stalled.")
-    parts.extend(f"{text}." if not text.endswith((".", "…")) else text for text in (state.error, state.note) if text)
+    news = [state.error, _without_status(state.note, state.status)]
+    parts.extend(f"{text}." if not text.endswith((".", "…")) else text for text in news if text)
     return " ".join(parts)
+
+
+def _without_status(note: str | None, status: str) -> str:
+    """The note minus the status the announcement has just said ("cancelled: the backend confirmed…" →
+    "The backend confirmed…"; "finished: succeeded" → nothing), capitalised as a sentence."""
+    text = (note or "").strip()
+    for said in (f"finished: {status}", f"{status}:"):
+        if text.startswith(said):
+            text = text[len(said):].strip()
+    return text[:1].upper() + text[1:]
 
 
 def render_html(state: PanelState) -> str:
@@ -179,11 +184,12 @@ def render_html(state: PanelState) -> str:
     ]
     p = state.progress
     if p.done is not None:
-        parts.append("</div>" if _terminal(state) else f" · ETA {format_duration(p.eta_seconds)}</div>")
+        parts.append("</div>" if _terminal(state) else
+                     f"<span class='synth-eta'> · ETA {format_duration(p.eta_seconds)}</span></div>")
         if p.fraction is not None:
             colour = f" style='accent-color:{_BAR_COLOURS[p.outcome]}'" if p.outcome in _BAR_COLOURS else ""
             parts.append(f"<progress class='synth-progress synth-progress-{p.outcome}' max='1' "
-                         f"value='{p.fraction:.4f}' aria-label='progress'{colour}></progress> ")
+                         f"value='{p.fraction:.4f}' aria-label='Progress of job {esc(state.job_id)}'{colour}></progress> ")
         parts.append(f"<span class='synth-progress-label'>{esc(p.label())}</span>")
     else:
         parts.append("</div>")

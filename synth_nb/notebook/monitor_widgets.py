@@ -39,6 +39,8 @@ class ActionButton(_MonitorWidget):
     #: "" or "danger", as in ipywidgets
     button_style = traitlets.Unicode("").tag(sync=True)
     css_class = traitlets.Unicode("").tag(sync=True)
+    #: when set, the box the button sits in is a group with this name (boxes take no ARIA attributes)
+    group_label = traitlets.Unicode("").tag(sync=True)
     #: kept for parity with ``ipywidgets.Button`` (the names must not start with an icon glyph)
     icon = ""
 
@@ -70,10 +72,17 @@ class ToggleButton(_MonitorWidget):
 
 
 class LiveRegion(_MonitorWidget):
-    """``value`` is what is announced; ``announce_status`` skips a status that has not changed."""
+    """``value`` is what is announced; ``announce_status`` skips a status that has not changed.
+
+    ``kernel_gone_notice`` is what the region says instead if the kernel goes while the job ``job_id``
+    still runs (empty once it has ended); the front end then also stops the status line claiming a live
+    status and an ETA.
+    """
 
     kind = traitlets.Unicode("live_region").tag(sync=True)
     value = traitlets.Unicode("").tag(sync=True)
+    kernel_gone_notice = traitlets.Unicode("").tag(sync=True)
+    job_id = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)

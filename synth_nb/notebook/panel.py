@@ -191,9 +191,14 @@ class MonitorPanel:
         try:
             return PanelControls(on_cancel=self.request_cancel, on_show_all=self.set_show_all,
                                  on_export=self.request_export if self.flow.has_summary else None,
-                                 show_all=self.show_all, export_hint=self._export_hint())
+                                 show_all=self.show_all, export_hint=self._export_hint(), job_id=str(self.job.id),
+                                 kernel_gone_notice=self._kernel_gone_notice())
         except ImportError:  # pragma: no cover - ipywidgets is a core dependency
             return None
+
+    def _kernel_gone_notice(self) -> str:
+        return (f"The kernel that followed job {self.job.id} is gone: this panel no longer updates and its buttons "
+                f"do nothing. The job may still run; re-attach from a kernel: %synth_train --attach {self.job.id}")
 
     def _export_hint(self) -> str:
         folder = job_results_dir(str(self.job.id), self.job.results_folder)

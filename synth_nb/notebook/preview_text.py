@@ -72,7 +72,8 @@ def preview_text(prepared: Sequence[Prepared], *, backend_url: str) -> str:
     for item in prepared:
         lines.append("")
         config = item.config
-        kind = "?" if config is None else config.flow + (f"/{config.algorithm}" if config.algorithm else "")
+        kind = ("not loaded: see the error below" if config is None
+                else config.flow + (f"/{config.algorithm}" if config.algorithm else ""))
         lines.append(f"== {item.path.name}  ({kind})")
         folder = item.path.parent
         for row in secrets_rows(item.secrets, item.required, folder):

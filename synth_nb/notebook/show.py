@@ -1,10 +1,12 @@
 """Show monitor panels for jobs, and block the cell until they end when asked (``show_job``, ``show_jobs``).
 
 Blocking is the part with rules: where a job's monitoring can run while the calling thread waits.
+``show_submitted`` records what a wizard sent as a plain output, which outlives the wizard's widget.
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +15,26 @@ from synth_nb.notebook.blocking import block_on, running_loop
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.panel import MonitorPanel
 
-__all__ = ["show_job", "show_jobs"]
+__all__ = ["show_job", "show_jobs", "show_submitted", "submitted_bundle"]
+
+
+def submitted_bundle(submitted: Sequence[dict[str, str]], destination: str) -> dict[str, str]:
+    """``[{job_id, flow, path}]`` sent to ``destination`` (a masked URL) as HTML with a text copy."""
+    jobs = "job" if len(submitted) == 1 else "jobs"
+    head = f"Submitted {len(submitted)} {jobs} to {destination}"
+    items = [(s["path"], s["flow"], s["job_id"]) for s in submitted]
+    text = "\n".join([head + ":", *(f"  {path} ({flow}) → {job_id}" for path, flow, job_id in items)])
+    rows = "".join(f"<li><code>{html.escape(path)}</code> ({html.escape(flow)}) → <strong>{html.escape(job_id)}"
+                   f"</strong></li>" for path, flow, job_id in items)
+    return {"text/html": f"<div class='synth-submitted'><p>{html.escape(head)}:</p><ul>{rows}</ul></div>",
+            "text/plain": text}
+
+
+def show_submitted(submitted: Sequence[dict[str, str]], destination: str) -> None:
+    """Show what was sent as a plain output: a saved or reopened notebook keeps it when no widget can render."""
+    from IPython.display import display
+
+    display(submitted_bundle(submitted, destination), raw=True)
 
 
 def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:

@@ -299,9 +299,9 @@ class Wizard(anywidget.AnyWidget):
             self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
         except Exception as exc:  # keep the wizard alive; library messages are masked already
             self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
-        finally:
+        finally:  # the card first: the front end announces the outcome when the running flag clears
+            self._show_preflight()
             self.preflight_running = False
-        self._show_preflight()
 
     def _show_preflight(self) -> None:
         self.preflight = [{k: v for k, v in row.items() if k != "preview"}
@@ -351,9 +351,10 @@ class Wizard(anywidget.AnyWidget):
         self._recompute()
         if self._on_submitted is not None:
             self._on_submitted(jobs)
-        else:  # plain outputs of the wizard's cell, saved with it
-            from synth_nb.notebook.show import show_jobs
+        else:  # plain outputs of the wizard's cell, saved with it (what was sent, then one panel per job)
+            from synth_nb.notebook.show import show_jobs, show_submitted
 
+            self._cell.run(show_submitted, self.submitted, self.submitted_to)
             self.panels = self._cell.run(show_jobs, jobs, wait=False)
         return jobs
 

@@ -31,6 +31,8 @@ from typing import Any
 import nbformat
 import pytest
 
+from .page_errors import PageErrors
+
 CHROMIUM = os.environ.get("SYNTH_NB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -161,6 +163,14 @@ class Lab:
     folder: Path
     name: str
     shots: list[Path] = field(default_factory=list)
+    errors: PageErrors = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.errors = PageErrors(self.page)
+
+    def assert_clean(self, root: Any = "body", where: str = "") -> None:
+        """No script or console error so far and no output drawn as an error (see ``page_errors``)."""
+        self.errors.assert_clean(root, where)
 
     @property
     def rel(self) -> str:

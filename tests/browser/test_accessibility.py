@@ -136,6 +136,7 @@ def test_wizard_by_keyboard_alone_then_the_monitor_in_jupyterlab(lab) -> None:  
     tab_to(page, "env-file")
     page.keyboard.press("ArrowDown")  # moves the option, not the notebook's cell selection
     page.wait_for_function("() => document.activeElement.value === '.env'")
+    wait_live(page, live, "Keys are now read from .env (then the environment).")
     flush(page)
     wait_active(page, "env-file")
     assert notebook_shape(page) == shape
@@ -193,7 +194,7 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
     cell.get_by_text("Prompt-learning summary").wait_for(timeout=60_000)  # the panel's last update
     # under the wizard the panel's outputs are plain outputs of the wizard's cell, updated by display id:
     # the controls row and its live region stay in place (test_wizard_journeys.py checks focus on Cancel)
-    wait_live(page, region, f"Job {job_id}: succeeded. finished: succeeded.")
+    wait_live(page, region, f"Job {job_id}: succeeded.")
     assert ax_node(page, region)["role"] == "status"
 
     chart = cell.locator("img.synth-chart")
@@ -225,6 +226,8 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
     _press_shortcuts(page, shape, [k for k in SHORTCUT_KEYS if "Enter" not in k])  # Export keeps its keys
     page.keyboard.press("Enter")
     wait_live(page, region, "Wrote summary.md", same_node=False)
+    flush(page)
+    assert page.evaluate("() => document.activeElement.classList.contains('synth-export')"), "focus left Export"
     lab.screenshot("monitor", cell)
 
 
@@ -298,11 +301,15 @@ def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # 
     # confirmed state
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.activeElement.classList.contains('synth-keep-running')")
+    question = ax_node(page, controls.locator(".synth-confirm"))
+    assert (question["role"], question["name"]) == ("group", "Cancel this job?"), question
     page.keyboard.press("Shift+Tab")
     page.wait_for_function("() => document.activeElement.classList.contains('synth-confirm-cancel')")
     page.keyboard.press("Enter")
+    # the pressed button goes away and Cancel is off: the focus moves to the next control, not the page
+    page.wait_for_function("() => document.activeElement.classList.contains('synth-toggle')")
     job_id = monitor.locator(".synth-monitor").get_attribute("data-job-id")
-    wait_live(page, region, f"Job {job_id}: cancelled. cancelled: the backend confirmed status cancelled.",
+    wait_live(page, region, f"Job {job_id}: cancelled. The backend confirmed status cancelled.",
               timeout=90_000)
     set_theme(page, "light")
 

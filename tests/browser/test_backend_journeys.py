@@ -62,6 +62,17 @@ def _restart_kernel(lab: Any) -> None:
     lab.wait_idle()
 
 
+def _buttons_are_off(lab: Any, cell: Any) -> None:
+    """Disabled, not dimmed: no button of the row takes the focus, so Enter cannot press it."""
+    buttons = cell.locator(".synth-controls button:visible")
+    assert buttons.count() >= 2
+    for k in range(buttons.count()):
+        button = buttons.nth(k)
+        assert button.is_disabled(), button.inner_text()
+        button.evaluate("b => b.focus()")
+        assert not button.evaluate("b => b === document.activeElement"), button.inner_text()
+
+
 def _backend_metric_count(backend: Any, job_id: str) -> int:
     answer = httpx.get(f"{backend.url}/api/learning/jobs/{job_id}/metrics", params={"limit": 10000},
                        headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30, trust_env=False)
@@ -80,6 +91,7 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
         "job = %synth_train -c sft.toml --backend local --yes\n_ = Path('job_id.txt').write_text(job.id)",
         "# the job id goes here after the restart",
         "await job.wait()\nprint('history:', len(job.metrics), 'metric points, status', job.status)",
+        "%synth_train --backend local",
     ])
     lab.open("restart.ipynb")
     lab.run_cell(0)
@@ -89,16 +101,24 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     _status(lab, 1, "running", 60)
     lab.cell(1).locator("img").first.wait_for(timeout=60_000)  # some history is in before the restart
     lab.screenshot("before-restart", lab.cell(1))
+    lab.run_cell(4)
+    lab.cell(4).locator(".synth-wizard").wait_for()
 
     _restart_kernel(lab)
-    # the old panel says its kernel is gone, how to re-attach, and its buttons are off
+    # the old panel says in words that its kernel is gone and how to re-attach; its buttons are disabled
     old = lab.cell(1)
-    old.locator(".synth-controls.jupyter-widgets-disconnected").wait_for(timeout=60_000)
-    said = lab.page.evaluate("""(el) => getComputedStyle(el, '::after').content""",
-                             old.locator(".synth-monitor").element_handle())
-    assert "kernel that followed this job is gone" in said and f"--attach {job_id}" in said.replace('" "', "")
-    assert old.locator("button.synth-cancel").evaluate("b => getComputedStyle(b).pointerEvents") == "none"
+    notice = old.locator(".synth-live-region.synth-gone")
+    notice.wait_for(timeout=60_000)
+    said = notice.inner_text()
+    assert "kernel that followed job" in said and f"--attach {job_id}" in said
+    _buttons_are_off(lab, old)
+    header = old.locator(".synth-status-line").inner_text()
+    assert "ETA" not in header and "unknown (last seen running)" in header, header
+    wizard = lab.cell(4).locator(".synth-wizard")
+    assert "kernel that ran this wizard is gone" in wizard.locator("[data-testid=wizard-kernel-gone]").inner_text()
+    assert wizard.locator(".synth-content").evaluate("el => el.inert")
     lab.screenshot("old-panel-after-restart", old)
+    lab.assert_clean(old, "the old panel after the restart")
     lab.run_cell(0)
     _set_source(lab, 2, f"job = %synth_train --attach {job_id}")
     lab.run_cell(2)
@@ -112,6 +132,13 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     lab.wait_output(3, f"history: {expected} metric points, status succeeded", 60)
     lab.cell(2).locator("img").first.wait_for(timeout=60_000)
     lab.screenshot("attached-finished", lab.cell(2))
+    # a job that had ended loses nothing with its kernel: no notice, its status stays; its buttons are off
+    _restart_kernel(lab)
+    ended = lab.cell(2)
+    ended.locator(".synth-controls.jupyter-widgets-disconnected").wait_for(timeout=60_000)
+    _buttons_are_off(lab, ended)
+    assert ended.locator(".synth-gone").count() == 0 and "kernel" not in ended.locator(".synth-controls").inner_text()
+    assert ended.locator(".synth-monitor[data-status='succeeded'] .synth-status").inner_text() == "succeeded"
 
     lab.save()
     path = lab.folder / "restart.ipynb"

@@ -15,6 +15,9 @@ from typing import Any
 
 import pytest
 
+from .a11y_support import flush, notebook_shape
+from .page_errors import PageErrors
+
 pytestmark = pytest.mark.browser
 
 TASK_APP_KEY = "sk_env_explorer_" + "e" * 20
@@ -62,37 +65,115 @@ def gepa_body(task_app_url: str) -> dict[str, Any]:
     }}}
 
 
-def _open_prompt_with_the_keyboard_and_the_mouse(lab: Any, cell: Any) -> None:
+def _focused(page: Any) -> dict[str, Any]:
+    return dict(page.evaluate("""() => {
+        const el = document.activeElement;
+        const svg = el && el.closest && el.closest("svg.synth-pareto");
+        return {point: el ? el.getAttribute("data-candidate") : null, order: el ? el.getAttribute("data-order") : null,
+                plot: svg ? Array.from(document.querySelectorAll(".synth-explorer svg.synth-pareto")).indexOf(svg) : -1,
+                id: el ? el.id : null, tag: el ? el.tagName : null};
+    }"""))
+
+
+def _open_prompt_with_the_keyboard_and_the_mouse(lab: Any, cell: Any, page: Any = None) -> None:
+    """Skip link, one Tab stop per plot, arrows between points, Enter and a click open a prompt; in a
+    notebook (no ``page`` given) no key reaches the notebook's shortcuts."""
+    in_notebook = page is None
+    page = page or lab.page
+    shape_of = notebook_shape if in_notebook else (lambda _page: None)
     explorer = cell.locator(".synth-explorer")
-    points = explorer.locator("svg a[data-candidate]")
-    assert points.count() >= 4  # two plots, at least baseline and one more candidate each
-    best = explorer.locator("svg a[data-candidate]:has(.pt.best)").first
+    assert explorer.locator("svg a").count() == 0  # links in SVG break JupyterLab's link rewriting
+    plots = explorer.locator("svg.synth-pareto")
+    assert plots.count() == 2
+    for k in range(2):  # a plot is one Tab stop: one point reachable, the others by arrow keys
+        assert plots.nth(k).locator("g.point[data-candidate]").count() >= 2
+        assert plots.nth(k).locator("g.point[tabindex='0']").count() == 1
+    # the skip link is the first stop and jumps past the whole view
+    skip = explorer.locator("a.skip")
+    skip.focus()
+    assert skip.is_visible()
+    page.keyboard.press("Tab")
+    assert _focused(page)["plot"] == 0
+    page.keyboard.press("Tab")
+    assert _focused(page)["plot"] == 1
+    skip.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement && document.activeElement.id.endsWith('-end')")
+
+    # arrows move between the points of a plot; notebook shortcuts do nothing while a point has focus
+    explorer.locator("svg.synth-pareto").first.locator("g.point[tabindex='0']").focus()
+    shape = shape_of(page)  # focusing an output makes its cell the active one
+    page.keyboard.press("Home")
+    assert _focused(page)["order"] == "0"
+    page.keyboard.press("ArrowRight")
+    assert _focused(page)["order"] == "1"
+    page.keyboard.press("ArrowDown")
+    assert _focused(page)["order"] == "2" or plots.first.locator("g.point").count() == 2
+    for key in ["a", "b", "m", "y", "d", "d", "ArrowUp", "ArrowLeft", "Enter", "Escape"]:
+        page.keyboard.press(key)
+        if key == "Escape":  # Enter opened a prompt and moved the focus there; come back to the points
+            plots.first.locator("g.point[tabindex='0']").focus()
+    if in_notebook:
+        flush(page)
+    assert shape_of(page) == shape, "a key typed in the explorer reached the notebook"
+    best = plots.first.locator("g.point:has(.pt.best)")
     index = best.get_attribute("data-candidate")
     target = explorer.locator(f"[id$='-c{index}']")
-    assert not target.is_visible()  # inside a closed <details>
-    best.focus()
-    lab.page.keyboard.press("Enter")
+    page.keyboard.press("End")
+    while _focused(page)["point"] != index:
+        page.keyboard.press("ArrowLeft")
+    page.keyboard.press("Enter")
     target.wait_for(state="visible", timeout=10_000)
     assert explorer.locator(f"details:has([id$='-c{index}'])").get_attribute("open") is not None
-    lab.screenshot("explorer-opened-by-keyboard", explorer)
-    other = explorer.locator("svg a[data-candidate]:has(.pt.base)").first
+    assert page.evaluate("() => document.activeElement.id").endswith(f"-c{index}")
+    assert shape_of(page) == shape
+    if in_notebook:
+        lab.screenshot("explorer-opened-by-keyboard", explorer)
+    other = plots.nth(1).locator("g.point:has(.pt.base)")
     base = other.get_attribute("data-candidate")
     other.click()
     explorer.locator(f"[id$='-c{base}']").wait_for(state="visible", timeout=10_000)
+    assert other.get_attribute("tabindex") == "0"
 
 
 def _switch_axis(lab: Any, cell: Any) -> None:
+    page = lab.page
     compare = cell.locator(".synth-compare")
     steps, rollouts = compare.locator("figure.fig-steps"), compare.locator("figure.fig-rollouts")
     assert steps.is_visible() and not rollouts.is_visible()
-    radio = compare.locator("input[value='rollouts']")
-    radio.focus()
-    lab.page.keyboard.press("Space")
+    compare.locator("input[value='steps']").focus()
+    shape = notebook_shape(page)
+    page.keyboard.press("ArrowDown")  # the radio group's own key, not the notebook's "next cell"
     rollouts.wait_for(state="visible", timeout=10_000)
-    assert not steps.is_visible() and radio.is_checked()
+    assert not steps.is_visible() and compare.locator("input[value='rollouts']").is_checked()
+    assert notebook_shape(page) == shape, "an arrow key in the radio group reached the notebook"
+    page.keyboard.press("ArrowUp")
+    steps.wait_for(state="visible", timeout=10_000)
+    compare.locator("input[value='steps']").focus()
+    page.keyboard.press("ArrowDown")
+    rollouts.wait_for(state="visible", timeout=10_000)
     compare.locator("label", has_text="wall time").click()
     compare.locator("figure.fig-seconds").wait_for(state="visible", timeout=10_000)
     lab.screenshot("comparison-wall-time", compare)
+
+
+def _outside_jupyter(lab: Any, saved: dict[str, Any]) -> None:
+    """The saved outputs as nbconvert's HTML and as bare HTML in a page: clean, and the explorer works."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="basic").from_notebook_node(nbformat.reads(json.dumps(saved), as_version=4))
+    bare = "".join("".join(o["data"]["text/html"]) for c in saved["cells"] for o in c.get("outputs", [])
+                   if "text/html" in o.get("data", {}))
+    for label, content in (("nbconvert", body), ("bare", bare)):
+        page = lab.page.context.new_page()
+        errors = PageErrors(page)
+        try:
+            page.set_content(f"<!doctype html><html><head><meta charset='utf-8'></head><body>{content}</body></html>")
+            _open_prompt_with_the_keyboard_and_the_mouse(lab, page.locator("body"), page)
+            errors.assert_clean(where=label)
+        finally:
+            page.close()
 
 
 def test_explorer_and_comparison_work_and_survive_save_close_reopen(lab: Any) -> None:
@@ -119,6 +200,12 @@ def _walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     explorer_cell, compare_cell = lab.cell(1), lab.cell(2)
     explorer_cell.locator(".synth-explorer").wait_for()
     compare_cell.locator(".synth-compare img").first.wait_for()
+    lab.assert_clean(where="explorer and comparison drawn")
+    # every score says what it was measured on, and "best" says how it was chosen
+    shown = explorer_cell.locator(".synth-explorer").inner_text()
+    assert "the highest search score, measured on the validation seeds" in shown
+    assert "Search score (validation seeds)" in shown and "Held-out score (unseen seeds)" in shown
+    assert "Best the job reported (prompt learning: search score)" in compare_cell.inner_text()
     _open_prompt_with_the_keyboard_and_the_mouse(lab, explorer_cell)
     _switch_axis(lab, compare_cell)
     lab.save()
@@ -129,6 +216,7 @@ def _walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     assert any("synth-explorer" in h for h in html) and any("synth-compare" in h for h in html)
     text = json.dumps(saved)
     assert backend.api_key not in text and TASK_APP_KEY not in text
+    _outside_jupyter(lab, saved)
 
     lab.shutdown_kernels()  # close: nothing is left running behind the saved outputs
     lab.page.goto("about:blank")
@@ -140,3 +228,12 @@ def _walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     lab.screenshot("reopened", explorer_cell)
     _open_prompt_with_the_keyboard_and_the_mouse(lab, explorer_cell)
     _switch_axis(lab, compare_cell)
+    lab.assert_clean(where="reopened")
+
+    lab.open_notebook7("explorer.ipynb")  # the same saved outputs in Notebook 7
+    explorer_cell, compare_cell = lab.cell(1), lab.cell(2)
+    explorer_cell.locator(".synth-explorer").wait_for(timeout=60_000)
+    compare_cell.locator(".synth-compare img").first.wait_for(timeout=60_000)
+    _open_prompt_with_the_keyboard_and_the_mouse(lab, explorer_cell)
+    _switch_axis(lab, compare_cell)
+    lab.assert_clean(where="Notebook 7")

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from .a11y_support import wait_live
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minimal_configs import LOCAL_GEPA  # noqa: E402
 
@@ -59,6 +61,10 @@ def test_fork_a_finished_job_change_an_override_see_the_diff_and_submit(lab) -> 
     assert "pre-flight check: gepa.toml [prompt_learning/gepa]" in card.inner_text()
     assert "dry rollout" in card.inner_text() and "estimate" in card.inner_text()
     assert "ready (nothing was sent)" in card.inner_text() and "not ready" not in card.inner_text(), card.inner_text()
+    # the live region says what the card says (not "no card" while the card is on screen)
+    wait_live(page, wizard.locator("[data-testid=wizard-live]"),
+              "Pre-flight check done (nothing was sent): gepa.toml ready.")
+    lab.assert_clean(lab.cell(2), "the pre-flight card")
     lab.screenshot("fork-preflight-card", wizard)
 
     # Overrides: one change; the Preview then shows it against the parent and the stale card is gone
@@ -96,3 +102,4 @@ def test_fork_a_finished_job_change_an_override_see_the_diff_and_submit(lab) -> 
     assert child in saved
     run = json.loads((lab.folder / "results" / child / "run.json").read_text())  # the child's bundle
     assert run["forked_from"] == parent and run["parent"] is None
+    lab.assert_clean(lab.cell(2), "the forked job's panel")

@@ -266,6 +266,7 @@ def _walk(lab: Any) -> None:
     assert dark_corner < 0.3 and white < 0.02, (dark_corner, white)
     lab.screenshot("rl-dark", rl)
     set_theme(page, "light")
+    lab.assert_clean(where="four panels, live")
 
     _save_close_reopen(lab, str(job_id))
 

@@ -117,6 +117,7 @@ def test_a_wizard_jobs_chart_and_summary_survive_save_close_reopen(lab: Any, fro
     job_id = _submit_and_follow(lab)
     lab.cell(1).get_by_text(re.compile("summary", re.I)).first.wait_for(timeout=60_000)
     lab.screenshot(f"{front_end}-finished", lab.cell(1))
+    lab.assert_clean(lab.cell(1), f"wizard and panel in {front_end}")
     lab.save()
     path = lab.folder / "journey.ipynb"
     outputs = saved_outputs(path, 1)
@@ -132,6 +133,9 @@ def test_a_wizard_jobs_chart_and_summary_survive_save_close_reopen(lab: Any, fro
     shown = cell.locator(".jp-OutputArea").inner_text()
     assert job_id in shown and "succeeded" in shown
     assert re.search("summary", shown, re.I)
+    # what was submitted is still said, in plain output, though the wizard's widget is gone
+    submitted = rf"Submitted 1 job to http://127\.0\.0\.1:\d+/api:\s*\S+\.toml \(prompt_learning\) → {job_id}"
+    assert re.search(submitted, shown), shown
     src = cell.locator("img").first.get_attribute("src") or ""
     assert src.startswith(("data:image/png;base64,", "blob:"))
     # only the live controls (wizard, Cancel row) may lack their model; none of the results is a widget
@@ -141,6 +145,7 @@ def test_a_wizard_jobs_chart_and_summary_survive_save_close_reopen(lab: Any, fro
     html = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--stdout", str(path)],
                           capture_output=True, text=True, timeout=180, check=True).stdout
     assert "data:image/png;base64," in html and job_id in html and re.search("summary", html, re.I)
+    assert f"→ <strong>{job_id}</strong>" in html
     saved = path.read_text()
     assert not any(c in saved or c in html for c in CANARIES)
 

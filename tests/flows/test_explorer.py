@@ -301,3 +301,22 @@ def test_explorer_outputs_escape_prompt_text() -> None:
     html = explore([Event(**e) for e in stream], job_id="pl_x").to_html()
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert "0123456789abcdef0123" not in html and "0123" in html
+
+
+def test_every_score_says_what_it_was_measured_on_and_how_best_is_chosen() -> None:
+    stream = [*LOCAL_STREAM[:-1], {"seq": 99, "type": "prompt.learning.validation.scored", "message": "",
+                                   "data": {"rank": 1, "accuracy": 0.9, "candidate_index": 2}}, LOCAL_STREAM[-1]]
+    ex = explore([Event(**e) for e in stream], job_id="pl_x")
+    assert ex.best == 1 and ex.candidate(2).heldout == 0.9  # the job's pick is not the held-out leader
+    note = ex.best_note()
+    assert "highest search score, measured on the validation seeds" in note
+    assert "By held-out score #2 ranks first (0.900; #1: 0.700)." in note
+    assert "search score: baseline 0.333 → best #1 0.667" in ex.summary_line()
+    page, markdown = ex.to_html(), ex.to_markdown()
+    for text in (page, markdown):
+        assert note in text or note.replace("'", "&#x27;") in text
+        assert "Search score (validation seeds)" in text and "Held-out score (unseen seeds)" in text
+        assert "(best by search score)" in text
+    assert "search score (validation)</text>" in page and "search score 0.667" in page  # axis and point titles
+    agreeing = explore([Event(**e) for e in LOCAL_STREAM], job_id="pl_y").best_note()
+    assert "ranks first" not in agreeing  # said only where the two rankings disagree

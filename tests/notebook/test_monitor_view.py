@@ -89,6 +89,8 @@ def test_html_escapes_highlights_errors_and_shows_stall() -> None:
     assert "role=" not in page  # re-rendered each refresh: announcing is the LiveRegion's job
     assert "4 routine hidden" in page
     assert "data-status='running'" in page
+    assert "aria-label='Progress of job job_1'" in page  # named for the job, not just "progress"
+    assert "<span class='synth-eta'> · ETA " in page  # the part a front end drops once the kernel is gone
 
 
 def test_text_alternative_has_status_progress_and_events() -> None:
@@ -110,5 +112,7 @@ def test_status_announcement_changes_with_news_not_with_the_clock() -> None:
     assert stalled == status_announcement(_state(stalled_for=400.0, usual_gap=2.0)) != running
     assert "may be stalled" in stalled
     done = status_announcement(_state(status="succeeded", note="finished: succeeded"))
-    assert done == "Job job_1: succeeded. finished: succeeded."
-    assert status_announcement(_state(note="cancel requested…")).endswith("cancel requested…")
+    assert done == "Job job_1: succeeded."  # the note only repeats the status
+    cancelled = status_announcement(_state(status="cancelled", note="cancelled: the backend confirmed status cancelled"))
+    assert cancelled == "Job job_1: cancelled. The backend confirmed status cancelled."
+    assert status_announcement(_state(note="cancel requested…")).endswith("Cancel requested…")

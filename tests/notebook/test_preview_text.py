@@ -47,6 +47,7 @@ def test_preview_text_names_the_config_keys_and_error_without_values(tmp_path: P
     text = preview_text([item], backend_url="http://127.0.0.1:9/api")
     assert text.splitlines()[0] == "Backend: http://127.0.0.1:9/api"
     assert "== sft.toml" in text and "SYNTH_API_KEY: ••••" in text and "error: [job].data: missing" in text
+    assert "(?)" not in text and "== sft.toml  (not loaded: see the error below)" in text
     assert not any(c in text for c in CANARIES)
 
 

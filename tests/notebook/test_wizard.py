@@ -315,6 +315,9 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="the button press")
     seen: list[str] = []
     monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
+    records: list[dict[str, str]] = []
+    monkeypatch.setattr(show, "show_submitted", lambda submitted, to: seen.append(f"record: {cell.get()}")
+                        or records.append(show.submitted_bundle(submitted, to)))
     submit = actions.send
 
     async def printing_submit(batch: Any, **options: Any) -> list[Any]:
@@ -330,5 +333,12 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task
-    assert seen == ["checks: the wizard's cell", "trait: the button press", "panels: the wizard's cell"]
+    assert seen == ["checks: the wizard's cell", "trait: the button press", "record: the wizard's cell",
+                    "panels: the wizard's cell"]
+    # what was sent stays in the cell as plain output, for when the wizard's widget can no longer render
+    [record] = records
+    job = wizard.submitted[0]
+    assert record["text/plain"].startswith(f"Submitted 1 job to {wizard.submitted_to}:")
+    assert f"{job['path']} ({job['flow']}) → {job['job_id']}" in record["text/plain"]
+    assert f"<strong>{job['job_id']}</strong>" in record["text/html"]
     assert cell.get() == "the button press"

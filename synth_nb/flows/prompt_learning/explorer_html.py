@@ -35,7 +35,11 @@ _CSS = """
 #{id} svg .front {{fill: none; stroke: #e07b00; stroke-width: 1.5; stroke-dasharray: 4 2;}}
 #{id} svg .pt {{fill: #1f77b4; fill-opacity: .8; stroke: #fff; stroke-width: 1;}} #{id} svg .pt.on {{fill: #e07b00;}}
 #{id} svg .pt.base {{fill: #666;}} #{id} svg .pt.best {{fill: #2ca02c;}}
-#{id} svg a:focus .pt, #{id} svg a:hover .pt {{stroke: currentColor; stroke-width: 3;}}
+#{id} svg g.point {{cursor: pointer; outline: none;}}
+#{id} svg g.point:focus .pt, #{id} svg g.point:hover .pt {{stroke: currentColor; stroke-width: 3;}}
+#{id} svg g.point:focus-visible .pt {{stroke-width: 4;}}
+#{id} .skip {{position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap;}}
+#{id} .skip:focus {{position: static; width: auto; height: auto; clip-path: none; display: inline-block; margin: 2px 0;}}
 #{id} .scroll {{overflow-x: auto; max-width: 100%;}}
 #{id} table {{border-collapse: collapse; margin: 4px 0;}} #{id} th, #{id} td {{border: 1px solid #8884; padding: 2px 6px; text-align: left; vertical-align: top;}}
 #{id} td.own {{background: #2ca02c33; font-weight: bold;}} #{id} tr:target, #{id} tr.hit {{outline: 2px solid #e07b00;}}
@@ -79,7 +83,8 @@ def _candidates(ex: Exploration, uid: str) -> str:
     front = set(ex.frontier("length")) | set(ex.frontier("rollouts"))
     shown = set(shown_candidates(ex))
     head = ("<tr><th scope='col'>#</th><th scope='col'>Origin</th><th scope='col'>Parents</th>"
-            "<th scope='col'>Score</th><th scope='col'>Held-out</th><th scope='col'>Minibatch</th>"
+            "<th scope='col'>Search score (validation seeds)</th><th scope='col'>Held-out score (unseen seeds)</th>"
+            "<th scope='col'>Minibatch score (proposal check)</th>"
             "<th scope='col'>Accepted</th><th scope='col'>≈ Tokens</th><th scope='col'>Rollouts</th>"
             "<th scope='col'>Seeds owned</th><th scope='col'>Frontier</th></tr>")
     rows = []
@@ -87,7 +92,7 @@ def _candidates(ex: Exploration, uid: str) -> str:
         i = r["candidate"]
         if i not in shown:
             continue
-        mark = " (baseline)" if r["baseline"] else " (best)" if r["best"] else ""
+        mark = " (baseline)" if r["baseline"] else " (best by search score)" if r["best"] else ""
         parents = ", ".join(f"<a href='#{uid}-c{p}'>#{p}</a>" for p in r["parents"]) or "—"
         rows.append(
             f"<tr id='{uid}-row{i}' data-candidate='{i}'><th scope='row'>{i}{mark}</th><td>{_e(r['origin'])}</td>"
@@ -183,24 +188,67 @@ def _mipro(ex: Exploration) -> str:
     return "".join(parts)
 
 
-#: open the candidate a link names (its ``<details>``), highlight its row and move the focus there
-_SCRIPT = """(() => {{
+#: open the candidate a link or a Pareto point names (its ``<details>``), highlight its row and move the focus
+#: there; the points of a plot are one Tab stop (roving tabindex) and keys they handle stop at the view
+_SCRIPT = """(() => {
   const root = document.currentScript && document.currentScript.parentElement;
   if (!root) return;
-  root.addEventListener("click", (event) => {{
-    const link = event.target.closest && event.target.closest("a[href^='#{id}-c']");
-    const target = link && root.querySelector("[id='" + link.getAttribute("href").slice(1) + "']");
-    if (!target) return;
-    event.preventDefault();
+  const open = (id) => {
+    const target = root.querySelector("[id='" + id + "']");
+    if (!target) return false;
     const box = target.closest("details");
     if (box) box.open = true;
     root.querySelectorAll("tr.hit").forEach((row) => row.classList.remove("hit"));
     const row = target.closest("tr");
     if (row) row.classList.add("hit");
-    target.focus({{preventScroll: true}});
-    target.scrollIntoView({{block: "nearest"}});
-  }});
-}})();"""
+    target.focus({preventScroll: true});
+    target.scrollIntoView({block: "nearest"});
+    return true;
+  };
+  const points = (svg) => Array.from(svg.querySelectorAll("g.point")).sort((a, b) => a.dataset.order - b.dataset.order);
+  const rove = (from, to) => { from.setAttribute("tabindex", "-1"); to.setAttribute("tabindex", "0"); to.focus(); };
+  for (const svg of root.querySelectorAll("svg.synth-pareto")) {
+    const all = points(svg);
+    const best = svg.querySelector("g.point .pt.best");
+    for (const p of all) {
+      p.setAttribute("role", "button");
+      p.setAttribute("aria-label", p.querySelector("title").textContent);
+      p.setAttribute("tabindex", "-1");
+    }
+    if (all.length) (best ? best.parentNode : all[0]).setAttribute("tabindex", "0");
+  }
+  // JupyterLab skips its shortcuts for a key whose target (the focused element itself) carries this attribute
+  for (const el of root.querySelectorAll("a, summary, [tabindex], g.point")) el.setAttribute("data-lm-suppress-shortcuts", "true");
+  const step = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
+  root.addEventListener("keydown", (event) => {
+    const point = event.target.closest && event.target.closest("g.point");
+    if (!point || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "Enter" || event.key === " ") {
+      open(point.dataset.target);
+    } else if (event.key in step || event.key === "Home" || event.key === "End") {
+      const all = points(point.ownerSVGElement);
+      const i = all.indexOf(point);
+      const j = event.key === "Home" ? 0 : event.key === "End" ? all.length - 1
+        : Math.min(all.length - 1, Math.max(0, i + step[event.key]));
+      rove(point, all[j]);
+    } else {
+      return;
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  });
+  root.addEventListener("click", (event) => {
+    const point = event.target.closest && event.target.closest("g.point");
+    if (point) {
+      const current = point.ownerSVGElement.querySelector("g.point[tabindex='0']");
+      if (current) rove(current, point);
+      open(point.dataset.target);
+      return;
+    }
+    const link = event.target.closest && event.target.closest("a[href^='#__ID__-']");
+    if (link && open(link.getAttribute("href").slice(1))) event.preventDefault();
+  });
+})();"""
 
 
 def explorer_html(ex: Exploration) -> str:
@@ -210,14 +258,17 @@ def explorer_html(ex: Exploration) -> str:
     pareto = ""
     if any(plots):
         front = ", ".join(f"#{i}" for i in ex.frontier("length")) or "—"
-        pareto = (f"<h4>Pareto view</h4><p class='note'>Every candidate's validation score against its prompt length "
+        pareto = (f"<h4>Pareto view</h4><p class='note'>Every candidate's search score (validation seeds) against its prompt length "
                   f"and against the rollouts spent when it was found; the dashed line is the frontier (■ baseline, "
-                  f"▲ best). Select a point (Tab, Enter) to open its prompt. Frontier by length: {front}.</p>"
+                  f"▲ best). Select a point to open its prompt: Tab reaches a plot, the arrow keys move between its "
+                  f"points, Enter opens one. Frontier by length: {front}.</p>"
                   f"<div class='plots'>{''.join(p for p in plots if p)}</div>")
     diff = ex.baseline_to_best()
-    diff_part = f"<h4>Baseline → best prompt</h4>{diff_html(diff)}" if diff else ""
-    body = (f"<h3>{_e(ex.summary_line())}</h3>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
+    diff_part = f"<h4>Baseline → best prompt (best by search score)</h4>{diff_html(diff)}" if diff else ""
+    body = (f"<h3>{_e(ex.summary_line())}</h3><p class='note'>{_e(ex.best_note())}</p>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
             f"{_lineage(ex, uid)}{diff_part}{_mipro(ex)}")
     return (f"<div class='synth-explorer' id='{uid}' role='region' aria-label='Prompt-learning explorer for job "
-            f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'><style>{_CSS.format(id=uid)}</style>{body}"
-            f"<script>{_SCRIPT.format(id=uid)}</script></div>")
+            f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'>"
+            f"<style>{_CSS.format(id=uid)}</style><a class='skip' href='#{uid}-end'>Skip the explorer</a>{body}"
+            f"<div id='{uid}-end' class='note' tabindex='-1'>End of the explorer.</div>"
+            f"<script>{_SCRIPT.replace('__ID__', uid)}</script></div>")

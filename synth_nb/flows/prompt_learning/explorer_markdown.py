@@ -96,12 +96,13 @@ def _candidates(ex: Exploration) -> list[str]:
     shown = set(shown_candidates(ex))
     front = set(ex.frontier("length")) | set(ex.frontier("rollouts"))
     lines = ["## Candidates", "",
-             "| # | Origin | Parents | Score | Held-out | Minibatch | ≈ Tokens | Rollouts | Seeds owned | Frontier |",
+             "| # | Origin | Parents | Search score (validation seeds) | Held-out score (unseen seeds) | "
+             "Minibatch score (proposal check) | ≈ Tokens | Rollouts | Seeds owned | Frontier |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for row in ex.rows():
         if row["candidate"] not in shown:
             continue
-        mark = " (baseline)" if row["baseline"] else " (best)" if row["best"] else ""
+        mark = " (baseline)" if row["baseline"] else " (best by search score)" if row["best"] else ""
         lines.append(f"| {row['candidate']}{mark} | {row['origin']} | "
                      f"{', '.join(f'#{p}' for p in row['parents']) or '—'} | {fmt(row['score'])} | "
                      f"{fmt(row['heldout'])} | {fmt(row['minibatch_score'])} | {fmt(row['prompt_tokens'])} | "
@@ -166,12 +167,13 @@ def _mipro(ex: Exploration) -> list[str]:
 
 
 def explorer_markdown(ex: Exploration) -> str:
-    parts: list[list[str]] = [[f"# Prompt-learning explorer: `{ex.job_id}`", "", ex.summary_line(), ""]]
+    parts: list[list[str]] = [[f"# Prompt-learning explorer: `{ex.job_id}`", "", ex.summary_line(), "",
+                               ex.best_note(), ""]]
     if ex.notes:
         parts.append([*(f"> {note}" for note in ex.notes), ""])
     front = ex.frontier("length")
     if front:
-        parts.append([f"Pareto frontier (score vs ≈ tokens): {', '.join(f'#{i}' for i in front)}.", ""])
+        parts.append([f"Pareto frontier (search score vs ≈ tokens): {', '.join(f'#{i}' for i in front)}.", ""])
     parts += [_candidates(ex), [""], _wins(ex), [""], _lineage(ex), [""], diff_markdown(ex.baseline_to_best() or []),
               _mipro(ex)]
     text = "\n".join(line for part in parts for line in part).rstrip() + "\n"

@@ -246,8 +246,22 @@ class Exploration:
         line = (f"{(self.algorithm or 'prompt learning').upper()} {self.job_id}: {len(self.candidates)} candidates, "
                 f"{len(self.proposals)} proposals ({accepted} accepted)")
         if base is not None and best is not None and base.score is not None and best.score is not None:
-            line += f"; baseline {base.score:.3f} → best #{best.index} {best.score:.3f}"
+            line += f"; search score: baseline {base.score:.3f} → best #{best.index} {best.score:.3f}"
         return line
+
+    def best_note(self) -> str:
+        """How "best" was chosen, and the held-out ranking where it disagrees with the search's."""
+        text = (f"Best (#{self.best}) is the candidate the job picked: the highest search score, measured on the "
+                "validation seeds during the search. Held-out scores are measured afterwards, on seeds the search "
+                "never saw." if self.best is not None else
+                "Scores: search score on the validation seeds; held-out score on seeds the search never saw.")
+        scored = [c for c in self.candidates if c.heldout is not None]
+        top = max(scored, key=lambda c: (c.heldout, -c.index), default=None)
+        best = self.candidate(self.best) if self.best is not None else None
+        if top is not None and best is not None and top.index != best.index and (best.heldout or 0) < (top.heldout or 0):
+            held = f"{best.heldout:.3f}" if best.heldout is not None else "not measured"
+            text += (f" By held-out score #{top.index} ranks first ({top.heldout:.3f}; #{best.index}: {held}).")
+        return text
 
 
 def _seed_order(seed: Any) -> tuple[int, Any]:

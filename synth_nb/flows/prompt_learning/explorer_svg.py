@@ -1,8 +1,10 @@
-"""The Pareto view as inline SVG: one point per candidate, each a link to that candidate's prompt.
+"""The Pareto view as inline SVG: one point per candidate, each naming the candidate row it opens.
 
-Plain SVG inside the HTML output, so it survives saving: a point is an ``<a>`` (Tab reaches it, Enter
-follows it) whose ``<title>`` says what it is (its tooltip and its accessible name). Baseline and best are
-told apart by shape and a text label, not only by colour.
+Plain SVG inside the HTML output, so it survives saving. A point is a ``<g>`` (never an ``<a>``: front
+ends that rewrite link targets fail on SVG links, whose ``href`` cannot be set) whose ``<title>`` says what
+it is (its tooltip and its accessible name) and whose ``data-target`` names the candidate's row; the
+explorer's script makes the points one Tab stop per plot (arrow keys move between them, Enter or Space
+opens the prompt). Baseline and best are told apart by shape and a text label, not only by colour.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ def _label(value: float, integer: bool) -> str:
 
 
 def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
-    """The score-vs-``axis`` scatter with the frontier drawn; points link to ``#{anchor}-c{index}``."""
+    """The score-vs-``axis`` scatter with the frontier drawn; points name ``{anchor}-c{index}``, left to right."""
     points = ex.points(axis)
     if not points:
         return ""
@@ -66,7 +68,7 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
     parts.append(f'<text class="axl" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">'
                  f'{html.escape(AXIS_LABEL[axis])}</text>')
     parts.append(f'<text class="axl" transform="translate(12 {TOP + plot_h / 2:.0f}) rotate(-90)" '
-                 f'text-anchor="middle">validation score</text>')
+                 f'text-anchor="middle">search score (validation)</text>')
     by_index = {c.index: (x, y) for c, x, y in points}
     front = [by_index[i] for i in ex.frontier(axis)]
     if len(front) > 1:
@@ -75,16 +77,18 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
             steps += [(x, steps[-1][1]), (x, y)]
         coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in steps)
         parts.append(f'<polyline class="front" points="{coords}"/>')
+    order = {c.index: rank for rank, (c, _, _) in enumerate(sorted(points, key=lambda p: (p[1], -p[2], p[0].index)))}
     for c, x, y in sorted(points, key=lambda p: p[0].index in (ex.baseline, ex.best)):
-        parts.append(_point(ex, c.index, sx(x), sy(y), x, y, axis, anchor, c.index in ex.frontier(axis)))
+        parts.append(_point(ex, c.index, sx(x), sy(y), x, y, axis, anchor, c.index in ex.frontier(axis),
+                            order[c.index]))
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _point(ex: Exploration, index: int, px: float, py: float, x: float, y: float, axis: Axis, anchor: str,
-           on_front: bool) -> str:
+           on_front: bool, rank: int) -> str:
     role = "baseline" if index == ex.baseline else "best" if index == ex.best else ""
-    what = f"candidate {index}{f' ({role})' if role else ''}: score {y:.3f}, {x:.0f} " + (
+    what = f"candidate {index}{f' ({role})' if role else ''}: search score {y:.3f}, {x:.0f} " + (
         "tokens" if axis == "length" else "rollouts") + (", on the frontier" if on_front else "")
     if role == "baseline":
         mark = f'<rect class="pt base" x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10"/>'
@@ -96,5 +100,5 @@ def _point(ex: Exploration, index: int, px: float, py: float, x: float, y: float
     right = px > WIDTH - RIGHT - 60  # near the right edge the label goes to the left of the point
     label = (f'<text class="ptl" x="{px - 8 if right else px + 8:.1f}" y="{py - 6:.1f}" '
              f'text-anchor="{"end" if right else "start"}">{role} #{index}</text>' if role else "")
-    return (f'<a href="#{anchor}-c{index}" data-candidate="{index}"><title>{html.escape(what)}</title>'
-            f"{mark}{label}</a>")
+    return (f'<g class="point" data-candidate="{index}" data-target="{anchor}-c{index}" data-order="{rank}">'
+            f"<title>{html.escape(what)}</title>{mark}{label}</g>")
