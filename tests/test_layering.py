@@ -18,12 +18,6 @@ import synth_nb
 
 PACKAGE = Path(synth_nb.__file__).parent
 
-#: package edges that still close a circle and are being removed elsewhere (the notebook reads the CLI's
-#: flag table from ``cli.args``); whoever removes the edge empties this set, and the test below fails
-#: until they do, so an allowance never outlives its edge
-KNOWN_PACKAGE_EDGES_TO_REMOVE = {("notebook", "cli")}
-
-
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -180,15 +174,9 @@ def test_there_is_no_import_circle() -> None:
 def test_there_is_no_import_circle_between_packages() -> None:
     graph: dict[str, dict[str, int]] = {_package_of(module): {} for module in _graph()}
     for a, b in _package_edges():
-        if (a, b) not in KNOWN_PACKAGE_EDGES_TO_REMOVE:
-            graph[a][b] = 0
+        graph[a][b] = 0
     circles = [_describe_packages(circle) for circle in _cycles(graph)]
     assert not circles, "package import circles:\n  " + "\n  ".join(circles)
-
-
-def test_every_known_package_edge_to_remove_still_exists() -> None:
-    gone = KNOWN_PACKAGE_EDGES_TO_REMOVE - set(_package_edges())
-    assert not gone, f"no longer imported, so remove from KNOWN_PACKAGE_EDGES_TO_REMOVE: {sorted(gone)}"
 
 
 def test_the_client_imports_no_flow_job_notebook_or_cli() -> None:

@@ -60,7 +60,9 @@ def _attach(request: Request) -> int:
 
 
 def _compare(request: Request) -> int:
-    print(actions.compare(request).to_text(), end="")
+    from synth_nb.comparison import compare_request
+
+    print(compare_request(request).to_text(), end="")
     return 0
 
 

@@ -4,8 +4,8 @@
 ``synth-nb train --compare``) returns a ``Comparison``.
 """
 
-from synth_nb.comparison.compare import Comparison, compare
+from synth_nb.comparison.compare import Comparison, compare, compare_request
 from synth_nb.comparison.curves import AXES, Axis, Curve
 from synth_nb.comparison.runs import Run
 
-__all__ = ["AXES", "Axis", "Comparison", "Curve", "Run", "compare"]
+__all__ = ["AXES", "Axis", "Comparison", "Curve", "Run", "compare", "compare_request"]

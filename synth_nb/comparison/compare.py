@@ -135,3 +135,14 @@ def compare(runs: Iterable[Any] | None = None, *, folder: str | Path | None = No
                           hint="pass job ids or Job objects: synth_nb.compare([job_a, 'pl_…'])")
     curves = [c for run in loaded for c in curves_of(run)]
     return Comparison(loaded, curves, problems, axis)
+
+
+def compare_request(request: Any) -> Comparison:
+    """``--compare [ID ...]`` of a door's request (``synth_nb.pipeline.request.Request``): the ids given,
+    else every job started from its folder.
+
+    Here rather than among the pipeline's actions: comparing reads jobs through the pipeline, so the
+    pipeline does not import it back.
+    """
+    return compare(request.compare or None, folder=request.folder, backend=request.backend,
+                   env_files=request.env_files)

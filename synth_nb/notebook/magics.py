@@ -118,7 +118,9 @@ class SynthMagics(Magics):
         return launch.attach_job(request, widgets=self.widgets)
 
     def _compare(self, request: Request) -> Any:
-        return actions.compare(request)
+        from synth_nb.comparison import compare_request
+
+        return compare_request(request)
 
     def _check(self, request: Request) -> Any:
         return launch.show_cards(request)

@@ -39,7 +39,6 @@ from synth_nb.pipeline.request import Request
 from synth_nb.pipeline.target import Target, api_key, resolve_target
 
 if TYPE_CHECKING:
-    from synth_nb.comparison import Comparison
     from synth_nb.flows.overrides import Overrides
     from synth_nb.job import Job, JobRegistry
     from synth_nb.job.watchdog import Limits
@@ -50,7 +49,7 @@ if TYPE_CHECKING:
     from synth_nb.plan import Plan
 
 __all__ = ["Attachment", "Batch", "Checked", "Hooks", "Rerunning", "attach", "attachment", "cancel", "check",
-           "check_batch", "compare", "fork", "jobs", "prepare", "rerun", "send", "wizard_batch"]
+           "check_batch", "fork", "jobs", "prepare", "rerun", "send", "wizard_batch"]
 
 
 def _quiet(_: str) -> None:
@@ -352,14 +351,6 @@ async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
         return await job.cancel(timeout=timeout)
     finally:
         await job.client.aclose()
-
-
-def compare(request: Request) -> Comparison:
-    """``--compare [ID ...]``: curves, final metrics and config differences of runs (all from the folder)."""
-    from synth_nb.comparison import compare as compare_runs
-
-    return compare_runs(request.compare or None, folder=request.folder, backend=request.backend,
-                        env_files=request.env_files)
 
 
 def jobs(request: Request) -> JobRegistry:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 from pydantic import SecretStr
@@ -19,10 +19,9 @@ from pydantic import SecretStr
 from synth_nb.backend import display_url
 from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, TaskApp
-from synth_nb.secrets import ENVIRONMENT_API_KEY
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SecretBundle
 
 if TYPE_CHECKING:
-    from synth_nb.pipeline.prepare import Prepared
     from synth_nb.pipeline.target import Target
 
 __all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "preflight", "require_healthy_task_apps",
@@ -153,7 +152,17 @@ def _bundled_apps_hint(target: Target) -> str:
             "(in a shell: --task-url \"$(synth-nb backend --task-app-url banking)\").")
 
 
-def task_app_for(item: Prepared) -> TaskApp | None:
+class PreparedJob(Protocol):
+    """What ``task_app_for`` reads of a ``pipeline.Prepared`` (which imports this module)."""
+
+    @property
+    def plan(self) -> Plan | None: ...
+
+    @property
+    def secrets(self) -> SecretBundle | None: ...
+
+
+def task_app_for(item: PreparedJob) -> TaskApp | None:
     """The task app a prepared job talks to: its plan's, else (RL, checked by the backend at submission)
     the one its flow reads from the plan, with the resolved ``ENVIRONMENT_API_KEY``."""
     from synth_nb.flows import get_flow
