@@ -97,7 +97,8 @@ def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_pat
                                   args=(backend.url, backend.api_key, proxy, 3.0, done, stderr), daemon=True)
         outage.start()
         out = io.StringIO()
-        batch = Batch.of_plans([_plan(speed=3.0)], Target(normalize_backend_url(proxy.url())), backend.api_key)
+        # a ~16 s replay: enough requests for the 30% fault rate to inject the 8 faults asserted below
+        batch = Batch.of_plans([_plan(speed=1.5)], Target(normalize_backend_url(proxy.url())), backend.api_key)
         code = run_submit(batch, options, out=out)
         done.set()
         outage.join(timeout=30)
