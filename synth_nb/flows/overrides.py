@@ -49,7 +49,7 @@ class HonouredOverrides(Protocol):
 
     def honours(self, override: str) -> bool: ...
 
-__all__ = ["Overrides", "apply_flow_values", "check_multi_config", "shown_flag_value"]
+__all__ = ["Overrides", "apply_flow_values", "check_multi_config", "config_value", "shown_flag_value"]
 
 _FLAG = {"backend": "--backend", **{row.name: row.flag for row in CORE_ROWS}}
 
@@ -206,17 +206,18 @@ def apply_flow_values(raw: Mapping[str, Any], rows: Iterable[OverrideRow], value
     for row in rows:
         if values.get(row.name) is None:
             continue
-        keys = next((k for k in row.keys if _dig(out, k) is not None), None) or next(
-            (k for k in row.keys if isinstance(_dig(out, k[:-1]), dict)), None)
+        keys = next((k for k in row.keys if config_value(out, k) is not None), None) or next(
+            (k for k in row.keys if isinstance(config_value(out, k[:-1]), dict)), None)
         if keys is None:
             tables = " or ".join(f"[{'.'.join(k[:-1])}]" for k in row.keys)
             warnings.append(f"{row.flag} changes nothing: this config has no {tables}")
             continue
-        _dig(out, keys[:-1])[keys[-1]] = values[row.name]
+        config_value(out, keys[:-1])[keys[-1]] = values[row.name]
     return out, warnings
 
 
-def _dig(data: Any, keys: tuple[str, ...]) -> Any:
+def config_value(data: Any, keys: tuple[str, ...]) -> Any:
+    """The value at ``keys`` in a config's raw tables (``("prompt_learning", "gepa", "budget")``), or None."""
     for key in keys:
         if not isinstance(data, Mapping) or key not in data:
             return None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
+from synth_nb.flows.overrides import config_value
 
 __all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "override_specs", "parse_overrides", "prefill_overrides"]
 
@@ -88,7 +89,7 @@ def prefill_overrides(config_path: Path) -> dict[str, Any]:
     keys_of = {**flow.override_keys, **{row.name: row.keys for row in flow.override_rows}}
     for name, paths in keys_of.items():
         for keys in paths:
-            value = _dig(raw, keys)
+            value = config_value(raw, keys)
             if value not in (None, ""):
                 out[name] = _shown(value)
                 break
@@ -102,14 +103,6 @@ def _shown(value: Any) -> str:
             return f"{value[0]}-{value[-1]}"
         return ",".join(str(v) for v in value)
     return str(value)
-
-
-def _dig(data: Any, keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        if not isinstance(data, Mapping) or key not in data:
-            return None
-        data = data[key]
-    return data
 
 
 def parse_overrides(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
