@@ -89,3 +89,13 @@ def test_jobs_lists_the_registry(capsys: pytest.CaptureFixture) -> None:
     assert "job_abc" in out and "prompt_learning/gepa" in out and "synth-nb attach" in out
     assert main(["jobs", "--json"]) == 0
     assert '"job_id": "job_abc"' in capsys.readouterr().out
+
+
+def test_attach_of_a_job_this_folder_never_sent_says_so_without_asking_any_backend(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Without --backend there is nowhere to look: the hosted default would only answer with a DNS error."""
+    (tmp_path / ".env").write_text("SYNTH_API_KEY=sk_synth_attach_unknown_0000\n")
+    assert main(["attach", "job_nope"]) == 2
+    err = capsys.readouterr().err
+    assert "job job_nope is not in this folder's jobs" in err and "--backend URL" in err
+    assert err.count("error:") == 1 and "Traceback" not in err
