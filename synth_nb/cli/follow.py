@@ -226,6 +226,8 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         outcomes = await watching
     except asyncio.CancelledError:
         watching.cancel()
+        # the chart board awaited ``watching`` only indirectly: read its end so asyncio does not report it
+        watching.add_done_callback(lambda done: done.cancelled() or done.exception())
         if run.owns:  # watching a job re-attached to never cancels it
             with contextlib.suppress(asyncio.CancelledError):
                 await _cancel_all(jobs, run)

@@ -138,13 +138,20 @@ class Watchdog:
                              "evaluations without a new best"))
         return out
 
+    def _tripped_now(self) -> Meter | None:
+        """The limit that stopped the job, with what the job has used by now: rollouts already running
+        when the cancel was sent still finish and count, and every report must give the job's own total."""
+        if self.tripped is None:
+            return None
+        return next((m for m in self.meters() if m.flag == self.tripped.flag and m.used is not None), self.tripped)
+
     def stopped_by(self) -> dict[str, Any] | None:
         """The limit that stopped the job, as data (kept in its bundle), or None."""
-        meter = self.tripped
-        if meter is None:
+        meter = self._tripped_now()
+        if meter is None or self.tripped is None:
             return None
         return {"limit": meter.flag, "value": meter.limit, "used": meter.used, "unit": meter.unit,
-                "cancel": self._outcome(), "best": self.best()}
+                "used_when_stopped": self.tripped.used, "cancel": self._outcome(), "best": self.best()}
 
     def _outcome(self) -> str:
         if self.outcome is not None:
@@ -168,7 +175,7 @@ class Watchdog:
 
     def report(self) -> str:
         """One sentence: which limit stopped the job and what was kept (empty when none did)."""
-        meter = self.tripped
+        meter = self._tripped_now()
         if meter is None:
             return ""
         best = self.best()

@@ -6,6 +6,7 @@ belongs to the job (``job.client``) and whoever follows the job closes it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -77,10 +78,16 @@ def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, st
     A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
     at the URL it was sent to any more, the data folder's backend is found (or started) again, on whatever
     port it has.
+
+    A job this folder never sent, with no backend named (``--backend`` or ``SYNTH_BACKEND_OVERRIDE``), is a
+    ``ConfigError``: asking the hosted default would only answer with a network error about somewhere else.
     """
     if backend:
         return resolve_target(backend, start_local=start_local)
     record = registry.get(job_id)
+    if record is None and not os.environ.get("SYNTH_BACKEND_OVERRIDE", "").strip():
+        raise ConfigError(f"job {job_id} is not in this folder's jobs ({registry.folder})", key="backend",
+                          hint="`synth-nb jobs` lists them; for a job sent from elsewhere pass --backend URL")
     target = resolve_target(record.backend_url if record is not None else None, start_local=start_local)
     if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
         return resolve_target(LOCAL)

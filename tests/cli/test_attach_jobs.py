@@ -89,3 +89,33 @@ def test_jobs_lists_the_registry(capsys: pytest.CaptureFixture) -> None:
     assert "job_abc" in out and "prompt_learning/gepa" in out and "synth-nb attach" in out
     assert main(["jobs", "--json"]) == 0
     assert '"job_id": "job_abc"' in capsys.readouterr().out
+
+
+def test_attach_of_a_job_this_folder_never_sent_says_so_without_asking_any_backend(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Without --backend there is nowhere to look: the hosted default would only answer with a DNS error."""
+    (tmp_path / ".env").write_text("SYNTH_API_KEY=sk_synth_attach_unknown_0000\n")
+    assert main(["attach", "job_nope"]) == 2
+    err = capsys.readouterr().err
+    assert "job job_nope is not in this folder's jobs" in err and "--backend URL" in err
+    assert err.count("error:") == 1 and "Traceback" not in err
+
+
+def test_jobs_asks_each_backend_for_the_status_of_jobs_not_recorded_as_ended(
+        fake_backend, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """A job recorded as running that has since finished is shown finished; a backend that cannot be
+    reached leaves its jobs' recorded status, marked and explained in one note."""
+    job_id = _finished_job(fake_backend)
+    registry = JobRegistry()
+    registry.record(JobRecord(job_id, "rl", f"{fake_backend.url}/api", status="running"))
+    registry.record(JobRecord("job_gone", "rl", "http://127.0.0.1:9/api", status="running"))
+    monkeypatch.setenv("SYNTH_API_KEY", fake_backend.api_key)
+    assert main(["jobs"]) == 0
+    out = capsys.readouterr().out
+    (finished,) = [line for line in out.splitlines() if line.startswith(job_id)]
+    (gone,) = [line for line in out.splitlines() if line.startswith("job_gone")]
+    assert " succeeded " in finished and "running" not in finished
+    assert " running (recorded) " in gone
+    assert "status marked (recorded) is the last one seen: http://127.0.0.1:9/api did not answer" in out
+    assert registry.get(job_id).status == "succeeded"  # remembered for the next listing
+    assert registry.get("job_gone").status == "running"

@@ -141,11 +141,14 @@ EXAMPLES = Path(__file__).parents[2] / "example_notebooks" / "configs"
 def test_a_bundled_example_runs_as_it_is_on_the_embedded_backend(
         name: str, folder: Path, backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """Its task_app_url (a task app run by hand on 8102) does not answer: the embedded backend's own copy of
-    the task app it names is used, said in one line, with no flag and nothing started by hand."""
+    the task app it names is used, said in one line, with no flag and nothing started by hand.
+
+    The URL is moved to port 9, where nothing listens, so a task app someone runs on 8102 on this machine
+    cannot answer in its place; the config is otherwise the example as shipped."""
     from synth_nb import pipeline
 
     (folder / "configs").mkdir()
-    (folder / "configs" / name).write_text((EXAMPLES / name).read_text())
+    (folder / "configs" / name).write_text((EXAMPLES / name).read_text().replace(":8102", ":9"))
     pipeline.use_local_backend(backend)
     try:
         code = main(["train", "--config", f"configs/{name}", "--backend", "local", "--no-poll"])
@@ -156,7 +159,7 @@ def test_a_bundled_example_runs_as_it_is_on_the_embedded_backend(
     assert code == 0, err
     served = f"{backend.url}/task-apps/banking"
     said = [line for line in (out + err).splitlines() if "bundled 'banking' task app" in line]
-    assert said == [f"task app http://127.0.0.1:8102 does not answer: using the embedded backend's bundled "
+    assert said == [f"task app http://127.0.0.1:9 does not answer: using the embedded backend's bundled "
                     f"'banking' task app at {served}"]
     assert f"task app {served}: healthy" in err and "--task-url" not in out + err
     assert len(jobs) == 1
@@ -166,7 +169,7 @@ def test_a_task_the_embedded_backend_does_not_bundle_is_never_replaced(
         folder: Path, backend: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from synth_nb import pipeline
 
-    config = (EXAMPLES / "banking_gepa.toml").read_text()
+    config = (EXAMPLES / "banking_gepa.toml").read_text().replace(":8102", ":9")
     (folder / "gepa.toml").write_text(config.replace('task_app_id = "banking"', 'task_app_id = "my_task"')
                                       .replace('env_name = "banking"', 'env_name = "my_task"'))
     pipeline.use_local_backend(backend)
@@ -176,5 +179,5 @@ def test_a_task_the_embedded_backend_does_not_bundle_is_never_replaced(
     finally:
         pipeline.stop_local_backend()
     err = capsys.readouterr().err
-    assert code == 2 and "task app http://127.0.0.1:8102: cannot be reached" in err
+    assert code == 2 and "task app http://127.0.0.1:9: cannot be reached" in err
     assert jobs == []

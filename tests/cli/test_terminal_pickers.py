@@ -226,3 +226,27 @@ def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay_
     preview = chart.split("1 job → ")[0].count("\n") + 1
     assert preview == lines.split("1 job → ")[0].count("\n") + 1
     assert chart_history - preview < (lines_history - preview) / 2, (chart_history, lines_history, chart)
+
+
+def test_ctrl_c_during_the_live_chart_cancels_the_job_without_a_traceback(folder: Path, children: list) -> None:
+    from synth_nb.local import start_backend
+
+    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 0.5}})
+    try:
+        env = {**_env(), "SYNTH_API_KEY": backend.api_key, "ENVIRONMENT_API_KEY": ENV_KEY,
+               "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1"}
+        child = pexpect.spawn(CLI[0], [*CLI[1:], "train", "-c", "configs/a_gepa.toml", "--backend", backend.url,
+                                       "--stream-format", "chart", "--yes"],
+                              cwd=str(folder), env=env, encoding="utf-8", dimensions=(24, 80), timeout=WAIT)
+        children.append(child)
+        child.expect("status running")
+        child.sendintr()
+        child.expect("interrupted: asking the backend to cancel")
+        child.expect(pexpect.EOF)
+        said = child.before
+        child.close()
+    finally:
+        backend.stop()
+    assert child.exitstatus == 130
+    assert "cancelled" in said
+    assert "never retrieved" not in said and "Traceback" not in said

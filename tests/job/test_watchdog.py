@@ -66,6 +66,12 @@ def test_max_rollouts_stops_a_long_gepa_job_and_keeps_its_best_prompt(
     assert run["stopped_by"]["used"] >= 60 and "best_prompt" in run["stopped_by"]["best"]
     status = json.loads((folder / "results" / job_id / "status.json").read_text())
     assert status["best_prompt"] and ENV_KEY not in out + err
+    # every report gives the job's own total (rollouts already running when the cancel was sent count too)
+    completed = [json.loads(line) for line in (folder / "results" / job_id / "events.jsonl").read_text().splitlines()
+                 if '"prompt.learning.completed"' in line]
+    own = completed[-1]["data"]["rollouts_completed"]
+    assert used == own and run["stopped_by"]["used"] == own, (used, own, run["stopped_by"])
+    assert run["stopped_by"]["used_when_stopped"] <= own
 
 
 def test_stop_on_plateau_stops_a_gepa_job_after_n_evaluations_without_a_new_best(
