@@ -36,6 +36,8 @@ from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target, actions
 from synth_nb.pipeline.request import Request
+from synth_nb.report import ReportOptions
+from synth_nb.report import start as start_reports
 from synth_nb.secrets.redact import redact
 
 if TYPE_CHECKING:
@@ -91,9 +93,10 @@ class Wizard(anywidget.AnyWidget):
                  env_files: list[Path] | None = None, modal_secrets: list[str] | None = None,
                  backend: str | None = None, environ: dict[str, str] | None = None,
                  loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
-                 limits: dict[str, float] | None = None) -> None:
+                 limits: dict[str, float] | None = None, report: ReportOptions | None = None) -> None:
         super().__init__()
         self._limits = dict(limits or {})  # --max-minutes & co.: a budget watchdog on every job submitted
+        self._report = report or ReportOptions()  # --report-to & co.: every job submitted is written there
         self._fork = fork
         self.forked_from = fork.job_id if fork is not None else ""
         self._folder = Path(folder).resolve()
@@ -349,6 +352,7 @@ class Wizard(anywidget.AnyWidget):
         self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
+        start_reports(jobs, self._report)
         if self._on_submitted is not None:
             self._on_submitted(jobs)
         else:  # plain outputs of the wizard's cell, saved with it (what was sent, then one panel per job)
@@ -395,6 +399,7 @@ def open_wizard(request: Request, fork: Fork | None = None) -> Wizard:
     if fork is None:
         return Wizard(request.folder, preselect=request.configs, overrides=request.overrides,
                       env_files=request.env_files, modal_secrets=request.modal_secrets, backend=request.backend,
-                      limits=request.limits)
+                      limits=request.limits, report=request.report)
     return Wizard(request.folder, preselect=[fork.config], overrides=fork.overrides, env_files=request.env_files,
-                  modal_secrets=request.modal_secrets, backend=fork.backend, fork=fork, limits=request.limits)
+                  modal_secrets=request.modal_secrets, backend=fork.backend, fork=fork, limits=request.limits,
+                  report=request.report)

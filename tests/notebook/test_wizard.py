@@ -342,3 +342,18 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     assert f"{job['path']} ({job['flow']}) → {job['job_id']}" in record["text/plain"]
     assert f"<strong>{job['job_id']}</strong>" in record["text/html"]
     assert cell.get() == "the button press"
+
+
+async def test_jobs_submitted_from_the_wizard_are_reported_where_the_magic_asked(
+        project: Path, sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%synth_train --report-to tensorboard`` opening the wizard: its jobs go to the trackers too."""
+    from synth_nb.notebook import wizard as wizard_module
+    from synth_nb.report import ReportOptions
+
+    reported: list[Any] = []
+    monkeypatch.setattr(wizard_module, "start_reports", lambda jobs, options: reported.append((jobs, options)))
+    options = ReportOptions(("tensorboard",), project / "runs")
+    wizard = Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None, report=options)
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    jobs = await wizard.submit_task
+    assert reported == [(jobs, options)]
