@@ -215,6 +215,7 @@ class EventStream:
                     raise ErrorStatus(response)
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     return "unsupported"
+                self.mode = "sse"  # decided as soon as the backend streams, not when the stream ends
                 async for sse in source.aiter_sse():
                     if not sse.data:
                         continue

@@ -92,6 +92,7 @@ class JobMonitor:
             events_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):  # its error, if any, was raised above
                 await events_task
+        self.stream_mode = stream.mode
         await self._final_sync(stream)
 
     async def _pause(self, events_task: asyncio.Future[None], interval: float) -> None:

@@ -7,6 +7,7 @@ The 0.2.24 venv is ``$SYNTH_AI_024_VENV`` if set, else built once under ``.ci-ca
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import socket
@@ -36,16 +37,23 @@ ENV_KEY = "sk_env_compat_canary_0123"
 def synth_ai() -> Path:
     venv = Path(os.environ.get("SYNTH_AI_024_VENV") or REPO / ".ci-cache" / "synth-ai-0.2.24")
     cli = venv / "bin" / "synth-ai"
-    if not cli.exists():
-        uv = REPO / ".ci-tools" / "bin" / "uv"  # make's own uv: resolves and installs several times faster than pip
-        if uv.exists():
-            subprocess.run([str(uv), "venv", "-q", "--python", sys.executable, str(venv)], check=True)
-            subprocess.run([str(uv), "pip", "install", "-q", "--python", str(venv / "bin" / "python"),
-                            "synth-ai==0.2.24"], check=True)
-        else:
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "synth-ai==0.2.24"], check=True)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with (venv.parent / "synth-ai-0.2.24.lock").open("w") as lock:  # one builder, whichever worker comes first
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not cli.exists():
+            _build(venv)
     return cli
+
+
+def _build(venv: Path) -> None:
+    uv = REPO / ".ci-tools" / "bin" / "uv"  # make's own uv: resolves and installs several times faster than pip
+    if uv.exists():
+        subprocess.run([str(uv), "venv", "-q", "--allow-existing", "--python", sys.executable, str(venv)], check=True)
+        subprocess.run([str(uv), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "synth-ai==0.2.24"],
+                       check=True)
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "synth-ai==0.2.24"], check=True)
 
 
 @pytest.fixture(scope="module")
