@@ -3,9 +3,10 @@
 ``prepare`` (what ``--dry-run`` shows), ``check`` (``--check``'s pre-flight cards), ``send`` (the sequence
 of every submission: the target resolved once, the overrides built once, the API key once, then the keys
 shared with the embedded backend, the task apps' pre-flight, the run recorded, the plan submitted, the
-bundle kept and the budget watchdog set), ``rerun``, ``fork``, ``attach`` (and ``cancel``), ``compare``
-and ``jobs``. A door builds one ``Request``, runs the action ``request.action`` names and only renders
-what comes back or asks its user a question (``Hooks``).
+bundle kept and the budget watchdog set), ``rerun``, ``fork``, ``attach`` (and ``cancel``) and ``jobs``;
+the ``compare`` action is ``synth_nb.comparison.compare_request`` (a comparison reads jobs through this
+package, so this package does not import it). A door builds one ``Request``, runs the action
+``request.action`` names and only renders what comes back or asks its user a question (``Hooks``).
 """
 
 from __future__ import annotations
