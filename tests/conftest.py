@@ -32,7 +32,7 @@ SLOW_FIRST = (
     "tests/local/training/test_sft.py",
     "tests/browser/test_accessibility.py",
     "tests/report/",
-    "tests/test_pipeline_shared_backend.py",
+    "tests/pipeline/test_pipeline_shared_backend.py",
     "tests/browser/",
 )
 
