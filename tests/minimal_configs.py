@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 MINIMAL_RL = """\
 [algorithm]
 type = "online"
@@ -117,3 +120,12 @@ val_seeds = [8, 9, 10, 11]
 test_pool = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 validation_top_k = 1
 """
+
+
+def with_values(config: str, **values: object) -> str:
+    """``config`` with the first ``key = ...`` line of each key named here set to its value: a test's variant
+    of a shared config, so the config itself is written once."""
+    for key, value in values.items():
+        config, found = re.subn(rf"^{key} = .*$", f"{key} = {json.dumps(value)}", config, count=1, flags=re.M)
+        assert found, f"no {key!r} in the config"
+    return config

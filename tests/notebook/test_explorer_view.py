@@ -66,15 +66,6 @@ async def test_a_running_job_is_redrawn_until_it_ends(outputs: Any) -> None:
     assert "has not finished" not in output.shown[-1]["text/html"]
 
 
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
-
-
 def test_the_magic_compares_runs_by_id(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = real_runs()
     monkeypatch.setenv("SYNTH_API_KEY", runs.api_key)
