@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+from synth_nb.config import ConfigError, load_config_text
+
 MINIMAL_RL = """\
 [algorithm]
 type = "online"
@@ -129,3 +133,10 @@ def with_values(config: str, **values: object) -> str:
         config, found = re.subn(rf"^{key} = .*$", f"{key} = {json.dumps(value)}", config, count=1, flags=re.M)
         assert found, f"no {key!r} in the config"
     return config
+
+
+def config_problems(text: str, name: str) -> list[ConfigError]:
+    """The problems loading ``text`` as the file ``name`` raises (it must raise)."""
+    with pytest.raises(ConfigError) as info:
+        load_config_text(text, name)
+    return info.value.problems

@@ -9,7 +9,9 @@ The in-test backend and fault transport (``tests/fake_backend.py``) are fixtures
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +19,8 @@ import httpx
 import pytest
 from fake_backend import fake_backend, faulty_transport, no_backoff
 
-__all__ = ["ENV_KEY", "backend", "backend_options", "env_key", "fake_backend", "faulty_transport", "folder", "ip",
-           "no_backoff", "prompt_learning_jobs", "signed_in_folder", "task_app"]
+__all__ = ["ENV_KEY", "assert_ended_by_ctrl_c", "backend", "backend_options", "env_key", "fake_backend",
+           "faulty_transport", "folder", "ip", "killed_at_exit", "no_backoff", "prompt_learning_jobs", "signed_in_folder", "task_app"]
 
 #: the task-app key of a module that names none of its own
 ENV_KEY = "sk_env_CANARY_pipeline_aaaaaa_7777"
@@ -97,3 +99,19 @@ def ip() -> Any:
     shell = get_ipython()
     shell.run_line_magic("load_ext", "synth_nb")
     return shell
+
+
+def assert_ended_by_ctrl_c(proc: subprocess.Popen[str], out: str, err: str, secret: str) -> None:
+    """A command stopped by Ctrl-C exits 130 with no traceback and no secret in what it printed."""
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err and secret not in out + err
+
+
+@contextmanager
+def killed_at_exit(proc: subprocess.Popen[str]) -> Iterator[subprocess.Popen[str]]:
+    """``proc``, killed on the way out if still running: a failing test leaves no process behind."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
