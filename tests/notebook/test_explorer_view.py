@@ -46,7 +46,7 @@ def test_a_finished_job_shows_one_static_explorer(outputs: Any) -> None:
 
 
 async def test_a_running_job_is_redrawn_until_it_ends(outputs: Any) -> None:
-    runs = real_runs()
+    runs = await asyncio.to_thread(real_runs)  # the first call runs its jobs with asyncio.run: not on this loop
     client = AsyncSynthClient(runs.backend.url + "/api", runs.api_key)
     endpoints = get_flow("prompt_learning").endpoints
     doc = await client.create_job(endpoints, {"algorithm": "gepa", "metadata": {
