@@ -17,6 +17,9 @@ from collections.abc import Iterator
 
 import pytest
 
+#: the shared fixtures: backends, task apps, working folders, the IPython shell
+pytest_plugins = ["shared_fixtures"]  # not "fixtures": that is the name of a pytest plugin of its own
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--with-compat", action="store_true", default=False,
@@ -32,7 +35,7 @@ SLOW_FIRST = (
     "tests/local/training/test_sft.py",
     "tests/browser/test_accessibility.py",
     "tests/report/",
-    "tests/test_pipeline_shared_backend.py",
+    "tests/pipeline/test_pipeline_shared_backend.py",
     "tests/browser/",
 )
 

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
+
+import pytest
+
+from synth_nb.config import ConfigError, load_config_text
+
 MINIMAL_RL = """\
 [algorithm]
 type = "online"
@@ -117,3 +124,97 @@ val_seeds = [8, 9, 10, 11]
 test_pool = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
 validation_top_k = 1
 """
+
+
+#: the bundled banking task app's prompt and keyword policy, shared by the real GEPA and MIPRO runs
+BANKING_PROMPT = """\
+[prompt_learning.initial_prompt]
+id = "banking_intents"
+name = "Banking intent classification"
+
+[[prompt_learning.initial_prompt.messages]]
+role = "system"
+pattern = "You are an expert banking assistant that classifies customer queries into banking intents. Given a customer message, respond with exactly one intent label from the provided list using the `banking_classify` tool."
+order = 0
+
+[[prompt_learning.initial_prompt.messages]]
+role = "user"
+pattern = "Customer Query: {query}\\n\\nAvailable Intents:\\n{available_intents}\\n\\nClassify this query into one of the above banking intents using the tool call."
+order = 1
+
+[prompt_learning.initial_prompt.wildcards]
+query = "REQUIRED"
+available_intents = "REQUIRED"
+
+[prompt_learning.policy]
+inference_mode = "synth_hosted"
+provider = "openai"
+model = "gpt-4.1-mini"
+temperature = 0.0
+local_policy = "keyword"
+"""
+
+
+def banking_gepa(*, budget: int, rng_seed: int) -> str:
+    """A real GEPA run on the banking task app (``tests/real_runs.py``)."""
+    return f"""\
+[prompt_learning]
+algorithm = "gepa"
+task_app_url = "http://127.0.0.1:8102"
+task_app_id = "banking"
+results_folder = "results"
+
+{BANKING_PROMPT}
+[prompt_learning.gepa]
+env_name = "banking"
+rng_seed = {rng_seed}
+
+[prompt_learning.gepa.rollout]
+budget = {budget}
+max_concurrent = 8
+minibatch_size = 8
+
+[prompt_learning.gepa.evaluation]
+train_seeds = {list(range(16))}
+val_seeds = {list(range(80, 96))}
+test_pool = {list(range(16))}
+validation_top_k = 2
+"""
+
+
+BANKING_MIPRO = f"""\
+[prompt_learning]
+algorithm = "mipro"
+task_app_url = "http://127.0.0.1:8102"
+task_app_id = "banking"
+results_folder = "results"
+
+{BANKING_PROMPT}
+[prompt_learning.mipro]
+env_name = "banking"
+num_iterations = 2
+num_evaluations_per_iteration = 3
+batch_size = 8
+bootstrap_train_seeds = {list(range(32))}
+online_pool = {list(range(80, 96))}
+test_pool = {list(range(16))}
+max_instructions = 3
+max_demo_sets = 3
+full_eval_every_k = 3
+"""
+
+
+def with_values(config: str, **values: object) -> str:
+    """``config`` with the first ``key = ...`` line of each key named here set to its value: a test's variant
+    of a shared config, so the config itself is written once."""
+    for key, value in values.items():
+        config, found = re.subn(rf"^{key} = .*$", f"{key} = {json.dumps(value)}", config, count=1, flags=re.M)
+        assert found, f"no {key!r} in the config"
+    return config
+
+
+def config_problems(text: str, name: str) -> list[ConfigError]:
+    """The problems loading ``text`` as the file ``name`` raises (it must raise)."""
+    with pytest.raises(ConfigError) as info:
+        load_config_text(text, name)
+    return info.value.problems

@@ -16,87 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from minimal_configs import BANKING_MIPRO, banking_gepa
+
 from synth_nb import pipeline
 from synth_nb.backend import normalize_backend_url
 from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobRecord, JobRegistry
 from synth_nb.pipeline import SecretSources, Target
-
-PROMPT = """\
-[prompt_learning.initial_prompt]
-id = "banking_intents"
-name = "Banking intent classification"
-
-[[prompt_learning.initial_prompt.messages]]
-role = "system"
-pattern = "You are an expert banking assistant that classifies customer queries into banking intents. Given a customer message, respond with exactly one intent label from the provided list using the `banking_classify` tool."
-order = 0
-
-[[prompt_learning.initial_prompt.messages]]
-role = "user"
-pattern = "Customer Query: {query}\\n\\nAvailable Intents:\\n{available_intents}\\n\\nClassify this query into one of the above banking intents using the tool call."
-order = 1
-
-[prompt_learning.initial_prompt.wildcards]
-query = "REQUIRED"
-available_intents = "REQUIRED"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "openai"
-model = "gpt-4.1-mini"
-temperature = 0.0
-local_policy = "keyword"
-"""
-
-
-def gepa_toml(*, budget: int, rng_seed: int) -> str:
-    return f"""\
-[prompt_learning]
-algorithm = "gepa"
-task_app_url = "http://127.0.0.1:8102"
-task_app_id = "banking"
-results_folder = "results"
-
-{PROMPT}
-[prompt_learning.gepa]
-env_name = "banking"
-rng_seed = {rng_seed}
-
-[prompt_learning.gepa.rollout]
-budget = {budget}
-max_concurrent = 8
-minibatch_size = 8
-
-[prompt_learning.gepa.evaluation]
-train_seeds = {list(range(16))}
-val_seeds = {list(range(80, 96))}
-test_pool = {list(range(16))}
-validation_top_k = 2
-"""
-
-
-MIPRO_TOML = f"""\
-[prompt_learning]
-algorithm = "mipro"
-task_app_url = "http://127.0.0.1:8102"
-task_app_id = "banking"
-results_folder = "results"
-
-{PROMPT}
-[prompt_learning.mipro]
-env_name = "banking"
-num_iterations = 2
-num_evaluations_per_iteration = 3
-batch_size = 8
-bootstrap_train_seeds = {list(range(32))}
-online_pool = {list(range(80, 96))}
-test_pool = {list(range(16))}
-max_instructions = 3
-max_demo_sets = 3
-full_eval_every_k = 3
-"""
 
 
 @dataclass
@@ -138,9 +65,9 @@ async def _replay(runs: RealRuns, target: Target, flow: str) -> Job:
 async def _run_all(runs: RealRuns) -> None:
     target = Target(normalize_backend_url(runs.backend.url), runs.api_key)
     jobs = {
-        "gepa_a": await _submit(runs, target, "gepa_a", gepa_toml(budget=200, rng_seed=0)),
-        "gepa_b": await _submit(runs, target, "gepa_b", gepa_toml(budget=150, rng_seed=1)),
-        "mipro": await _submit(runs, target, "mipro", MIPRO_TOML),
+        "gepa_a": await _submit(runs, target, "gepa_a", banking_gepa(budget=200, rng_seed=0)),
+        "gepa_b": await _submit(runs, target, "gepa_b", banking_gepa(budget=150, rng_seed=1)),
+        "mipro": await _submit(runs, target, "mipro", BANKING_MIPRO),
         "sft": await _replay(runs, target, "sft"),
         "rl": await _replay(runs, target, "rl"),
     }

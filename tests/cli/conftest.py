@@ -1,6 +1,18 @@
-"""The in-test backend and fault transport of ``tests/fake_backend.py``, and the real embedded backend with
-the banking task app of ``tests/bundle_backend.py`` (re-run and fork tests), as fixtures here; a test module
-that defines a fixture of the same name uses its own."""
+"""The re-run and fork fixtures of ``tests/bundle_backend.py`` (a signed-in folder, a backend without a
+default executor) and the terminal children a test spawns; a test module's own fixture of a name wins."""
 
-from bundle_backend import backend, folder, task_app  # noqa: F401
-from fake_backend import fake_backend, faulty_transport, no_backoff  # noqa: F401
+from collections.abc import Iterator
+
+import pexpect
+import pytest
+from bundle_backend import backend_options, env_key, folder  # noqa: F401
+
+
+@pytest.fixture()
+def children() -> Iterator[list[pexpect.spawn]]:
+    """The CLI processes a test spawns in a terminal; any still alive at its end is ended."""
+    spawned: list[pexpect.spawn] = []
+    yield spawned
+    for child in spawned:
+        if child.isalive():
+            child.terminate(force=True)

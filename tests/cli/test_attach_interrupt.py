@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from minimal_configs import MINIMAL_SFT
+from shared_fixtures import assert_ended_by_ctrl_c, killed_at_exit
 
 HANG = 60.0  # reached only when something hangs
 GOOD_LINE = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
@@ -65,7 +66,7 @@ def test_ctrl_c_on_a_watched_job_detaches_and_leaves_it_running(command: list[st
                                                                   "--poll-interval", "0.5"]
     proc = subprocess.Popen([sys.executable, "-m", "synth_nb", *args], cwd=tmp_path, env=_env(fake_backend),
                             text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with killed_at_exit(proc):
         seen, deadline = _polled(fake_backend, running_job, 3), time.monotonic() + HANG
         while not seen():
             assert proc.poll() is None, f"the command ended early: {proc.communicate()}"
@@ -73,11 +74,7 @@ def test_ctrl_c_on_a_watched_job_detaches_and_leaves_it_running(command: list[st
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=HANG)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, (out, err)
-    assert "Traceback" not in err and fake_backend.api_key not in out + err
+    assert_ended_by_ctrl_c(proc, out, err, fake_backend.api_key)
     assert f"stopped watching job {running_job}; it keeps running" in err
     assert f"synth-nb cancel {running_job}" in err
     assert _cancels(fake_backend) == 0

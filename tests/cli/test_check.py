@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +19,8 @@ PATHS = ("/prompt-learning/online/jobs", "/rl/jobs", "/learning/jobs")
 
 
 @pytest.fixture()
-def backend() -> Iterator[Any]:
-    from synth_nb.local import start_backend
-
-    with start_backend(port=0, environment_api_key=ENV_KEY) as b:
-        yield b
-
-
-@pytest.fixture()
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for var in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "SYNTH_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
-    monkeypatch.setenv("SYNTH_NB_BACKEND_DIR", str(tmp_path / "shared-backend"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+def backend_options(env_key: str) -> dict[str, Any]:
+    return {"environment_api_key": env_key}  # the default executor
 
 
 def _no_jobs(backend: Any) -> bool:

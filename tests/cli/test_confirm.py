@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
@@ -35,15 +34,6 @@ def project(tmp_path: Path, fake_backend) -> Path:  # type: ignore[no-untyped-de
     (tmp_path / "sft.toml").write_text(MINIMAL_SFT)
     (tmp_path / "train.jsonl").write_text(GOOD_LINE * 3)
     return tmp_path
-
-
-@pytest.fixture()
-def children() -> Iterator[list[pexpect.spawn]]:
-    spawned: list[pexpect.spawn] = []
-    yield spawned
-    for child in spawned:
-        if child.isalive():
-            child.terminate(force=True)
 
 
 def _spawn(args: list[str], folder: Path, backend: object, children: list[pexpect.spawn]) -> pexpect.spawn:

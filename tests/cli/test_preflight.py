@@ -6,7 +6,6 @@ a healthy one is said and the job goes ahead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 from minimal_configs import MINIMAL_GEPA
 from pydantic import SecretStr
+from shared_fixtures import prompt_learning_jobs
 
 from synth_nb.cli.main import main
 from synth_nb.flows import get_flow
@@ -24,37 +24,15 @@ ENV_KEY = "sk_env_CANARY_preflight_cccccc_3333"
 
 
 @pytest.fixture()
-def backend() -> Iterator[Any]:
-    from synth_nb.local import start_backend
-
-    with start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 50}}) as b:
-        yield b
+def backend_options() -> dict[str, Any]:
+    return {"default_executor": "replay", "executor_options": {"replay": {"speed": 50}}}
 
 
 @pytest.fixture()
-def task_app() -> Iterator[Any]:
-    from synth_nb.local.examples import start_task_app
+def folder(signed_in_folder: Path, monkeypatch: pytest.MonkeyPatch, shared_backend_folder: str) -> Path:
+    monkeypatch.setenv("SYNTH_NB_BACKEND_DIR", shared_backend_folder)  # the session's, stopped at its end
+    return signed_in_folder
 
-    with start_task_app("banking", api_key=ENV_KEY) as app:
-        yield app
-
-
-@pytest.fixture()
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: Any) -> Path:
-    for var in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_SKIP_TASK_APP_HEALTH_CHECK"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _jobs(backend: Any) -> list[Any]:
-    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
-                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
-    answer.raise_for_status()
-    body = answer.json()
-    return list(body.get("jobs", body) if isinstance(body, dict) else body)
 
 
 def test_dead_task_app_exits_2_naming_the_url_and_creates_nothing(folder: Path, backend: Any,
@@ -66,7 +44,7 @@ def test_dead_task_app_exits_2_naming_the_url_and_creates_nothing(folder: Path, 
     assert "http://127.0.0.1:9" in err and "cannot be reached" in err and "Nothing was submitted" in err
     assert err.count("error:") == 1 and "Traceback" not in err
     assert ENV_KEY not in out + err
-    assert _jobs(backend) == []
+    assert prompt_learning_jobs(backend) == []
 
 
 def test_on_the_embedded_backend_a_dead_task_app_points_at_the_bundled_ones(
@@ -89,7 +67,7 @@ def test_wrong_key_is_named_as_the_problem(folder: Path, backend: Any, task_app:
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 2
     err = capsys.readouterr().err
     assert "refused the ENVIRONMENT_API_KEY" in err and "not_the_right_key" not in err
-    assert _jobs(backend) == []
+    assert prompt_learning_jobs(backend) == []
 
 
 def test_healthy_task_app_is_said_and_the_job_is_created(folder: Path, backend: Any, task_app: Any,
@@ -98,7 +76,7 @@ def test_healthy_task_app_is_said_and_the_job_is_created(folder: Path, backend: 
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--no-poll"]) == 0
     out, err = capsys.readouterr()
     assert f"task app {task_app.url}: healthy" in err
-    assert len(_jobs(backend)) == 1
+    assert len(prompt_learning_jobs(backend)) == 1
 
 
 def test_skip_setting_sends_without_checking(folder: Path, backend: Any, monkeypatch: pytest.MonkeyPatch,
@@ -108,7 +86,7 @@ def test_skip_setting_sends_without_checking(folder: Path, backend: Any, monkeyp
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--no-poll"]) == 0
     err = capsys.readouterr().err
     assert "task app http://127.0.0.1:9:" not in err  # no check line (the preview names the task app)
-    assert len(_jobs(backend)) == 1
+    assert len(prompt_learning_jobs(backend)) == 1
 
 
 def test_503_says_the_task_app_has_no_key() -> None:
@@ -152,7 +130,7 @@ def test_a_bundled_example_runs_as_it_is_on_the_embedded_backend(
     pipeline.use_local_backend(backend)
     try:
         code = main(["train", "--config", f"configs/{name}", "--backend", "local", "--no-poll"])
-        jobs = _jobs(backend)
+        jobs = prompt_learning_jobs(backend)
     finally:
         pipeline.stop_local_backend()
     out, err = capsys.readouterr()
@@ -175,7 +153,7 @@ def test_a_task_the_embedded_backend_does_not_bundle_is_never_replaced(
     pipeline.use_local_backend(backend)
     try:
         code = main(["train", "--config", "gepa.toml", "--backend", "local", "--no-poll"])
-        jobs = _jobs(backend)
+        jobs = prompt_learning_jobs(backend)
     finally:
         pipeline.stop_local_backend()
     err = capsys.readouterr().err

@@ -27,11 +27,16 @@ def _job_count(backend: Any, path: str) -> int:
     return len(body.get("jobs", body) if isinstance(body, dict) else body)
 
 
-def test_a_rerun_submits_the_same_plan_byte_for_byte(folder: Path, backend: Any, task_app: Any,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def _first_gepa_job(folder: Path, backend: Any, task_app: Any, capsys: pytest.CaptureFixture[str]) -> str:
+    """The id of a GEPA job (budget 24) ``synth-nb train`` submitted from ``gepa.toml``: the parent of a re-run."""
     (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
-    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    return _submitted(capsys.readouterr().out, "prompt_learning")
+
+
+def test_a_rerun_submits_the_same_plan_byte_for_byte(folder: Path, backend: Any, task_app: Any,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    parent = _first_gepa_job(folder, backend, task_app, capsys)
     assert main(["train", "--rerun", parent, "--backend", backend.url]) == 0
     out, err = capsys.readouterr()
     child = _submitted(out, "prompt_learning")
@@ -47,9 +52,7 @@ def test_a_rerun_submits_the_same_plan_byte_for_byte(folder: Path, backend: Any,
 
 def test_a_changed_config_is_shown_as_a_diff_and_nothing_is_sent(folder: Path, backend: Any, task_app: Any,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
-    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    parent = _first_gepa_job(folder, backend, task_app, capsys)
     (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=30))
     before = _job_count(backend, "/prompt-learning/online/jobs")
     assert main(["train", "--rerun", parent, "--backend", backend.url]) == 2
@@ -89,9 +92,7 @@ def test_the_magic_reruns_from_the_bundle(folder: Path, backend: Any, task_app: 
                                           capsys: pytest.CaptureFixture[str]) -> None:
     from IPython.testing.globalipapp import get_ipython
 
-    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
-    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    parent = _first_gepa_job(folder, backend, task_app, capsys)
     ip = get_ipython()
     ip.run_line_magic("load_ext", "synth_nb")
     ip.user_ns["__session__"] = str(folder / "rerun.ipynb")
@@ -108,9 +109,7 @@ def test_the_magic_reruns_from_the_bundle(folder: Path, backend: Any, task_app: 
 
 def test_a_dry_run_rerun_shows_the_diff_and_sends_nothing(folder: Path, backend: Any, task_app: Any,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
-    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    parent = _first_gepa_job(folder, backend, task_app, capsys)
     before = _job_count(backend, "/prompt-learning/online/jobs")
     assert main(["train", "--rerun", parent, "--dry-run", "--backend", backend.url]) == 0
     out, err = capsys.readouterr()
@@ -124,9 +123,7 @@ def test_a_dry_run_rerun_shows_the_diff_and_sends_nothing(folder: Path, backend:
 
 def test_check_with_rerun_checks_the_reruns_plan(folder: Path, backend: Any, task_app: Any,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url]) == 0
-    parent = _submitted(capsys.readouterr().out, "prompt_learning")
+    parent = _first_gepa_job(folder, backend, task_app, capsys)
     before = _job_count(backend, "/prompt-learning/online/jobs")
     assert main(["train", "--check", "--rerun", parent, "--backend", backend.url]) == 0
     out, err = capsys.readouterr()

@@ -51,13 +51,26 @@ def _spawn(args: list[str], cwd: Path) -> pexpect.spawn:
     return child
 
 
-@pytest.fixture()
-def children() -> Iterator[list[pexpect.spawn]]:
-    spawned: list[pexpect.spawn] = []
-    yield spawned
-    for child in spawned:
-        if child.isalive():
-            child.terminate(force=True)
+def _escaped_at_the_picker(args: list[str], folder: Path, children: list) -> pexpect.spawn:
+    """The command, run in a terminal, left with Esc once its config picker has listed every config."""
+    child = _spawn(args, folder)
+    children.append(child)
+    child.expect("Which config")
+    child.expect("c_broken.toml")
+    child.send(ESC)
+    child.expect(pexpect.EOF)
+    child.close()
+    return child
+
+
+def _assert_picked_sft(child: pexpect.spawn) -> None:
+    """The dry run went ahead with the SFT config alone, and the command ended with 0."""
+    child.expect("dry run: 1 valid plan", timeout=WAIT)
+    said = child.before
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "flow:      sft" in said and "flow:      prompt_learning" not in said
 
 
 def test_config_picker_lists_flow_algorithm_validity_and_takes_several(folder: Path, children: list) -> None:
@@ -88,12 +101,7 @@ def test_enter_with_nothing_ticked_picks_the_highlighted_config(folder: Path, ch
     child.expect("c_broken.toml")
     child.send(DOWN)  # from a_gepa to b_sft
     child.send(ENTER)
-    child.expect("dry run: 1 valid plan", timeout=WAIT)
-    said = child.before
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-    assert "flow:      sft" in said and "flow:      prompt_learning" not in said
+    _assert_picked_sft(child)
 
 
 def test_typing_filters_the_configs_and_enter_takes_the_match(folder: Path, children: list) -> None:
@@ -103,22 +111,11 @@ def test_typing_filters_the_configs_and_enter_takes_the_match(folder: Path, chil
     child.expect("c_broken.toml")
     child.send("sft")
     child.send(ENTER)
-    child.expect("dry run: 1 valid plan", timeout=WAIT)
-    said = child.before
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 0
-    assert "flow:      sft" in said and "flow:      prompt_learning" not in said
+    _assert_picked_sft(child)
 
 
 def test_esc_at_the_picker_cancels_with_130_and_sends_nothing(folder: Path, children: list) -> None:
-    child = _spawn(["train", "--backend", "http://127.0.0.1:9"], folder)
-    children.append(child)
-    child.expect("Which config")
-    child.expect("c_broken.toml")
-    child.send(ESC)
-    child.expect(pexpect.EOF)
-    child.close()
+    child = _escaped_at_the_picker(["train", "--backend", "http://127.0.0.1:9"], folder, children)
     assert child.exitstatus == 130
     assert "submitted" not in child.before
     assert not (folder / ".synth_nb" / "jobs.jsonl").exists()
@@ -129,13 +126,7 @@ def test_job_bundle_copies_are_not_offered(folder: Path, children: list) -> None
     bundle.mkdir(parents=True)
     (bundle / "config.toml").write_text(MINIMAL_GEPA)
     (bundle / "run.json").write_text("{}")
-    child = _spawn(["train", "--dry-run"], folder)
-    children.append(child)
-    child.expect("Which config")
-    child.expect("c_broken.toml")
-    child.send(ESC)
-    child.expect(pexpect.EOF)
-    child.close()
+    child = _escaped_at_the_picker(["train", "--dry-run"], folder, children)
     assert "pl_0123456789abcdef" not in child.before + (child.after if isinstance(child.after, str) else "")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from minimal_configs import MINIMAL_GEPA
+from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
 
 from synth_nb.cli.main import main
 
@@ -18,21 +18,7 @@ SYNTH_KEY = "sk_synth_CANARY_cli_aaaaaaaa_1111"
 ENV_KEY = "sk_env_CANARY_cli_bbbbbbbbbb_2222"
 
 GEPA = MINIMAL_GEPA
-
-SFT = """
-[algorithm]
-type = "offline"
-method = "sft"
-variety = "fft"
-
-[job]
-model = "Qwen/Qwen3-0.6B"
-data = "train.jsonl"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 1
-"""
+SFT = MINIMAL_SFT
 
 LINE = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
 

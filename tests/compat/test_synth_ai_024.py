@@ -10,21 +10,17 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from synth_nb.local import LocalBackend, start_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "local"))
-from task_app_stub import create_stub_app  # noqa: E402
+from task_app_stub import serve_stub_app  # noqa: E402
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("compat")]
 
@@ -58,16 +54,8 @@ def _build(venv: Path) -> None:
 
 @pytest.fixture(scope="module")
 def task_app_url() -> Iterator[str]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_stub_app(ENV_KEY), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.01)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serve_stub_app(ENV_KEY) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backend import fake_backend  # noqa: F401  (the in-test backend, for the fourth flow's jobs)
 from pydantic import SecretStr
 
 from synth_nb.config.detect import detect_flow

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from minimal_configs import MINIMAL_GEPA
 
 from synth_nb.config import load_config
 from synth_nb.errors import ConfigError
@@ -14,22 +15,7 @@ from synth_nb.flows.overrides import Overrides
 
 from .conftest import ENV_KEY, SYNTH_KEY, bundle, write_config
 
-GEPA = """
-[prompt_learning]
-algorithm = "gepa"
-task_app_url = "http://127.0.0.1:8102"
-task_app_api_key = "${ENVIRONMENT_API_KEY}"
-results_folder = "results"
-
-[prompt_learning.policy]
-inference_mode = "synth_hosted"
-provider = "groq"
-model = "llama-3.1-8b-instant"
-
-[prompt_learning.gepa.evaluation]
-train_seeds = [0, 1, 2]
-val_seeds = [3, 4]
-"""
+GEPA = MINIMAL_GEPA.replace('results_folder', 'task_app_api_key = "${ENVIRONMENT_API_KEY}"\nresults_folder', 1)
 
 MIPRO_TOP_LEVEL_SEEDS = """
 [prompt_learning]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from minimal_configs import MINIMAL_RL, with_values
 
 from synth_nb.errors import ConfigError, OverrideError
 from synth_nb.flows import plan_for
@@ -12,35 +13,7 @@ from synth_nb.flows.overrides import Overrides
 
 from .conftest import bundle, write_config
 
-CONFIG = """
-[algorithm]
-type = "online"
-method = "policy_gradient"
-variety = "gspo"
-
-[services]
-task_url = "https://task.example.com/"
-
-[model]
-base = "Qwen/Qwen3-4B"
-trainer_mode = "lora"
-label = "run"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 2
-
-[topology]
-gpus_for_vllm = 1
-gpus_for_training = 1
-
-[rollout]
-env_name = "math"
-policy_name = "math-policy"
-max_turns = 1
-episodes_per_batch = 8
-max_concurrent_rollouts = 4
-"""
+CONFIG = with_values(MINIMAL_RL, task_url="https://task.example.com/", label="run")
 
 
 def test_verify_then_create_with_idempotency(tmp_path: Path) -> None:

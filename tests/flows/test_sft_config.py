@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from config._samples import FIXTURES, MINIMAL_SFT
+from minimal_configs import config_problems
 
-from synth_nb.config import ConfigError, load_config, load_config_text
+from synth_nb.config import load_config, load_config_text
 from synth_nb.flows.sft.config import SftConfig
-
-
-def _problems(text: str) -> list[ConfigError]:
-    with pytest.raises(ConfigError) as info:
-        load_config_text(text, "sft.toml")
-    return info.value.problems
 
 
 def test_minimal_sft() -> None:
@@ -44,20 +38,20 @@ def test_shipped_sft_examples_load_and_report_unsent_keys() -> None:
 
 
 def test_model_must_be_sft_capable_base_id() -> None:
-    [problem] = _problems(MINIMAL_SFT.replace("Qwen/Qwen3-0.6B", "ft:Qwen/Qwen3-4B:abc"))
+    [problem] = config_problems(MINIMAL_SFT.replace("Qwen/Qwen3-0.6B", "ft:Qwen/Qwen3-4B:abc"), "sft.toml")
     assert problem.key == "job.model" and "fine-tuned" in (problem.hint or "")
-    [problem] = _problems(MINIMAL_SFT.replace("Qwen/Qwen3-0.6B", "gpt-4o"))
+    [problem] = config_problems(MINIMAL_SFT.replace("Qwen/Qwen3-0.6B", "gpt-4o"), "sft.toml")
     assert problem.line == 7
 
 
 def test_qlora_variety_is_rejected_with_the_supported_list() -> None:
-    [problem] = _problems(MINIMAL_SFT.replace('variety = "fft"', 'variety = "qlora"'))
+    [problem] = config_problems(MINIMAL_SFT.replace('variety = "fft"', 'variety = "qlora"'), "sft.toml")
     assert problem.key == "algorithm.variety" and 'variety = "lora"' in (problem.hint or "")
 
 
 def test_hyperparameter_bounds() -> None:
     text = MINIMAL_SFT + "\n[hyperparameters]\nn_epochs = 0\nwarmup_ratio = 1.5\nlearning_rate = -1\ntrain_kind = 3\n"
-    problems = {p.key: p.message for p in _problems(text)}
+    problems = {p.key: p.message for p in config_problems(text, "sft.toml")}
     assert problems["hyperparameters.n_epochs"].startswith("must be > 0")
     assert problems["hyperparameters.warmup_ratio"].startswith("must be <= 1")
     assert problems["hyperparameters.learning_rate"].startswith("must be > 0")
@@ -66,7 +60,7 @@ def test_hyperparameter_bounds() -> None:
 
 def test_missing_job_and_compute_fields() -> None:
     text = MINIMAL_SFT.replace('model = "Qwen/Qwen3-0.6B"\n', "").replace("gpu_count = 1\n", "")
-    assert {p.key for p in _problems(text)} == {"job.model", "compute.gpu_count"}
+    assert {p.key for p in config_problems(text, "sft.toml")} == {"job.model", "compute.gpu_count"}
 
 
 def test_training_validation_defaults_fill_in() -> None:

@@ -39,6 +39,14 @@ async def _follow_a_little(job: Job, events: int = 3) -> None:
         await asyncio.sleep(0.01)
 
 
+async def _followed_job(fake_backend) -> Job:  # type: ignore[no-untyped-def]
+    """A new RL job on the in-test backend, followed for a few events on the running loop."""
+    client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
+    job = Job(await _create(fake_backend, client), "rl", client, endpoints=get_flow("rl").endpoints, poll_interval=0.2)
+    await _follow_a_little(job)
+    return job
+
+
 def test_a_job_keeps_its_history_and_finishes_on_a_second_loop(fake_backend) -> None:
     async def first() -> tuple[Job, AsyncSynthClient]:
         client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
@@ -75,17 +83,10 @@ def test_rebind_stops_the_monitor_on_the_other_loop_and_the_new_loop_can_cancel(
     def on_thread(coro):  # type: ignore[no-untyped-def]
         return asyncio.run_coroutine_threadsafe(coro, thread_loop).result(60)
 
-    async def submit_there() -> Job:
-        client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client,
-                  endpoints=get_flow("rl").endpoints, poll_interval=0.2)
-        await _follow_a_little(job)
-        return job
-
     async def monitors_running() -> list[str]:
         return [t.get_name() for t in asyncio.all_tasks() if t.get_name().startswith("synth-nb:")]
 
-    job = on_thread(submit_there())
+    job = on_thread(_followed_job(fake_backend))
     assert job.loop is thread_loop
     old = job.client
 
@@ -105,14 +106,7 @@ def test_rebind_stops_the_monitor_on_the_other_loop_and_the_new_loop_can_cancel(
 
 def test_waiting_from_another_loop_than_the_monitor_works(fake_backend, thread_loop) -> None:
     """A cell's loop may await a job followed on the background loop: the done signal crosses loops."""
-    async def start_there() -> Job:
-        client = AsyncSynthClient(fake_backend.url, fake_backend.api_key)
-        job = Job(await _create(fake_backend, client), "rl", client,
-                  endpoints=get_flow("rl").endpoints, poll_interval=0.2)
-        await _follow_a_little(job)
-        return job
-
-    job = asyncio.run_coroutine_threadsafe(start_there(), thread_loop).result(60)
+    job = asyncio.run_coroutine_threadsafe(_followed_job(fake_backend), thread_loop).result(60)
 
     async def here() -> tuple[str, list[str]]:
         kinds = asyncio.ensure_future(_kinds(job))

@@ -23,16 +23,6 @@ CHAT = '{"messages": [{"role": "user", "content": "hi %d"}, {"role": "assistant"
 
 
 @pytest.fixture()
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for var in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_SKIP_TASK_APP_HEALTH_CHECK"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
-    monkeypatch.setenv("SYNTH_NB_BACKEND_DIR", str(tmp_path / "shared-backend"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-@pytest.fixture()
 def gepa(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """A real backend and task app, and a GEPA config whose budget (3000 rollouts) no test reaches."""
     from synth_nb.local import start_backend

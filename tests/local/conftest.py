@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 from local_backend_helpers import API_KEY, ENV_KEY
-from task_app_stub import create_stub_app
+from task_app_stub import serve_stub_app
 
 from synth_nb.local import LocalBackend, start_backend
 
@@ -43,14 +39,5 @@ def client(backend: LocalBackend) -> Iterator[httpx.Client]:
 @pytest.fixture
 def task_app() -> Iterator[Callable[[], str]]:
     """Start the stub task app (``/health`` + ``/task_info`` behind ENV_KEY); yields a URL getter."""
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_stub_app(ENV_KEY), log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started and thread.is_alive():
-        time.sleep(0.01)
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    yield lambda: url
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serve_stub_app(ENV_KEY) as url:
+        yield lambda: url

@@ -4,6 +4,13 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -37,3 +44,20 @@ def create_stub_app(api_key: str) -> Starlette:
     app = Starlette(routes=[Route("/", root), Route("/health", health), Route("/task_info", task_info)])
     app.state.seen = seen
     return app
+
+
+@contextmanager
+def serve_stub_app(api_key: str) -> Iterator[str]:
+    """The stub on a free 127.0.0.1 port in a thread of this process; yields its URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_stub_app(api_key), log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started and thread.is_alive():
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)

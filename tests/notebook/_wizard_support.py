@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from minimal_configs import MINIMAL_GEPA
+from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
 
 #: canary values: if one of these shows up in a trait, an output or a saved notebook, a secret leaked
 CANARY_SYNTH = "sk-canary-SYNTH-7f3a9c1e5b2d"
@@ -13,21 +13,7 @@ CANARY_ENV = "env-canary-TASK-4e8b2a6c0d9f"
 CANARY_PASTED = "pasted-canary-KEY-1c5e9a3f7b0d"
 CANARIES = (CANARY_SYNTH, CANARY_ENV, CANARY_PASTED)
 
-SFT = """\
-[algorithm]
-type = "offline"
-method = "sft"
-variety = "fft"
-
-[job]
-model = "Qwen/Qwen3-0.6B"
-data = "train.jsonl"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 1
-"""
-
+SFT = MINIMAL_SFT
 GEPA = MINIMAL_GEPA
 
 BROKEN_RL = """\

@@ -46,7 +46,7 @@ def test_a_finished_job_shows_one_static_explorer(outputs: Any) -> None:
 
 
 async def test_a_running_job_is_redrawn_until_it_ends(outputs: Any) -> None:
-    runs = real_runs()
+    runs = await asyncio.to_thread(real_runs)  # the first call runs its jobs with asyncio.run: not on this loop
     client = AsyncSynthClient(runs.backend.url + "/api", runs.api_key)
     endpoints = get_flow("prompt_learning").endpoints
     doc = await client.create_job(endpoints, {"algorithm": "gepa", "metadata": {
@@ -64,15 +64,6 @@ async def test_a_running_job_is_redrawn_until_it_ends(outputs: Any) -> None:
     assert plain[-1] == job.explorer().summary_line() and "20 proposals" in plain[-1]
     assert any("has not finished" in b["text/html"] for b in output.shown[:-2])
     assert "has not finished" not in output.shown[-1]["text/html"]
-
-
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
 
 
 def test_the_magic_compares_runs_by_id(ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:

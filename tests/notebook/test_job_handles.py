@@ -15,31 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _wizard_support import CANARY_PASTED, clean_environ, make_project
+from _wizard_support import CANARY_PASTED, clean_environ
 
 from synth_nb import pipeline
 from synth_nb.errors import ClientClosedError
-
-
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()  # one shell per test process, started on first use
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
-
-
-@pytest.fixture
-def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    folder = make_project(tmp_path / "nb")  # its .env holds a SYNTH_API_KEY meant for the hosted backend
-    ip.user_ns["__session__"] = str(folder / "train.ipynb")
-    for name in set(__import__("os").environ) - set(clean_environ()):
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "1")  # replayed jobs need no task app
-    monkeypatch.setenv("SYNTH_NB_WIDGETS", "0")
-    yield folder
-    ip.user_ns.pop("__session__", None)
 
 
 def _replay_backend(speed: float) -> Iterator[Any]:

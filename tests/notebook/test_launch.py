@@ -18,15 +18,6 @@ from synth_nb import pipeline
 TYPO = "warning: sft.toml: unknown key hyperparameters.n_epoch (did you mean 'n_epochs'?)"
 
 
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
-
-
 @pytest.fixture
 def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = make_project(tmp_path / "nb")

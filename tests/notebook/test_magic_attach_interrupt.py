@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_backend import fake_backend  # noqa: F401
 from minimal_configs import MINIMAL_SFT
 
 from synth_nb.cli.main import main
@@ -49,7 +48,7 @@ def _outputs(kc: Any, msg_id: str, *, until: str = "idle") -> str:
 
 
 @pytest.mark.notebook
-def test_interrupting_an_attached_cell_leaves_the_job_running(fake_backend: Any, tmp_path: Path,  # noqa: F811
+def test_interrupting_an_attached_cell_leaves_the_job_running(fake_backend: Any, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from jupyter_client.manager import start_new_kernel
 

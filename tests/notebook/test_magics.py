@@ -8,34 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _wizard_support import CANARIES, GEPA, clean_environ, make_project
+from _wizard_support import CANARIES, GEPA
 from IPython.core import magic_arguments
 from IPython.core.error import UsageError
 
 from synth_nb import pipeline
 from synth_nb.notebook.magics import CELL_CONFIG_PREFIX
 from synth_nb.pipeline.flags import TRAIN_ARGUMENTS, build_train_parser
-
-
-@pytest.fixture(scope="module")
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()  # one shell per test process, started on first use
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
-
-
-@pytest.fixture
-def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    folder = make_project(tmp_path / "nb")
-    ip.user_ns["__session__"] = str(folder / "train.ipynb")
-    for name in set(__import__("os").environ) - set(clean_environ()):
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("SYNTH_SKIP_TASK_APP_HEALTH_CHECK", "1")  # replayed jobs need no task app
-    monkeypatch.setenv("SYNTH_NB_WIDGETS", "0")
-    yield folder
-    ip.user_ns.pop("__session__", None)
 
 
 def magic(ip: Any) -> Any:

@@ -3,41 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
-import pytest
 from minimal_configs import LOCAL_GEPA
+from shared_fixtures import prompt_learning_jobs
 
 from synth_nb.notebook.wizard import Wizard
 
 ENV_KEY = "sk_env_CANARY_wizcard_aaaaaa_5555"
 
-
-@pytest.fixture()
-def backend() -> Iterator[Any]:
-    from synth_nb.local import start_backend
-
-    with start_backend(port=0, environment_api_key=ENV_KEY) as b:
-        yield b
-
-
-@pytest.fixture()
-def task_app() -> Iterator[Any]:
-    from synth_nb.local.examples import start_task_app
-
-    with start_task_app("banking", api_key=ENV_KEY) as app:
-        yield app
-
-
-def _jobs(backend: Any) -> list[Any]:
-    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
-                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
-    answer.raise_for_status()
-    body = answer.json()
-    return list(body.get("jobs", body) if isinstance(body, dict) else body)
 
 
 async def test_the_preview_step_runs_the_card_and_sends_no_job(tmp_path: Path, backend: Any, task_app: Any) -> None:
@@ -53,7 +28,7 @@ async def test_the_preview_step_runs_the_card_and_sends_no_job(tmp_path: Path, b
     assert card["path"] == "gepa.toml" and card["ok"], card["html"]
     assert "pre-flight check: gepa.toml [prompt_learning/gepa]" in card["html"]
     assert "dry rollout" in card["html"] and "reward" in card["html"] and "estimate" in card["html"]
-    assert _jobs(backend) == []
+    assert prompt_learning_jobs(backend) == []
     state = json.dumps(wizard.get_state(), default=str)
     assert ENV_KEY not in state and backend.api_key not in state
 
@@ -73,4 +48,4 @@ async def test_an_unreachable_task_app_is_a_card_that_is_not_ready(tmp_path: Pat
     await wizard.preflight_task
     (card,) = wizard.preflight
     assert not card["ok"] and "not ready" in card["html"] and "127.0.0.1:9" in card["html"]
-    assert _jobs(backend) == []
+    assert prompt_learning_jobs(backend) == []

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
-from pipeline_keys import ENV_KEY
+from shared_fixtures import ENV_KEY
 
 from synth_nb import pipeline
 from synth_nb.flows import catalogue

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 from minimal_configs import LOCAL_GEPA
-from pipeline_keys import ENV_KEY
+from shared_fixtures import ENV_KEY, prompt_learning_jobs
 
 from synth_nb import pipeline
 from synth_nb.flows import get_flow
@@ -42,13 +42,6 @@ async def _run_to_the_end(prepared: pipeline.Prepared, target: Target) -> Job:
     return job
 
 
-def _jobs(backend: Any) -> list[Any]:
-    answer = httpx.get(f"{backend.url}/api/prompt-learning/online/jobs",
-                       headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30)
-    answer.raise_for_status()
-    body = answer.json()
-    return list(body.get("jobs", body) if isinstance(body, dict) else body)
-
 
 def test_dry_rollout_rewards_equal_the_real_jobs_for_the_same_seeds_and_prompt(
         folder: Path, backend: Any, task_app: Any) -> None:
@@ -56,7 +49,7 @@ def test_dry_rollout_rewards_equal_the_real_jobs_for_the_same_seeds_and_prompt(
     target = Target(f"{backend.url}/api", backend.api_key)
     assert prepared.plan is not None
     dry = {seed: dry_rollout(prepared.plan, target, backend.api_key, seed=seed, split="test") for seed in range(16)}
-    assert _jobs(backend) == []  # dry rollouts create nothing
+    assert prompt_learning_jobs(backend) == []  # dry rollouts create nothing
 
     job = asyncio.run(_run_to_the_end(prepared, target))
     assert job.status == "succeeded"

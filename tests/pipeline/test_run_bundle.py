@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
-from pipeline_keys import ENV_KEY
+from shared_fixtures import ENV_KEY
 
 from synth_nb.cli.main import main
 

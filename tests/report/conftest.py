@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bundle_backend import ENV_KEY, backend, folder, task_app  # noqa: F401
+from bundle_backend import ENV_KEY, backend_options, env_key, folder  # noqa: F401
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,7 @@ import pytest
 from bundle_backend import ENV_KEY
 from minimal_configs import LOCAL_GEPA
 from trackers import (
-    as_float32,
-    job_series,
-    mlflow_client,
-    mlflow_runs,
-    mlflow_series,
-    tensorboard_series,
+    check_trackers,
     tensorboard_text,
 )
 
@@ -42,15 +37,6 @@ def _history(job_id: str, backend: Any, folder: Path) -> Job:
     return asyncio.run(attach())
 
 
-def _check_trackers(job: Job, runs: Path) -> Any:
-    expected = job_series(job)
-    assert expected and sum(map(len, expected.values())) > len(expected)
-    assert tensorboard_series(runs / job.id) == as_float32(expected)
-    client = mlflow_client(runs)
-    (run,) = mlflow_runs(client, job.id)
-    assert mlflow_series(client, run) == expected
-    return client, run
-
 
 def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path, backend: Any, task_app: Any,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -64,7 +50,7 @@ def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path,
     job = _history(job_id, backend, folder)
     runs = folder / "runs"
 
-    client, run = _check_trackers(job, runs)
+    client, run = check_trackers(job, runs, runs)
     (summary,) = tensorboard_text(runs / job_id, "summary/text_summary")
     assert summary.startswith(f"# Prompt-learning summary: `{job_id}`")
     assert client.get_experiment(run.info.experiment_id).name == "gepa"
@@ -84,6 +70,6 @@ def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path,
     for _ in range(2):  # the same points again, each already held by both trackers
         assert main(["attach", job_id, "--backend", backend.url, "--report-to", "tensorboard,mlflow"]) == 0
     assert "warning" not in capsys.readouterr().err
-    _, again = _check_trackers(job, runs)
+    _, again = check_trackers(job, runs, runs)
     assert again.info.run_id == run.info.run_id and again.info.status == "FINISHED"
     assert len(tensorboard_text(runs / job_id, "summary/text_summary")) == 1

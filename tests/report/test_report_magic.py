@@ -16,15 +16,6 @@ from synth_nb import pipeline
 
 
 @pytest.fixture()
-def ip() -> Any:
-    from IPython.testing.globalipapp import get_ipython
-
-    shell = get_ipython()  # one shell per test process, started on first use
-    shell.run_line_magic("load_ext", "synth_nb")
-    return shell
-
-
-@pytest.fixture()
 def embedded() -> Iterator[Any]:
     from synth_nb.local import start_backend
 

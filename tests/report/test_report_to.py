@@ -11,7 +11,15 @@ from typing import Any
 import pytest
 from bundle_backend import ENV_KEY
 from minimal_configs import MINIMAL_RL, MINIMAL_SFT
-from trackers import as_float32, job_series, mlflow_client, mlflow_runs, mlflow_series, tensorboard_series
+from trackers import (
+    as_float32,
+    check_trackers,
+    job_series,
+    mlflow_client,
+    mlflow_runs,
+    mlflow_series,
+    tensorboard_series,
+)
 
 from synth_nb import pipeline
 from synth_nb.backend import normalize_backend_url
@@ -60,12 +68,8 @@ def test_report_to_follows_a_live_job_and_ends_its_run(flow: str, tmp_path: Path
 
     job = asyncio.run(run())
     assert job.status == "succeeded"
+    client, mlrun = check_trackers(job, runs, mlflow_uri)
     expected = job_series(job)
-    assert expected and sum(map(len, expected.values())) > len(expected)
-    assert tensorboard_series(runs / job.id) == as_float32(expected)
-    client = mlflow_client(mlflow_uri)
-    (mlrun,) = mlflow_runs(client, job.id)
-    assert mlflow_series(client, mlrun) == expected
     assert mlrun.info.status == "FINISHED" and mlrun.data.tags["synth_nb.flow"] == flow
     assert client.get_experiment(mlrun.info.experiment_id).name == f"{flow}_run"
     assert mlrun.data.params["compute.gpu_type"] == "H100"

@@ -56,3 +56,14 @@ def mlflow_series(client: Any, run: Any) -> dict[str, list[tuple[int, float]]]:
     """Every metric of ``run`` with its whole history, in step order (MLflow's own reader)."""
     return {key: sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, key))
             for key in run.data.metrics}
+
+
+def check_trackers(job: Any, logdir: Path, store: Path | str) -> tuple[Any, Any]:
+    """Both trackers hold every metric series the job streamed; the MLflow client and the job's run."""
+    expected = job_series(job)
+    assert expected and sum(map(len, expected.values())) > len(expected)
+    assert tensorboard_series(logdir / job.id) == as_float32(expected)
+    client = mlflow_client(store)
+    (run,) = mlflow_runs(client, job.id)
+    assert mlflow_series(client, run) == expected
+    return client, run

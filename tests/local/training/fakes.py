@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -117,3 +118,14 @@ def write_chat_jsonl(path: Path, n: int = 24) -> Path:
                                               {"role": "assistant", "content": capital}]}))
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def cancel_once(run: Callable[[FakeContext], Any], ctx: FakeContext, started: Callable[[], bool]) -> None:
+    """Run ``run(ctx)`` in a thread, cancel it once ``started()`` says so, and see it stop."""
+    runner = threading.Thread(target=run, args=(ctx,))
+    runner.start()
+    while runner.is_alive() and not started():
+        runner.join(0.1)
+    ctx.cancelled.set()
+    runner.join(120)
+    assert not runner.is_alive()

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
 from starlette.applications import Starlette
@@ -14,7 +13,7 @@ from synth_nb.local.examples.charclass import serve
 from synth_nb.local.executors.rl import DEFAULT_LR, RlExecutor, rl_settings
 from synth_nb.local.training.model_choice import choose_model
 
-from .fakes import FakeContext
+from .fakes import FakeContext, cancel_once
 
 CANARY = "sk_env_rl_canary_value_9876"
 
@@ -62,13 +61,7 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
 def test_cancellation_stops_rl_and_keeps_a_checkpoint(tmp_path, policy_server, charclass):
     ctx = FakeContext("rl", _body(charclass, steps=10000, eval_seeds=()), tmp_path, policy_server,
                       environment_api_key=CANARY)
-    runner = threading.Thread(target=RlExecutor().run, args=(ctx,))
-    runner.start()
-    while runner.is_alive() and not ctx.series("train.reward_mean"):
-        runner.join(0.1)
-    ctx.cancelled.set()
-    runner.join(120)
-    assert not runner.is_alive()
+    cancel_once(RlExecutor().run, ctx, lambda: bool(ctx.series("train.reward_mean")))
     assert "rl.train.cancelled" in ctx.event_types() and "rl.job.completed" not in ctx.event_types()
     assert (ctx.work_dir / "checkpoint" / "model.safetensors").is_file()
 

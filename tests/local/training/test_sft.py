@@ -9,7 +9,7 @@ from synth_nb.local.errors import ExecutorInputError, TrainingFailed
 from synth_nb.local.executors.sft import SftExecutor, sft_settings
 from synth_nb.local.training.model_choice import choose_model
 
-from .fakes import FakeContext, write_chat_jsonl
+from .fakes import FakeContext, cancel_once, write_chat_jsonl
 
 
 def _context(tmp_path, hyperparameters, *, validation=False, model="Qwen/Qwen3-0.6B", lines=24, **metadata):
@@ -67,13 +67,7 @@ def test_local_model_folder_is_fine_tuned_with_lora(tmp_path):
 @pytest.mark.torch
 def test_cancellation_stops_training_and_keeps_a_checkpoint(tmp_path):
     ctx = _context(tmp_path, {"batch_size": 4, "max_steps": 100000})
-    runner = threading.Thread(target=SftExecutor().run, args=(ctx,))
-    runner.start()
-    while runner.is_alive() and not ctx.series("train.loss"):
-        runner.join(0.1)
-    ctx.cancelled.set()
-    runner.join(120)
-    assert not runner.is_alive()
+    cancel_once(SftExecutor().run, ctx, lambda: bool(ctx.series("train.loss")))
     assert "sft.training.cancelled" in ctx.event_types()
     assert "sft.job.completed" not in ctx.event_types()
     assert (ctx.work_dir / "checkpoint" / "model.safetensors").is_file()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,16 @@ class FakeContext:
 
     def of_type(self, type_: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == type_]
+
+
+def run_cancelled(run: Callable[[FakeContext], Any], ctx: FakeContext, when: Callable[[dict[str, Any]], bool]) -> None:
+    """Run ``run(ctx)`` in a thread that cancels it at the first event ``when`` accepts, and see it stop."""
+    def cancel(event: dict[str, Any]) -> None:
+        if when(event):
+            ctx.cancelled.set()
+
+    ctx.on_event = cancel
+    worker = threading.Thread(target=run, args=(ctx,))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from prompt_learning_bodies import small_gepa
+from prompt_learning_support import run_cancelled
 
 from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.prompt_learning.gepa import GepaExecutor, parse_gepa_settings
@@ -66,16 +65,8 @@ def test_better_prompt_is_found_on_the_validation_set(task_app, make_ctx) -> Non
 
 def test_cancellation_stops_the_search_and_keeps_the_best_candidate(task_app, make_ctx) -> None:
     ctx = make_ctx(small_gepa(task_app, budget=100_000))
-
-    def cancel_after_first_new_candidate(event: dict) -> None:
-        if event["type"] == "prompt.learning.candidate.evaluated" and event["data"]["candidate_index"] >= 1:
-            ctx.cancelled.set()
-
-    ctx.on_event = cancel_after_first_new_candidate
-    worker = threading.Thread(target=GepaExecutor().run, args=(ctx,))
-    worker.start()
-    worker.join(timeout=60)
-    assert not worker.is_alive()
+    run_cancelled(GepaExecutor().run, ctx, lambda event: event["type"] == "prompt.learning.candidate.evaluated"
+                  and event["data"]["candidate_index"] >= 1)  # after the first new candidate
     done = ctx.of_type("prompt.learning.completed")[0]["data"]
     assert done["finish_reason"] == "cancelled" and done["heldout_rollouts"] == 0
     assert done["rollouts_completed"] < 1000

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from prompt_learning_bodies import small_mipro
+from prompt_learning_support import run_cancelled
 
 from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.prompt_learning.mipro import MiproExecutor, parse_mipro_settings
@@ -48,16 +47,7 @@ def test_rollout_cap_is_hard(task_app, make_ctx, policy_server) -> None:
 
 def test_cancellation_keeps_the_incumbent(task_app, make_ctx) -> None:
     ctx = make_ctx(small_mipro(task_app, num_iterations=500))
-
-    def cancel_on_first_trial(event: dict) -> None:
-        if event["type"] == "mipro.trial.complete":
-            ctx.cancelled.set()
-
-    ctx.on_event = cancel_on_first_trial
-    worker = threading.Thread(target=MiproExecutor().run, args=(ctx,))
-    worker.start()
-    worker.join(timeout=60)
-    assert not worker.is_alive()
+    run_cancelled(MiproExecutor().run, ctx, lambda event: event["type"] == "mipro.trial.complete")  # first trial
     assert ctx.of_type("prompt.learning.completed")[0]["data"]["finish_reason"] == "cancelled"
     assert ctx.result["best_prompt"]["sections"]
 
