@@ -255,7 +255,7 @@ async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
         return False
     run.say(final_block(job, run.secrets))
     stopped = job.watchdog is not None and job.watchdog.tripped is not None
-    if job.watchdog is not None and job.watchdog.tripped is not None:
+    if job.watchdog is not None and job.watchdog.stopped is not None:
         run.say(f"  {job.watchdog.report()}")
     if results_folder is not None and not _write_results(job, results_folder, run):
         return False

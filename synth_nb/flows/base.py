@@ -188,6 +188,11 @@ class Flow(ABC):
         """What a job of this plan will do, for the pre-flight estimate (nothing is known by default)."""
         return Workload()
 
+    def with_rollout_limit(self, plan: Plan, limit: int) -> Plan:
+        """``plan`` with ``--max-rollouts`` in its job body, for a flow whose backend can stop at a rollout
+        limit itself; a flow with no such field returns ``plan`` (the client-side watchdog alone applies)."""
+        return plan
+
     # ------------------------------------------------------------------ watching
     def is_noise(self, event: Event) -> bool:
         """True for an event hidden by default: errors never are, heartbeats always are."""

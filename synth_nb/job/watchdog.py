@@ -6,6 +6,10 @@ evaluations without a new best score (``--stop-on-plateau N``; the evaluations a
 flow's chart series that is scored last, e.g. prompt-learning trials, RL eval reward, SFT validation loss).
 When one is crossed the job is cancelled; nothing is deleted, so the best checkpoint or prompt the backend
 reports stays available, and ``report()`` names it. ``meters()`` is the state a "budget left" meter shows.
+
+``--max-rollouts`` also travels in a prompt-learning job's body, and a backend that reads it stops at the
+limit by itself (ending "budget_exhausted"): then the watchdog cancels nothing and ``report()`` says the
+backend stopped there. It cancels only a job that goes past the limit (a backend that ignores the field).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ __all__ = ["Limits", "Meter", "WatchedJob", "Watchdog", "watch"]
 #: absolute counts a backend reports (events' data or the status document), newest wins
 _ROLLOUT_KEYS = ("rollouts_completed", "rollouts_used", "total_rollouts")
 _TOKEN_KEYS = ("rollout_tokens_used", "tokens_used", "total_tokens_used", "trained_tokens", "tokens_seen")
+#: the rollout budget a backend says it works to
+_ROLLOUT_TOTAL_KEYS = ("rollouts_total", "rollout_budget", "max_rollouts")
 #: what a backend reports as the result worth keeping
 _BEST_KEYS = ("best_score", "best_prompt", "fine_tuned_model", "best_checkpoint", "checkpoint", "model_id")
 
@@ -89,6 +95,14 @@ class Meter:
     def crossed(self) -> bool:
         return self.used is not None and self.used >= self.limit
 
+    @property
+    def trips(self) -> bool:
+        """Whether the watchdog cancels: a rollout limit the backend was given only when the job goes past it
+        (the backend stops at it), any other limit once it is reached."""
+        if self.name == "rollouts":
+            return self.used is not None and self.used > self.limit
+        return self.crossed
+
     def line(self) -> str:
         if self.used is None:
             return f"{self.flag} {self.limit:g}: not reported by the backend for this job"
@@ -112,6 +126,9 @@ class Watchdog:
         self._rollouts: float | None = None
         self._step_rollouts = 0.0
         self._tokens: float | None = None
+        #: the rollout budget the backend reports working to, and why it says the job ended
+        self._rollouts_total: float | None = None
+        self._finish_reason: str | None = None
         self._chart: ChartData | None = None
         self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
@@ -142,16 +159,40 @@ class Watchdog:
         """The limit that stopped the job, with what the job has used by now: rollouts already running
         when the cancel was sent still finish and count, and every report must give the job's own total."""
         if self.tripped is None:
-            return None
+            return self.backend_stopped
         return next((m for m in self.meters() if m.flag == self.tripped.flag and m.used is not None), self.tripped)
+
+    @property
+    def backend_stopped(self) -> Meter | None:
+        """The rollout limit when the backend itself ended the job at it (the limit was in the job's body):
+        the job is over, says its budget ran out, and that budget is the limit asked for."""
+        if self.tripped is not None or self.job.status not in TERMINAL_STATUSES:
+            return None
+        if self._finish_reason != "budget_exhausted" or self.limits.max_rollouts is None:
+            return None
+        total = self._rollouts_total
+        meter = next((m for m in self.meters() if m.name == "rollouts"), None)
+        if meter is None or meter.used is None:
+            return None
+        at_limit = total == meter.limit if total is not None else meter.crossed
+        return meter if at_limit else None
+
+    @property
+    def stopped(self) -> Meter | None:
+        """The limit that ended the job: the one the watchdog cancelled at, or the one the backend stopped at."""
+        return self._tripped_now()
 
     def stopped_by(self) -> dict[str, Any] | None:
         """The limit that stopped the job, as data (kept in its bundle), or None."""
         meter = self._tripped_now()
-        if meter is None or self.tripped is None:
+        if meter is None:
             return None
+        if self.tripped is None:
+            return {"limit": meter.flag, "value": meter.limit, "used": meter.used, "unit": meter.unit,
+                    "used_when_stopped": meter.used, "by": "backend", "cancel": None, "best": self.best()}
         return {"limit": meter.flag, "value": meter.limit, "used": meter.used, "unit": meter.unit,
-                "used_when_stopped": self.tripped.used, "cancel": self._outcome(), "best": self.best()}
+                "used_when_stopped": self.tripped.used, "by": "watchdog", "cancel": self._outcome(),
+                "best": self.best()}
 
     def _outcome(self) -> str:
         if self.outcome is not None:
@@ -193,8 +234,9 @@ class Watchdog:
         else:
             kept = "the backend reports no best checkpoint or prompt"
         used = f"{meter.used:,.4g}" if meter.used is not None else "?"
-        return (f"stopped by {meter.flag} {meter.limit:g}: {used} {meter.unit} (limit {meter.limit:g}); "
-                f"cancel: {self._outcome()}; {kept}")
+        how = (f"cancel: {self._outcome()}" if self.tripped is not None
+               else f"the backend ended the search at the limit ({self._finish_reason})")
+        return f"stopped by {meter.flag} {meter.limit:g}: {used} {meter.unit} (limit {meter.limit:g}); {how}; {kept}"
 
     # -- watching ----------------------------------------------------------------------------------
 
@@ -244,6 +286,11 @@ class Watchdog:
         tokens = next((v for k in _TOKEN_KEYS if (v := _number(data.get(k))) is not None), None)
         if tokens is not None:
             self._tokens = max(self._tokens or 0.0, tokens)
+        total = next((v for k in _ROLLOUT_TOTAL_KEYS if (v := _number(data.get(k))) is not None), None)
+        if total is not None:
+            self._rollouts_total = total
+        if isinstance(data.get("finish_reason"), str):
+            self._finish_reason = data["finish_reason"]
 
     def _count_doc(self, doc: Mapping[str, Any]) -> None:
         self._count(Event(seq=0, type="status", data=dict(doc)))
@@ -270,7 +317,7 @@ class Watchdog:
             return
         if self.job.status in TERMINAL_STATUSES:
             return
-        crossed = next((m for m in self.meters() if m.crossed), None)
+        crossed = next((m for m in self.meters() if m.trips), None)
         if crossed is None:
             return
         with self._lock:

@@ -37,7 +37,7 @@ def budget_text(watchdog: Watchdog | None) -> str:
     if watchdog is None or not meters:
         return ""
     lines = ["budget left:", *(f"  {meter_line(m)}" for m in meters)]
-    if watchdog.tripped is not None:
+    if watchdog.stopped is not None:
         lines.append(f"  {watchdog.report()}")
     return "\n" + "\n".join(lines)
 
@@ -56,7 +56,7 @@ def budget_html(watchdog: Watchdog | None) -> str:
             f"optimum='0' aria-label='{esc(line)}' style='width:10em;margin-right:.5em'></meter>")
         crossed = " data-crossed='true'" if m.crossed else ""
         rows.append(f"<li data-limit='{esc(m.name)}'{crossed}>{bar}{esc(line)}</li>")
-    stopped = "" if watchdog.tripped is None else f"<p class='synth-budget-stopped'><strong>{esc(watchdog.report())}</strong></p>"
+    stopped = "" if watchdog.stopped is None else f"<p class='synth-budget-stopped'><strong>{esc(watchdog.report())}</strong></p>"
     return ("<div class='synth-budget' role='group' aria-label='budget left' data-testid='budget'>"
             "<div class='synth-events-head'>budget left</div>"
             f"<ul style='list-style:none;margin:0;padding:0'>{''.join(rows)}</ul>{stopped}</div>")

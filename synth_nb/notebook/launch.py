@@ -126,7 +126,7 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
         finally:
             move_to_kernel(jobs)
         for job in jobs:
-            if job.watchdog is not None and job.watchdog.tripped is not None:
+            if job.watchdog is not None and job.watchdog.stopped is not None:
                 print(f"job {job.id}: {job.watchdog.report()}")
         return jobs
     move_to_kernel(jobs)

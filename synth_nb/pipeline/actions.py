@@ -172,6 +172,17 @@ def wizard_batch(backend: str | None, environ: Mapping[str, str], values: Mappin
     return batch, {}
 
 
+def _send_rollout_limit(batch: Batch, limit: int) -> None:
+    """Write ``--max-rollouts`` into every job body whose flow has a field for it, so the backend stops at the
+    limit itself (the watchdog stays as the backstop for a backend that ignores it); checked before any is sent."""
+    from synth_nb.flows import get_flow
+
+    planned = [item for item in batch.prepared if item.plan is not None]
+    limited = [get_flow(item.plan.flow).with_rollout_limit(item.plan, limit) for item in planned if item.plan]
+    for item, plan in zip(planned, limited, strict=True):
+        item.plan = plan
+
+
 async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
                say: Callable[[str], None] = _quiet, jobs: list[Job] | None = None,
                on_job: Callable[[Job, Prepared, RunRecord | None], None] | None = None,
@@ -190,12 +201,14 @@ async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits
     for item in batch.prepared:
         if not item.ok:
             raise item.error or ConfigError(f"{item.path}: not ready to submit")
+    watchdog = _limits(limits)
+    if watchdog is not None and watchdog.max_rollouts is not None:
+        _send_rollout_limit(batch, watchdog.max_rollouts)
     target, key, created = batch.target, batch.key, [] if jobs is None else jobs
     await asyncio.to_thread(share_keys, target, [p.secrets for p in batch.prepared])
     for line in await asyncio.to_thread(preflight, batch.prepared, target):
         say(line.line())
     registry = JobRegistry(folder)
-    watchdog = _limits(limits)
     for item in batch.prepared:
         assert item.plan is not None
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,

@@ -18,6 +18,7 @@ from synth_nb.flows.prompt_learning.config import PromptLearningConfig
 from synth_nb.flows.prompt_learning.explorer import Explorer
 from synth_nb.flows.prompt_learning.explorer_events import EXPLORER_EVENT_TYPES, PROPOSAL_METRIC, explore
 from synth_nb.flows.prompt_learning.overrides import ROWS
+from synth_nb.flows.prompt_learning.plan import with_rollout_limit
 from synth_nb.flows.prompt_learning.scores import SCORE_EVENT_TYPES, job_scores
 from synth_nb.flows.prompt_learning.summary import job_summary, write_summary
 from synth_nb.flows.schema import Problem
@@ -108,6 +109,9 @@ class PromptLearningFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
+
+    def with_rollout_limit(self, plan: Plan, limit: int) -> Plan:
+        return with_rollout_limit(plan, limit)
 
     def explorer(self, job: ExplorableJob) -> Explorer:
         """Candidates, lineage, Pareto front, per-seed wins and prompt diffs from the events so far."""

@@ -3,17 +3,23 @@
 The job body matches synth-ai 0.2.24's builder for every config it accepts. Deliberate difference: MIPRO
 seed pools written at the ``[prompt_learning]`` level (which 0.2.24's validator accepts but its builder
 crashes on) are used for ``[prompt_learning.mipro]`` when that table does not set them.
+
+``--max-rollouts N`` travels in the body (``with_rollout_limit``), so the backend stops scheduling rollouts
+at the limit instead of a client cancelling after the fact: ``termination_config.max_rollouts`` (the
+backend's rollout cap for both algorithms) and, for GEPA, ``gepa.rollout.budget`` (GEPA's own budget
+field), each lowered to N and never raised.
 """
 
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 from pydantic import SecretStr
 
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import SecretsError
+from synth_nb.errors import ConfigError, SecretsError
 from synth_nb.flows._common import (
     backend_for,
     config_error,
@@ -31,7 +37,7 @@ from synth_nb.secrets.redact import redact
 ENDPOINTS = FlowEndpoints.of_jobs("/prompt-learning/online/jobs",
                                   also_under=("/learning/jobs", "/orchestration/jobs"))
 
-__all__ = ["ENDPOINTS", "build_body", "build_plan", "resolve_task_url"]
+__all__ = ["ENDPOINTS", "build_body", "build_plan", "resolve_task_url", "with_rollout_limit"]
 
 
 def _table(config: ConfigLike) -> dict[str, Any]:
@@ -139,3 +145,58 @@ def build_plan(flow: Flow, config: ConfigLike, overrides: Overrides, secrets: Se
                 config_path=config.path, backend_url=backend_url, idempotency_key=idem, warnings=warnings,
                 secrets=secrets.values(), results_folder=flow.results_folder(config),
                 task_app=TaskApp(task_url, SecretStr(key) if key else None))
+
+
+def _lowered(table: dict[str, Any], key: str, limit: int) -> None:
+    current = table.get(key)
+    if isinstance(current, int) and not isinstance(current, bool) and current > 0:
+        limit = min(current, limit)
+    table[key] = limit
+
+
+def _first_scored(table: dict[str, Any]) -> tuple[int, str]:
+    """How many rollouts a search spends before anything can be compared (the baseline), and on what."""
+    algorithm = table.get("algorithm")
+    found = table.get(algorithm) if isinstance(algorithm, str) else None
+    section: dict[str, Any] = found if isinstance(found, dict) else {}
+    if algorithm == "gepa":
+        nested = section.get("evaluation")
+        evaluation: dict[str, Any] = nested if isinstance(nested, dict) else {}
+        seeds = evaluation.get("val_seeds") or evaluation.get("validation_seeds") or section.get("validation_seeds")
+        return (len(seeds) if isinstance(seeds, list) else 0), "[prompt_learning.gepa.evaluation].val_seeds"
+    seeds = section.get("bootstrap_train_seeds")
+    return (len(seeds) if isinstance(seeds, list) else 0), "[prompt_learning.mipro].bootstrap_train_seeds"
+
+
+def with_rollout_limit(plan: Plan, limit: int) -> Plan:
+    """``plan`` with ``--max-rollouts limit`` written into its job body (a copy; the plan is not changed).
+
+    A search scores the baseline prompt first (GEPA on every validation seed, MIPRO on its bootstrap seeds),
+    so a limit below that could never compare anything: a ``ConfigError`` before anything is sent.
+    """
+    steps = []
+    for step in plan.steps:
+        body = step.body
+        table = body.get("config_body", {}).get("prompt_learning") if isinstance(body, dict) else None
+        if step.path != ENDPOINTS.create or not isinstance(table, dict):
+            steps.append(step)
+            continue
+        body = copy.deepcopy(body)
+        table = body["config_body"]["prompt_learning"]
+        termination = table.setdefault("termination_config", {})
+        if not isinstance(termination, dict):
+            termination = table["termination_config"] = {}
+        _lowered(termination, "max_rollouts", limit)
+        first, seeds = _first_scored(table)
+        if limit < first:
+            raise ConfigError(f"--max-rollouts {limit} is smaller than the {first} rollouts that score the baseline "
+                              f"prompt first ({seeds}); raise it or use fewer seeds there",
+                              path=plan.config_path, key="max_rollouts")
+        if table.get("algorithm") == "gepa" and isinstance(table.get("gepa"), dict):
+            rollout = table["gepa"].setdefault("rollout", {})
+            if isinstance(rollout, dict):
+                _lowered(rollout, "budget", limit)
+            if "rollout_budget" in table["gepa"]:
+                _lowered(table["gepa"], "rollout_budget", limit)
+        steps.append(replace(step, body=body))
+    return replace(plan, steps=steps)

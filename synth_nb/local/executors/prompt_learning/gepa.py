@@ -1,6 +1,7 @@
 """Local GEPA executor: reflective prompt evolution with Pareto selection on the ``gepa`` package.
 
-Reads ``[prompt_learning.gepa]``: ``rollout.budget`` (hard cap on search rollouts; default 300),
+Reads ``[prompt_learning.gepa]``: ``rollout.budget`` (hard cap on search rollouts; default 300; the smaller of
+it and ``termination_config.max_rollouts``, where ``--max-rollouts`` is sent, applies),
 ``rollout.max_concurrent`` (parallel task-app calls), ``rollout.minibatch_size`` (reflective minibatch),
 ``evaluation.train_seeds|seeds`` (feedback set), ``evaluation.val_seeds|validation_seeds`` (Pareto set),
 ``evaluation.test_pool`` (held-out, scored after the search, outside the budget),
@@ -37,6 +38,7 @@ from synth_nb.local.executors.prompt_learning.settings import (
     parse_prompt_settings,
     positive_int,
     proposer_spec,
+    rollout_cap,
     section,
     seed_list,
 )
@@ -106,15 +108,17 @@ def parse_gepa_settings(body: dict[str, Any]) -> GepaSettings:
         max_tokens_keys=("mutation.max_tokens",), prompt_keys=("mutation.prompt", "mutation_prompt", "metaprompt"))
     common = parse_prompt_settings(body, "gepa", proposer)
     termination = common.termination
-    raw_budget = get_path(g, "rollout.budget", "rollout_budget", default=termination.get("max_rollouts"))
-    budget = positive_int(raw_budget, "prompt_learning.gepa.rollout.budget") or DEFAULT_BUDGET
+    cap, cap_key = rollout_cap({
+        "prompt_learning.gepa.rollout.budget": get_path(g, "rollout.budget", "rollout_budget"),
+        "prompt_learning.termination_config.max_rollouts": termination.get("max_rollouts")})
+    budget, budget_key = (cap, cap_key) if cap is not None else (DEFAULT_BUDGET, "prompt_learning.gepa.rollout.budget")
     train, val, test = _seed_pools(g, pl)
     minibatch = positive_int(get_path(g, "rollout.minibatch_size", "minibatch_size", default=8),
                              "prompt_learning.gepa.rollout.minibatch_size") or 8
     concurrent = positive_int(get_path(g, "rollout.max_concurrent", "max_concurrent_rollouts", default=20),
                               "prompt_learning.gepa.rollout.max_concurrent") or 20
     if budget < len(val):
-        raise ExecutorInputError(f"prompt_learning.gepa.rollout.budget ({budget}) is smaller than the "
+        raise ExecutorInputError(f"{budget_key} ({budget}) is smaller than the "
                                  f"{len(val)} validation seeds the baseline needs; raise it or use fewer val_seeds")
     modules = g.get("modules") or []
     check_modules([m.get("module_id") if isinstance(m, dict) else m for m in modules], common,

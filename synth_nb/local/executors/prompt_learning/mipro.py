@@ -7,7 +7,8 @@ defaults to the bootstrap rollouts), ``num_iterations`` × ``num_evaluations_per
 ``batch_size`` seeds, ``max_instructions`` (instruction pool, default 6), ``max_demo_sets`` (default 6),
 ``max_demo_set_size`` (default 4), ``demo.include_empty`` (default true), ``full_eval_every_k`` (default 5),
 ``tpe.{n_startup_trials, n_candidates, prior_weight}``, ``rng_seed``, ``meta_model*``/``meta.*`` (proposer
-model), ``max_wall_clock_seconds``; ``termination_config.max_rollouts`` (or ``mipro.max_rollouts``) is a hard cap.
+model), ``max_wall_clock_seconds``; the smaller of ``termination_config.max_rollouts`` (where ``--max-rollouts`` is sent) and ``mipro.max_rollouts``
+is a hard cap on search rollouts (bootstrap included).
 
 Events: ``mipro.job.started``, ``mipro.bootstrap.progress``, ``mipro.instruction.proposed``,
 ``mipro.iteration.start``, ``mipro.trial.complete``, ``mipro.fulleval.complete``, ``mipro.new_incumbent``,
@@ -37,6 +38,7 @@ from synth_nb.local.executors.prompt_learning.settings import (
     parse_prompt_settings,
     positive_int,
     proposer_spec,
+    rollout_cap,
     section,
     seed_list,
 )
@@ -104,7 +106,11 @@ def parse_mipro_settings(body: dict[str, Any]) -> MiproSettings:
     stage_ids = [st.get("stage_id") for mod in modules if isinstance(mod, dict)
                  for st in (mod.get("stages") or []) if isinstance(st, dict)]
     check_modules(stage_ids, common, key + "modules[].stages[].stage_id")
-    raw_cap = get_path(m, "max_rollouts", default=common.termination.get("max_rollouts"))
+    cap, cap_key = rollout_cap({key + "max_rollouts": m.get("max_rollouts"),
+                                "prompt_learning.termination_config.max_rollouts": common.termination.get("max_rollouts")})
+    if cap is not None and cap < len(bootstrap):
+        raise ExecutorInputError(f"{cap_key} ({cap}) is smaller than the {len(bootstrap)} bootstrap_train_seeds the "
+                                 "baseline is scored on first; raise it or use fewer bootstrap seeds")
     max_seconds = get_path(m, "max_wall_clock_seconds", default=common.termination.get("max_time_seconds"))
     demo = as_table(m.get("demo"))
     return MiproSettings(
@@ -116,7 +122,7 @@ def parse_mipro_settings(body: dict[str, Any]) -> MiproSettings:
         include_empty=bool(demo.get("include_empty", True)), full_eval_every=_pos(m, 5, "full_eval_every_k"),
         tpe=as_table(m.get("tpe")),
         rng_seed=int(m.get("rng_seed", pl.get("rng_seed", 0)) or 0),
-        max_rollouts=positive_int(raw_cap, key + "max_rollouts"),
+        max_rollouts=cap,
         max_seconds=float(max_seconds) if isinstance(max_seconds, int | float) else None,
         top_k=_pos(m, 3, "top_k"))
 

@@ -62,6 +62,15 @@ def positive_int(value: Any, key: str, *, allow_none: bool = True) -> int | None
     return value
 
 
+def rollout_cap(caps: dict[str, Any]) -> tuple[int | None, str | None]:
+    """The smallest of the rollout caps given (config key -> value; None: not given) and the key that set it:
+    a search stops at whichever cap it reaches first (its own budget or ``termination_config.max_rollouts``)."""
+    given = [(n, key) for key, value in caps.items() if (n := positive_int(value, key)) is not None]
+    if not given:
+        return None, None
+    return min(given, key=lambda found: found[0])
+
+
 def seed_list(value: Any, key: str, *, required: bool) -> list[int]:
     if value is None:
         if required:

@@ -167,3 +167,17 @@ def test_executors_are_registered_for_the_backend() -> None:
     from synth_nb.local.executors import load_executor
 
     assert load_executor("gepa").name == "gepa" and load_executor("mipro").name == "mipro"
+
+
+def test_the_smaller_of_the_budget_and_termination_max_rollouts_applies(task_app) -> None:
+    """``--max-rollouts`` arrives as ``termination_config.max_rollouts``; the search stops at whichever cap is
+    lower, and a cap too small for the baseline is named by the key that set it."""
+    body = small_gepa(task_app)
+    pl = body["config_body"]["prompt_learning"]
+    pl["termination_config"] = {"max_rollouts": 40}
+    assert parse_gepa_settings(body).budget == 40
+    pl["termination_config"] = {"max_rollouts": 4000}
+    assert parse_gepa_settings(body).budget == pl["gepa"]["rollout"]["budget"]
+    pl["termination_config"] = {"max_rollouts": 8}
+    with pytest.raises(ExecutorInputError, match=r"termination_config.max_rollouts \(8\) is smaller than the 16"):
+        GepaExecutor().validate("prompt_learning", body)

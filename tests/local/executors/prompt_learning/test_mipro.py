@@ -70,3 +70,13 @@ def test_seed_pools_may_sit_at_the_top_level(task_app) -> None:
     pl = body["config_body"]["prompt_learning"]
     pl["online_pool"] = pl["mipro"].pop("online_pool")
     assert parse_mipro_settings(body).online == list(range(80, 96))
+
+
+def test_the_smaller_rollout_cap_applies_and_must_cover_the_bootstrap(task_app) -> None:
+    body = small_mipro(task_app, max_rollouts=500)
+    body["config_body"]["prompt_learning"]["termination_config"] = {"max_rollouts": 60}
+    assert parse_mipro_settings(body).max_rollouts == 60
+    body["config_body"]["prompt_learning"]["termination_config"] = {"max_rollouts": 2}
+    with pytest.raises(ExecutorInputError, match=r"termination_config.max_rollouts \(2\) is smaller than the \d+ "
+                                                 "bootstrap_train_seeds"):
+        MiproExecutor().validate("prompt_learning", body)
