@@ -31,6 +31,7 @@ from synth_nb.pipeline.prepare import (
     build_overrides,
     check_together,
     choose_configs,
+    limit_rollouts,
     raise_problems,
 )
 from synth_nb.pipeline.prepare import (
@@ -148,6 +149,7 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
     paths = _configs(request, hooks, several)
     sources = _sources(request, hooks, paths, target)
     prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources) for p in paths]
+    limit_rollouts(prepared, _rollout_limit(request.limits))
     check_together(overrides, prepared)
     return Batch(target, overrides, prepared)
 
@@ -172,15 +174,9 @@ def wizard_batch(backend: str | None, environ: Mapping[str, str], values: Mappin
     return batch, {}
 
 
-def _send_rollout_limit(batch: Batch, limit: int) -> None:
-    """Write ``--max-rollouts`` into every job body whose flow has a field for it, so the backend stops at the
-    limit itself (the watchdog stays as the backstop for a backend that ignores it); checked before any is sent."""
-    from synth_nb.flows import get_flow
-
-    planned = [item for item in batch.prepared if item.plan is not None]
-    limited = [get_flow(item.plan.flow).with_rollout_limit(item.plan, limit) for item in planned if item.plan]
-    for item, plan in zip(planned, limited, strict=True):
-        item.plan = plan
+def _rollout_limit(limits: Limits | Mapping[str, Any] | None) -> int | None:
+    checked = _limits(limits)
+    return None if checked is None or checked.max_rollouts is None else int(checked.max_rollouts)
 
 
 async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
@@ -202,8 +198,8 @@ async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits
         if not item.ok:
             raise item.error or ConfigError(f"{item.path}: not ready to submit")
     watchdog = _limits(limits)
-    if watchdog is not None and watchdog.max_rollouts is not None:
-        _send_rollout_limit(batch, watchdog.max_rollouts)
+    limit_rollouts(batch.prepared, _rollout_limit(watchdog))  # the wizard's and a fork's plans get it here
+    raise_problems(batch.prepared)
     target, key, created = batch.target, batch.key, [] if jobs is None else jobs
     await asyncio.to_thread(share_keys, target, [p.secrets for p in batch.prepared])
     for line in await asyncio.to_thread(preflight, batch.prepared, target):
@@ -297,7 +293,8 @@ def rerun(request: Request) -> Rerunning:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
     target = resolve_target(request.backend or parent_backend(job_id, request.folder))
-    planned = plan_rerun(job_id, request.folder, target, request.sources())
+    planned = plan_rerun(job_id, request.folder, target, request.sources(),
+                         rollout_limit=_rollout_limit(request.limits))
     return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id))
 
 

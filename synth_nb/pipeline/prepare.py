@@ -31,6 +31,7 @@ __all__ = [
     "check_together",
     "choose_configs",
     "discover",
+    "limit_rollouts",
     "prepare",
     "raise_problems",
     "required_secrets",
@@ -122,6 +123,22 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 
     data = {k: v for k, v in values.items() if v is not None and k != "backend"}
     return Overrides.build(override_rows(), **data, backend=target.url)
+
+
+def limit_rollouts(items: Sequence[Prepared], limit: int | None) -> None:
+    """Write ``--max-rollouts`` into each plan's job body where its flow has a field for it, so the backend stops
+    at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead."""
+    from synth_nb.flows import get_flow
+
+    if limit is None:
+        return
+    for item in items:
+        if item.plan is None or item.error is not None:
+            continue
+        try:
+            item.plan = get_flow(item.plan.flow).with_rollout_limit(item.plan, limit)
+        except ConfigError as exc:
+            item.error = exc
 
 
 @dataclass

@@ -18,7 +18,7 @@ from typing import Any
 from synth_nb.backend import LOCAL
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline.bundle import find_bundle, mask_toml, read_bundle, sha256_of
-from synth_nb.pipeline.prepare import Prepared, SecretSources, build_overrides, prepare
+from synth_nb.pipeline.prepare import Prepared, SecretSources, build_overrides, limit_rollouts, prepare
 from synth_nb.pipeline.target import Target
 
 __all__ = ["NOT_REPEATED", "Rerun", "backend_of", "parent_backend", "plan_rerun"]
@@ -112,8 +112,11 @@ def _plan_diff(parent: dict[str, Any], prepared: Prepared, notes: list[str]) -> 
     return _diff(then, now, f"job {parent.get('job_id')}", "re-run") if then != now else []
 
 
-def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources) -> Rerun:
+def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources, *,
+               rollout_limit: int | None = None) -> Rerun:
     """Rebuild job ``job_id``'s plan from its bundle against ``target``, with every difference found.
+
+    ``rollout_limit`` (``--max-rollouts``) is written into the plan as ``send`` would, before it is compared.
 
     Raises ``ConfigError`` when there is no bundle, no config file, or the config no longer prepares.
     """
@@ -122,6 +125,7 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     path, config_diff = _config(parent, [])
     values = {k: v for k, v in (parent.get("overrides") or {}).items() if k not in NOT_REPEATED}
     prepared = prepare(path, overrides=build_overrides(values, target), target=target, sources=sources)
+    limit_rollouts([prepared], rollout_limit)
     if not prepared.ok:
         raise prepared.error or ConfigError(f"{path}: the config of job {job_id} no longer prepares")
     if config_diff:  # the diff shown must mask what this config's secrets resolve to
@@ -130,4 +134,7 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     rerun = Rerun(job_id, bundle, prepared, config_diff=config_diff)
     rerun.dataset_diff = _datasets(parent, prepared)
     rerun.plan_diff = _plan_diff(parent, prepared, rerun.notes)
+    if any("max_rollouts" in line for line in rerun.plan_diff):
+        rerun.notes.append("--max-rollouts is sent with the job: give the re-run the job's own --max-rollouts "
+                           "(or none if it had none), or submit a changed limit as a new job")
     return rerun

@@ -71,6 +71,24 @@ def test_max_rollouts_is_sent_and_a_gepa_job_stops_at_it(
     assert table["gepa"]["rollout"]["budget"] == 50
     _assert_stopped_at(50, 4, out, events, run, table)
     assert f"watchdog on {job_id}: --max-rollouts 50: " in out and ENV_KEY not in out
+    # the limit is part of the job: a re-run repeats it, and says so when it is left out
+    assert main(["train", "--rerun", job_id, "--dry-run", "--max-rollouts", "50"]) == 0
+    assert f"diff against job {job_id}: none" in capsys.readouterr().err
+    assert main(["train", "--rerun", job_id, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "give the re-run the job's own --max-rollouts" in err, err
+    assert [ln.split() for ln in err.splitlines() if '"max_rollouts": 50' in ln and ln.startswith("-")], err
+
+
+def test_the_preview_shows_the_limit_in_the_body(folder: Path, task_app: Any, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SYNTH_API_KEY", "sk_test_preview_0000")
+    config = with_values(BANKING_MIPRO, task_app_url=task_app.url) + "max_rollouts = 500\n"  # [prompt_learning.mipro]
+    (folder / "pl.toml").write_text(config)
+    assert main(["train", "-c", "pl.toml", "--backend", "http://127.0.0.1:9", "--dry-run", "--json",
+                 "--max-rollouts", "80"]) == 0
+    table = json.loads(capsys.readouterr().out)["steps"][0]["body"]["config_body"]["prompt_learning"]
+    assert table["termination_config"] == {"max_rollouts": 80} and table["mipro"]["max_rollouts"] == 500
 
 
 def test_max_rollouts_is_sent_and_a_mipro_job_stops_at_it(
