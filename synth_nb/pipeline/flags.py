@@ -97,7 +97,8 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--max-minutes", dest="max_minutes", type=float, default=None, metavar="M",
        help="Cancel the job after M minutes, keeping the best result the backend reports."),
     _a("--max-rollouts", dest="max_rollouts", type=int, default=None, metavar="N",
-       help="Cancel the job once it has used N rollouts."),
+       help="Stop at N rollouts: sent with a prompt-learning job (the backend stops there), "
+            "and the job is cancelled if it goes past N."),
     _a("--max-tokens", dest="max_tokens", type=int, default=None, metavar="N",
        help="Cancel the job once it has used N tokens (as the backend reports them)."),
     _a("--stop-on-plateau", dest="stop_on_plateau", type=int, default=None, metavar="N",

@@ -40,8 +40,8 @@ def _run(folder: Path, backend: Any, config: str, limit: int, capsys: pytest.Cap
     return out, job_id, _events(folder, job_id), {**run, "plan": plan}
 
 
-def _assert_stopped_at(limit: int, minibatch: int, out: str, events: list[dict[str, Any]], run: dict[str, Any],
-                       sent: dict[str, Any]) -> None:
+def _assert_stopped_at(folder: Path, limit: int, minibatch: int, out: str, events: list[dict[str, Any]],
+                       run: dict[str, Any], sent: dict[str, Any]) -> None:
     completed = [e["data"] for e in events if e["type"] == "prompt.learning.completed"]
     assert completed, "the job ended without its completed event"
     own = completed[-1]["rollouts_completed"]
@@ -60,6 +60,8 @@ def _assert_stopped_at(limit: int, minibatch: int, out: str, events: list[dict[s
         ("--max-rollouts", own, "backend", None)
     assert run["status"] == "succeeded"
     assert sent["termination_config"]["max_rollouts"] == limit
+    summary = (folder / "results" / run["job_id"] / "summary.md").read_text()
+    assert f"| Rollouts | {own} (+" in summary or f"| Rollouts | {own} |" in summary, summary
 
 
 def test_max_rollouts_is_sent_and_a_gepa_job_stops_at_it(
@@ -69,7 +71,7 @@ def test_max_rollouts_is_sent_and_a_gepa_job_stops_at_it(
     out, job_id, events, run = _run(folder, backend, LOCAL_GEPA.format(task_url=task_app.url, budget=3000), 50, capsys)
     table = run["plan"]["steps"][0]["body"]["config_body"]["prompt_learning"]
     assert table["gepa"]["rollout"]["budget"] == 50
-    _assert_stopped_at(50, 4, out, events, run, table)
+    _assert_stopped_at(folder, 50, 4, out, events, run, table)
     assert f"watchdog on {job_id}: --max-rollouts 50: " in out and ENV_KEY not in out
     # the limit is part of the job: a re-run repeats it, and says so when it is left out
     assert main(["train", "--rerun", job_id, "--dry-run", "--max-rollouts", "50"]) == 0
@@ -98,7 +100,7 @@ def test_max_rollouts_is_sent_and_a_mipro_job_stops_at_it(
     config = with_values(BANKING_MIPRO, task_app_url=task_app.url, num_iterations=50)
     out, _job, events, run = _run(folder, backend, config, 60, capsys)
     table = run["plan"]["steps"][0]["body"]["config_body"]["prompt_learning"]
-    _assert_stopped_at(60, 8, out, events, run, table)
+    _assert_stopped_at(folder, 60, 8, out, events, run, table)
 
 
 def test_a_limit_below_the_baseline_rollouts_is_refused_before_anything_is_sent(

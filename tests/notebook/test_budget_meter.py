@@ -90,3 +90,25 @@ async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_pa
     await wizard.submit_task
     meters = job.watchdog.meters()  # type: ignore[attr-defined]
     assert [(m.flag, m.limit) for m in meters] == [("--max-rollouts", 60)]
+
+
+async def test_a_job_the_backend_stopped_at_the_limit_is_reported_once_and_not_cancelled(outputs) -> None:  # type: ignore[no-untyped-def]
+    """``--max-rollouts`` travels in the job body: the backend ends the search at it, the watchdog cancels
+    nothing and the panel names the limit with the job's own count."""
+    job = FakeJob("prompt_learning", job_id="pl_budget2", algorithm="gepa")
+    job.loop = asyncio.get_running_loop()
+    Watchdog(job, Limits(max_rollouts=60)).start()
+    panel = MonitorPanel(job, tick=0.01).display()
+    status = outputs[0]
+    job.event("prompt.learning.progress", rollouts_completed=56, rollouts_total=60, best_score=0.7)
+    job.event("prompt.learning.completed", finish_reason="budget_exhausted", rollouts_completed=56)
+    job.finish("succeeded", best_score=0.7, best_prompt={"sections": []})
+    assert await asyncio.wait_for(panel.wait(), 30) == "succeeded" and job.cancel_calls == 0
+    panel.render_status(force=True)
+    text, html = status.last["text/plain"], status.last["text/html"]
+    assert "rollouts: 56 of 60 used, 4 left" in text
+    assert text.count("stopped by --max-rollouts 60") == 1
+    assert "stopped by --max-rollouts 60: 56 rollouts (limit 60); the backend ended the search at the limit " \
+           "(budget_exhausted); the best prompt the backend reports is kept" in text
+    assert "synth-budget-stopped" in html
+    assert job.watchdog.stopped_by()["by"] == "backend"  # type: ignore[attr-defined]
