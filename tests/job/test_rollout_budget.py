@@ -91,6 +91,12 @@ def test_the_preview_shows_the_limit_in_the_body(folder: Path, task_app: Any, mo
                  "--max-rollouts", "80"]) == 0
     table = json.loads(capsys.readouterr().out)["steps"][0]["body"]["config_body"]["prompt_learning"]
     assert table["termination_config"] == {"max_rollouts": 80} and table["mipro"]["max_rollouts"] == 500
+    # lowered, never raised: a GEPA budget below the limit stays as the config says
+    (folder / "pl.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=30))
+    assert main(["train", "-c", "pl.toml", "--backend", "http://127.0.0.1:9", "--dry-run", "--json",
+                 "--max-rollouts", "50"]) == 0
+    table = json.loads(capsys.readouterr().out)["steps"][0]["body"]["config_body"]["prompt_learning"]
+    assert (table["gepa"]["rollout"]["budget"], table["termination_config"]["max_rollouts"]) == (30, 50)
 
 
 def test_max_rollouts_is_sent_and_a_mipro_job_stops_at_it(
