@@ -44,6 +44,8 @@ def _assert_stopped_at(folder: Path, limit: int, minibatch: int, out: str, event
                        run: dict[str, Any], sent: dict[str, Any]) -> None:
     completed = [e["data"] for e in events if e["type"] == "prompt.learning.completed"]
     assert completed, "the job ended without its completed event"
+    message = next(e["message"] for e in events if e["type"] == "prompt.learning.completed")
+    assert message.startswith(f"finished: budget_exhausted (stopped at the rollout budget {limit}); "), message
     own = completed[-1]["rollouts_completed"]
     assert completed[-1]["finish_reason"] == "budget_exhausted"
     # never past the limit (the budget is reserved before each batch); short of it by less than one

@@ -241,7 +241,9 @@ class Reporter:
             "policy": self.settings.policy.kind, "policy_model": getattr(self.router.policy, "model", None),
             "best_score": best_score, **cost,
         }
-        self.ctx.emit("prompt.learning.completed", f"finished: {finish_reason}; {rollouts} rollouts "
+        why = (f" (stopped at the rollout budget {self.budget_total})"
+               if finish_reason == "budget_exhausted" and self.budget_total else "")
+        self.ctx.emit("prompt.learning.completed", f"finished: {finish_reason}{why}; {rollouts} rollouts "
                       f"(+{heldout_n} held-out) in {elapsed:.1f}s", data)
         self.ctx.emit("prompt.learning.billing.end", f"local run, {elapsed:.1f}s",
                       {"seconds": round(elapsed, 3), "total_usd": 0.0 if local_only else None,
