@@ -123,3 +123,26 @@ def test_the_fork_command_carries_no_old_port(folder: Path, moved: tuple[str, st
     assert old_port not in command and "--task-url" not in command and "--backend local" in command
     assert (f"the job used the embedded backend's bundled 'banking' task app at {old_task_url}: the fork uses "
             "the embedded backend's copy, wherever it listens now") in out
+
+
+async def test_the_notebook_fork_opens_the_wizard_on_the_running_backends_copy(
+        folder: Path, moved: tuple[str, str, Any], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from IPython.testing.globalipapp import get_ipython
+
+    from synth_nb.notebook import magics
+
+    parent, old_task_url, restarted = moved
+    monkeypatch.setattr(magics, "has_widget_frontend", lambda shell: True)
+    ip = get_ipython()
+    ip.run_line_magic("load_ext", "synth_nb")
+    ip.user_ns["__session__"] = str(folder / "fork.ipynb")
+    try:
+        wizard = ip.run_line_magic("synth_train", f"--fork {parent}")
+    finally:
+        ip.user_ns.pop("__session__", None)
+    out = capsys.readouterr().out
+    assert f"task app at {old_task_url}: the fork uses the embedded backend's copy, wherever it listens now" in out
+    assert "task_url" not in wizard.overrides or wizard.overrides["task_url"] != old_task_url
+    (preview,) = wizard.previews
+    assert restarted.task_app_url("banking") in preview["preview"] and old_task_url not in preview["preview"]
