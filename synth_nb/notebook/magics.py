@@ -133,7 +133,7 @@ class SynthMagics(Magics):
         if not self.widgets or request.dry_run:  # no wizard to open: where the config is, and how to submit it
             print("\n".join(fork.lines(request.folder, prog="%synth_train")))
             return fork
-        if fork.written:  # a new file the wizard opens on: say which, and why
+        if fork.written or fork.notes:  # a new file the wizard opens on, or what changed: say which, and why
             print("\n".join(fork.summary(request.folder)))
         from synth_nb.notebook.wizard import open_wizard
 

@@ -124,9 +124,7 @@ class Wizard(anywidget.AnyWidget):
         self.modal_secret = (modal_secrets or [""])[0]
         self.use_modal = bool(modal_secrets)
         self.backend = backend or ""
-        wanted = {self._rel(p) for p in preselect or []}
-        self.selected = [c["path"] for c in self.configs if c["path"] in wanted] or [
-            c["path"] for c in self.configs if c["valid"]][:1]
+        self.selected = self._initial_selection(preselect or [])
         self.override_fields = []
         self._refresh_prefill()
         self.observe(self._changed, names=["selected", "env_file", "use_modal", "modal_secret", "backend",
@@ -143,6 +141,16 @@ class Wizard(anywidget.AnyWidget):
             return str(p.resolve().relative_to(self._folder))
         except ValueError:
             return str(p)
+
+    def _initial_selection(self, preselect: list[Path]) -> list[str]:
+        """The configs the caller named, else the only valid one: with several, the user ticks what to send.
+
+        Ticking a second config beside a pre-ticked one would quietly submit both.
+        """
+        wanted = {self._rel(p) for p in preselect}
+        named = [c["path"] for c in self.configs if c["path"] in wanted]
+        valid = [c["path"] for c in self.configs if c["valid"]]
+        return named or (valid if len(valid) == 1 else [])
 
     def _short(self, text: str) -> str:
         """Messages and sources name files relative to the notebook folder (shorter, no home paths)."""
@@ -225,7 +233,7 @@ class Wizard(anywidget.AnyWidget):
     def _recompute(self) -> None:
         changed, errors = self._changed_overrides()
         blockers = self._selection_blockers()
-        prepared = self._prepare(changed, errors) if not errors and self.selected else []
+        prepared = self._prepare(changed, errors) if not errors else []  # none ticked: still where jobs go
         for item in prepared:
             if item.error is not None and not _is_missing_keys(item):
                 field = item.error.field if isinstance(item.error, OverrideError) else None

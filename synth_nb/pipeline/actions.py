@@ -283,17 +283,20 @@ class Rerunning:
 def rerun(request: Request) -> Rerunning:
     """``--rerun JOB_ID``: the job's plan rebuilt from its bundle, against ``--backend`` or where the job ran.
 
-    The caller sends ``batch`` only when ``sendable`` and not a dry run; a difference sends nothing.
+    ``--task-url`` is the one override taken (where the task app listens now, like ``--backend``). The caller
+    sends ``batch`` only when ``sendable`` and not a dry run; a difference sends nothing.
     """
     from synth_nb.pipeline.rerun import parent_backend, plan_rerun
 
     job_id = request.rerun or ""
-    given = [f"--{name.replace('_', '-')}" for name in request.overrides]
+    given = [f"--{name.replace('_', '-')}" for name in request.overrides if name != "task_url"]
     if request.configs or given:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
     target = resolve_target(request.backend or parent_backend(job_id, request.folder))
+    task_url = request.overrides.get("task_url")  # where the task app listens now: given, it beats the job's
     planned = plan_rerun(job_id, request.folder, target, request.sources(),
+                         task_url=None if task_url is None else str(task_url),
                          rollout_limit=_rollout_limit(request.limits))
     return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id))
 
@@ -303,13 +306,15 @@ def fork(request: Request, *, copy: bool) -> Fork:
 
     ``copy``: always write the config to a new file (the terminal, where the user edits it). Sends nothing.
     """
-    from synth_nb.pipeline.fork import fork_job
+    from synth_nb.pipeline.fork import follow_bundled_app, fork_job
 
     if request.configs:
         raise ConfigError("--fork starts from the job's own config; drop --config (or submit it without --fork)")
     forked = fork_job(request.fork or "", request.folder, out=request.fork_out, copy=copy)
-    forked.overrides.update(request.overrides)
     forked.backend = request.backend or forked.backend
+    if "task_url" not in request.overrides:  # a flag given now beats the parent's
+        follow_bundled_app(forked)
+    forked.overrides.update(request.overrides)
     return forked
 
 

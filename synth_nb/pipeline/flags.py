@@ -88,7 +88,8 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--check", action="store_true",
        help="Pre-flight card: task app, one dry rollout, dataset and an estimate; sends no job (implies --dry-run)."),
     _a("--rerun", default=None, metavar="JOB_ID",
-       help="Submit a finished job's plan again from its bundle (exit 2 if the config changed since)."),
+       help="Submit a finished job's plan again from its bundle (exit 2 if the config changed since); "
+            "--task-url is the one override it takes."),
     _a("--fork", default=None, metavar="JOB_ID",
        help="Start a new job from a finished one's bundle: the wizard prefilled and diffed against it (notebook), "
             "or its config written to a new TOML to edit (terminal)."),

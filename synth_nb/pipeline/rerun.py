@@ -3,8 +3,9 @@
 The config is read where it was (so relative dataset paths still resolve) and must be byte for byte what
 the bundle kept (its sha256); each uploaded dataset must hash the same; the plan rebuilt with the parent's
 overrides must equal the parent's masked plan. Only the idempotency key is new (a fresh one per
-submission), and a backend that now listens elsewhere (the embedded one, restarted) is said, not hidden.
-Anything else is a diff, and nothing is submitted.
+submission); a backend that now listens elsewhere (the embedded one, restarted) is said, not hidden, and so
+is a task app that does: one given now with ``--task-url``, or the embedded backend's own copy of a bundled
+example task app, which moves with it. Anything else is a diff, and nothing is submitted.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from typing import Any
 from synth_nb.backend import LOCAL
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline.bundle import find_bundle, mask_toml, read_bundle, sha256_of
+from synth_nb.pipeline.preflight import task_app_for
 from synth_nb.pipeline.prepare import Prepared, SecretSources, build_overrides, limit_rollouts, prepare
 from synth_nb.pipeline.target import Target
+from synth_nb.plan import mask_payload
 
-__all__ = ["NOT_REPEATED", "Rerun", "backend_of", "parent_backend", "plan_rerun"]
+__all__ = ["NOT_REPEATED", "Rerun", "backend_of", "bundled_app_at", "moved_bundled_app", "parent_backend",
+           "plan_rerun"]
 
 #: overrides a re-run (or a fork) never repeats: a fresh key per submission, and the backend it is sent to now
 NOT_REPEATED = ("idempotency", "backend")
@@ -67,6 +71,28 @@ def backend_of(parent: dict[str, Any]) -> str:
     return LOCAL if parent.get("embedded") else str(parent.get("backend_url") or "")
 
 
+def bundled_app_at(url: str, backend_url: str) -> str | None:
+    """The bundled example task app (``banking``...) that the embedded backend at ``backend_url`` serves at
+    ``url``, if ``url`` is one of those."""
+    from synth_nb.local.examples import TASK_APP_PREFIX, TASK_APPS
+
+    prefix = backend_url.removesuffix("/api").rstrip("/") + TASK_APP_PREFIX + "/"
+    if not backend_url or not url.startswith(prefix):
+        return None
+    name = url[len(prefix):].split("/", 1)[0]
+    return name if name in TASK_APPS else None
+
+
+def moved_bundled_app(url: str, parent: dict[str, Any], target: Target) -> str | None:
+    """Where the running embedded backend serves the bundled task app the parent's embedded backend served at
+    ``url``, when that backend now listens elsewhere (a restart takes a new port); None otherwise."""
+    old = str(parent.get("backend_url") or "")
+    if not (parent.get("embedded") and target.is_embedded and target.started) or bundled_app_at(url, old) is None:
+        return None
+    old_base, new_base = old.removesuffix("/api").rstrip("/"), target.url.removesuffix("/api").rstrip("/")
+    return None if old_base == new_base else new_base + url[len(old_base):]
+
+
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
     return [line.rstrip("\n") for line in difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), old_name, new_name)]
@@ -101,10 +127,51 @@ def _datasets(parent: dict[str, Any], prepared: Prepared) -> list[str]:
     return out
 
 
-def _plan_diff(parent: dict[str, Any], prepared: Prepared, notes: list[str]) -> list[str]:
+def _paths(doc: Any, value: str, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Where ``value`` is in a JSON document, as key/index paths."""
+    if isinstance(doc, dict):
+        return [p for k, v in doc.items() for p in _paths(v, value, (*at, k))]
+    if isinstance(doc, list):
+        return [p for i, v in enumerate(doc) for p in _paths(v, value, (*at, i))]
+    return [at] if doc == value else []
+
+
+def _at(doc: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        try:
+            doc = doc[step]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return doc
+
+
+def _moved_task_app(parent: dict[str, Any], prepared: Prepared, target: Target, given: str | None,
+                    notes: list[str]) -> tuple[str, str] | None:
+    """``(then, now)`` when the re-run's task app is elsewhere only because it was asked for (``--task-url``)
+    or because it is the embedded backend's own copy, which moved with the backend; None otherwise."""
+    assert prepared.plan is not None
+    app = task_app_for(prepared)
+    if app is None:
+        return None
+    now = str(mask_payload(app.url))
+    olds = {_at(parent["plan"], p) for p in _paths(prepared.plan.preview(), now)}
+    then = olds.pop() if len(olds) == 1 else None
+    if not isinstance(then, str) or then == now:
+        return None
+    if given is not None and app.url == given:
+        notes.append(f"task app: the job used {then}, the re-run uses {now} (--task-url)")
+    elif moved_bundled_app(then, parent, target) != app.url:
+        return None
+    return then, now
+
+
+def _plan_diff(parent: dict[str, Any], prepared: Prepared, notes: list[str],
+               moved: tuple[str, str] | None = None) -> list[str]:
     assert prepared.plan is not None
     then = json.dumps(parent["plan"], indent=2, sort_keys=True, ensure_ascii=False)
     now = json.dumps(prepared.plan.preview(), indent=2, sort_keys=True, ensure_ascii=False)
+    if moved is not None:  # said already: the diff is about what the job does
+        now = now.replace(json.dumps(moved[1])[1:-1], json.dumps(moved[0])[1:-1])
     old_url, new_url = str(parent.get("backend_url") or ""), prepared.plan.backend_url
     if old_url and new_url and old_url != new_url:
         notes.append(f"backend: the job ran on {old_url}, the re-run goes to {new_url}")
@@ -113,17 +180,26 @@ def _plan_diff(parent: dict[str, Any], prepared: Prepared, notes: list[str]) -> 
 
 
 def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources, *,
-               rollout_limit: int | None = None) -> Rerun:
+               task_url: str | None = None, rollout_limit: int | None = None) -> Rerun:
     """Rebuild job ``job_id``'s plan from its bundle against ``target``, with every difference found.
 
-    ``rollout_limit`` (``--max-rollouts``) is written into the plan as ``send`` would, before it is compared.
-
-    Raises ``ConfigError`` when there is no bundle, no config file, or the config no longer prepares.
+    ``task_url`` (``--task-url``) beats the task app the job was given; ``rollout_limit`` (``--max-rollouts``)
+    is written into the plan as ``send`` would, before it is compared. Raises ``ConfigError`` when there is
+    no bundle, no config file, or the config no longer prepares.
     """
     bundle = find_bundle(job_id, folder)
     parent = read_bundle(bundle)
     path, config_diff = _config(parent, [])
     values = {k: v for k, v in (parent.get("overrides") or {}).items() if k not in NOT_REPEATED}
+    notes: list[str] = []
+    recorded = values.get("task_url")
+    if task_url is not None:
+        values["task_url"] = task_url
+    elif isinstance(recorded, str) and (moved := moved_bundled_app(recorded, parent, target)) is not None:
+        values["task_url"] = moved
+        notes.append(f"task app: the job used the embedded backend's bundled "
+                     f"{bundled_app_at(recorded, str(parent.get('backend_url')))!r} task app at {recorded}; "
+                     f"the re-run uses its copy on the backend now running, at {moved}")
     prepared = prepare(path, overrides=build_overrides(values, target), target=target, sources=sources)
     limit_rollouts([prepared], rollout_limit)
     if not prepared.ok:
@@ -131,9 +207,10 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     if config_diff:  # the diff shown must mask what this config's secrets resolve to
         assert prepared.plan is not None
         _, config_diff = _config(parent, [s.get_secret_value() for s in prepared.plan.secrets])
-    rerun = Rerun(job_id, bundle, prepared, config_diff=config_diff)
+    rerun = Rerun(job_id, bundle, prepared, config_diff=config_diff, notes=notes)
     rerun.dataset_diff = _datasets(parent, prepared)
-    rerun.plan_diff = _plan_diff(parent, prepared, rerun.notes)
+    moved_app = _moved_task_app(parent, prepared, target, task_url, rerun.notes)
+    rerun.plan_diff = _plan_diff(parent, prepared, rerun.notes, moved_app)
     if any("max_rollouts" in line for line in rerun.plan_diff):
         rerun.notes.append("--max-rollouts is sent with the job: give the re-run the job's own --max-rollouts "
                            "(or none if it had none), or submit a changed limit as a new job")

@@ -78,6 +78,12 @@ def test_wizard_by_keyboard_alone_then_the_monitor_in_jupyterlab(lab) -> None:  
     # 1. configs: Tab order follows the visual order; keys stay in the widget; focus stays on each control
     wizard.locator("[data-key='step:configs']").focus()
     assert tab_to(page, "next") == STEP1_TAB_ORDER
+    # two valid configs: none is ticked, and the step says a config is to be picked
+    assert ax_node(page, wizard.locator("[data-key='step:configs']"))["name"] == "1. Configs, 1 problem"
+    tab_to(page, "cfg:gepa.toml", back=True)
+    page.keyboard.press("Space")
+    wizard.locator("[data-testid=step-configs] .synth-step-problems").wait_for(state="detached")
+    wait_active(page, "cfg:gepa.toml")
     tab_to(page, "cfg:broken.toml", back=True)
     _press_shortcuts(page, shape)
     assert not wizard.locator("[data-key='cfg:broken.toml']").is_checked()
@@ -256,6 +262,8 @@ def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # 
     monitor.locator("img.synth-chart").wait_for()
     region = monitor.locator(".synth-live-region")
     region.evaluate("el => { el.__synthProbe = 'kept'; }")
+    wizard.locator("[data-testid='config-gepa.toml']").check()  # two valid configs: none is ticked at first
+    wizard.locator("[data-testid=step-configs] .synth-step-problems").wait_for(state="detached")
 
     for theme in ("light", "dark"):
         set_theme(page, theme)
@@ -328,6 +336,10 @@ def test_wizard_keyboard_in_notebook7(lab) -> None:  # type: ignore[no-untyped-d
     assert tab_to(page, "next") == STEP1_TAB_ORDER
     tab_to(page, "cfg:sft.toml", back=True)
     _press_shortcuts(page, shape)
+    tab_to(page, "cfg:gepa.toml", back=True)
+    page.keyboard.press("Space")  # two valid configs: none is ticked until one is picked
+    wizard.locator("[data-testid=step-configs] .synth-step-problems").wait_for(state="detached")
+    wait_active(page, "cfg:gepa.toml")
     tab_to(page, "rescan")
     page.keyboard.press("Enter")
     wait_live(page, live, "Folder rescanned: 3 configs found, 1 invalid.")

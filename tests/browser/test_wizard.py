@@ -56,7 +56,13 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     wizard.wait_for()
     lab.screenshot("wizard-opened", wizard)
 
-    # 1. configs: the invalid one shows its badge and first error; submit is refused with it selected
+    # 1. configs: two are valid, so none is ticked until one is picked (ticking another never adds a job)
+    assert not wizard.locator("[data-testid='config-gepa.toml']").is_checked()
+    assert not wizard.locator("[data-testid='config-sft.toml']").is_checked()
+    assert wizard_step(lab, "submit").locator("button.synth-submit").get_attribute("aria-disabled") == "true"
+    assert "Select at least one config." in wizard.locator(".synth-blockers").inner_text()
+    wizard_step(lab, "configs").locator("[data-testid='config-gepa.toml']").check()
+    # the invalid one shows its badge and first error; submit is refused with it selected
     wizard.locator("[data-testid='config-broken.toml']").check()
     broken_row = wizard.locator(".synth-config", has_text="broken.toml")
     assert broken_row.locator(".synth-badge").inner_text() == "invalid"
@@ -172,6 +178,7 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     lab.run_cell(1)
     wizard = page.locator(".synth-wizard")
     wizard.wait_for()
-    assert wizard.locator("[data-testid='config-gepa.toml']").is_checked()
+    assert wizard.locator("[data-testid='config-gepa.toml']").is_visible()
+    assert not wizard.locator("[data-testid='config-gepa.toml']").is_checked()
     assert wizard.locator("[data-testid=step-configs]").get_attribute("aria-current") == "step"
     lab.screenshot("notebook7", wizard)

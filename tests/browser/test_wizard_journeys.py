@@ -64,6 +64,11 @@ def wizard_at(lab: Any, step: str) -> Any:
     return wizard
 
 
+def tick(lab: Any, path: str) -> None:
+    """Tick a config on step 1: with several valid ones the wizard opens with none ticked."""
+    wizard_at(lab, "configs").locator(f"[data-testid='config-{path}']").check()
+
+
 def set_backend(lab: Any, value: str) -> None:
     field = wizard_at(lab, "configs").locator("[data-testid=override-backend]")
     field.fill(value)
@@ -80,6 +85,7 @@ def saved_outputs(path: Path, index: int) -> list[dict[str, Any]]:
 
 
 def _submit_and_follow(lab: Any) -> str:
+    tick(lab, "gepa.toml")
     wizard = wizard_at(lab, "submit")
     submit = wizard.locator("button.synth-submit[aria-disabled=false]")
     submit.wait_for(timeout=30_000)
@@ -170,6 +176,7 @@ def test_typo_warnings_preview_and_submit_are_easy_to_check(lab: Any) -> None:
     assert "synth-badge--warn" in (badge.get_attribute("class") or "")
     assert TYPO in wizard.locator("[data-testid='warnings-sft.toml']").inner_text()
     assert wizard.locator("[data-testid='badge-gepa.toml']").inner_text() == "valid"
+    wizard.locator("[data-testid='config-gepa.toml']").check()
     wizard.locator("[data-testid='config-sft.toml']").check()
     for theme in ("light", "dark"):
         set_theme(page, theme)
@@ -260,6 +267,7 @@ def test_backend_first_keys_in_plain_words_and_unconfirmed_pastes(lab: Any) -> N
     page = lab.page
     wizard = page.locator(".synth-wizard")
     wizard.wait_for()
+    tick(lab, "gepa.toml")
     # step 1 asks where the jobs run, before the keys (the default is the hosted backend)
     backend = wizard.locator("[data-testid=override-backend]")
     assert backend.is_visible() and backend.input_value() == ""
@@ -310,6 +318,8 @@ def test_monitor_refreshes_under_the_wizard_keep_focus_on_cancel(lab: Any) -> No
     lab.run_cell(0)
     lab.run_cell(1)
     page = lab.page
+    lab.page.locator(".synth-wizard").wait_for()
+    tick(lab, "gepa.toml")
     wizard = wizard_at(lab, "submit")
     submit = wizard.locator("button.synth-submit[aria-disabled=false]")
     submit.wait_for(timeout=30_000)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
 
@@ -39,6 +40,15 @@ def make_project(folder: Path, *, env_file: bool = True) -> Path:
     if env_file:
         (folder / ".env").write_text(f"SYNTH_API_KEY={CANARY_SYNTH}\nENVIRONMENT_API_KEY={CANARY_ENV}\n")
     return folder
+
+
+def tick(wizard: Any, *paths: str) -> Any:
+    """Tick configs on step 1 as the user does (with several valid configs the wizard ticks none).
+
+    Applied at once only on the wizard's loop: call it from an async test.
+    """
+    wizard.selected = list(paths)
+    return wizard
 
 
 def clean_environ() -> dict[str, str]:

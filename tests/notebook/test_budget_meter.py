@@ -69,7 +69,7 @@ async def test_a_job_without_limits_has_no_meter(outputs) -> None:  # type: igno
 
 
 async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from _wizard_support import clean_environ, make_project
+    from _wizard_support import clean_environ, make_project, tick
 
     from synth_nb.job.watchdog import Limits, watch
     from synth_nb.notebook.wizard import Wizard
@@ -83,8 +83,8 @@ async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_pa
         return [job]
 
     monkeypatch.setattr(actions, "send", fake_send)
-    wizard = Wizard(make_project(tmp_path / "nb"), environ=clean_environ(), on_submitted=lambda jobs: None,
-                    limits={"max_rollouts": 60})
+    wizard = tick(Wizard(make_project(tmp_path / "nb"), environ=clean_environ(), on_submitted=lambda jobs: None,
+                         limits={"max_rollouts": 60}), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project
+from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project, tick
 
 from synth_nb.notebook import show
 from synth_nb.notebook.wizard import Wizard
@@ -54,10 +54,14 @@ def sent(monkeypatch: pytest.MonkeyPatch, shown: list[Any]) -> list[Any]:
     return calls
 
 
-async def test_opens_on_the_first_valid_config_with_masked_keys(project: Path) -> None:
+async def test_opens_with_nothing_ticked_then_a_ticked_config_shows_masked_keys(project: Path) -> None:
     wizard = Wizard(project, environ=clean_environ())
     assert wizard.step == "configs"
     assert [c["path"] for c in wizard.configs] == ["broken.toml", "gepa.toml", "sft.toml"]
+    assert wizard.selected == [] and not wizard.can_submit
+    assert wizard.blockers == ["Select at least one config."] and wizard.previews == []
+    assert wizard.backend_url == "https://agent-learning.onrender.com/api"  # where jobs go, before any pick
+    tick(wizard, "gepa.toml")
     assert wizard.selected == ["gepa.toml"]
     rows = {r["name"]: r for r in wizard.secrets}
     assert rows["ENVIRONMENT_API_KEY"]["found"] and rows["ENVIRONMENT_API_KEY"]["source"] == ".env:.env"
@@ -69,7 +73,7 @@ async def test_opens_on_the_first_valid_config_with_masked_keys(project: Path) -
 
 
 async def test_secret_traits_are_the_only_synced_ones_and_hold_no_values(project: Path) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     synced = set(wizard.keys)
     assert "_pasted" not in synced and "jobs" not in synced
     assert_no_canary(repr(wizard.secrets) + wizard.text_summary())
@@ -106,7 +110,7 @@ async def test_wrong_override_type_is_flagged_inline_and_nothing_is_sent(project
 
 
 async def test_one_idempotency_key_for_several_jobs_is_refused(project: Path) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     wizard.overrides = {**wizard.overrides, "idempotency": "k-1"}
     assert wizard.can_submit
     wizard.selected = ["gepa.toml", "sft.toml"]
@@ -115,7 +119,7 @@ async def test_one_idempotency_key_for_several_jobs_is_refused(project: Path) ->
 
 
 async def test_changing_an_override_updates_the_preview(project: Path) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     assert "http://127.0.0.1:8102" in wizard.previews[0]["preview"]
     wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
     assert "http://127.0.0.1:9999" in wizard.previews[0]["preview"]
@@ -125,7 +129,7 @@ async def test_changing_an_override_updates_the_preview(project: Path) -> None:
 
 async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, sent: list) -> None:
     (project / ".env").write_text("SYNTH_API_KEY=sk-canary-SYNTH-7f3a9c1e5b2d\n")
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     missing = [r for r in wizard.secrets if not r["found"]]
     assert [r["name"] for r in missing] == ["ENVIRONMENT_API_KEY"]
     assert not wizard.can_submit and any("ENVIRONMENT_API_KEY" in b for b in wizard.blockers)
@@ -145,7 +149,7 @@ async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, 
 
 async def test_pasting_an_empty_value_forgets_the_key(project: Path) -> None:
     (project / ".env").write_text("SYNTH_API_KEY=sk-canary-SYNTH-7f3a9c1e5b2d\n")
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     wizard._handle_custom_msg({"type": "paste_secret", "name": "ENVIRONMENT_API_KEY", "value": CANARY_PASTED}, [])
     assert wizard.can_submit
     wizard._handle_custom_msg({"type": "paste_secret", "name": "ENVIRONMENT_API_KEY", "value": "  "}, [])
@@ -155,7 +159,7 @@ async def test_pasting_an_empty_value_forgets_the_key(project: Path) -> None:
 async def test_choosing_an_env_file_changes_the_source(project: Path) -> None:
     (project / ".env").unlink()
     (project / "team.env").write_text(f"SYNTH_API_KEY=sk-team-0123456789abc\nENVIRONMENT_API_KEY={CANARY_ENV}\n")
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     assert wizard.env_files_available == ["team.env"]
     assert not wizard.can_submit
     wizard.env_file = "team.env"
@@ -166,7 +170,7 @@ async def test_choosing_an_env_file_changes_the_source(project: Path) -> None:
 
 
 async def test_a_bad_backend_is_flagged_on_the_backend_field(project: Path, sent: list) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     assert wizard.backend_url == "https://agent-learning.onrender.com/api" and not wizard.backend_embedded
     wizard.backend = "ftp://nowhere"
     assert "backend" in wizard.override_errors and not wizard.can_submit
@@ -177,7 +181,7 @@ async def test_a_bad_backend_is_flagged_on_the_backend_field(project: Path, sent
 
 async def test_the_backend_decides_which_keys_are_needed(project: Path) -> None:
     (project / ".env").write_text(f"ENVIRONMENT_API_KEY={CANARY_ENV}\n")
-    wizard = Wizard(project, backend="http://127.0.0.1:9", environ=clean_environ())
+    wizard = tick(Wizard(project, backend="http://127.0.0.1:9", environ=clean_environ()), "gepa.toml")
     assert {r["name"]: r["found"] for r in wizard.secrets}["SYNTH_API_KEY"] is False
     wizard.backend = "local"  # the embedded backend brings its own SYNTH_API_KEY
     row = next(r for r in wizard.secrets if r["name"] == "SYNTH_API_KEY")
@@ -217,7 +221,7 @@ async def test_the_preview_names_uploads_and_folds_long_seed_lists(project: Path
 
 async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(project: Path, sent: list) -> None:
     handed: list[Any] = []
-    wizard = Wizard(project, environ=clean_environ(), on_submitted=handed.append)
+    wizard = tick(Wizard(project, environ=clean_environ(), on_submitted=handed.append), "gepa.toml")
     assert wizard.previews[0]["has_last"] is False
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
@@ -244,7 +248,7 @@ async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: 
         raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
 
     monkeypatch.setattr(actions, "send", refuse)
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     assert await wizard.submit_task == []
@@ -281,7 +285,7 @@ async def test_rescan_picks_up_new_configs(project: Path) -> None:
 
 
 async def test_text_fallback_is_masked(project: Path) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     data = wizard._repr_mimebundle_()
     bundle = data[0] if isinstance(data, tuple) else data
     assert "gepa.toml" in bundle["text/plain"] and "ENVIRONMENT_API_KEY" in bundle["text/plain"]
@@ -291,7 +295,7 @@ async def test_text_fallback_is_masked(project: Path) -> None:
 
 async def test_the_same_payload_again_needs_a_deliberate_second_action(project: Path, sent: list,
                                                                         shown: list) -> None:
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     assert not wizard.duplicate
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
@@ -325,7 +329,7 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
         return await submit(batch, **options)
 
     monkeypatch.setattr(actions, "send", printing_submit)
-    wizard = Wizard(project, environ=clean_environ())
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     wizard.observe(lambda change: seen.append(f"trait: {cell.get()}"), names=["submitted"])
     token = cell.set("the wizard's cell")
     wizard._cell.capture()  # what _ipython_display_ does while the cell runs
@@ -353,7 +357,7 @@ async def test_jobs_submitted_from_the_wizard_are_reported_where_the_magic_asked
     reported: list[Any] = []
     monkeypatch.setattr(wizard_module, "start_reports", lambda jobs, options: reported.append((jobs, options)))
     options = ReportOptions(("tensorboard",), project / "runs")
-    wizard = Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None, report=options)
+    wizard = tick(Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None, report=options), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     jobs = await wizard.submit_task
     assert reported == [(jobs, options)]

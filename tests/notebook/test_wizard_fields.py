@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _wizard_support import clean_environ, make_project
+from _wizard_support import clean_environ, make_project, tick
 
 from synth_nb.cli.main import main
 from synth_nb.notebook.wizard import Wizard
@@ -31,9 +31,9 @@ def _names(wizard: Wizard) -> list[str]:
     return [field["name"] for field in wizard.override_fields]
 
 
-def test_prompt_learning_gets_its_own_fields_and_no_model(tmp_path: Path) -> None:
-    wizard = Wizard(make_project(tmp_path / "nb"), environ=clean_environ(), backend="http://127.0.0.1:9")
-    assert wizard.selected == ["gepa.toml"]
+async def test_prompt_learning_gets_its_own_fields_and_no_model(tmp_path: Path) -> None:
+    wizard = tick(Wizard(make_project(tmp_path / "nb"), environ=clean_environ(), backend="http://127.0.0.1:9"),
+                  "gepa.toml")
     assert _names(wizard) == ["task_url", "idempotency", "rollout_budget", "iterations", "train_seeds"]
     prefill = {f["name"]: f["prefill"] for f in wizard.override_fields}
     assert prefill["train_seeds"] == "0-2" and prefill["rollout_budget"] == ""
