@@ -102,6 +102,16 @@ class Workload:
     split: str | None = None
     #: facts the pre-flight card shows as they are ("training data: 120 rows, ...")
     facts: tuple[str, ...] = ()
+    #: what the token figure leaves out because it cannot be sized before the run; with any, the card
+    #: shows the figure as a floor ("at least") and names each part
+    token_gaps: tuple[str, ...] = ()
+    #: the most tokens one reply may have, when training changes how long replies are (RL): a rollout is
+    #: then counted as the dry rollout's prompt tokens plus this, not as the dry rollout's own reply
+    reply_tokens: int | None = None
+    #: tokens as the embedded backend counts them, when it counts them its own way (SFT's byte tokenizer
+    #: for a model that is not on this machine), and how
+    embedded_tokens: int | None = None
+    embedded_tokens_how: str = ""
 
 
 class Flow(ABC):

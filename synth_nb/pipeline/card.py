@@ -83,7 +83,9 @@ class PreflightCard:
                 "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem},
             "estimate": None if est is None else {
                 "rollouts": est.workload.rollouts, "formula": est.workload.formula, "tokens": est.tokens,
-                "wall_seconds": est.wall_seconds, "cost": est.cost},
+                "tokens_how": est.tokens_how, "tokens_floor": est.tokens_floor,
+                "not_estimated": list(est.workload.token_gaps) if est.tokens is not None else [],
+                "wall_seconds": est.wall_seconds, "wall_how": est.wall_how, "cost": est.cost},
         }
 
     def __repr__(self) -> str:

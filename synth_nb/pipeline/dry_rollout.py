@@ -52,6 +52,12 @@ class DryRollout:
         counts = [int(c.get("usage", {}).get("total_tokens") or 0) for c in self.trace]
         return sum(counts) if any(counts) else None
 
+    @property
+    def prompt_tokens(self) -> int | None:
+        """Prompt tokens of the rollout's policy calls, when the policy reported them."""
+        counts = [int(c.get("usage", {}).get("prompt_tokens") or 0) for c in self.trace]
+        return sum(counts) if any(counts) else None
+
     def lines(self) -> list[str]:
         if not self.offered or self.problem is not None:
             return [f"dry rollout: {self.problem}"]

@@ -37,6 +37,8 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
     assert "dry rollout: seed 0 (train split) through the task app with keyword-overlap: reward " in text
     assert "estimate (from the config and one dry rollout, not a measurement):" in text
     assert "rollouts: 432 = rollout.budget 400 (reflective minibatches of 4) + held-out test_pool 16 x 2" in text
+    assert "  tokens: at least ~" in text and "  not estimated: how much longer than the baseline the prompts " \
+        "GEPA's proposals write are (every rollout is counted at the baseline prompt's size)" in text
     assert "cost: $0 (the embedded backend runs on this machine)" in text
     assert text.endswith("verdict: ready (nothing was sent)")
     page = card._repr_html_()
@@ -66,13 +68,22 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
     card = _card(folder / "sft.toml", target)
     assert card.ok and card.task_app is None and card.dry is None
     chars = 10 * len("What is two plus two?Four.")
-    assert card.facts == (f"training data: train.jsonl, 10 rows, ~{chars // 4:,} tokens (characters / 4)",
-                          "validation split: val.jsonl, 1 rows, ~6 tokens")
-    assert card.estimate is not None and card.estimate.tokens == chars // 4 * 3
+    assert card.facts == (f"training data: train.jsonl, 10 rows, ~{chars // 4:,} tokens (characters / 4, chat "
+                          "template not counted)", "validation split: val.jsonl, 1 rows, ~6 tokens")
+    # the embedded backend trains a stand-in with a byte tokenizer: bos, then per message a role header, the
+    # text's bytes and an end token; every example once per epoch
+    per_example = 1 + (1 + len("What is two plus two?") + 1) + (1 + len("Four.") + 1)
+    assert card.estimate is not None and card.estimate.tokens == 10 * per_example * 3
     lines = card.lines()
     assert "estimate (from the config and its data, not a measurement):" in lines
-    assert f"  tokens: ~{chars // 4 * 3:,} (~{chars // 4:,} tokens x 3 epoch(s))" in lines
+    assert (f"  tokens: ~{10 * per_example * 3:,} ({10 * per_example:,} tokens of 10 examples x 3 epoch(s), "
+            "counted with the byte tokenizer of the tiny model the embedded backend trains in place of "
+            "Qwen/Qwen3-0.6B)") in lines
     assert "  wall time: unknown (SFT has no dry run to time)" in lines
+    hosted = estimate(card.estimate.workload, None, Target("https://backend.example/api"))
+    assert hosted.tokens == chars // 4 * 3 and not hosted.tokens_floor
+    assert hosted.tokens_how == (f"~{chars // 4:,} tokens x 3 epoch(s); the backend's tokenizer and chat template "
+                                 "decide the real count")
 
 
 def test_a_broken_dataset_is_the_problem_with_line_numbers(folder: Path) -> None:
@@ -95,8 +106,14 @@ def test_the_estimate_uses_the_dry_rollouts_latency_and_the_catalogues_price(mon
     monkeypatch.setitem(catalogue.PRICES_USD_PER_MILLION_TOKENS, "GPT-4.1-mini", (0.4, 1.6))
     priced = estimate(work, dry, hosted)
     assert priced.cost == "$0.08-$0.32 (200,000 tokens at $0.4/$1.6 per million)"
-    assert "  wall time: 50s (1,000 rollouts / 10 at a time x 500 ms per dry rollout; search and training " \
-           "time come on top)" in priced.lines()
+    assert "  wall time: 50s (a rough figure: 1,000 rollouts / 10 at a time x 500 ms per dry rollout; a warm " \
+           "or loaded machine, the search's and the training's own work move it)" in priced.lines()
+    floor = estimate(Workload(rollouts=1000, formula="rollout.budget 1000", model="gpt-4.1-mini",
+                              token_gaps=("how long the prompts the search writes are",)), dry, hosted)
+    assert floor.tokens == 200_000 and floor.tokens_floor and floor.cost.startswith("at least $0.08-$0.32")
+    assert floor.lines()[2:4] == ["  tokens: at least ~200,000 (1,000 rollouts x 200 prompt and completion tokens "
+                                  "in the dry rollout)",
+                                  "  not estimated: how long the prompts the search writes are"]
     unbounded = estimate(Workload(formula="no rollout.budget"), None, hosted)
     assert unbounded.lines()[1:] == ["  rollouts: unknown (no rollout.budget)",
                                      "  tokens: unknown (needs a bounded rollout count and a dry rollout that "

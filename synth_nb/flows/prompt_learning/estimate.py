@@ -1,4 +1,12 @@
-"""What a prompt-learning job will do, from its create body: the rollouts GEPA or MIPRO will spend."""
+"""What a prompt-learning job will do, from its create body: the rollouts GEPA or MIPRO will spend.
+
+The counts follow the embedded backend's schedule (``synth_nb.local.executors.prompt_learning``), with its
+defaults: GEPA spends ``rollout.budget`` on the search, MIPRO its bootstrap, the baseline's and the
+periodic full evaluations on ``online_pool`` and its trials' minibatches (capped by ``max_rollouts``); both
+then score the baseline and the top candidates on the held-out pool, outside the budget. What cannot be
+sized before the run (how long the prompts the search writes are, a proposer model's calls) is named in
+``Workload.token_gaps``.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,11 @@ from synth_nb.flows.base import Workload
 from synth_nb.plan import Plan
 
 __all__ = ["workload"]
+
+#: the executors' defaults for keys a config may leave out
+GEPA_TOP_K = 3
+MIPRO_DEFAULTS = {"num_iterations": 20, "num_evaluations_per_iteration": 5, "batch_size": 32,
+                  "full_eval_every_k": 5, "max_instructions": 6, "max_demo_sets": 6, "top_k": 3}
 
 
 def _table(value: Any) -> dict[str, Any]:
@@ -21,51 +34,88 @@ def _int(value: Any) -> int | None:
 def _seeds(*values: Any) -> list[int]:
     for value in values:
         if isinstance(value, list) and value:
-            return [v for v in value if isinstance(v, int)]
+            return list(dict.fromkeys(v for v in value if isinstance(v, int)))
     return []
 
 
-def _gepa(table: dict[str, Any]) -> tuple[int | None, str, int | None, list[int]]:
+def _held_out(seeds: list[int], prompts: int, pool: str) -> tuple[int, str]:
+    if not seeds:
+        return 0, ""
+    return len(seeds) * prompts, f" + held-out {pool} {len(seeds)} x {prompts} prompts (baseline and top) after the search"
+
+
+def _proposer_gap(table: dict[str, Any], *url_keys: str) -> tuple[str, ...]:
+    url = next((v for key in url_keys if isinstance(v := _get(table, key), str) and v), None)
+    if url is None:
+        return ()
+    return (f"the proposer model's calls at {url} (their prompts and replies)",)
+
+
+def _get(table: dict[str, Any], dotted: str) -> Any:
+    node: Any = table
+    for part in dotted.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
+def _gepa(table: dict[str, Any]) -> tuple[int | None, str, int | None, list[int], tuple[str, ...]]:
     gepa = _table(table.get("gepa"))
     rollout, evaluation = _table(gepa.get("rollout")), _table(gepa.get("evaluation"))
     budget = _int(rollout.get("budget")) or _int(gepa.get("rollout_budget")) or _int(
         _table(table.get("termination_config")).get("max_rollouts"))
     minibatch = _int(rollout.get("minibatch_size"))
-    test = _seeds(evaluation.get("test_pool"), gepa.get("test_pool"))
-    top_k = _int(evaluation.get("validation_top_k")) or 3
+    val = _seeds(evaluation.get("val_seeds"), evaluation.get("validation_seeds"), gepa.get("validation_seeds"))
+    test = _seeds(evaluation.get("test_pool"), gepa.get("test_pool"), table.get("test_pool"))
+    top_k = _int(evaluation.get("validation_top_k")) or _int(gepa.get("validation_top_k")) or GEPA_TOP_K
     train = _seeds(evaluation.get("train_seeds"), evaluation.get("seeds"), table.get("train_seeds"))
+    gaps = ("how much longer than the baseline the prompts GEPA's proposals write are (every rollout is "
+            "counted at the baseline prompt's size)",
+            *_proposer_gap(gepa, "mutation.llm_inference_url", "mutation_llm_inference_url"))
     if budget is None:
-        return None, "no rollout.budget in [prompt_learning.gepa]: the backend decides", None, train
-    held_out = len(test) * (top_k + 1)
+        return None, "no rollout.budget in [prompt_learning.gepa]: the backend decides", None, train, gaps
+    held, held_text = _held_out(test or val, top_k + 1, "test_pool" if test else "val_seeds")
     formula = f"rollout.budget {budget}" + (f" (reflective minibatches of {minibatch})" if minibatch else "")
-    if held_out:
-        formula += f" + held-out test_pool {len(test)} x {top_k + 1} prompts after the search"
-    return budget + held_out, formula, _int(rollout.get("max_concurrent")), train
+    return budget + held, formula + held_text, _int(rollout.get("max_concurrent")), train, gaps
 
 
-def _mipro(table: dict[str, Any]) -> tuple[int | None, str, int | None, list[int]]:
+def _mipro(table: dict[str, Any]) -> tuple[int | None, str, int | None, list[int], tuple[str, ...]]:
     mipro = _table(table.get("mipro"))
-    iterations, per_iteration = _int(mipro.get("num_iterations")), _int(mipro.get("num_evaluations_per_iteration"))
-    batch = _int(mipro.get("batch_size"))
+    n = {key: _int(mipro.get(key)) or default for key, default in MIPRO_DEFAULTS.items()}
     bootstrap = _seeds(mipro.get("bootstrap_train_seeds"), table.get("bootstrap_train_seeds"))
-    if not (iterations and per_iteration and batch):
-        return None, "num_iterations, num_evaluations_per_iteration or batch_size missing", None, bootstrap
-    trials = iterations * per_iteration * batch
-    formula = (f"num_iterations {iterations} x num_evaluations_per_iteration {per_iteration} x batch_size {batch}"
-               f" + {len(bootstrap)} bootstrap rollouts")
-    return trials + len(bootstrap), formula, _int(mipro.get("max_concurrent")), bootstrap
+    online = _seeds(mipro.get("online_pool"), table.get("online_pool"))
+    reference = _seeds(mipro.get("reference_pool"), table.get("reference_pool"))
+    test = _seeds(mipro.get("test_pool"), table.get("test_pool"))
+    gaps = ("how much longer than the baseline the proposed instructions and bootstrapped demos make the "
+            "prompt (every rollout is counted at the baseline prompt's size)",
+            *_proposer_gap(mipro, "meta.inference_url", "meta_model_inference_url"))
+    if not online:
+        return None, "online_pool missing in [prompt_learning.mipro]", None, bootstrap, gaps
+    trials = n["num_iterations"] * n["num_evaluations_per_iteration"]
+    batch = min(n["batch_size"], len(online))
+    # the baseline, one full evaluation every full_eval_every_k trials and one at the end, each of a new pair
+    full = 1 + min(trials // n["full_eval_every_k"] + 1, trials, n["max_instructions"] * n["max_demo_sets"])
+    search = len(bootstrap) + len(reference) + full * len(online) + trials * batch
+    formula = (f"{len(bootstrap)} bootstrap" + (f" + {len(reference)} reference" if reference else "")
+               + f" + {full} full evaluations x online_pool {len(online)} + {trials} trials "
+               f"(num_iterations {n['num_iterations']} x num_evaluations_per_iteration "
+               f"{n['num_evaluations_per_iteration']}) x batch_size {batch}")
+    cap = _int(mipro.get("max_rollouts")) or _int(_table(table.get("termination_config")).get("max_rollouts"))
+    if cap is not None and cap < search:
+        search, formula = cap, f"max_rollouts {cap} (the schedule, {formula}, would spend {search})"
+    held, held_text = _held_out(test or online, min(n["top_k"] + 1, full), "test_pool" if test else "online_pool")
+    return search + held, formula + held_text, _int(mipro.get("max_concurrent")), bootstrap, gaps
 
 
 def workload(plan: Plan) -> Workload:
-    """Rollouts (budget x minibatch), concurrency, the policy model and the first training seed."""
+    """Rollouts of the search and the held-out evaluation, concurrency, the policy model, the first seed."""
     body = _table(plan.create_step.body)
     table = _table(_table(body.get("config_body")).get("prompt_learning"))
     algorithm = str(table.get("algorithm") or plan.algorithm or "").lower()
-    rollouts, formula, concurrency, seeds = _mipro(table) if algorithm == "mipro" else _gepa(table)
+    rollouts, formula, concurrency, seeds, gaps = _mipro(table) if algorithm == "mipro" else _gepa(table)
     env_config = _table(table.get("env_config")) or _table(_table(table.get(algorithm)).get("env_config"))
     policy = _table(table.get("policy"))
     url = table.get("task_app_url")
     return Workload(rollouts=rollouts, formula=formula, concurrency=concurrency,
                     model=policy.get("model") if isinstance(policy.get("model"), str) else None,
                     task_url=url if isinstance(url, str) else None, seed=seeds[0] if seeds else 0,
-                    split=str(env_config.get("split") or env_config.get("pool") or "train"))
+                    split=str(env_config.get("split") or env_config.get("pool") or "train"), token_gaps=gaps)

@@ -50,7 +50,8 @@ def workload(plan: Plan) -> Workload:
     missing = [name for name, value in (("training steps", steps), ("batch_size", batch),
                                         ("group_size", group)) if value is None]
     model = data.get("base_model") or data.get("model")
-    common: dict[str, Any] = {"concurrency": _int(rollout.get("max_concurrent_rollouts")),
+    reply = _int(training.get("max_new_tokens")) or _int(_table(rollout.get("policy_config")).get("max_tokens"))
+    common: dict[str, Any] = {"concurrency": _int(rollout.get("max_concurrent_rollouts")), "reply_tokens": reply,
                               "model": model if isinstance(model, str) else None,
                               "task_url": data.get("endpoint_base_url") or None,
                               "seed": int(_table(config.get("data")).get("seed_start") or 0)}

@@ -304,7 +304,8 @@ def _finish(run: _GrpoRun, status: str, step: int, seconds: float) -> str:
     folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
     files = save_model(run.loaded, folder, {"base": run.choice.requested, "job_id": cfg["job_id"], "step": step,
                                             "description": run.loaded.description})
-    summary = _summary(run.curve, run.eval_curve, step, run.total, seconds, channel.report_memory())
+    summary = {**_summary(run.curve, run.eval_curve, step, run.total, seconds, channel.report_memory()),
+               "tokens": run.service.tokens_served}
     file_list = [{"path": str(p.relative_to(work_dir)), "bytes": p.stat().st_size} for p in files]
     if status == "cancelled":
         channel.result(checkpoint=str(folder), checkpoint_step=step, files=file_list, rl=summary)

@@ -91,6 +91,8 @@ class PolicyService:
         self.stop_ids = {tok.end_id} | ({int(tok.eos_id)} if hasattr(tok, "eos_id") else set())
         self.logit_mask = text_logit_mask(loaded)
         self.tokens_generated = 0
+        #: prompt and completion tokens of every answer: the job's token count, as the policy route reports usage
+        self.tokens_served = 0
         self._generation_seconds = 0.0
 
     def take_generation_seconds(self) -> float:
@@ -143,6 +145,7 @@ class PolicyService:
             for msg, seq in zip(msgs, seqs, strict=True):
                 self.records[int(msg.get("slot", -1))].append(Sample(list(prompt), seq))
                 self.tokens_generated += len(seq)
+                self.tokens_served += len(prompt) + len(seq)
                 self.channel.respond(msg["id"], self._completion(msg["request"], list(prompt), seq))
         return len(pending)
 
