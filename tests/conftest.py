@@ -31,6 +31,7 @@ SLOW_FIRST = (
     "tests/notebook/test_example_notebooks.py",  # every example notebook through a real kernel, make demo
     "tests/browser/test_example_notebooks.py",
     "tests/browser/test_wizard_journeys.py",
+    "tests/pipeline/test_estimate_vs_real.py",  # every bundled example, --check then for real
     "tests/local/training/test_rl.py",
     "tests/local/training/test_sft.py",
     "tests/browser/test_accessibility.py",
