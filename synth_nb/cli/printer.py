@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TextIO
 
 from synth_nb.flows import get_flow
+from synth_nb.flows.artifacts import unreadable_metrics_note
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
@@ -115,4 +116,7 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     if unparsed:
         lines.append(f"  note: {unparsed} item(s) the backend sent could not be interpreted; they are kept as "
                      f"'{UNPARSED_EVENT_TYPE}' events (job.events)")
+    unreadable = unreadable_metrics_note(job.unreadable_metrics)
+    if unreadable:
+        lines.append(f"  note: {unreadable}")
     return mask_text("\n".join(line for line in lines if line), tuple(s for s in secrets if s))

@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metrics
+from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metric_records
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NotFoundError
 from synth_nb.job.history import JobHistory
@@ -109,8 +109,7 @@ class JobMonitor:
         if kind == "status":
             self.history.ingest_status(payload)
         elif kind in ("metric", "metrics"):
-            for point in parse_metrics(payload.get("points") or [payload]):
-                self.history.ingest_metric(point)
+            self.history.ingest_metrics(parse_metric_records(payload.get("points") or [payload]))
 
     async def _follow_events(self, stream: EventStream) -> None:
         backoff = self.options.min_interval

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from synth_nb.client import EventRecord, MetricRecord
+from synth_nb.client import EventRecord, MetricPage, MetricRecord
 from synth_nb.errors import JobCancelledError, JobFailedError, SynthNbError
 from synth_nb.job.logs import EventLog, MetricLog
 from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_status
@@ -103,6 +104,10 @@ class JobHistory:
         self.events = EventLog()
         #: every metric point, in (step, name) order (a read-only sequence of ``MetricPoint``)
         self.metrics = MetricLog()
+        #: metric points the backend sent that could not be read (no name, a value that is not a number):
+        #: each ``{"raw": the point as sent, "reason": why}``, kept once however often it is sent again
+        self.unreadable_metrics: list[dict[str, Any]] = []
+        self._unreadable_seen: set[str] = set()
         self._listeners: list[Callable[[JobUpdate], Any]] = []
         self._queues: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[JobUpdate]]] = []
         self._status_seen = False
@@ -159,12 +164,26 @@ class JobHistory:
 
     def ingest_metrics(self, records: Sequence[MetricRecord]) -> int:
         """Add a page of metric records (each (name, step) once, as ``ingest_metric``); returns how many
-        were new."""
+        were new. A ``MetricPage``'s unreadable points are kept too (``ingest_unreadable_metrics``)."""
+        if isinstance(records, MetricPage) and records.unreadable:
+            self.ingest_unreadable_metrics(records.unreadable)
         kept = self.metrics.extend(records)
         if kept and (self._listeners or self._queues):
             for record in kept:
                 self._publish(JobUpdate("metric", self.status, metric=record.to_point()))
         return len(kept)
+
+    def ingest_unreadable_metrics(self, items: Sequence[dict[str, Any]]) -> int:
+        """Keep metric points that could not be read (``{"raw", "reason"}``), each once; returns how many
+        were new. A backend that ignores ``after_step`` sends them again on every poll."""
+        new = 0
+        for item in items:
+            key = json.dumps(item.get("raw"), sort_keys=True, default=str)
+            if key not in self._unreadable_seen:
+                self._unreadable_seen.add(key)
+                self.unreadable_metrics.append(item)
+                new += 1
+        return new
 
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         """Record a status document; True when the normalised status changed."""

@@ -229,3 +229,21 @@ def test_metric_points_without_step_are_numbered_per_name(replay: Replay, capsys
     assert "train.loss=0.7100 (step 3)" in block and "val.loss=0.8800 (step 1)" in block
     job = attached(replay)
     assert job.metric_series("train.loss") == [(1, 1.25), (2, 0.93), (3, 0.71)]
+
+
+@pytest.mark.parametrize("replay", ["pl_metric_points_unreadable"], indirect=True)
+def test_metric_points_that_cannot_be_read_are_counted_and_noted(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    block = final_block(out)
+    assert "events:   2   metrics: 2" in block and "gepa.transformation.mean_score=0.5800 (step 2)" in block
+    assert "note: 3 metric points could not be read (value not a number / no name / not an object); they are " \
+           "kept as sent in job.unreadable_metrics" in block
+    job = attached(replay)
+    assert job.metric_series("gepa.transformation.mean_score") == [(1, 0.52), (2, 0.58)]  # "0.52" read as 0.52
+    assert [(u["raw"], u["reason"]) for u in job.unreadable_metrics] == [
+        ({"name": "gepa.status", "step": 2, "value": "running"}, "value not a number"),
+        ({"step": 3, "value": 0.61}, "no name"), ("rollouts=40", "not an object")]  # once, though sent on every poll
+    assert any("/metrics" in p for p in replay.asked[replay.asked.index(f"/prompt-learning/online/jobs/{job.id}") + 1:])
+    summary = job_summary(job).markdown
+    assert "**Note:** 3 metric points could not be read (value not a number / no name / not an object)" in summary
