@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import unreadable_metrics_note
@@ -19,7 +19,7 @@ from synth_nb.job import Job, JobUpdate
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 
-__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "history"]
+__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "format_phase", "history"]
 
 
 def _clock() -> str:
@@ -42,6 +42,15 @@ def format_event(event: Event) -> list[str]:
         if isinstance(trace, str):
             lines += [f"    {ln}" for ln in [t for t in trace.splitlines() if t.strip()][-5:]]
     return lines
+
+
+def format_phase(entry: dict[str, Any]) -> str:
+    """A timeline entry as 0.2.24's CLI prints it (``timeline=training``), with its message when it has one."""
+    phase = entry.get("phase")
+    if not isinstance(phase, str) or not phase:
+        return f"timeline entry without a phase: {json.dumps(entry.get('raw', entry), default=str)[:300]}"
+    message = entry.get("message")
+    return f"timeline={phase}" + (f": {message}" if isinstance(message, str) and message else "")
 
 
 def format_metric(point: MetricPoint) -> str:
@@ -78,6 +87,8 @@ class LinePrinter:
         elif update.kind == "event" and update.event is not None:
             if update.event.type == UNPARSED_EVENT_TYPE or not self.flow.is_noise(update.event):
                 self.emit("\n".join(format_event(update.event)))
+        elif update.kind == "phase" and update.entry is not None:
+            self.emit(format_phase(update.entry))
         elif update.kind == "metric" and update.metric is not None:
             now = time.monotonic()
             if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
@@ -87,9 +98,10 @@ class LinePrinter:
 
 def history(job: Job) -> Iterator[JobUpdate]:
     """What an attached job already has, so the printer shows it before live updates (built lazily)."""
-    if not job.events and not job.metrics:
+    if not job.events and not job.metrics and not job.timeline:
         return iter(())
     return itertools.chain([JobUpdate("status", job.status)],
+                           (JobUpdate("phase", job.status, entry=entry) for entry in job.timeline),
                            (JobUpdate("event", job.status, event=e) for e in job.events))
 
 
@@ -100,6 +112,9 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
              f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
              f"  backend:  {job.backend_url}",
              f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
+    phases = [str(e["phase"]) for e in job.timeline if isinstance(e.get("phase"), str) and e["phase"]]
+    if phases:
+        lines.append(f"  phases:   {' -> '.join(phases)}")
     latest = job.metrics.latest()
     if latest:
         lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"

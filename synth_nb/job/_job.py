@@ -92,6 +92,10 @@ class Job(JobHistory):
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         return super().ingest_status(masked_doc(doc, self.hidden))
 
+    def ingest_timeline(self, entries: Sequence[Any]) -> int:
+        return super().ingest_timeline([masked_doc(e if isinstance(e, dict) else {"raw": e}, self.hidden)
+                                        for e in entries])
+
     def ingest_unreadable_metrics(self, items: Sequence[dict[str, Any]]) -> int:
         return super().ingest_unreadable_metrics([masked_doc(item, self.hidden) for item in items])
 

@@ -48,6 +48,8 @@ class JobMonitor:
         self.stream_mode: str | None = None
         #: True once no metric path answered (the backend keeps no metrics for this job)
         self.no_metrics = False
+        #: True once no timeline path answered (or the flow declares none)
+        self.no_timeline = not endpoints.timeline
 
     def make_stream(self) -> EventStream:
         opts = self.options
@@ -61,6 +63,7 @@ class JobMonitor:
         """One full sync: status, every event after the cursor, every metric."""
         job = self.history
         job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+        await self._sync_timeline()
         stream = self.make_stream()
         await self._events_and_metrics(stream)
         if job.terminal:
@@ -79,6 +82,8 @@ class JobMonitor:
                 changed = False
                 try:
                     changed = job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+                    if changed:  # the timeline's phases are status changes: read it when one happens
+                        await self._sync_timeline()
                     changed = await self._sync_metrics() or changed
                 except TRANSIENT_ERRORS:
                     interval = min(opts.poll_interval, interval * 2)
@@ -122,6 +127,15 @@ class JobMonitor:
                 stream.last_seq = self.history.last_seq
                 backoff = min(self.options.poll_interval, backoff * 2)
                 await asyncio.sleep(backoff)
+
+    async def _sync_timeline(self) -> None:
+        """Read the job's timeline (its phases); a flow or backend without one is not asked again."""
+        if self.no_timeline:
+            return
+        try:
+            self.history.ingest_timeline(await self.client.get_timeline(self.endpoints, self.history.id))
+        except NotFoundError:  # 0.2.24 ignores it too
+            self.no_timeline = True
 
     async def _sync_metrics(self) -> bool:
         """Read the newest points; if none of them were known, page back from the oldest name cursor."""
@@ -177,6 +191,7 @@ class JobMonitor:
         for attempt in range(FINAL_SYNC_ATTEMPTS):
             try:
                 stream.last_seq = self.history.last_seq
+                await self._sync_timeline()
                 await self._events_and_metrics(stream)
                 return
             except TRANSIENT_ERRORS:

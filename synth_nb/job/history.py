@@ -23,7 +23,7 @@ from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_st
 
 __all__ = ["DoneSignal", "JobHistory", "JobUpdate", "UpdateKind", "call_on_loop", "running_loop"]
 
-UpdateKind = Literal["status", "event", "metric", "done"]
+UpdateKind = Literal["status", "event", "metric", "phase", "linked", "done"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class JobUpdate:
     status: str
     event: Event | None = None
     metric: MetricPoint | None = None
+    #: a timeline entry ("phase"), or the linked job's status document ("linked")
+    entry: dict[str, Any] | None = None
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -108,6 +110,10 @@ class JobHistory:
         #: each ``{"raw": the point as sent, "reason": why}``, kept once however often it is sent again
         self.unreadable_metrics: list[dict[str, Any]] = []
         self._unreadable_seen: set[str] = set()
+        #: the job's phases from the backend's timeline (``{"phase", "created_at", "message"?}``), in the
+        #: order received; an entry that is not an object is kept as ``{"raw": entry}``
+        self.timeline: list[dict[str, Any]] = []
+        self._timeline_seen: set[str] = set()
         self._listeners: list[Callable[[JobUpdate], Any]] = []
         self._queues: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[JobUpdate]]] = []
         self._status_seen = False
@@ -185,6 +191,21 @@ class JobHistory:
                 new += 1
         return new
 
+    def ingest_timeline(self, entries: Sequence[Any]) -> int:
+        """Add timeline entries not seen before (the whole timeline comes on every read); returns how many
+        were new."""
+        new = 0
+        for entry in entries:
+            entry = entry if isinstance(entry, dict) else {"raw": entry}
+            key = json.dumps(entry, sort_keys=True, default=str)
+            if key in self._timeline_seen:
+                continue
+            self._timeline_seen.add(key)
+            self.timeline.append(entry)
+            self._publish(JobUpdate("phase", self.status, entry=entry))
+            new += 1
+        return new
+
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         """Record a status document; True when the normalised status changed."""
         self.status_doc = doc
@@ -227,7 +248,8 @@ class JobHistory:
         What is known is fixed when this is called; the models are built one at a time as the iterator
         is consumed, so replaying a long history holds no more than one of them.
         """
-        return _replay(self.status, self.events, self.events.snapshot(), self.metrics, self.metrics.snapshot())
+        return _replay(self.status, list(self.timeline), self.events, self.events.snapshot(), self.metrics,
+                       self.metrics.snapshot())
 
     def _subscribe(self) -> asyncio.Queue[JobUpdate]:
         queue: asyncio.Queue[JobUpdate] = asyncio.Queue()
@@ -250,9 +272,11 @@ class JobHistory:
         return str(event.data.get("detail") or event.data.get("error") or event.message)
 
 
-def _replay(status: str, events: EventLog, event_rows: Sequence[int], metrics: MetricLog,
-            metric_rows: Sequence[int]) -> Iterator[JobUpdate]:
+def _replay(status: str, timeline: list[dict[str, Any]], events: EventLog, event_rows: Sequence[int],
+            metrics: MetricLog, metric_rows: Sequence[int]) -> Iterator[JobUpdate]:
     yield JobUpdate("status", status)
+    for entry in timeline:
+        yield JobUpdate("phase", status, entry=entry)
     for event in events.models(event_rows):
         yield JobUpdate("event", status, event=event)
     for point in metrics.models(metric_rows):

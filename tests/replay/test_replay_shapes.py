@@ -247,3 +247,29 @@ def test_metric_points_that_cannot_be_read_are_counted_and_noted(replay: Replay,
     assert any("/metrics" in p for p in replay.asked[replay.asked.index(f"/prompt-learning/online/jobs/{job.id}") + 1:])
     summary = job_summary(job).markdown
     assert "**Note:** 3 metric points could not be read (value not a number / no name / not an object)" in summary
+
+
+@pytest.mark.parametrize("replay", ["sft_timeline_phases"], indirect=True)
+def test_timeline_entries_are_the_jobs_phases(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    shown = [line.split("] ", 1)[1] for line in out.splitlines() if "] timeline" in line]
+    assert shown == ["timeline=queued", "timeline=training: 8 x H100",
+                     'timeline entry without a phase: "checkpoint saved"', "timeline=succeeded"]
+    assert "  phases:   queued -> training -> succeeded" in final_block(out)
+    assert f"attached to sft job {replay.job_id} (running, 2 events so far)" in out  # the rest came while following
+    assert replay.asked.count(f"/learning/jobs/{replay.job_id}/timeline") >= 2  # read again as the job went on
+    job = attached(replay)
+    assert [e.get("phase", e.get("raw")) for e in job.timeline] == ["queued", "training", "checkpoint saved",
+                                                                   "succeeded"]
+
+
+@pytest.mark.parametrize("replay", ["rl_timeline_under_learning"], indirect=True)
+def test_an_rl_timeline_at_its_fallback_path(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 1, out
+    assert "timeline=failed: task app unreachable" in out
+    block = final_block(out)
+    assert block.startswith("Final status: failed") and "  phases:   queued -> rollouts -> failed" in block
+    job_id = replay.job_id
+    assert f"/rl/jobs/{job_id}/timeline" in replay.asked and f"/learning/jobs/{job_id}/timeline" in replay.asked
