@@ -76,6 +76,7 @@ class LinePrinter:
         self.out = out or sys.stdout
         self.metric_every = metric_every
         self._metric_printed: dict[str, float] = {}
+        self._linked_printers: set[str] = set()
 
     def emit(self, text: str) -> None:
         for line in text.splitlines() or [""]:
@@ -89,6 +90,8 @@ class LinePrinter:
                 self.emit("\n".join(format_event(update.event)))
         elif update.kind == "phase" and update.entry is not None:
             self.emit(format_phase(update.entry))
+        elif update.kind == "linked" and update.entry is not None:
+            self._print_linked(update.entry)
         elif update.kind == "metric" and update.metric is not None:
             now = time.monotonic()
             if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
@@ -96,13 +99,47 @@ class LinePrinter:
                 self.emit(format_metric(update.metric))
 
 
+    def _print_linked(self, entry: dict[str, Any]) -> None:
+        """Say which job the status links to, then print its lines too, each prefixed with its id."""
+        linked = self.job.linked
+        if linked is None or linked.id != entry.get("job_id"):
+            self.emit(f"linked job {entry.get('job_id')} could not be followed: {entry.get('error', 'not found')}")
+            return
+        self.emit(f"linked job {linked.id} ({linked.flow}, {linked.status}, {len(linked.events)} events so far) is "
+                  f"followed too; its lines are marked with its id (synth-nb attach {linked.id} follows it alone)")
+        if linked.id in self._linked_printers:
+            return
+        self._linked_printers.add(linked.id)
+        printer = LinePrinter(linked, self.secrets, prefix=f"{self.prefix}{linked.id} ", out=self.out,
+                              metric_every=self.metric_every)
+        for update in history(linked):
+            printer(update)
+        linked.add_listener(printer)
+
+
+def _linked_lines(job: Job) -> list[str]:
+    note, linked = job.linked_note, job.linked
+    if note is None:
+        return []
+    if linked is None:
+        return [f"  linked job: {note['job_id']} could not be followed: {note.get('error', 'not found')}"]
+    lines = [f"  linked job: {linked.id} ({linked.flow}): {linked.status}, {len(linked.events)} events, "
+             f"{len(linked.metrics)} metrics (synth-nb attach {linked.id})"]
+    latest = linked.metrics.latest()
+    if latest:
+        lines.append("  linked last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
+                                                           for p in latest.values()))
+    return lines
+
+
 def history(job: Job) -> Iterator[JobUpdate]:
     """What an attached job already has, so the printer shows it before live updates (built lazily)."""
-    if not job.events and not job.metrics and not job.timeline:
+    if not job.events and not job.metrics and not job.timeline and job.linked_note is None:
         return iter(())
+    linked = [JobUpdate("linked", job.status, entry=job.linked_note)] if job.linked_note is not None else []
     return itertools.chain([JobUpdate("status", job.status)],
                            (JobUpdate("phase", job.status, entry=entry) for entry in job.timeline),
-                           (JobUpdate("event", job.status, event=e) for e in job.events))
+                           (JobUpdate("event", job.status, event=e) for e in job.events), linked)
 
 
 def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
@@ -131,6 +168,7 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     if unparsed:
         lines.append(f"  note: {unparsed} item(s) the backend sent could not be interpreted; they are kept as "
                      f"'{UNPARSED_EVENT_TYPE}' events (job.events)")
+    lines += _linked_lines(job)
     unreadable = unreadable_metrics_note(job.unreadable_metrics)
     if unreadable:
         lines.append(f"  note: {unreadable}")

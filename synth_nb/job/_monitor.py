@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metric_records
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NotFoundError
+from synth_nb.job._find import linked_job_id
 from synth_nb.job.history import JobHistory
 
 __all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
@@ -39,8 +41,10 @@ class JobMonitor:
     """One run of following a job through one client (a ``Job`` makes a new one after ``rebind``)."""
 
     def __init__(self, history: JobHistory, client: AsyncSynthClient, endpoints: FlowEndpoints,
-                 options: FollowOptions) -> None:
+                 options: FollowOptions, *, linked: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.history = history
+        #: called with the ``linked_job_id`` the status document names, after every status read
+        self.linked = linked
         self.client = client
         self.endpoints = endpoints
         self.options = options
@@ -64,6 +68,7 @@ class JobMonitor:
         job = self.history
         job.ingest_status(await self.client.get_status(self.endpoints, job.id))
         await self._sync_timeline()
+        await self._sync_linked()
         stream = self.make_stream()
         await self._events_and_metrics(stream)
         if job.terminal:
@@ -84,6 +89,7 @@ class JobMonitor:
                     changed = job.ingest_status(await self.client.get_status(self.endpoints, job.id))
                     if changed:  # the timeline's phases are status changes: read it when one happens
                         await self._sync_timeline()
+                    await self._sync_linked()
                     changed = await self._sync_metrics() or changed
                 except TRANSIENT_ERRORS:
                     interval = min(opts.poll_interval, interval * 2)
@@ -127,6 +133,11 @@ class JobMonitor:
                 stream.last_seq = self.history.last_seq
                 backoff = min(self.options.poll_interval, backoff * 2)
                 await asyncio.sleep(backoff)
+
+    async def _sync_linked(self) -> None:
+        linked = linked_job_id(self.history.status_doc, self.history.id)
+        if linked is not None and self.linked is not None:
+            await self.linked(linked)
 
     async def _sync_timeline(self) -> None:
         """Read the job's timeline (its phases); a flow or backend without one is not asked again."""
@@ -192,6 +203,7 @@ class JobMonitor:
             try:
                 stream.last_seq = self.history.last_seq
                 await self._sync_timeline()
+                await self._sync_linked()
                 await self._events_and_metrics(stream)
                 return
             except TRANSIENT_ERRORS:

@@ -273,3 +273,31 @@ def test_an_rl_timeline_at_its_fallback_path(replay: Replay, capsys: pytest.Capt
     assert block.startswith("Final status: failed") and "  phases:   queued -> rollouts -> failed" in block
     job_id = replay.job_id
     assert f"/rl/jobs/{job_id}/timeline" in replay.asked and f"/learning/jobs/{job_id}/timeline" in replay.asked
+
+
+@pytest.mark.parametrize("replay", ["rl_linked_training_job"], indirect=True)
+def test_a_linked_training_job_is_followed_alongside(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    linked_id = "job_5d4c3b2a1f0e"
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert f"linked job {linked_id} (sft, " in out and f"(synth-nb attach {linked_id} follows it alone)" in out
+    assert f"] {linked_id} [3] sft.job.completed: Training complete" in out
+    assert f"] [2] rl.train.started: Training started on {linked_id}" in out
+    block = final_block(out)
+    assert "events:   2   metrics: 0" in block  # the training job's events are its own, though their seqs collide
+    assert f"linked job: {linked_id} (sft): succeeded, 3 events, 2 metrics (synth-nb attach {linked_id})" in block
+    assert "linked last metrics: train.loss=0.7100 (step 2)" in block
+    job = attached(replay)
+    assert job.linked is not None and (job.linked.id, job.linked.flow) == (linked_id, "sft")
+    assert [e.seq for e in job.linked.events] == [1, 2, 3] and job.linked.metric_series("train.loss") == [(1, 0.93),
+                                                                                                         (2, 0.71)]
+
+
+@pytest.mark.parametrize("replay", ["rl_linked_job_missing"], indirect=True)
+def test_a_linked_job_the_backend_does_not_know_is_named(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert "linked job job_ffffeeeedddd could not be followed: job job_ffffeeeedddd was not found on" in out
+    block = final_block(out)
+    assert "events:   1" in block and "linked job: job_ffffeeeedddd could not be followed" in block
+    assert replay.asked.count("/rl/jobs/job_ffffeeeedddd") == 1  # looked for once, not on every poll
