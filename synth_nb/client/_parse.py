@@ -148,7 +148,7 @@ def _strict_event_page(raw: bytes, items: list[msgspec.Raw]) -> list[EventRecord
     return list(map(EventRecord, seqs, [f.type for f in fields], [f.level for f in fields], map(bytes, items)))
 
 
-def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> list[MetricRecord] | None:
+def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> MetricPage | None:
     try:
         page = _METRIC_FIELDS_PAGE.decode(raw)
     except _STRICT_ERRORS:
@@ -157,7 +157,7 @@ def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> list[MetricReco
     names, steps = [f.name for f in fields], [f.step for f in fields]
     if len(fields) != len(items) or not all(names) or not _int64(steps):
         return None
-    return list(map(MetricRecord, names, steps, [f.value for f in fields], map(bytes, items)))
+    return MetricPage(map(MetricRecord, names, steps, [f.value for f in fields], map(bytes, items)))
 
 
 def _strict_event(document: Any) -> EventRecord | None:
@@ -393,7 +393,7 @@ def parse_metrics_body(raw: bytes, numbering: StepNumbering | None = None) -> Me
     items = page if isinstance(page, list) else page.points
     strict = _strict_metric_page(raw, items)
     if strict is not None:
-        return MetricPage(strict)
+        return strict
     numbering = numbering or StepNumbering()
     records = MetricPage()
     for item in items:
