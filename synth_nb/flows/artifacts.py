@@ -65,7 +65,7 @@ def job_results_dir(job_id: str, results_folder: Path | None) -> Path:
     return (results_folder if results_folder is not None else Path(FALLBACK_RESULTS_FOLDER)) / job_id
 
 
-def unreadable_metrics(job: FinishedJob) -> Sequence[Mapping[str, Any]]:
+def unreadable_metrics(job: object) -> Sequence[Mapping[str, Any]]:
     """The metric points the backend sent for ``job`` that could not be read (``{"raw", "reason"}`` each).
 
     Optional, not part of ``FinishedJob``: a followed job keeps them (``JobHistory.unreadable_metrics``); a

@@ -247,6 +247,8 @@ def test_metric_points_that_cannot_be_read_are_counted_and_noted(replay: Replay,
     assert any("/metrics" in p for p in replay.asked[replay.asked.index(f"/prompt-learning/online/jobs/{job.id}") + 1:])
     summary = job_summary(job).markdown
     assert "**Note:** 3 metric points could not be read (value not a number / no name / not an object)" in summary
+    assert "3 metric points could not be read (value not a number / no name / not an object); they are kept as " \
+           "sent in job.unreadable_metrics" in job.explorer().notes
 
 
 @pytest.mark.parametrize("replay", ["sft_timeline_phases"], indirect=True)
