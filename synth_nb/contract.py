@@ -30,17 +30,25 @@ class FlowEndpoints:
     events_stream: str | None = None
     #: POST that starts a job created stopped (SFT); None when jobs start on creation
     start: str | None = None
+    #: the job's phases (``{"phase", "created_at", "message"?}`` entries), when the backend keeps them
+    timeline: str | None = None
+    #: timeline paths to try when ``timeline`` 404s
+    fallback_timeline: tuple[str, ...] = field(default_factory=tuple)
 
     @classmethod
     def of_jobs(cls, jobs: str, *, start: bool = False, also_under: tuple[str, ...] = (),
-                metrics_also_under: tuple[str, ...] = ()) -> FlowEndpoints:
+                metrics_also_under: tuple[str, ...] = (), timeline: bool = False,
+                timeline_also_under: tuple[str, ...] = ()) -> FlowEndpoints:
         """The paths of a job collection such as ``/rl/jobs``: ``{jobs}/{job_id}`` and its ``/events``,
-        ``/metrics``, ``/cancel``, ``/events/stream`` (and ``/start`` with ``start``); ``also_under``: other
-        collections whose status and events paths are polled too (``metrics_also_under``: metrics paths)."""
+        ``/metrics``, ``/cancel``, ``/events/stream`` (and ``/start`` with ``start``, ``/timeline`` with
+        ``timeline``); ``also_under``: other collections whose status and events paths are polled too
+        (``metrics_also_under``: metrics paths; ``timeline_also_under``: timeline paths)."""
         job = jobs + "/{job_id}"
         return cls(create=jobs, status=job, events=job + "/events", metrics=job + "/metrics",
                    cancel=job + "/cancel", events_stream=job + "/events/stream",
                    start=job + "/start" if start else None,
                    fallback_events=tuple(f"{other}/{{job_id}}/events" for other in also_under),
                    fallback_status=tuple(f"{other}/{{job_id}}" for other in also_under),
-                   fallback_metrics=tuple(f"{other}/{{job_id}}/metrics" for other in metrics_also_under))
+                   fallback_metrics=tuple(f"{other}/{{job_id}}/metrics" for other in metrics_also_under),
+                   timeline=job + "/timeline" if timeline else None,
+                   fallback_timeline=tuple(f"{other}/{{job_id}}/timeline" for other in timeline_also_under))

@@ -11,14 +11,15 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from synth_nb.flows import get_flow
+from synth_nb.flows.artifacts import unreadable_metrics_note
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 
-__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "history"]
+__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "format_phase", "history"]
 
 
 def _clock() -> str:
@@ -41,6 +42,15 @@ def format_event(event: Event) -> list[str]:
         if isinstance(trace, str):
             lines += [f"    {ln}" for ln in [t for t in trace.splitlines() if t.strip()][-5:]]
     return lines
+
+
+def format_phase(entry: dict[str, Any]) -> str:
+    """A timeline entry as 0.2.24's CLI prints it (``timeline=training``), with its message when it has one."""
+    phase = entry.get("phase")
+    if not isinstance(phase, str) or not phase:
+        return f"timeline entry without a phase: {json.dumps(entry.get('raw', entry), default=str)[:300]}"
+    message = entry.get("message")
+    return f"timeline={phase}" + (f": {message}" if isinstance(message, str) and message else "")
 
 
 def format_metric(point: MetricPoint) -> str:
@@ -66,6 +76,7 @@ class LinePrinter:
         self.out = out or sys.stdout
         self.metric_every = metric_every
         self._metric_printed: dict[str, float] = {}
+        self._linked_printers: set[str] = set()
 
     def emit(self, text: str) -> None:
         for line in text.splitlines() or [""]:
@@ -77,6 +88,10 @@ class LinePrinter:
         elif update.kind == "event" and update.event is not None:
             if update.event.type == UNPARSED_EVENT_TYPE or not self.flow.is_noise(update.event):
                 self.emit("\n".join(format_event(update.event)))
+        elif update.kind == "phase" and update.entry is not None:
+            self.emit(format_phase(update.entry))
+        elif update.kind == "linked" and update.entry is not None:
+            self._print_linked(update.entry)
         elif update.kind == "metric" and update.metric is not None:
             now = time.monotonic()
             if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
@@ -84,12 +99,47 @@ class LinePrinter:
                 self.emit(format_metric(update.metric))
 
 
+    def _print_linked(self, entry: dict[str, Any]) -> None:
+        """Say which job the status links to, then print its lines too, each prefixed with its id."""
+        linked = self.job.linked
+        if linked is None or linked.id != entry.get("job_id"):
+            self.emit(f"linked job {entry.get('job_id')} could not be followed: {entry.get('error', 'not found')}")
+            return
+        self.emit(f"linked job {linked.id} ({linked.flow}, {linked.status}, {len(linked.events)} events so far) is "
+                  f"followed too; its lines are marked with its id (synth-nb attach {linked.id} follows it alone)")
+        if linked.id in self._linked_printers:
+            return
+        self._linked_printers.add(linked.id)
+        printer = LinePrinter(linked, self.secrets, prefix=f"{self.prefix}{linked.id} ", out=self.out,
+                              metric_every=self.metric_every)
+        for update in history(linked):
+            printer(update)
+        linked.add_listener(printer)
+
+
+def _linked_lines(job: Job) -> list[str]:
+    note, linked = job.linked_note, job.linked
+    if note is None:
+        return []
+    if linked is None:
+        return [f"  linked job: {note['job_id']} could not be followed: {note.get('error', 'not found')}"]
+    lines = [f"  linked job: {linked.id} ({linked.flow}): {linked.status}, {len(linked.events)} events, "
+             f"{len(linked.metrics)} metrics (synth-nb attach {linked.id})"]
+    latest = linked.metrics.latest()
+    if latest:
+        lines.append("  linked last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
+                                                           for p in latest.values()))
+    return lines
+
+
 def history(job: Job) -> Iterator[JobUpdate]:
     """What an attached job already has, so the printer shows it before live updates (built lazily)."""
-    if not job.events and not job.metrics:
+    if not job.events and not job.metrics and not job.timeline and job.linked_note is None:
         return iter(())
+    linked = [JobUpdate("linked", job.status, entry=job.linked_note)] if job.linked_note is not None else []
     return itertools.chain([JobUpdate("status", job.status)],
-                           (JobUpdate("event", job.status, event=e) for e in job.events))
+                           (JobUpdate("phase", job.status, entry=entry) for entry in job.timeline),
+                           (JobUpdate("event", job.status, event=e) for e in job.events), linked)
 
 
 def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
@@ -99,6 +149,9 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
              f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
              f"  backend:  {job.backend_url}",
              f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
+    phases = [str(e["phase"]) for e in job.timeline if isinstance(e.get("phase"), str) and e["phase"]]
+    if phases:
+        lines.append(f"  phases:   {' -> '.join(phases)}")
     latest = job.metrics.latest()
     if latest:
         lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
@@ -115,4 +168,8 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     if unparsed:
         lines.append(f"  note: {unparsed} item(s) the backend sent could not be interpreted; they are kept as "
                      f"'{UNPARSED_EVENT_TYPE}' events (job.events)")
+    lines += _linked_lines(job)
+    unreadable = unreadable_metrics_note(job.unreadable_metrics)
+    if unreadable:
+        lines.append(f"  note: {unreadable}")
     return mask_text("\n".join(line for line in lines if line), tuple(s for s in secrets if s))

@@ -314,6 +314,15 @@ class AsyncSynthClient:
         response = await self._first_working("metrics", job_id, paths, params=params)
         return parse_metrics_body(response.content, self._steps.setdefault(job_id, StepNumbering()))
 
+    async def get_timeline(self, endpoints: FlowEndpoints, job_id: str) -> list[Any]:
+        """The job's timeline entries as sent (primary path, then fallbacks); ``[]`` for a flow without one.
+        The list is found under ``events`` (what 0.2.24's streamer reads) or ``timeline``."""
+        if not endpoints.timeline:
+            return []
+        response = await self._first_working("timeline", job_id, [endpoints.timeline, *endpoints.fallback_timeline])
+        data = _json_body(response)
+        return extract_list(data, "events") or extract_list(data, "timeline")
+
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""
         return _as_dict(await self.request_json(

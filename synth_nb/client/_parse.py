@@ -9,6 +9,7 @@ containers, ``event_type``, null ``data``) goes through the lenient path, as syn
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -18,9 +19,9 @@ from pydantic_core import to_jsonable_python
 from synth_nb.client._numbering import SeqNumbering, StepNumbering
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 
-__all__ = ["EventRecord", "MetricRecord", "SeqNumbering", "StepNumbering", "event_record", "extract_list", "parse_event",
-           "parse_event_records", "parse_events", "parse_events_body", "parse_metric_records", "parse_metrics",
-           "parse_metrics_body", "strict_event_record", "unparsed_event"]
+__all__ = ["EventRecord", "MetricPage", "MetricRecord", "SeqNumbering", "StepNumbering", "event_record", "extract_list",
+           "parse_event", "parse_event_records", "parse_events", "parse_events_body", "parse_metric_records",
+           "parse_metrics", "parse_metrics_body", "read_metrics", "strict_event_record", "unparsed_event"]
 
 #: keys a list may hide under in lenient list responses (0.2.24 ``_extract_list``)
 _LIST_CONTAINERS = ("data", "result", "results", "items", "payload", "records", "entries", "values")
@@ -68,6 +69,15 @@ class MetricRecord(msgspec.Struct, frozen=True, gc=False):
     @classmethod
     def of(cls, point: MetricPoint) -> MetricRecord:
         return cls(point.name, point.step, point.value, _document(point))
+
+
+class MetricPage(list[MetricRecord]):
+    """A page of metric records, and the points on it that could not be read (``unreadable``: each
+    ``{"raw": the item as sent, "reason": why}``), which a history counts instead of dropping unseen."""
+
+    def __init__(self, records: Iterable[MetricRecord] = (), unreadable: Iterable[dict[str, Any]] = ()) -> None:
+        super().__init__(records)
+        self.unreadable: list[dict[str, Any]] = list(unreadable)
 
 
 # -- strict shapes: what a well-formed page holds ----------------------------------------------------
@@ -138,7 +148,7 @@ def _strict_event_page(raw: bytes, items: list[msgspec.Raw]) -> list[EventRecord
     return list(map(EventRecord, seqs, [f.type for f in fields], [f.level for f in fields], map(bytes, items)))
 
 
-def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> list[MetricRecord] | None:
+def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> MetricPage | None:
     try:
         page = _METRIC_FIELDS_PAGE.decode(raw)
     except _STRICT_ERRORS:
@@ -147,7 +157,7 @@ def _strict_metric_page(raw: bytes, items: list[msgspec.Raw]) -> list[MetricReco
     names, steps = [f.name for f in fields], [f.step for f in fields]
     if len(fields) != len(items) or not all(names) or not _int64(steps):
         return None
-    return list(map(MetricRecord, names, steps, [f.value for f in fields], map(bytes, items)))
+    return MetricPage(map(MetricRecord, names, steps, [f.value for f in fields], map(bytes, items)))
 
 
 def _strict_event(document: Any) -> EventRecord | None:
@@ -194,14 +204,18 @@ def extract_list(data: Any, field: str) -> list[Any]:
     return []
 
 
-def _wire_seq(item: dict[str, Any]) -> int | None:
-    """The item's own seq when it is a usable integer (``"5"`` counts; ``5.5``, ``"abc"`` and 2**70 do not)."""
-    raw = item.get("seq")
+def _whole_number(raw: Any) -> int | None:
+    """``raw`` as a 64-bit integer when it is one (``"5"`` counts; ``5.5``, ``"abc"`` and 2**70 do not)."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, str) and raw.strip().lstrip("-").isdigit():
         raw = int(raw)
     return raw if isinstance(raw, int) and raw in _INT64 else None
+
+
+def _wire_seq(item: dict[str, Any]) -> int | None:
+    """The item's own seq when it is a usable integer."""
+    return _whole_number(item.get("seq"))
 
 
 def unparsed_event(seq: int, item: Any, reason: str) -> Event:
@@ -271,29 +285,56 @@ def parse_events(items: list[Any], since_seq: int = 0, numbering: SeqNumbering |
     return events
 
 
-def parse_metrics(items: list[Any], numbering: StepNumbering | None = None) -> list[MetricPoint]:
-    """Wire points as ``MetricPoint``s; a point without a step gets the next one of its name (``numbering``);
-    points with no name or no numeric value are dropped (0.2.24 drops nameless ones too)."""
+def _point_reason(item: Any) -> str:
+    """Why a wire point is not a metric point (0.2.24 skips nameless points and charts only numbers)."""
+    if not isinstance(item, dict):
+        return "not an object"
+    if not item.get("name") or not isinstance(item["name"], str):
+        return "no name"
+    try:
+        float(item.get("value"))  # type: ignore[arg-type]  # what a lax float accepts, near enough
+    except (TypeError, ValueError):
+        return "value not a number"
+    if item.get("step") is not None and _whole_number(item["step"]) is None:
+        return "step not a whole number"
+    return "fields of unexpected types"
+
+
+def read_metrics(items: list[Any], numbering: StepNumbering | None = None) -> tuple[list[MetricPoint], list[dict[str, Any]]]:
+    """Wire points as ``MetricPoint``s, and the ones that could not be read (``{"raw", "reason"}``).
+
+    A point without a step gets the next one of its name (``numbering``); a value sent as a numeric string
+    (``"0.5"``) is read as the number, as 0.2.24's CLI prints it. A point with no name, or whose value is
+    not a number (``"running"``), cannot be charted: it is returned as unreadable, not dropped unseen.
+    """
     numbering = numbering or StepNumbering()
-    points = []
+    points, unreadable = [], []
     for item in items:
-        if not isinstance(item, dict) or not item.get("name"):
-            continue
-        if item.get("step") is None:
-            item = {**item, "step": numbering.step_for(item)}
-        try:
-            point = MetricPoint.model_validate(item)
-        except ValueError:
-            continue
-        if point.step in _INT64:
+        point = None
+        if isinstance(item, dict) and item.get("name") and isinstance(item["name"], str):
+            if item.get("step") is None:
+                item = {**item, "step": numbering.step_for(item)}
+            try:
+                point = MetricPoint.model_validate(item)
+            except ValueError:
+                point = None
+        if point is not None and point.step in _INT64:
             numbering.seen(point.name, point.step)
             points.append(point)
-    return points
+        else:
+            unreadable.append({"raw": item, "reason": _point_reason(item)})
+    return points, unreadable
 
 
-def parse_metric_records(items: list[Any], numbering: StepNumbering | None = None) -> list[MetricRecord]:
-    """Decoded wire points (dicts) as records, leniently; unusable ones are dropped."""
-    return [MetricRecord.of(point) for point in parse_metrics(items, numbering)]
+def parse_metrics(items: list[Any], numbering: StepNumbering | None = None) -> list[MetricPoint]:
+    """Wire points as ``MetricPoint``s (see ``read_metrics``; the unreadable ones are left out)."""
+    return read_metrics(items, numbering)[0]
+
+
+def parse_metric_records(items: list[Any], numbering: StepNumbering | None = None) -> MetricPage:
+    """Decoded wire points (dicts) as records, leniently; the unreadable ones on ``.unreadable``."""
+    points, unreadable = read_metrics(items, numbering)
+    return MetricPage(map(MetricRecord.of, points), unreadable)
 
 
 # -- response bodies -----------------------------------------------------------------------------
@@ -343,8 +384,8 @@ def parse_events_body(raw: bytes, since_seq: int = 0) -> list[Event]:
     return [record.to_event() for record in parse_event_records(raw, since_seq)]
 
 
-def parse_metrics_body(raw: bytes, numbering: StepNumbering | None = None) -> list[MetricRecord]:
-    """Metric records from a ``{"points": [...]}`` body (or a lenient variant); see ``parse_metrics``."""
+def parse_metrics_body(raw: bytes, numbering: StepNumbering | None = None) -> MetricPage:
+    """Metric records from a ``{"points": [...]}`` body (or a lenient variant); see ``read_metrics``."""
     try:
         page = _POINTS_PAGE.decode(raw)
     except _STRICT_ERRORS:
@@ -354,14 +395,13 @@ def parse_metrics_body(raw: bytes, numbering: StepNumbering | None = None) -> li
     if strict is not None:
         return strict
     numbering = numbering or StepNumbering()
-    records = []
+    records = MetricPage()
     for item in items:
         record = _strict_metric(item)
         if record is None:
-            try:
-                records += parse_metric_records([json.loads(bytes(item))], numbering)
-            except ValueError:
-                continue
+            lenient = parse_metric_records([json.loads(bytes(item))], numbering)
+            records += lenient
+            records.unreadable += lenient.unreadable
         else:
             numbering.seen(record.name, record.step)
             records.append(record)

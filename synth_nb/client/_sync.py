@@ -84,6 +84,9 @@ class SynthClient:
                     limit: int = 1000) -> list[MetricPoint]:
         return self._call(self._async.get_metrics(endpoints, job_id, after_step=after_step, limit=limit))
 
+    def get_timeline(self, endpoints: FlowEndpoints, job_id: str) -> list[Any]:
+        return self._call(self._async.get_timeline(endpoints, job_id))
+
     def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         return self._call(self._async.cancel(endpoints, job_id))
 

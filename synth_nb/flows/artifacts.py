@@ -16,7 +16,7 @@ from synth_nb.plan import mask_payload
 from synth_nb.records import Event, MetricPoint
 
 __all__ = ["FALLBACK_RESULTS_FOLDER", "Artifact", "Document", "FinishedJob", "checkpoint_of", "ending_facts",
-           "job_results_dir", "status_artifact", "status_json"]
+           "job_results_dir", "status_artifact", "status_json", "unreadable_metrics", "unreadable_metrics_note"]
 
 #: where result files go when a job's config named no folder (relative to the working directory)
 FALLBACK_RESULTS_FOLDER = "results"
@@ -63,6 +63,24 @@ class Artifact:
 def job_results_dir(job_id: str, results_folder: Path | None) -> Path:
     """``<results_folder>/<job id>/``: one folder per job, so two jobs' ``summary.md`` never collide."""
     return (results_folder if results_folder is not None else Path(FALLBACK_RESULTS_FOLDER)) / job_id
+
+
+def unreadable_metrics(job: object) -> Sequence[Mapping[str, Any]]:
+    """The metric points the backend sent for ``job`` that could not be read (``{"raw", "reason"}`` each).
+
+    Optional, not part of ``FinishedJob``: a followed job keeps them (``JobHistory.unreadable_metrics``); a
+    flow's own stand-in or a job rebuilt from a recording has none to report.
+    """
+    return tuple(getattr(job, "unreadable_metrics", ()))
+
+
+def unreadable_metrics_note(items: Sequence[Mapping[str, Any]]) -> str:
+    """"N metric points could not be read (no name / value not a number)"; empty when every one was read."""
+    if not items:
+        return ""
+    reasons = " / ".join(dict.fromkeys(str(item.get("reason") or "unknown shape") for item in items))
+    count = f"{len(items)} metric point{'s' if len(items) != 1 else ''} could not be read"
+    return f"{count} ({reasons}); they are kept as sent in job.unreadable_metrics"
 
 
 def status_json(job: FinishedJob) -> str:

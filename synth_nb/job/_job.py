@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventRecord
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, JobTimeoutError, NotFoundError, SynthNbError
-from synth_nb.flows import all_flows, get_flow
+from synth_nb.flows import all_flows, flow_named_in, get_flow, guess_flow
 from synth_nb.flows.artifacts import job_results_dir
+from synth_nb.job._find import find_job
 from synth_nb.job._monitor import FollowOptions, JobMonitor
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
@@ -74,6 +75,11 @@ class Job(JobHistory):
         #: the budget watchdog following this job (``--max-minutes`` ...): ``watchdog.meters()`` is each
         #: limit with what is used and left, ``watchdog.report()`` which one stopped the job
         self.watchdog: Watchdog | None = None
+        #: the job the status document names as ``linked_job_id`` (an RL job's training job), attached to
+        #: and followed alongside this one; ``linked_note`` says which and how (or why it could not be)
+        self.linked: Job | None = None
+        self.linked_note: dict[str, Any] | None = None
+        self._follows_links = True
         self._done = DoneSignal()
         self._task: asyncio.Task[None] | None = None
         self._monitor: JobMonitor | None = None
@@ -91,6 +97,13 @@ class Job(JobHistory):
 
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         return super().ingest_status(masked_doc(doc, self.hidden))
+
+    def ingest_timeline(self, entries: Sequence[Any]) -> int:
+        return super().ingest_timeline([masked_doc(e if isinstance(e, dict) else {"raw": e}, self.hidden)
+                                        for e in entries])
+
+    def ingest_unreadable_metrics(self, items: Sequence[dict[str, Any]]) -> int:
+        return super().ingest_unreadable_metrics([masked_doc(item, self.hidden) for item in items])
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -131,6 +144,8 @@ class Job(JobHistory):
         self.client = client
         self.hidden = searched((*self.hidden, *client.secret_values()))
         self._loop = None
+        if self.linked is not None:
+            self.linked.rebind(client)
         if self._fatal is not None:  # a failure of the old connection does not end the job
             self._fatal = None
             self._done.clear()
@@ -197,6 +212,8 @@ class Job(JobHistory):
         return self.status
 
     async def stop_monitoring(self) -> None:
+        if self.linked is not None:
+            await self.linked.stop_monitoring()
         task, self._task = self._task, None
         if task is None or task.done():
             return
@@ -289,7 +306,37 @@ class Job(JobHistory):
     def _new_monitor(self) -> JobMonitor:
         options = FollowOptions(poll_interval=self.poll_interval, min_interval=self.min_interval,
                                 use_sse=self.use_sse, metrics_limit=self.metrics_limit)
-        return JobMonitor(self, self.client, self.endpoints, options)
+        return JobMonitor(self, self.client, self.endpoints, options,
+                          linked=self._follow_linked if self._follows_links else None)
+
+    async def _follow_linked(self, linked_id: str) -> None:
+        """Attach to the job this one's status names as linked and follow it alongside (synth-ai 0.2.24
+        polls its events too); once this job has ended, bring the linked one up to date. The linked job is
+        secondary: a transient failure is retried after the next status read, any other is noted."""
+        if self.linked_note is not None and self.linked_note["job_id"] == linked_id:
+            if self.terminal and self.linked is not None and not self.linked.done:
+                with contextlib.suppress(*TRANSIENT_ERRORS):
+                    await self.linked.refresh()
+            return
+        flows = {name: get_flow(name).endpoints for name in guess_flow(linked_id)}
+        try:
+            flow, doc = await find_job(linked_id, self.client, flows, kind_of=flow_named_in)
+            named = doc.get("algorithm")
+            linked = Job(linked_id, flow, self.client, endpoints=flows[flow],
+                         algorithm=named.lower() if isinstance(named, str) else None,
+                         backend_url=self.backend_url, poll_interval=self.poll_interval,
+                         min_interval=self.min_interval, use_sse=self.use_sse, hidden=self.hidden)
+            linked._follows_links = False  # one level: a training job naming its RL job back is not followed
+            await linked.refresh()
+        except TRANSIENT_ERRORS:
+            return
+        except SynthNbError as exc:
+            self.linked, self.linked_note = None, {"job_id": linked_id, "error": str(exc)}
+        else:
+            self.linked, self.linked_note = linked, {"job_id": linked_id, "flow": flow}
+            if not linked.done:
+                linked.start_monitoring()
+        self._publish(JobUpdate("linked", self.status, entry=self.linked_note))
 
     async def _follow(self) -> None:
         client, self._monitor = self.client, self._new_monitor()

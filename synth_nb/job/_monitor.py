@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metrics
+from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventStream, parse_metric_records
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NotFoundError
+from synth_nb.job._find import linked_job_id
 from synth_nb.job.history import JobHistory
 
 __all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
@@ -39,8 +41,10 @@ class JobMonitor:
     """One run of following a job through one client (a ``Job`` makes a new one after ``rebind``)."""
 
     def __init__(self, history: JobHistory, client: AsyncSynthClient, endpoints: FlowEndpoints,
-                 options: FollowOptions) -> None:
+                 options: FollowOptions, *, linked: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.history = history
+        #: called with the ``linked_job_id`` the status document names, after every status read
+        self.linked = linked
         self.client = client
         self.endpoints = endpoints
         self.options = options
@@ -48,6 +52,8 @@ class JobMonitor:
         self.stream_mode: str | None = None
         #: True once no metric path answered (the backend keeps no metrics for this job)
         self.no_metrics = False
+        #: True once no timeline path answered (or the flow declares none)
+        self.no_timeline = not endpoints.timeline
 
     def make_stream(self) -> EventStream:
         opts = self.options
@@ -61,6 +67,8 @@ class JobMonitor:
         """One full sync: status, every event after the cursor, every metric."""
         job = self.history
         job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+        await self._sync_timeline()
+        await self._sync_linked()
         stream = self.make_stream()
         await self._events_and_metrics(stream)
         if job.terminal:
@@ -79,6 +87,9 @@ class JobMonitor:
                 changed = False
                 try:
                     changed = job.ingest_status(await self.client.get_status(self.endpoints, job.id))
+                    if changed:  # the timeline's phases are status changes: read it when one happens
+                        await self._sync_timeline()
+                    await self._sync_linked()
                     changed = await self._sync_metrics() or changed
                 except TRANSIENT_ERRORS:
                     interval = min(opts.poll_interval, interval * 2)
@@ -109,8 +120,7 @@ class JobMonitor:
         if kind == "status":
             self.history.ingest_status(payload)
         elif kind in ("metric", "metrics"):
-            for point in parse_metrics(payload.get("points") or [payload]):
-                self.history.ingest_metric(point)
+            self.history.ingest_metrics(parse_metric_records(payload.get("points") or [payload]))
 
     async def _follow_events(self, stream: EventStream) -> None:
         backoff = self.options.min_interval
@@ -123,6 +133,20 @@ class JobMonitor:
                 stream.last_seq = self.history.last_seq
                 backoff = min(self.options.poll_interval, backoff * 2)
                 await asyncio.sleep(backoff)
+
+    async def _sync_linked(self) -> None:
+        linked = linked_job_id(self.history.status_doc, self.history.id)
+        if linked is not None and self.linked is not None:
+            await self.linked(linked)
+
+    async def _sync_timeline(self) -> None:
+        """Read the job's timeline (its phases); a flow or backend without one is not asked again."""
+        if self.no_timeline:
+            return
+        try:
+            self.history.ingest_timeline(await self.client.get_timeline(self.endpoints, self.history.id))
+        except NotFoundError:  # 0.2.24 ignores it too
+            self.no_timeline = True
 
     async def _sync_metrics(self) -> bool:
         """Read the newest points; if none of them were known, page back from the oldest name cursor."""
@@ -178,6 +202,8 @@ class JobMonitor:
         for attempt in range(FINAL_SYNC_ATTEMPTS):
             try:
                 stream.last_seq = self.history.last_seq
+                await self._sync_timeline()
+                await self._sync_linked()
                 await self._events_and_metrics(stream)
                 return
             except TRANSIENT_ERRORS:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import BackendError, ClientError, ConfigError, NotFoundError, SynthNbError
+from synth_nb.errors import BackendError, ClientError, ConfigError, SynthNbError
+from synth_nb.job._find import find_job
 from synth_nb.job._job import Job
 from synth_nb.job.interrupt import cancel_after_interrupt, create_through_interrupt
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
@@ -155,23 +156,7 @@ async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, Flow
     what the job holds, since a backend may echo any of them.
     """
     record = registry.get(job_id) if registry is not None else None
-    candidates = sorted(flows, key=lambda name: record is None or name != record.flow)
-    found: tuple[str, dict[str, Any]] | None = None
-    for name in candidates:
-        try:
-            found = name, await client.get_status(flows[name], job_id)
-        except NotFoundError:
-            continue
-        break
-    if found is None:
-        raise NotFoundError(
-            f"job {job_id} was not found on {client.shown_url} (tried the {', '.join(candidates)} endpoints "
-            "and their fallbacks); check the id and --backend", status_code=404, method="GET",
-            url=client.shown_url,
-        )
-    answered, status_doc = found
-    named = kind_of(status_doc) if kind_of is not None else None
-    flow = named if named is not None and named in flows else answered
+    flow, status_doc = await find_job(job_id, client, flows, kind_of=kind_of, first=record.flow if record else None)
     algorithm = record.algorithm if record else None
     if algorithm is None and isinstance(status_doc.get("algorithm"), str):
         algorithm = status_doc["algorithm"].lower()

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from synth_nb.client import EventRecord, MetricRecord
+from synth_nb.client import EventRecord, MetricPage, MetricRecord
 from synth_nb.errors import JobCancelledError, JobFailedError, SynthNbError
 from synth_nb.job.logs import EventLog, MetricLog
 from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_status
 
 __all__ = ["DoneSignal", "JobHistory", "JobUpdate", "UpdateKind", "call_on_loop", "running_loop"]
 
-UpdateKind = Literal["status", "event", "metric", "done"]
+UpdateKind = Literal["status", "event", "metric", "phase", "linked", "done"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class JobUpdate:
     status: str
     event: Event | None = None
     metric: MetricPoint | None = None
+    #: a timeline entry ("phase"), or the linked job's status document ("linked")
+    entry: dict[str, Any] | None = None
 
 
 def running_loop() -> asyncio.AbstractEventLoop | None:
@@ -103,6 +106,14 @@ class JobHistory:
         self.events = EventLog()
         #: every metric point, in (step, name) order (a read-only sequence of ``MetricPoint``)
         self.metrics = MetricLog()
+        #: metric points the backend sent that could not be read (no name, a value that is not a number):
+        #: each ``{"raw": the point as sent, "reason": why}``, kept once however often it is sent again
+        self.unreadable_metrics: list[dict[str, Any]] = []
+        self._unreadable_seen: set[str] = set()
+        #: the job's phases from the backend's timeline (``{"phase", "created_at", "message"?}``), in the
+        #: order received; an entry that is not an object is kept as ``{"raw": entry}``
+        self.timeline: list[dict[str, Any]] = []
+        self._timeline_seen: set[str] = set()
         self._listeners: list[Callable[[JobUpdate], Any]] = []
         self._queues: list[tuple[asyncio.AbstractEventLoop, asyncio.Queue[JobUpdate]]] = []
         self._status_seen = False
@@ -159,12 +170,41 @@ class JobHistory:
 
     def ingest_metrics(self, records: Sequence[MetricRecord]) -> int:
         """Add a page of metric records (each (name, step) once, as ``ingest_metric``); returns how many
-        were new."""
+        were new. A ``MetricPage``'s unreadable points are kept too (``ingest_unreadable_metrics``)."""
+        if isinstance(records, MetricPage) and records.unreadable:
+            self.ingest_unreadable_metrics(records.unreadable)
         kept = self.metrics.extend(records)
         if kept and (self._listeners or self._queues):
             for record in kept:
                 self._publish(JobUpdate("metric", self.status, metric=record.to_point()))
         return len(kept)
+
+    def ingest_unreadable_metrics(self, items: Sequence[dict[str, Any]]) -> int:
+        """Keep metric points that could not be read (``{"raw", "reason"}``), each once; returns how many
+        were new. A backend that ignores ``after_step`` sends them again on every poll."""
+        new = 0
+        for item in items:
+            key = json.dumps(item.get("raw"), sort_keys=True, default=str)
+            if key not in self._unreadable_seen:
+                self._unreadable_seen.add(key)
+                self.unreadable_metrics.append(item)
+                new += 1
+        return new
+
+    def ingest_timeline(self, entries: Sequence[Any]) -> int:
+        """Add timeline entries not seen before (the whole timeline comes on every read); returns how many
+        were new."""
+        new = 0
+        for entry in entries:
+            entry = entry if isinstance(entry, dict) else {"raw": entry}
+            key = json.dumps(entry, sort_keys=True, default=str)
+            if key in self._timeline_seen:
+                continue
+            self._timeline_seen.add(key)
+            self.timeline.append(entry)
+            self._publish(JobUpdate("phase", self.status, entry=entry))
+            new += 1
+        return new
 
     def ingest_status(self, doc: dict[str, Any]) -> bool:
         """Record a status document; True when the normalised status changed."""
@@ -208,7 +248,8 @@ class JobHistory:
         What is known is fixed when this is called; the models are built one at a time as the iterator
         is consumed, so replaying a long history holds no more than one of them.
         """
-        return _replay(self.status, self.events, self.events.snapshot(), self.metrics, self.metrics.snapshot())
+        return _replay(self.status, list(self.timeline), self.events, self.events.snapshot(), self.metrics,
+                       self.metrics.snapshot())
 
     def _subscribe(self) -> asyncio.Queue[JobUpdate]:
         queue: asyncio.Queue[JobUpdate] = asyncio.Queue()
@@ -231,9 +272,11 @@ class JobHistory:
         return str(event.data.get("detail") or event.data.get("error") or event.message)
 
 
-def _replay(status: str, events: EventLog, event_rows: Sequence[int], metrics: MetricLog,
-            metric_rows: Sequence[int]) -> Iterator[JobUpdate]:
+def _replay(status: str, timeline: list[dict[str, Any]], events: EventLog, event_rows: Sequence[int],
+            metrics: MetricLog, metric_rows: Sequence[int]) -> Iterator[JobUpdate]:
     yield JobUpdate("status", status)
+    for entry in timeline:
+        yield JobUpdate("phase", status, entry=entry)
     for event in events.models(event_rows):
         yield JobUpdate("event", status, event=event)
     for point in metrics.models(metric_rows):

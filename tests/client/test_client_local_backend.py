@@ -53,6 +53,11 @@ async def test_every_flow_streams_to_a_terminal_state(backend, flow: str, record
         assert [e.seq for e in job.events] == [e.seq for e in everything]
         assert job.stream_mode == "sse"
         assert job.metrics
+        phases = [entry.get("phase") for entry in job.timeline]
+        if endpoints.timeline:  # SFT and RL keep one, as the hosted backend does; prompt learning has none
+            assert phases[-1] == "succeeded" and phases == [e["phase"] for e in await client.get_timeline(endpoints, job_id)]
+        else:
+            assert phases == [] and await client.get_timeline(endpoints, job_id) == []
 
 
 async def test_attach_rebuilds_the_full_history(backend) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from synth_nb.client._parse import extract_list, parse_events_body, parse_metrics
+from synth_nb.client._parse import extract_list, parse_events_body, parse_metrics, parse_metrics_body
 
 
 def test_event_pages_in_every_accepted_shape() -> None:
@@ -49,3 +49,15 @@ def test_metrics_without_name_are_dropped_and_without_step_numbered() -> None:
                             {"name": "loss", "value": 0.4}])
     assert [(p.name, p.step) for p in points] == [("loss", 1), ("x", 1), ("loss", 2)]
     assert extract_list({"points": []}, "points") == []
+
+
+def test_a_metric_page_says_which_points_could_not_be_read_and_why() -> None:
+    body = {"points": [{"name": "loss", "step": "3", "value": "0.25"}, {"step": 2, "value": 1.0}, [1],
+                       {"name": "gepa.status", "step": 1, "value": "running"}, {"name": "loss", "step": 2.5, "value": 1},
+                       {"name": "loss", "step": 4, "value": 0.2, "data": "not an object"}]}
+    page = parse_metrics_body(json.dumps(body).encode())
+    assert [(r.name, r.step, r.value) for r in page] == [("loss", 3, 0.25)]
+    assert [u["reason"] for u in page.unreadable] == ["no name", "not an object", "value not a number",
+                                                       "step not a whole number", "fields of unexpected types"]
+    assert page.unreadable[1]["raw"] == [1]
+    assert parse_metrics_body(b'{"points": [{"name": "loss", "step": 1, "value": 0.5}]}').unreadable == []

@@ -144,3 +144,18 @@ def test_export_summary_is_only_for_flows_with_a_summary(tmp_path) -> None:
     with pytest.raises(ConfigError, match="has no summary to export .only prompt learning jobs"):
         _job().export_summary(tmp_path)
     assert not list(tmp_path.iterdir())
+
+
+def test_timeline_entries_and_unreadable_points_are_kept_once_with_the_key_masked() -> None:
+    key = "sk_live_ABCDEFGHIJKLMNOP1234"
+    job = Job("job_1", "sft", AsyncSynthClient("http://127.0.0.1:9", key), endpoints=get_flow("sft").endpoints)
+    seen: list[JobUpdate] = []
+    job.add_listener(seen.append)
+    timeline = [{"phase": "queued", "created_at": "t0"}, {"phase": "training", "message": f"key {key}"}, "note"]
+    assert job.ingest_timeline(timeline) == 3 and job.ingest_timeline(timeline) == 0  # the whole list every read
+    assert [e.get("phase", e.get("raw")) for e in job.timeline] == ["queued", "training", "note"]
+    assert key not in repr(job.timeline) and "1234" in job.timeline[1]["message"]
+    assert [(u.kind, u.entry) for u in seen] == [("phase", e) for e in job.timeline]
+    bad = [{"raw": {"name": "loss", "value": f"token {key}"}, "reason": "value not a number"}]
+    assert job.ingest_unreadable_metrics(bad) == 1 and job.ingest_unreadable_metrics(bad) == 0
+    assert key not in repr(job.unreadable_metrics)

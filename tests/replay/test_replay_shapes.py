@@ -229,3 +229,77 @@ def test_metric_points_without_step_are_numbered_per_name(replay: Replay, capsys
     assert "train.loss=0.7100 (step 3)" in block and "val.loss=0.8800 (step 1)" in block
     job = attached(replay)
     assert job.metric_series("train.loss") == [(1, 1.25), (2, 0.93), (3, 0.71)]
+
+
+@pytest.mark.parametrize("replay", ["pl_metric_points_unreadable"], indirect=True)
+def test_metric_points_that_cannot_be_read_are_counted_and_noted(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    block = final_block(out)
+    assert "events:   2   metrics: 2" in block and "gepa.transformation.mean_score=0.5800 (step 2)" in block
+    assert "note: 3 metric points could not be read (value not a number / no name / not an object); they are " \
+           "kept as sent in job.unreadable_metrics" in block
+    job = attached(replay)
+    assert job.metric_series("gepa.transformation.mean_score") == [(1, 0.52), (2, 0.58)]  # "0.52" read as 0.52
+    assert [(u["raw"], u["reason"]) for u in job.unreadable_metrics] == [
+        ({"name": "gepa.status", "step": 2, "value": "running"}, "value not a number"),
+        ({"step": 3, "value": 0.61}, "no name"), ("rollouts=40", "not an object")]  # once, though sent on every poll
+    assert any("/metrics" in p for p in replay.asked[replay.asked.index(f"/prompt-learning/online/jobs/{job.id}") + 1:])
+    summary = job_summary(job).markdown
+    assert "**Note:** 3 metric points could not be read (value not a number / no name / not an object)" in summary
+    assert "3 metric points could not be read (value not a number / no name / not an object); they are kept as " \
+           "sent in job.unreadable_metrics" in job.explorer().notes
+
+
+@pytest.mark.parametrize("replay", ["sft_timeline_phases"], indirect=True)
+def test_timeline_entries_are_the_jobs_phases(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    shown = [line.split("] ", 1)[1] for line in out.splitlines() if "] timeline" in line]
+    assert shown == ["timeline=queued", "timeline=training: 8 x H100",
+                     'timeline entry without a phase: "checkpoint saved"', "timeline=succeeded"]
+    assert "  phases:   queued -> training -> succeeded" in final_block(out)
+    assert f"attached to sft job {replay.job_id} (running, 2 events so far)" in out  # the rest came while following
+    assert replay.asked.count(f"/learning/jobs/{replay.job_id}/timeline") >= 2  # read again as the job went on
+    job = attached(replay)
+    assert [e.get("phase", e.get("raw")) for e in job.timeline] == ["queued", "training", "checkpoint saved",
+                                                                   "succeeded"]
+
+
+@pytest.mark.parametrize("replay", ["rl_timeline_under_learning"], indirect=True)
+def test_an_rl_timeline_at_its_fallback_path(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 1, out
+    assert "timeline=failed: task app unreachable" in out
+    block = final_block(out)
+    assert block.startswith("Final status: failed") and "  phases:   queued -> rollouts -> failed" in block
+    job_id = replay.job_id
+    assert f"/rl/jobs/{job_id}/timeline" in replay.asked and f"/learning/jobs/{job_id}/timeline" in replay.asked
+
+
+@pytest.mark.parametrize("replay", ["rl_linked_training_job"], indirect=True)
+def test_a_linked_training_job_is_followed_alongside(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    linked_id = "job_5d4c3b2a1f0e"
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert f"linked job {linked_id} (sft, " in out and f"(synth-nb attach {linked_id} follows it alone)" in out
+    assert f"] {linked_id} [3] sft.job.completed: Training complete" in out
+    assert f"] [2] rl.train.started: Training started on {linked_id}" in out
+    block = final_block(out)
+    assert "events:   2   metrics: 0" in block  # the training job's events are its own, though their seqs collide
+    assert f"linked job: {linked_id} (sft): succeeded, 3 events, 2 metrics (synth-nb attach {linked_id})" in block
+    assert "linked last metrics: train.loss=0.7100 (step 2)" in block
+    job = attached(replay)
+    assert job.linked is not None and (job.linked.id, job.linked.flow) == (linked_id, "sft")
+    assert [e.seq for e in job.linked.events] == [1, 2, 3] and job.linked.metric_series("train.loss") == [(1, 0.93),
+                                                                                                         (2, 0.71)]
+
+
+@pytest.mark.parametrize("replay", ["rl_linked_job_missing"], indirect=True)
+def test_a_linked_job_the_backend_does_not_know_is_named(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert "linked job job_ffffeeeedddd could not be followed: job job_ffffeeeedddd was not found on" in out
+    block = final_block(out)
+    assert "events:   1" in block and "linked job: job_ffffeeeedddd could not be followed" in block
+    assert replay.asked.count("/rl/jobs/job_ffffeeeedddd") == 1  # looked for once, not on every poll

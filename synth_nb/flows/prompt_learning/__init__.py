@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.flows._common import absolute_path
-from synth_nb.flows.artifacts import Artifact, FinishedJob
+from synth_nb.flows.artifacts import Artifact, FinishedJob, unreadable_metrics, unreadable_metrics_note
 from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, Workload
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.prompt_learning import estimate, plan
@@ -118,8 +118,12 @@ class PromptLearningFlow(Flow):
         steps, values = job.metrics.series(PROPOSAL_METRIC)
         scores = [{"name": PROPOSAL_METRIC, "step": s, "value": v}
                   for s, v in zip(steps.tolist(), values.tolist(), strict=True)]
-        return explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id,
-                       status_doc=job.status_doc)
+        explorer = explore(job.events.of_types(EXPLORER_EVENT_TYPES), scores, job_id=job.id,
+                           status_doc=job.status_doc)
+        unreadable = unreadable_metrics_note(unreadable_metrics(job))
+        if unreadable:
+            explorer.notes.append(unreadable)
+        return explorer
 
     def headline_scores(self, job: ExplorableJob) -> dict[str, float]:
         """Read where synth-ai 0.2.24 reads them: ``best_score`` / ``score`` fields, baselines named in

@@ -8,11 +8,12 @@ that looks like a credential, and every value found under a key-like field, is m
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.flows.artifacts import FinishedJob
+from synth_nb.flows.artifacts import FinishedJob, unreadable_metrics, unreadable_metrics_note
 from synth_nb.flows.prompt_learning.curve import curve_png
 from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
@@ -251,8 +252,9 @@ def _run_section(log: _Log) -> list[str]:
 
 
 def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[Any], *, job_id: str,
-                   link_curve: bool = False) -> Summary:
-    """Markdown summary and curve PNG; ``link_curve`` adds the curve as an image beside ``summary.md``."""
+                   link_curve: bool = False, unreadable_metrics: Sequence[Mapping[str, Any]] = ()) -> Summary:
+    """Markdown summary and curve PNG; ``link_curve`` adds the curve as an image beside ``summary.md``;
+    ``unreadable_metrics``: the metric points the backend sent that could not be read (a note counts them)."""
     status = dict(status_doc or {})
     event_dicts = [_plain(e) for e in events]
     metric_dicts = [_plain(m) for m in metrics]
@@ -265,6 +267,8 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
              diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
              _candidates(log), [""], _optimized(log), [""],
              _proposals(log), [""], _run_section(log), [""], _unparsed(log)]
+    if unreadable_metrics:
+        parts.append(["", f"**Note:** {unreadable_metrics_note(unreadable_metrics)}."])
     if png is not None and link_curve:
         parts.append(["", "## Optimisation curve", "", f"![optimisation curve]({CURVE_NAME})"])
     if status.get("error"):
@@ -281,7 +285,7 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
 def job_summary(job: FinishedJob, *, link_curve: bool = False) -> Summary:
     """The summary of a job (anything with ``status_doc``, ``events``, ``metrics`` and ``id``)."""
     return render_summary(dict(job.status_doc or {}), list(job.events), list(job.metrics), job_id=str(job.id),
-                          link_curve=link_curve)
+                          link_curve=link_curve, unreadable_metrics=unreadable_metrics(job))
 
 
 def write_summary(job: FinishedJob, folder: str | Path) -> Path:

@@ -29,7 +29,8 @@ from synth_nb.secrets import SecretBundle
 from synth_nb.secrets.redact import redact
 
 ENDPOINTS = FlowEndpoints.of_jobs("/rl/jobs", also_under=("/learning/jobs", "/orchestration/jobs"),
-                                 metrics_also_under=("/learning/jobs",))
+                                 metrics_also_under=("/learning/jobs",), timeline=True,
+                                 timeline_also_under=("/learning/jobs",))
 
 VERIFY_PATH = "/rl/verify_task_app"
 

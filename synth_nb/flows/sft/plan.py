@@ -31,7 +31,7 @@ from synth_nb.plan import Plan, Step
 from synth_nb.secrets import SecretBundle
 from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints.of_jobs("/learning/jobs", start=True)
+ENDPOINTS = FlowEndpoints.of_jobs("/learning/jobs", start=True, timeline=True)
 
 #: hyper-parameters sent when present, in 0.2.24's order (``n_epochs`` is always sent, default 1)
 _HP_KEYS = ("batch_size", "global_batch", "per_device_batch", "gradient_accumulation_steps",
