@@ -161,8 +161,7 @@ class SynthMagics(Magics):
             print(preview_text(batch.prepared, backend_url=batch.target.url))
             print("Nothing was sent. Run again with --yes to submit.")
             return None
-        if batch.failed:
-            print(preview_text(batch.failed, backend_url=batch.target.url))
+        if batch.failed:  # the UsageError alone says it (file, table.key, line): printing it too said it twice
             batch.raise_problems()
         jobs = launch.submit_and_show(batch, request, widgets=widgets)
         return jobs[0] if len(jobs) == 1 else jobs
