@@ -12,8 +12,6 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-from synth_nb.secrets.redact import redact
-
 __all__ = ["PanelControls"]
 
 
@@ -145,7 +143,9 @@ class PanelControls:
         self.export.disabled = False
 
     def snapshot(self, head: str) -> dict[str, Any]:
-        """``head`` and the buttons' last state as static HTML and text: what replaces the row once it is over."""
+        """``head`` and the buttons' last state as static HTML and text: what replaces the row once it is over.
+
+        Only what the row's synced widgets showed already (never a secret) and the panel's ``head``."""
         def state(button: Any) -> str:
             return "off" if button.disabled else "on"
 
@@ -155,7 +155,6 @@ class PanelControls:
             lines.append(f"Export summary: {state(self.export)}")
         if self.message.value and not self.message.said_status:  # news beyond the status (an export, an error)
             lines.append(f"Last message: {self.message.value}")
-        head, *lines = (redact(line) for line in (head, *lines))
         items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
         job = html.escape(self.message.job_id, quote=True)
         return {"text/html": f"<div class='synth-controls-snapshot' data-job-id='{job}'><p>{html.escape(head)}</p>"
