@@ -130,15 +130,20 @@ def render_text(state: PanelState) -> str:
     return "\n".join(lines)
 
 
-#: theme colours mixed toward the text colour keep >= 4.5:1 in light and dark themes
+#: theme colours mixed toward the text colour keep >= 4.5:1 in light and dark themes; long tokens (event
+#: names, job ids) wrap, so nothing scrolls sideways in a 640 px window
 _STYLE = (
-    "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
+    "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;overflow-wrap:anywhere;"
     "--synth-bad:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 70%,var(--jp-ui-font-color1,#1f1f1f))}"
     ".synth-monitor .synth-err{color:var(--synth-bad);font-weight:600}"
     ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:12px}</style>"
+    "font-size:12px}"
+    # the panel's summary (Markdown, no class of its own) follows the status in the same output area: a job
+    # id in its heading wraps instead of widening a narrow notebook
+    ".jp-OutputArea-child:has(.synth-monitor)~.jp-OutputArea-child :is(h1,h2,h3) code{overflow-wrap:anywhere}"
+    "</style>"
 )
 
 
