@@ -99,10 +99,17 @@ class PanelState:
     usual_gap: float | None = None
     note: str | None = None
     error: str | None = None
+    #: the kernel following the job stopped before it ended: the status is only what was last seen
+    last_seen: bool = False
+
+    @property
+    def status_text(self) -> str:
+        return f"unknown (last seen {self.status})" if self.last_seen else self.status
 
 
 def _terminal(state: PanelState) -> bool:
-    return state.status in TERMINAL_STATUSES
+    """No ETA: the job ended, or nobody follows it any more."""
+    return state.status in TERMINAL_STATUSES or state.last_seen
 
 
 def _event_line(event: Any) -> str:
@@ -116,7 +123,7 @@ def _event_line(event: Any) -> str:
 
 def render_text(state: PanelState) -> str:
     flow = state.flow + (f"/{state.algorithm}" if state.algorithm else "")
-    lines = [f"{state.job_id} · {flow} · status={state.status} · elapsed {format_duration(state.elapsed)}"]
+    lines = [f"{state.job_id} · {flow} · status={state.status_text} · elapsed {format_duration(state.elapsed)}"]
     if state.progress.done is not None:
         eta = "" if _terminal(state) else f" · ETA {format_duration(state.progress.eta_seconds)}"
         lines.append(f"progress {state.progress.label()}{eta}")
@@ -184,7 +191,7 @@ def render_html(state: PanelState) -> str:
         f"<div class='synth-monitor' data-job-id='{esc(state.job_id)}' data-status='{esc(state.status)}'>",
         _STYLE,
         f"<div class='synth-status-line'><strong>{esc(state.job_id)}</strong> · {esc(flow)} · status "
-        f"<span class='synth-status synth-status-{esc(state.status)}'>{esc(state.status)}</span>"
+        f"<span class='synth-status synth-status-{esc(state.status)}'>{esc(state.status_text)}</span>"
         f" · elapsed {format_duration(state.elapsed)}",
     ]
     p = state.progress

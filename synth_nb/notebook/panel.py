@@ -90,6 +90,7 @@ class MonitorPanel:
         self.controls: PanelControls | None = None
         #: the button row's output: static text of its last state once the job ended or the kernel stopped
         self.controls_output = LiveOutput(self.controls_snapshot, name=f"{job.id}-controls")
+        self.kernel_stopped = False  # set as the kernel shuts down: the status is then only what was last seen
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
         self._live = False  # True once history is in and updates arrive live (for stall timing)
@@ -122,7 +123,7 @@ class MonitorPanel:
         events = self.job.events[-RECENT_EVENTS:]
         elapsed = self.elapsed()
         now = self.clock()
-        stalled = None if self.status in TERMINAL_STATUSES else self.stall.stalled_for(now)
+        stalled = None if self.status in TERMINAL_STATUSES or self.kernel_stopped else self.stall.stalled_for(now)
         return PanelState(
             job_id=str(self.job.id), flow=self.job.flow, algorithm=self.job.algorithm,
             status=self.status, elapsed=elapsed,
@@ -130,6 +131,7 @@ class MonitorPanel:
             events=visible_events(self.job.flow, events, self.max_events, show_all=self.show_all),
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
+            last_seen=self.kernel_stopped and not self.done,
         )
 
     def _check_reachable(self) -> None:
@@ -201,9 +203,13 @@ class MonitorPanel:
         """What replaces the button row when it is over: the job's state and the buttons' last state."""
         if self.done:
             head = f"Job {self.job.id}: {self.final_status}."
-        else:
-            head = (f"Job {self.job.id} was {self.status} when the kernel that followed it stopped: this panel "
-                    f"no longer updates. Re-attach from a kernel: %synth_train --attach {self.job.id}")
+        else:  # the kernel is stopping: the status output stops claiming a live status and an ETA too
+            head = (f"The kernel that followed job {self.job.id} stopped while the job was {self.status}: this "
+                    f"panel no longer updates. The job may still run; re-attach from a kernel: "
+                    f"%synth_train --attach {self.job.id}")
+            self.kernel_stopped = True
+            if self._shown and self._context is not None:
+                self._context.copy().run(PanelOutputs.update, self.outputs.status, self.status_bundle())
         return self.controls.snapshot(head) if self.controls is not None else {"text/plain": head}
 
     def _kernel_gone_notice(self) -> str:

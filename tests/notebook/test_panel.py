@@ -9,6 +9,7 @@ import pytest
 from _display_capture import capture_display
 from _fake_job import FakeJob
 
+from synth_nb.notebook import live_output
 from synth_nb.notebook import panel as panel_mod
 from synth_nb.notebook.panel import MonitorPanel
 from synth_nb.notebook.show import show_job
@@ -54,6 +55,28 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     assert controls.last["text/plain"].splitlines() == [
         "Job job_test123: succeeded.", "  Job finished: off", "  Show all events: not pressed"]
     assert "<li>Job finished: off</li>" in controls.last["text/html"]
+
+
+async def test_a_kernel_stopping_mid_job_leaves_a_row_that_says_how_to_follow_the_job_again(outputs) -> None:
+    live_output._LIVE.clear()  # only this panel's outputs are live
+    job = FakeJob("sft")
+    _sft_history(job, steps=3)
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, _chart, controls, _summary = outputs
+    await asyncio.sleep(0.05)
+    panel.render_status(force=True)
+    assert "ETA" in status.last["text/plain"]
+    live_output.freeze_all()  # what the kernel's shutdown_request does first
+    assert "application/vnd.jupyter.widget-view+json" not in controls.last
+    head = controls.last["text/plain"].splitlines()[0]
+    assert head == ("The kernel that followed job job_test123 stopped while the job was running: this panel no "
+                    "longer updates. The job may still run; re-attach from a kernel: %synth_train --attach job_test123")
+    assert "  Cancel job: on" in controls.last["text/plain"]
+    assert "unknown (last seen running)" in status.last["text/html"] and "ETA" not in status.last["text/plain"]
+    panel.render_status(force=True)  # a refresh before the kernel is gone keeps saying so
+    assert "status=unknown (last seen running)" in status.last["text/plain"]
+    job.finish("succeeded")
+    await asyncio.wait_for(panel.wait(), 60)
 
 
 def test_the_fake_job_is_a_job_view() -> None:
