@@ -6,8 +6,10 @@ found" where the wizard or a panel's buttons were. Each such widget is shown as 
 id of its own (``LiveOutput``); when it is over, the output is replaced in place by a snapshot (static HTML
 with a text copy) that says what it last showed, and the notebook saved after that holds no widget.
 
-The kernel's shutdown (a restart, "Shut Down Kernel", closing with the kernel) ends every widget at once:
-``install_shutdown_hook`` replaces every live output before ipykernel handles the ``shutdown_request``.
+The kernel's shutdown ends every widget at once: ``install_shutdown_hook`` replaces every live output
+before ipykernel handles the ``shutdown_request``. A front end that asked for a *restart* has already
+dropped the old kernel's cells (JupyterLab clears them first), so there the widgets' own script says the
+kernel is gone instead (``js/kernel_gone.js``).
 """
 
 from __future__ import annotations
