@@ -8,6 +8,7 @@ plain outputs, never only here.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
 from typing import Any
 
@@ -140,3 +141,22 @@ class PanelControls:
 
     def results_ready(self) -> None:
         self.export.disabled = False
+
+    def snapshot(self, head: str) -> dict[str, Any]:
+        """``head`` and the buttons' last state as static HTML and text: what replaces the row once it is over.
+
+        Only what the row's synced widgets showed already (never a secret) and the panel's ``head``."""
+        def state(button: Any) -> str:
+            return "off" if button.disabled else "on"
+
+        lines = [f"{self.cancel.description}: {state(self.cancel)}",
+                 f"Show all events: {'pressed' if self.show_all.value else 'not pressed'}"]
+        if self._on_export is not None:
+            lines.append(f"Export summary: {state(self.export)}")
+        if self.message.value and not self.message.said_status:  # news beyond the status (an export, an error)
+            lines.append(f"Last message: {self.message.value}")
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+        job = html.escape(self.message.job_id, quote=True)
+        return {"text/html": f"<div class='synth-controls-snapshot' data-job-id='{job}'><p>{html.escape(head)}</p>"
+                             f"<ul aria-label='The buttons when they stopped'>{items}</ul></div>",
+                "text/plain": "\n".join([head, *(f"  {line}" for line in lines)])}

@@ -22,6 +22,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from synth_nb.errors import SynthNbError
 from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
+from synth_nb.notebook.live_output import install_shutdown_hook
 from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.request import notebook_folder
 from synth_nb.pipeline import actions, stop_local_backend
@@ -161,8 +162,7 @@ class SynthMagics(Magics):
             print(preview_text(batch.prepared, backend_url=batch.target.url))
             print("Nothing was sent. Run again with --yes to submit.")
             return None
-        if batch.failed:
-            print(preview_text(batch.failed, backend_url=batch.target.url))
+        if batch.failed:  # the UsageError alone says it (file, table.key, line): printing it too said it twice
             batch.raise_problems()
         jobs = launch.submit_and_show(batch, request, widgets=widgets)
         return jobs[0] if len(jobs) == 1 else jobs
@@ -179,6 +179,7 @@ DOOR: dict[str, Callable[[SynthMagics, Request], Any]] = {
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext synth_nb``: register ``%synth_train`` / ``%%synth_train``."""
     ipython.register_magics(SynthMagics)
+    install_shutdown_hook(ipython)  # the kernel's widgets leave static snapshots when it stops
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -99,10 +99,17 @@ class PanelState:
     usual_gap: float | None = None
     note: str | None = None
     error: str | None = None
+    #: the kernel following the job stopped before it ended: the status is only what was last seen
+    last_seen: bool = False
+
+    @property
+    def status_text(self) -> str:
+        return f"unknown (last seen {self.status})" if self.last_seen else self.status
 
 
 def _terminal(state: PanelState) -> bool:
-    return state.status in TERMINAL_STATUSES
+    """No ETA: the job ended, or nobody follows it any more."""
+    return state.status in TERMINAL_STATUSES or state.last_seen
 
 
 def _event_line(event: Any) -> str:
@@ -116,7 +123,7 @@ def _event_line(event: Any) -> str:
 
 def render_text(state: PanelState) -> str:
     flow = state.flow + (f"/{state.algorithm}" if state.algorithm else "")
-    lines = [f"{state.job_id} · {flow} · status={state.status} · elapsed {format_duration(state.elapsed)}"]
+    lines = [f"{state.job_id} · {flow} · status={state.status_text} · elapsed {format_duration(state.elapsed)}"]
     if state.progress.done is not None:
         eta = "" if _terminal(state) else f" · ETA {format_duration(state.progress.eta_seconds)}"
         lines.append(f"progress {state.progress.label()}{eta}")
@@ -130,15 +137,20 @@ def render_text(state: PanelState) -> str:
     return "\n".join(lines)
 
 
-#: theme colours mixed toward the text colour keep >= 4.5:1 in light and dark themes
+#: theme colours mixed toward the text colour keep >= 4.5:1 in light and dark themes; long tokens (event
+#: names, job ids) wrap, so nothing scrolls sideways in a 640 px window
 _STYLE = (
-    "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;"
+    "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;overflow-wrap:anywhere;"
     "--synth-bad:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 70%,var(--jp-ui-font-color1,#1f1f1f))}"
     ".synth-monitor .synth-err{color:var(--synth-bad);font-weight:600}"
     ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
-    "font-size:12px}</style>"
+    "font-size:12px}"
+    # the panel's summary (Markdown, no class of its own) follows the status in the same output area: a job
+    # id in its heading wraps instead of widening a narrow notebook
+    ".jp-OutputArea-child:has(.synth-monitor)~.jp-OutputArea-child :is(h1,h2,h3) code{overflow-wrap:anywhere}"
+    "</style>"
 )
 
 
@@ -179,7 +191,7 @@ def render_html(state: PanelState) -> str:
         f"<div class='synth-monitor' data-job-id='{esc(state.job_id)}' data-status='{esc(state.status)}'>",
         _STYLE,
         f"<div class='synth-status-line'><strong>{esc(state.job_id)}</strong> · {esc(flow)} · status "
-        f"<span class='synth-status synth-status-{esc(state.status)}'>{esc(state.status)}</span>"
+        f"<span class='synth-status synth-status-{esc(state.status)}'>{esc(state.status_text)}</span>"
         f" · elapsed {format_duration(state.elapsed)}",
     ]
     p = state.progress

@@ -88,6 +88,11 @@ class LiveRegion(_MonitorWidget):
         super().__init__(**kwargs)
         self._last_status = ""
 
+    @property
+    def said_status(self) -> bool:
+        """The region says the status last announced (no other news since)."""
+        return bool(self.value) and self.value == self._last_status
+
     def announce_status(self, text: str) -> None:
         """Say ``text`` unless it is the status said last (other news, such as an export, stays shown)."""
         if text and text != self._last_status:

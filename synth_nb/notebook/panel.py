@@ -36,6 +36,7 @@ from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
 from synth_nb.notebook.kernel_loop import KernelLoop
+from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
@@ -87,6 +88,9 @@ class MonitorPanel:
         self._shown = False
         self._context: contextvars.Context | None = None
         self.controls: PanelControls | None = None
+        #: the button row's output: static text of its last state once the job ended or the kernel stopped
+        self.controls_output = LiveOutput(self.controls_snapshot, name=f"{job.id}-controls")
+        self.kernel_stopped = False  # set as the kernel shuts down: the status is then only what was last seen
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
         self._live = False  # True once history is in and updates arrive live (for stall timing)
@@ -119,7 +123,7 @@ class MonitorPanel:
         events = self.job.events[-RECENT_EVENTS:]
         elapsed = self.elapsed()
         now = self.clock()
-        stalled = None if self.status in TERMINAL_STATUSES else self.stall.stalled_for(now)
+        stalled = None if self.status in TERMINAL_STATUSES or self.kernel_stopped else self.stall.stalled_for(now)
         return PanelState(
             job_id=str(self.job.id), flow=self.job.flow, algorithm=self.job.algorithm,
             status=self.status, elapsed=elapsed,
@@ -127,6 +131,7 @@ class MonitorPanel:
             events=visible_events(self.job.flow, events, self.max_events, show_all=self.show_all),
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
+            last_seen=self.kernel_stopped and not self.done,
         )
 
     def _check_reachable(self) -> None:
@@ -173,14 +178,12 @@ class MonitorPanel:
     # ------------------------------------------------------------------ display
     def display(self, *, start: bool = True) -> MonitorPanel:
         """Show status, chart, controls and the summary slot; start the live task on the running loop."""
-        from IPython.display import display
-
         self._context = contextvars.copy_context()
         PanelOutputs.show(self.outputs.status, self.status_bundle())
         self.chart.display()
         self.controls = self._make_controls()
-        if self.controls is not None:  # no text copy: a saved or converted notebook has no buttons to name
-            display({**self.controls.widget._repr_mimebundle_(), "text/plain": ""}, raw=True)
+        if self.controls is not None:  # replaced by its snapshot once over: a saved notebook holds no widget
+            self.controls_output.show({**self.controls.widget._repr_mimebundle_(), "text/plain": ""})
         PanelOutputs.show(self.outputs.summary, self.summary.bundle())
         self._shown = True
         if start:
@@ -195,6 +198,19 @@ class MonitorPanel:
                                  kernel_gone_notice=self._kernel_gone_notice())
         except ImportError:  # pragma: no cover - ipywidgets is a core dependency
             return None
+
+    def controls_snapshot(self) -> dict[str, Any]:
+        """What replaces the button row when it is over: the job's state and the buttons' last state."""
+        if self.done:
+            head = f"Job {self.job.id}: {self.final_status}."
+        else:  # the kernel is stopping: the status output stops claiming a live status and an ETA too
+            head = (f"The kernel that followed job {self.job.id} stopped while the job was {self.status}: this "
+                    f"panel no longer updates. The job may still run; re-attach from a kernel: "
+                    f"%synth_train --attach {self.job.id}")
+            self.kernel_stopped = True
+            if self._shown and self._context is not None:
+                self._context.copy().run(PanelOutputs.update, self.outputs.status, self.status_bundle())
+        return self.controls.snapshot(head) if self.controls is not None else {"text/plain": head}
 
     def _kernel_gone_notice(self) -> str:
         return (f"The kernel that followed job {self.job.id} is gone: this panel no longer updates and its buttons "
@@ -326,6 +342,8 @@ class MonitorPanel:
             self._publish_summary()
             if self.controls is not None:
                 self.controls.results_ready()
+        if self.final_status is not None and not (self.show_artifacts and self.flow.has_summary):
+            self.controls_output.freeze()  # nothing left to press; with Export it stays until the kernel stops
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

@@ -12,6 +12,7 @@ notebook keeps their chart and summary.
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from pydantic import SecretStr
 
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
 from synth_nb.notebook.kernel_loop import KernelLoop
+from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.wizard_inputs import (
@@ -108,6 +110,8 @@ class Wizard(anywidget.AnyWidget):
         self._submitted_previews: dict[str, str] = {}
         #: the cell that displayed the wizard: the monitor panels of submitted jobs are shown there
         self._cell = CellContext()
+        #: the wizard's output (its latest display): a static snapshot replaces it when the kernel stops
+        self.output = LiveOutput(self.snapshot, name="wizard")
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self._on_submitted = on_submitted
         self.jobs: list[Any] = []
@@ -379,12 +383,23 @@ class Wizard(anywidget.AnyWidget):
 
     def _ipython_display_(self, **kwargs: Any) -> None:
         """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it."""
-        from IPython.display import display
-
         bundle = self._repr_mimebundle_()
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        display(data, metadata=metadata, raw=True)
+        self.output.show(data, metadata)  # replaced by a static snapshot when the kernel stops
         self._cell.capture()
+
+    def snapshot(self) -> dict[str, str]:
+        """What replaces the wizard's output when its kernel stops: what it submitted, or that it sent nothing."""
+        from synth_nb.notebook.show import submitted_bundle
+
+        head = "synth-nb wizard, closed when its kernel stopped"
+        if not self.submitted:
+            note = f"{head}: nothing was submitted from it."
+            return {"text/html": f"<div class='synth-wizard-snapshot'><p>{html.escape(note)}</p></div>",
+                    "text/plain": note}
+        sent = submitted_bundle(self.submitted, self.submitted_to)
+        return {"text/html": f"<div class='synth-wizard-snapshot'><p>{html.escape(head)}.</p>{sent['text/html']}</div>",
+                "text/plain": f"{head}.\n{sent['text/plain']}"}
 
     def text_summary(self) -> str:
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""

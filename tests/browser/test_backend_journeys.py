@@ -73,6 +73,14 @@ def _buttons_are_off(lab: Any, cell: Any) -> None:
         assert not button.evaluate("b => b === document.activeElement"), button.inner_text()
 
 
+def _row_is_text(cell: Any, job_id: str) -> str:
+    """The button row became static text (no button left to focus or press); what it says."""
+    row = cell.locator(f".synth-controls-snapshot[data-job-id='{job_id}']")
+    row.wait_for(timeout=60_000)
+    assert cell.locator(".synth-controls").count() == 0 and cell.locator("button").count() == 0
+    return str(row.inner_text())
+
+
 def _backend_metric_count(backend: Any, job_id: str) -> int:
     answer = httpx.get(f"{backend.url}/api/learning/jobs/{job_id}/metrics", params={"limit": 10000},
                        headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30, trust_env=False)
@@ -105,7 +113,9 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     lab.cell(4).locator(".synth-wizard").wait_for()
 
     _restart_kernel(lab)
-    # the old panel says in words that its kernel is gone and how to re-attach; its buttons are disabled
+    # the old panel says in words that its kernel is gone and how to re-attach; its buttons are disabled.
+    # (JupyterLab drops what the kernel sends once a restart is asked for, so the row's snapshot never
+    # arrives: the front end says it, from the widgets' own script)
     old = lab.cell(1)
     notice = old.locator(".synth-live-region.synth-gone")
     notice.wait_for(timeout=60_000)
@@ -135,9 +145,8 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     # a job that had ended loses nothing with its kernel: no notice, its status stays; its buttons are off
     _restart_kernel(lab)
     ended = lab.cell(2)
-    ended.locator(".synth-controls.jupyter-widgets-disconnected").wait_for(timeout=60_000)
-    _buttons_are_off(lab, ended)
-    assert ended.locator(".synth-gone").count() == 0 and "kernel" not in ended.locator(".synth-controls").inner_text()
+    said = _row_is_text(ended, job_id)  # text since the job ended: nothing was left to press
+    assert said.startswith(f"Job {job_id}: succeeded.") and "kernel" not in said
     assert ended.locator(".synth-monitor[data-status='succeeded'] .synth-status").inner_text() == "succeeded"
 
     lab.save()
@@ -156,3 +165,4 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     shown = cell.locator(".jp-OutputArea").inner_text()
     assert job_id in shown and "succeeded" in shown
     lab.screenshot("reopened", cell)
+    assert "Error displaying widget" not in shown  # the ended job's row left text (the old kernel's did not)

@@ -92,6 +92,18 @@ def test_invalid_config_with_yes_reports_the_error_as_usage_error(ip: Any, proje
         ip.run_line_magic("synth_train", "-c broken.toml --yes --backend http://127.0.0.1:9")
 
 
+def test_invalid_config_error_is_shown_once_naming_file_key_and_line(
+        ip: Any, project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    result = ip.run_cell("%synth_train -c broken.toml --yes --backend http://127.0.0.1:9")
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "Traceback" not in shown
+    assert shown.count("trainer_mode is required") == 1, shown
+    assert shown.count("invalid RL config") == 1, shown
+    assert "broken.toml:6 [model.trainer_mode]" in shown
+
+
 def test_without_config_headless_needs_exactly_one_valid_config(ip: Any, project: Path) -> None:
     with pytest.raises(UsageError, match="2 valid training configs found"):
         ip.run_line_magic("synth_train", "--yes")

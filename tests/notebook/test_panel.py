@@ -9,6 +9,7 @@ import pytest
 from _display_capture import capture_display
 from _fake_job import FakeJob
 
+from synth_nb.notebook import live_output
 from synth_nb.notebook import panel as panel_mod
 from synth_nb.notebook.panel import MonitorPanel
 from synth_nb.notebook.show import show_job
@@ -45,8 +46,37 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     assert "validation loss" in chart.last["text/plain"]
     assert "ft:qwen:abc" in artifacts.last["text/markdown"] and "file_123" in artifacts.last["text/markdown"]
     assert panel.controls is not None and panel.controls.cancel.disabled
-    assert controls["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
-    assert controls["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
+    live = controls.shown[0]
+    assert live["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
+    assert live["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
+    # nothing is left to press (SFT has no Export): the row became static text, so a saved notebook
+    # reopened without this kernel shows its last state, not "Error displaying widget"
+    assert "application/vnd.jupyter.widget-view+json" not in controls.last
+    assert controls.last["text/plain"].splitlines() == [
+        "Job job_test123: succeeded.", "  Job finished: off", "  Show all events: not pressed"]
+    assert "<li>Job finished: off</li>" in controls.last["text/html"]
+
+
+async def test_a_kernel_stopping_mid_job_leaves_a_row_that_says_how_to_follow_the_job_again(outputs) -> None:
+    live_output._LIVE.clear()  # only this panel's outputs are live
+    job = FakeJob("sft")
+    _sft_history(job, steps=3)
+    panel = MonitorPanel(job, tick=0.01).display()
+    status, _chart, controls, _summary = outputs
+    await asyncio.sleep(0.05)
+    panel.render_status(force=True)
+    assert "ETA" in status.last["text/plain"]
+    live_output.freeze_all()  # what the kernel's shutdown_request does first
+    assert "application/vnd.jupyter.widget-view+json" not in controls.last
+    head = controls.last["text/plain"].splitlines()[0]
+    assert head == ("The kernel that followed job job_test123 stopped while the job was running: this panel no "
+                    "longer updates. The job may still run; re-attach from a kernel: %synth_train --attach job_test123")
+    assert "  Cancel job: on" in controls.last["text/plain"]
+    assert "unknown (last seen running)" in status.last["text/html"] and "ETA" not in status.last["text/plain"]
+    panel.render_status(force=True)  # a refresh before the kernel is gone keeps saying so
+    assert "status=unknown (last seen running)" in status.last["text/plain"]
+    job.finish("succeeded")
+    await asyncio.wait_for(panel.wait(), 60)
 
 
 def test_the_fake_job_is_a_job_view() -> None:
@@ -105,12 +135,13 @@ async def test_show_all_toggle_and_error_highlight(outputs) -> None:
     assert "mipro.tpe.update" not in status.last["text/html"]
     assert "class='synth-err'" in status.last["text/html"]
     assert panel.controls is not None
-    assert controls["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
-    assert controls["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
+    assert controls.last["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
+    assert controls.last["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
     panel.controls.show_all.value = True  # the show-all toggle, as displayed
     assert "mipro.tpe.update" in status.last["text/html"]
     job.finish("failed")
     assert await asyncio.wait_for(panel.wait(), 60) == "failed"
+    assert len(controls.shown) == 1  # Export stays useful after the end: the row is live until the kernel stops
 
 
 async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confirmed_state(outputs) -> None:
@@ -224,7 +255,8 @@ def test_show_job_wait_with_timeout_stops_watching_and_leaves_the_job_running(ou
     assert "%synth_train --attach job_test123" in status.last["text/html"]
     from ipywidgets.widgets.widget import _instances
 
-    row = _instances[controls["application/vnd.jupyter.widget-view+json"]["model_id"]]
+    assert len(controls.shown) == 1  # the job runs on: its row stays live
+    row = _instances[controls.last["application/vnd.jupyter.widget-view+json"]["model_id"]]
     assert not row.children[0].disabled  # Cancel still reaches the running job
 
 

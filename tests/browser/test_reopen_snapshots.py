@@ -1,0 +1,82 @@
+"""A notebook reopened without its kernel shows no widget error for anything that is over.
+
+Walked in real JupyterLab and Notebook 7 (headless Chromium): an SFT job submitted with ``--yes`` ends and
+its button row becomes static text at once (nothing is left to press); a GEPA job submitted from the
+wizard ends with its row live (Export still writes files); then the kernel shuts down and the wizard and
+that row become static snapshots too. The notebook saved after that holds no widget output, and reopened
+with no kernel it shows what was submitted and the buttons' last state, with no "Error displaying widget".
+Jobs go to an embedded local backend that replays bundled recordings (no task app, nothing trains).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from .test_wizard_journeys import CANARIES, project, saved_outputs, setup_cell, wizard_at
+
+pytestmark = pytest.mark.browser
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _widget_outputs(path: Any, index: int) -> int:
+    return sum(WIDGET_VIEW in o.get("data", {}) for o in saved_outputs(path, index))
+
+
+@pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
+def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_cleanly(lab: Any, front_end: str) -> None:
+    project(lab)
+    path = lab.write_notebook("reopen.ipynb", [
+        setup_cell(), "sft = %synth_train -c sft.toml --backend local --yes", "%synth_train --backend local"])
+    open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
+    open_notebook("reopen.ipynb")
+    lab.run_cell(0)
+
+    # 1. an ended job with nothing left to press: its row is static text while the kernel still runs
+    lab.run_cell(1)
+    sft_id = re.search(r"submitted sft job (\S+)", lab.wait_output(1, "submitted sft job")).group(1)  # type: ignore[union-attr]
+    row = lab.cell(1).locator(f".synth-controls-snapshot[data-job-id='{sft_id}']")
+    row.wait_for(timeout=120_000)
+    assert [line for line in row.inner_text().splitlines() if line.strip()][:2] == [f"Job {sft_id}: succeeded.", "Job finished: off"]
+    assert lab.cell(1).locator(".synth-controls").count() == 0
+    lab.save()
+    assert _widget_outputs(path, 1) == 0
+
+    # 2. the wizard submits a GEPA job; its row keeps Export live after the end
+    lab.run_cell(2)
+    wizard = wizard_at(lab, "submit")
+    wizard.locator("button.synth-submit[aria-disabled=false]").click()
+    wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
+    gepa_id = str(wizard.locator(".synth-job-id").first.inner_text())
+    cell = lab.cell(2)
+    cell.locator(f".synth-monitor[data-job-id='{gepa_id}'][data-status='succeeded']").wait_for(timeout=120_000)
+    cell.locator("button.synth-export:not([disabled])").wait_for(timeout=60_000)
+
+    # 3. the kernel shuts down: the wizard and the live row become snapshots in place
+    lab.shutdown_kernels()
+    snapshot = cell.locator(".synth-wizard-snapshot")
+    snapshot.wait_for(timeout=60_000)
+    assert re.search(rf"Submitted 1 job to http://127\.0\.0\.1:\d+/api:\s*gepa\.toml \(prompt_learning\) → {gepa_id}",
+                     snapshot.inner_text())
+    cell.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']").wait_for(timeout=60_000)
+    assert "Export summary: on" in cell.locator(".synth-controls-snapshot").inner_text()
+    lab.save()
+    assert _widget_outputs(path, 1) == _widget_outputs(path, 2) == 0
+    saved = path.read_text()
+    assert not any(c in saved for c in CANARIES)
+
+    # 4. reopened with no kernel: the snapshots, no widget error anywhere
+    lab.page.goto("about:blank")
+    open_notebook("reopen.ipynb")
+    reopened = lab.cell(2)
+    reopened.locator(".synth-wizard-snapshot").wait_for(timeout=60_000)
+    lab.cell(1).locator(f".synth-controls-snapshot[data-job-id='{sft_id}']").wait_for()
+    shown = reopened.locator(".jp-OutputArea").inner_text()
+    assert gepa_id in shown and "succeeded" in shown and "Export summary: on" in shown
+    lab.screenshot(f"{front_end}-reopened", reopened)
+    lab.assert_clean(where=f"reopened in {front_end}")
+    assert json.loads(saved)["cells"][2]["outputs"]
