@@ -342,8 +342,11 @@ class MonitorPanel:
             self._publish_summary()
             if self.controls is not None:
                 self.controls.results_ready()
-        if self.final_status is not None and not (self.show_artifacts and self.flow.has_summary):
-            self.controls_output.freeze()  # nothing left to press; with Export it stays until the kernel stops
+        # nothing left to press: the row becomes text. It stays (until the kernel stops) while Export is useful,
+        # and after Cancel was pressed in it, so the keyboard focus it holds is not dropped to the page
+        if self.final_status is not None and not (self.show_artifacts and self.flow.has_summary) \
+                and not self.cancel_requested:
+            self.controls_output.freeze()
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

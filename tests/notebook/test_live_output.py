@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from _display_capture import capture_display
-from _wizard_support import CANARIES, CANARY_PASTED, clean_environ, make_project
+from _wizard_support import CANARIES, CANARY_PASTED, clean_environ, make_project, tick
 
 from synth_nb.notebook import live_output
 from synth_nb.notebook.live_output import LiveOutput, freeze_all, install_shutdown_hook
@@ -87,6 +87,7 @@ async def test_the_wizard_leaves_what_it_submitted_and_no_secret(tmp_path: Path,
     assert output.last["text/plain"] == "synth-nb wizard, closed when its kernel stopped: nothing was submitted from it."
 
     wizard._ipython_display_()  # shown again, then submitted
+    tick(wizard, "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task
