@@ -53,7 +53,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each mode (interleaved; medians printed)")
-    parser.add_argument("--modes", nargs="+", default=["default", "--all-events"],
+    parser.add_argument("--modes", nargs="+", choices=("default", "all-events"), default=["default", "all-events"],
                         help="what to run (a tree without --all-events: default only, which prints every line)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="synth-nb-attach-") as name:
@@ -64,7 +64,7 @@ def main() -> int:
             runs: dict[str, list[tuple[float, float, int, float]]] = {mode: [] for mode in args.modes}
             for _ in range(args.repeats):
                 for mode in runs:
-                    runs[mode].append(attach_once(url, proc.pid, folder, [] if mode == "default" else [mode]))
+                    runs[mode].append(attach_once(url, proc.pid, folder, [] if mode == "default" else ["--all-events"]))
         finally:
             assert proc.stdin is not None
             proc.stdin.close()
@@ -76,7 +76,7 @@ def main() -> int:
         wall = statistics.median(r[0] for r in results)
         cpu = statistics.median(r[1] for r in results)
         backend = statistics.median(r[3] for r in results)
-        print(f"synth-nb attach, {args.events:,} events, {mode}: {wall:.1f} s wall, {cpu:.1f} s CPU "
+        print(f"synth-nb attach, {args.events:,} events, {'--all-events' if mode == 'all-events' else mode}: {wall:.1f} s wall, {cpu:.1f} s CPU "
               f"(backend {backend:.1f} s), "
               f"{results[0][2]:,} lines printed (anchor {ANCHOR_SECONDS} s, {ANCHOR_CPU} s CPU; "
               f"goal <= {GOAL_SECONDS:g} s)", flush=True)

@@ -36,6 +36,7 @@ from synth_nb.job import Job
 from synth_nb.notebook.show import show_job
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
+import ipywidgets
 
 warm = LiveChart("sft")  # imports, fonts and caches: paid once per kernel, not part of following a job
 warm.add_metric(SimpleNamespace(name="train.loss", step=1, value=1.0))

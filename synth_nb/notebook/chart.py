@@ -76,6 +76,10 @@ class LiveChart:
     _canvas: ChartCanvas | None = field(init=False, default=None)
     #: id of the latest-values table (in the status output), which describes the chart image
     table_id: str = field(init=False, default_factory=lambda: f"synth-chart-{uuid.uuid4().hex[:12]}")
+    #: bumped by every point that fed the chart: the latest values are computed once per change, not once
+    #: per reader (the status table, its text copy and the image's alt text each read them)
+    _version: int = field(init=False, default=0)
+    _rows: tuple[int, list[dict[str, Any]]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.data = ChartData(get_flow(self.flow).chart)
@@ -97,17 +101,22 @@ class LiveChart:
     def add_metric(self, point: Any) -> bool:
         """Add a ``MetricPoint``. Returns True if it fed the chart (which then needs a redraw)."""
         used = self.data.add_metric(point)
-        self._dirty |= used
+        self._changed(used)
         return used
 
     def add_event(self, event: Any) -> bool:
         """Add an ``Event``; only some (prompt-learning trials and baselines) carry chart data."""
         used = self.data.add_event(event)
-        self._dirty |= used
+        self._changed(used)
         return used
 
     def extend(self, metrics: Iterable[Any] = (), events: Iterable[Any] = ()) -> None:
-        self._dirty |= self.data.extend(metrics, events)
+        self._changed(self.data.extend(metrics, events))
+
+    def _changed(self, used: bool) -> None:
+        if used:
+            self._dirty = True
+            self._version += 1
 
     @property
     def dirty(self) -> bool:
@@ -120,7 +129,9 @@ class LiveChart:
     # ------------------------------------------------------------------ text alternative
     def latest_values(self) -> list[dict[str, Any]]:
         """One row per non-empty series: label, latest step and value, best value (the text alternative)."""
-        return self.data.latest_values()
+        if self._rows is None or self._rows[0] != self._version:
+            self._rows = (self._version, self.data.latest_values())
+        return self._rows[1]
 
     def text_table(self) -> str:
         rows = self.latest_values()
