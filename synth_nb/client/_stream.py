@@ -3,7 +3,7 @@
 Either way the cursor is the last seq seen, so every reconnect resumes exactly where it stopped and a
 consumer never sees an event twice or misses one. Polling is fast while events flow and backs off when
 idle, never slower than ``poll_interval``. The stream needs only a ``StreamClient`` (paged reads, one
-retried request, an httpx client for the SSE connection), not the whole ``AsyncSynthClient``.
+retried request, an httpx client for SSE connections), not the whole ``AsyncSynthClient``.
 
 Events travel as compact ``EventRecord``s; a sink gets one pydantic ``Event`` at a time unless the stream
 is made with ``pages=True``: then it gets each batch of fresh records as one list (a job's history stores
@@ -49,7 +49,7 @@ class StreamClient(Protocol):
     """What an ``EventStream`` uses from a client; ``AsyncSynthClient`` is one."""
 
     @property
-    def http(self) -> httpx.AsyncClient: ...
+    def stream_http(self) -> httpx.AsyncClient: ...
 
     @property
     def sse_timeout(self) -> httpx.Timeout: ...
@@ -205,7 +205,7 @@ class EventStream:
         progressed = self._progressed = False
         try:
             async with aconnect_sse(
-                self.client.http, "GET", url, params={"since_seq": self.last_seq}, headers=headers,
+                self.client.stream_http, "GET", url, params={"since_seq": self.last_seq}, headers=headers,
                 timeout=self.client.sse_timeout,
             ) as source:
                 response = source.response
