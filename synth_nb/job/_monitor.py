@@ -24,9 +24,10 @@ BACKFILL_PAGE = 10_000
 #: how often the final drain is retried through transient errors
 FINAL_SYNC_ATTEMPTS = 20
 #: status and metrics polling floor while events arrive by SSE (seconds): the stream brings every event as it
-#: happens and its close tells the end, so only the chart's metrics wait for this; polling each job 5 times
-#: a second cost a 20-job follower more CPU than the events themselves
-STREAMED_POLL = 0.5
+#: happens and its close tells the end, so only metrics wait for this, and they are shown about once a
+#: second anyway (the CLI's metric lines, the panel's values table); polling each job 5 times a second cost
+#: a 20-job follower more CPU than the events themselves
+STREAMED_POLL = 1.0
 
 
 @dataclass(frozen=True)
