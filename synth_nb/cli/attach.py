@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from synth_nb.pipeline import actions
-from synth_nb.pipeline.flags import path_text, seconds
+from synth_nb.pipeline.flags import ALL_EVENTS, path_text, seconds
 from synth_nb.pipeline.request import Request
 from synth_nb.report import add_report_arguments
 
@@ -39,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
                         help="Stop watching (exit 1, the job keeps running) after this long.")
     parser.add_argument("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording.")
+    parser.add_argument(*ALL_EVENTS.flags, **ALL_EVENTS.kwargs)
     add_report_arguments(parser)
 
 

@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from synth_nb import report
 from synth_nb.cli.outage import report_outages
-from synth_nb.cli.printer import LinePrinter, final_block, history
+from synth_nb.cli.printer import LinePrinter, final_block
 from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
 from synth_nb.job import Job, JobRegistry
 from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
@@ -43,7 +43,8 @@ __all__ = ["FollowOptions", "run_attach", "run_submit"]
 @dataclass(frozen=True)
 class FollowOptions:
     """How to follow: ``--poll/--no-poll``, ``--poll-interval``, ``--poll-timeout``, ``--record``,
-    ``--stream-format`` (``chart`` draws live panels when the output is a terminal, lines otherwise)."""
+    ``--stream-format`` (``chart`` draws live panels when the output is a terminal, lines otherwise),
+    ``--all-events``."""
 
     poll: bool = True
     poll_interval: float = 5.0
@@ -56,6 +57,8 @@ class FollowOptions:
     limits: Limits = field(default_factory=Limits)
     #: ``--report-to``, ``--report-dir``, ``--mlflow-experiment``
     report: ReportOptions = field(default_factory=ReportOptions)
+    #: ``--all-events``: print every event of an attached job's history, not a note and the newest lines
+    all_events: bool = False
 
     def __post_init__(self) -> None:
         for flag, value in (("--poll-interval", self.poll_interval), ("--poll-timeout", self.poll_timeout)):
@@ -66,7 +69,7 @@ class FollowOptions:
     def of(cls, request: Request) -> FollowOptions:
         return cls(poll=request.poll, poll_interval=request.poll_interval, poll_timeout=request.poll_timeout,
                    record=request.record, stream_format=request.stream_format,
-                   limits=Limits.from_values(request.limits), report=request.report)
+                   limits=Limits.from_values(request.limits), report=request.report, all_events=request.all_events)
 
 
 @dataclass
@@ -195,8 +198,7 @@ def _print_lines(jobs: list[Job], run: _Run) -> None:
     several = len(jobs) > 1
     for job in jobs:
         printer = LinePrinter(job, run.secrets, prefix=f"{job.id} " if several else "", out=run.out)
-        for update in history(job):
-            printer(update)
+        printer.history(all_events=run.options.all_events)
         job.add_listener(printer)
 
 

@@ -6,11 +6,10 @@ Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from synth_nb.flows import get_flow
@@ -19,7 +18,12 @@ from synth_nb.job import Job, JobUpdate
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 
-__all__ = ["LinePrinter", "final_block", "format_event", "format_metric", "format_phase", "history"]
+__all__ = ["HISTORY_NEWEST", "LinePrinter", "final_block", "format_event", "format_metric", "format_phase"]
+
+#: the event lines an attach prints from a job's history by default (``--all-events``: every one)
+HISTORY_NEWEST = 20
+#: lines per write when printing a whole history
+WRITE_CHUNK = 2000
 
 
 def _clock() -> str:
@@ -59,7 +63,7 @@ def format_metric(point: MetricPoint) -> str:
 
 
 class LinePrinter:
-    """Job listener that prints one masked line per meaningful update.
+    """Job listener that prints one masked line per meaningful update, one write per update.
 
     Metric points are thinned to at most one line per metric name every ``metric_every`` seconds (a
     training loss per step would drown the events); the final block repeats the last value of each.
@@ -78,16 +82,29 @@ class LinePrinter:
         self._metric_printed: dict[str, float] = {}
         self._linked_printers: set[str] = set()
 
+    def shows(self, event: Event) -> bool:
+        """Whether ``event`` gets a line (noise is hidden; what the backend sent unparsed never is)."""
+        return event.type == UNPARSED_EVENT_TYPE or not self.flow.is_noise(event)
+
+    def render(self, lines: Sequence[str]) -> str:
+        """``lines`` stamped, prefixed and masked, as one text to write."""
+        head = f"[{_clock()}] {self.prefix}"
+        return mask_text("".join(f"{head}{line}\n" for line in lines), self.secrets)
+
+    def write(self, lines: Sequence[str]) -> None:
+        if lines:
+            self.out.write(self.render(lines))
+            self.out.flush()
+
     def emit(self, text: str) -> None:
-        for line in text.splitlines() or [""]:
-            print(f"[{_clock()}] {self.prefix}{mask_text(line, self.secrets)}", file=self.out, flush=True)
+        self.write(text.splitlines() or [""])
 
     def __call__(self, update: JobUpdate) -> None:
         if update.kind == "status":
             self.emit(f"status={update.status}")
         elif update.kind == "event" and update.event is not None:
-            if update.event.type == UNPARSED_EVENT_TYPE or not self.flow.is_noise(update.event):
-                self.emit("\n".join(format_event(update.event)))
+            if self.shows(update.event):
+                self.write(format_event(update.event))
         elif update.kind == "phase" and update.entry is not None:
             self.emit(format_phase(update.entry))
         elif update.kind == "linked" and update.entry is not None:
@@ -98,6 +115,52 @@ class LinePrinter:
                 self._metric_printed[update.metric.name] = now
                 self.emit(format_metric(update.metric))
 
+    def history(self, *, all_events: bool = False, newest: int = HISTORY_NEWEST) -> None:
+        """What an attached job already has: its status and phases, then its newest ``newest`` event lines
+        after a note of how many events came earlier, or with ``all_events`` every line, written
+        ``WRITE_CHUNK`` at a time (a million-event job printed line by line spent most of its attach
+        writing); last, the job its status links to."""
+        job = self.job
+        if not job.events and not job.metrics and not job.timeline and job.linked_note is None:
+            return
+        self.emit(f"status={job.status}")
+        self.write([format_phase(entry) for entry in job.timeline])
+        if all_events:
+            chunk: list[str] = []
+            for event in job.events.models(job.events.snapshot()):
+                if self.shows(event):
+                    chunk += format_event(event)
+                    if len(chunk) >= WRITE_CHUNK:
+                        self.write(chunk)
+                        chunk = []
+            self.write(chunk)
+        else:
+            earlier, picked = self._newest(newest)
+            lines = [f"… {earlier:,} earlier events; --all-events to print every one"] if earlier else []
+            for event in picked:
+                lines += format_event(event)
+            self.write(lines)
+        if job.linked_note is not None:
+            self._print_linked(job.linked_note)
+
+    def _newest(self, count: int) -> tuple[int, list[Event]]:
+        """The newest ``count`` events that get a line, and how many events (of any kind) precede them;
+        reads back from the end only as far as needed."""
+        events = self.job.events
+        picked: list[Event] = []
+        end = first = len(events)
+        while end > 0 and len(picked) < count:
+            start = max(0, end - 4 * count)
+            window = events[start:end]
+            for offset in range(len(window) - 1, -1, -1):
+                if self.shows(window[offset]):
+                    picked.append(window[offset])
+                    first = start + offset
+                    if len(picked) == count:
+                        break
+            end = start
+        picked.reverse()
+        return first, picked
 
     def _print_linked(self, entry: dict[str, Any]) -> None:
         """Say which job the status links to, then print its lines too, each prefixed with its id."""
@@ -112,8 +175,7 @@ class LinePrinter:
         self._linked_printers.add(linked.id)
         printer = LinePrinter(linked, self.secrets, prefix=f"{self.prefix}{linked.id} ", out=self.out,
                               metric_every=self.metric_every)
-        for update in history(linked):
-            printer(update)
+        printer.history()
         linked.add_listener(printer)
 
 
@@ -130,16 +192,6 @@ def _linked_lines(job: Job) -> list[str]:
         lines.append("  linked last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
                                                            for p in latest.values()))
     return lines
-
-
-def history(job: Job) -> Iterator[JobUpdate]:
-    """What an attached job already has, so the printer shows it before live updates (built lazily)."""
-    if not job.events and not job.metrics and not job.timeline and job.linked_note is None:
-        return iter(())
-    linked = [JobUpdate("linked", job.status, entry=job.linked_note)] if job.linked_note is not None else []
-    return itertools.chain([JobUpdate("status", job.status)],
-                           (JobUpdate("phase", job.status, entry=entry) for entry in job.timeline),
-                           (JobUpdate("event", job.status, event=e) for e in job.events), linked)
 
 
 def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:

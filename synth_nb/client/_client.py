@@ -76,9 +76,11 @@ class AsyncSynthClient:
         headers = {"User-Agent": self.user_agent, "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._http = httpx.AsyncClient(
-            transport=transport, timeout=httpx.Timeout(timeout), headers=headers, follow_redirects=True, auth=auth,
-        )
+        options: dict[str, Any] = {"transport": transport, "timeout": httpx.Timeout(timeout), "headers": headers,
+                                   "follow_redirects": True, "auth": auth}
+        self._http = httpx.AsyncClient(**options)
+        self._http_options = options
+        self._stream_http: httpx.AsyncClient | None = None
         #: per-(kind, job) path that answered last time, so fallbacks are probed once
         self._working_paths: dict[tuple[str, str], str] = {}
         #: per job: the seqs given to events the backend sent without one
@@ -114,6 +116,20 @@ class AsyncSynthClient:
         return self._http
 
     @property
+    def stream_http(self) -> httpx.AsyncClient:
+        """The connection pool for long-lived event streams (made on first use; requests use ``http``).
+
+        Streams get a pool of their own: httpcore 1.0 counts busy connections as idle ones when it trims the
+        keep-alive pool, so with 20 streams open in a shared pool every status and metrics poll paid a new
+        TCP connection (on both sides) that was closed again after one request.
+        """
+        if self._http.is_closed:
+            return self._http  # closed: using it fails as every other request does
+        if self._stream_http is None:
+            self._stream_http = httpx.AsyncClient(**self._http_options)
+        return self._stream_http
+
+    @property
     def closed(self) -> bool:
         """True after ``aclose()``: every later request raises ``ClientClosedError``."""
         return self._http.is_closed
@@ -135,6 +151,8 @@ class AsyncSynthClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+        if self._stream_http is not None:
+            await self._stream_http.aclose()
 
     def url_for(self, path: str) -> str:
         """Absolute URL for a contract path; a leading ``/api`` is not doubled."""

@@ -3,7 +3,7 @@
 Either way the cursor is the last seq seen, so every reconnect resumes exactly where it stopped and a
 consumer never sees an event twice or misses one. Polling is fast while events flow and backs off when
 idle, never slower than ``poll_interval``. The stream needs only a ``StreamClient`` (paged reads, one
-retried request, an httpx client for the SSE connection), not the whole ``AsyncSynthClient``.
+retried request, an httpx client for SSE connections), not the whole ``AsyncSynthClient``.
 
 Events travel as compact ``EventRecord``s; a sink gets one pydantic ``Event`` at a time unless the stream
 is made with ``pages=True``: then it gets each batch of fresh records as one list (a job's history stores
@@ -23,6 +23,7 @@ from httpx_sse import SSEError, aconnect_sse
 
 from synth_nb.client._parse import EventRecord, SeqNumbering, parse_events, strict_event_record
 from synth_nb.client._retry import ErrorStatus
+from synth_nb.client._sse import SseFrame, SseSplitter
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import NetworkError, RateLimitedError, ServerError
 from synth_nb.records import TERMINAL_STATUSES, Event, normalize_status
@@ -48,7 +49,7 @@ class StreamClient(Protocol):
     """What an ``EventStream`` uses from a client; ``AsyncSynthClient`` is one."""
 
     @property
-    def http(self) -> httpx.AsyncClient: ...
+    def stream_http(self) -> httpx.AsyncClient: ...
 
     @property
     def sse_timeout(self) -> httpx.Timeout: ...
@@ -204,7 +205,7 @@ class EventStream:
         progressed = self._progressed = False
         try:
             async with aconnect_sse(
-                self.client.http, "GET", url, params={"since_seq": self.last_seq}, headers=headers,
+                self.client.stream_http, "GET", url, params={"since_seq": self.last_seq}, headers=headers,
                 timeout=self.client.sse_timeout,
             ) as source:
                 response = source.response
@@ -216,10 +217,9 @@ class EventStream:
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     return "unsupported"
                 self.mode = "sse"  # decided as soon as the backend streams, not when the stream ends
-                async for sse in source.aiter_sse():
-                    if not sse.data:
-                        continue
-                    if self._handle_frame(sse.event, sse.data, sse.id, sink):
+                splitter = SseSplitter()
+                async for chunk in response.aiter_bytes():
+                    if self._handle_frames(splitter.feed(chunk), sink):
                         progressed = self._progressed = True
         except (httpx.TransportError, SSEError, ValueError) as exc:
             if progressed:
@@ -229,11 +229,25 @@ class EventStream:
             raise httpx.RemoteProtocolError(f"malformed event stream ({type(exc).__name__})") from None
         return "closed"
 
-    def _handle_frame(self, name: str, data: str, frame_id: str | None, sink: EventSink) -> bool:
-        if name not in _NON_EVENT_FRAMES:
-            record = strict_event_record(data)  # fast path: a well-formed event frame
-            if record is not None:
-                return self._emit([record], sink) > 0
+    def _handle_frames(self, frames: list[SseFrame], sink: EventSink) -> bool:
+        """The frames of one read: well-formed events go to ``sink`` as one page, the rest one by one, in order."""
+        progressed, page = False, []
+        for name, data, frame_id in frames:
+            if name not in _NON_EVENT_FRAMES:
+                record = strict_event_record(data)  # fast path: a well-formed event frame
+                if record is not None:
+                    page.append(record)
+                    continue
+            if page:
+                progressed = self._emit(page, sink) > 0 or progressed
+                page = []
+            progressed = self._handle_frame(name, data, frame_id, sink) or progressed
+        if page:
+            progressed = self._emit(page, sink) > 0 or progressed
+        return progressed
+
+    def _handle_frame(self, name: str, data: bytes, frame_id: str | None, sink: EventSink) -> bool:
+        """A frame off the fast path: status, metrics, heartbeats, or an event that needs lenient parsing."""
         payload = json.loads(data)  # a truncated frame raises ValueError -> reconnect from the cursor
         if not isinstance(payload, dict) and name in _NON_EVENT_FRAMES:
             return False

@@ -25,6 +25,11 @@ __all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
 BACKFILL_PAGE = 10_000
 #: how often the final drain is retried through transient errors
 FINAL_SYNC_ATTEMPTS = 20
+#: status and metrics polling floor while events arrive by SSE (seconds): the stream brings every event as it
+#: happens and its close tells the end, so only metrics wait for this, and they are shown about once a
+#: second anyway (the CLI's metric lines, the panel's values table); polling each job 5 times a second cost
+#: a 20-job follower more CPU than the events themselves
+STREAMED_POLL = 1.0
 
 
 @dataclass(frozen=True)
@@ -97,7 +102,8 @@ class JobMonitor:
                 if job.terminal:
                     break
                 active = changed or len(job.events) != seen
-                interval = 4 * opts.min_interval if active else min(opts.poll_interval, interval * 1.5)
+                floor = max(4 * opts.min_interval, STREAMED_POLL if stream.mode == "sse" else 0.0)
+                interval = floor if active else min(opts.poll_interval, max(interval, floor) * 1.5)
                 await self._pause(events_task, interval)
         finally:
             events_task.cancel()

@@ -30,6 +30,10 @@ from synth_nb.flows.chart_png import DEFAULT_BUCKETS, WAITING_TEXT, ChartCanvas,
 __all__ = ["LiveChart"]
 
 DEFAULT_MIN_INTERVAL = 0.5  # seconds between redraws: <= 2 redraws/s
+#: drawing takes at most 1/REDRAW_COST_FACTOR of a core: after a draw that cost ``d`` CPU seconds, the next
+#: waits at least ``REDRAW_COST_FACTOR * d`` (a 60 ms draw: one every 2.4 s; the values table under the
+#: status line stays live meanwhile, and the final frame is always drawn)
+REDRAW_COST_FACTOR = 40.0
 #: dark themes show the transparent, dark-ink PNG inverted (hue turned back, so colours keep their meaning)
 _THEME_STYLE = ("<style>body[data-jp-theme-light='false'] img.synth-chart,body.vscode-dark img.synth-chart"
                 "{filter:invert(1) hue-rotate(180deg)}</style>")
@@ -41,13 +45,15 @@ def _new_display_id() -> str:
 
 @dataclass
 class LiveChart:
-    """The chart for one job. Feed it metric points and events; it redraws at most every ``min_interval``.
+    """The chart for one job. Feed it metric points and events; it redraws at most every ``min_interval``,
+    and never spends more than ``1 / cost_factor`` of a core drawing (``interval``).
 
     ``clock`` is injectable so the rate limit can be tested without sleeping.
     """
 
     flow: str
     min_interval: float = DEFAULT_MIN_INTERVAL
+    cost_factor: float = REDRAW_COST_FACTOR
     buckets: int = DEFAULT_BUCKETS
     title: str | None = None
     figsize: tuple[float, float] = (8.0, 3.2)
@@ -56,6 +62,8 @@ class LiveChart:
     data: ChartData = field(init=False)
     redraws: int = field(init=False, default=0)
     last_render_seconds: float = field(init=False, default=0.0)
+    #: CPU seconds the last render took (its thread's, so a loaded machine does not stretch it)
+    last_render_cpu: float = field(init=False, default=0.0)
     #: the output this chart updates in place (a caller may choose it before the chart is displayed)
     display_id: str = field(default_factory=_new_display_id)
     _dirty: bool = field(init=False, default=False)
@@ -68,6 +76,10 @@ class LiveChart:
     _canvas: ChartCanvas | None = field(init=False, default=None)
     #: id of the latest-values table (in the status output), which describes the chart image
     table_id: str = field(init=False, default_factory=lambda: f"synth-chart-{uuid.uuid4().hex[:12]}")
+    #: bumped by every point that fed the chart: the latest values are computed once per change, not once
+    #: per reader (the status table, its text copy and the image's alt text each read them)
+    _version: int = field(init=False, default=0)
+    _rows: tuple[int, list[dict[str, Any]]] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.data = ChartData(get_flow(self.flow).chart)
@@ -89,17 +101,22 @@ class LiveChart:
     def add_metric(self, point: Any) -> bool:
         """Add a ``MetricPoint``. Returns True if it fed the chart (which then needs a redraw)."""
         used = self.data.add_metric(point)
-        self._dirty |= used
+        self._changed(used)
         return used
 
     def add_event(self, event: Any) -> bool:
         """Add an ``Event``; only some (prompt-learning trials and baselines) carry chart data."""
         used = self.data.add_event(event)
-        self._dirty |= used
+        self._changed(used)
         return used
 
     def extend(self, metrics: Iterable[Any] = (), events: Iterable[Any] = ()) -> None:
-        self._dirty |= self.data.extend(metrics, events)
+        self._changed(self.data.extend(metrics, events))
+
+    def _changed(self, used: bool) -> None:
+        if used:
+            self._dirty = True
+            self._version += 1
 
     @property
     def dirty(self) -> bool:
@@ -112,7 +129,9 @@ class LiveChart:
     # ------------------------------------------------------------------ text alternative
     def latest_values(self) -> list[dict[str, Any]]:
         """One row per non-empty series: label, latest step and value, best value (the text alternative)."""
-        return self.data.latest_values()
+        if self._rows is None or self._rows[0] != self._version:
+            self._rows = (self._version, self.data.latest_values())
+        return self._rows[1]
 
     def text_table(self) -> str:
         rows = self.latest_values()
@@ -162,13 +181,14 @@ class LiveChart:
     # ------------------------------------------------------------------ rendering
     def render_png(self) -> bytes:
         """Draw every series (downsampled) and return PNG bytes; the figure is reused between redraws."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         with self._lock:
             if self._canvas is None:
                 self._canvas = ChartCanvas(self.spec, self.chart_title(), self.figsize, self.dpi)
             png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
                                     self.data.xlabel())
         self.last_render_seconds = time.perf_counter() - started
+        self.last_render_cpu = time.thread_time() - cpu
         return png
 
     def mimebundle(self, png: bytes | None = None) -> dict[str, Any]:
@@ -194,12 +214,16 @@ class LiveChart:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self.mimebundle()
 
+    def interval(self) -> float:
+        """Seconds between redraws: ``min_interval``, or more when drawing is costly (``cost_factor``)."""
+        return max(self.min_interval, self.cost_factor * self.last_render_cpu)
+
     def seconds_until_redraw(self) -> float:
         """How long until the rate limit allows the next redraw (0 if it already does)."""
-        return max(0.0, self.min_interval - (self.clock() - self._last_draw))
+        return max(0.0, self.interval() - (self.clock() - self._last_draw))
 
     def should_redraw(self) -> bool:
-        return self._dirty and (self.clock() - self._last_draw) >= self.min_interval
+        return self._dirty and (self.clock() - self._last_draw) >= self.interval()
 
     def redraw(self, *, force: bool = False) -> bool:
         """Render and push to the display output if dirty and the rate limit allows (or ``force``)."""

@@ -12,12 +12,14 @@ Where a job lives matters because its client works on one event loop:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from synth_nb import report
 from synth_nb.errors import ConfigError
 from synth_nb.notebook.kernel_loop import run_sync
+from synth_nb.notebook.monitor_view import _event_line, is_error, is_noise
 from synth_nb.notebook.preview_text import warning_lines
 from synth_nb.pipeline import actions
 from synth_nb.pipeline.actions import Batch
@@ -29,7 +31,10 @@ if TYPE_CHECKING:
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
 
-__all__ = ["attach_job", "fork_of", "hand_over", "rerun_job", "show_cards", "submit_and_show"]
+__all__ = ["attach_job", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
+
+#: lines per write when a cell prints a whole history
+HISTORY_CHUNK = 2000
 
 
 def submit_and_show(batch: Batch, request: Request, *, widgets: bool) -> list[Job]:
@@ -95,7 +100,25 @@ def attach_job(request: Request, *, widgets: bool) -> Job:
     found = actions.attachment(request)
     job = run_sync(actions.attach(found, poll_interval=request.poll_interval,
                                   limits=request.limits if request.poll else None))
+    if request.all_events:
+        print_history(job)
     return hand_over([job], request, secrets=found.hidden, widgets=widgets, owned=False)[0]
+
+
+def print_history(job: Job, out: TextIO | None = None) -> None:
+    """``--all-events``: every event the attached job had, one line each as its panel lists them, written a
+    chunk at a time (the panel itself shows the newest few)."""
+    out = out or sys.stdout
+    chunk: list[str] = []
+    for event in job.events.models(job.events.snapshot()):
+        if not is_noise(job.flow, event):
+            chunk.append(("! " if is_error(event) else "  ") + _event_line(event))
+            if len(chunk) >= HISTORY_CHUNK:
+                out.write("\n".join(chunk) + "\n")
+                chunk = []
+    if chunk:
+        out.write("\n".join(chunk) + "\n")
+    out.flush()
 
 
 def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widgets: bool,

@@ -53,6 +53,9 @@ __all__ = ["MonitorPanel", "PanelOutputs"]
 
 #: the newest events a status render reads (progress and the event list); a job may hold millions
 RECENT_EVENTS = 500
+#: seconds between status renders while updates arrive (each reads the newest events, the chart's latest
+#: values, and sends the HTML): as often as the elapsed clock it shows ticks
+STATUS_EVERY = 1.0
 
 
 class MonitorPanel:
@@ -285,8 +288,8 @@ class MonitorPanel:
     def render_status(self, *, force: bool = False) -> None:
         now = self.clock()
         since = now - self._last_status_render
-        if not force and (since < 0.25 or (not self._status_dirty and since < 1.0)):
-            return  # <= 4 updates/s while busy; once a second otherwise (elapsed time, stall notice)
+        if not force and (since < STATUS_EVERY or (not self._status_dirty and since < 1.0)):
+            return  # once a second (elapsed time, progress, stall notice), sooner only when forced
         self._status_dirty = False
         self._last_status_render = now
         if self._shown:

@@ -16,7 +16,7 @@ from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
 
-__all__ = ["LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
+__all__ = ["ALL_EVENTS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
            "override_dests", "path_text", "seconds", "train_arguments"]
 
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
@@ -56,6 +56,11 @@ def path_text(text: str) -> str:
     return text
 
 
+#: shared with ``synth-nb attach``, which has a parser of its own
+ALL_EVENTS = _a("--all-events", dest="all_events", action="store_true",
+                help="When attaching: print every event of the job's history (default: how many there were "
+                     "and the newest 20; new events are always printed as they come).")
+
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("config_paths", nargs="*", default=None, metavar="CONFIG", type=path_text,
        help="Training TOML(s), as with --config (synth-ai 0.2.24's `synth-ai train configs/x.toml`)."),
@@ -81,6 +86,7 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Submit without the confirmation step (the terminal's question, the notebook's wizard)."),
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
     _a("--attach", default=None, metavar="JOB_ID", help="Re-attach to an existing job instead of submitting."),
+    ALL_EVENTS,
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
     _a("--compare", nargs="*", default=None, metavar="JOB_ID",
        help="Compare runs (curves, final metrics, config differences); no ids: every job from this folder."),

@@ -86,6 +86,8 @@ class Request:
     attach: str | None = None
     #: ``attach``: the job's flow when the registry does not know it (otherwise probed)
     flow: str | None = None
+    #: ``attach``: print every event of the job's history (default: a note and the newest lines)
+    all_events: bool = False
     list_jobs: bool = False
     #: ``--compare [ID ...]``: the job ids to compare (empty: every job from the folder), None: not asked
     compare: list[str] | None = None
@@ -131,6 +133,7 @@ class Request:
             stream_format=str(values.get("stream_format") or "cli"),
             attach=values.get("attach"),
             flow=values.get("flow"),
+            all_events=bool(values.get("all_events")),
             list_jobs=bool(values.get("list_jobs")),
             compare=None if values.get("compare") is None else list(values["compare"]),
             record=None if record is None else _anchored(folder, record, anchor),

@@ -128,7 +128,7 @@ def test_mipro_search_baseline_is_its_first_full_evaluation_and_test_scores_are_
 
 def test_redraw_is_rate_limited_to_the_interval_and_updates_one_output(outputs) -> None:
     clock = FakeClock()
-    chart = LiveChart("sft", clock=clock, min_interval=0.5)
+    chart = LiveChart("sft", clock=clock, min_interval=0.5, cost_factor=0)  # the fixed interval alone
     chart.display()
     (output,) = outputs
     assert output.display_id == chart.display_id
@@ -146,6 +146,30 @@ def test_redraw_is_rate_limited_to_the_interval_and_updates_one_output(outputs) 
     png = base64.b64decode(output.last["image/png"])
     assert png.startswith(PNG_MAGIC)
     assert "train loss" in output.last["text/plain"]
+
+
+def test_a_costly_draw_delays_the_next_one_in_proportion(outputs) -> None:
+    clock = FakeClock()
+    chart = LiveChart("sft", clock=clock, min_interval=0.5)
+    chart.display()
+    chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    clock.now += 1
+    assert chart.redraw()
+    assert chart.last_render_cpu > 0
+    chart.last_render_cpu = 0.06  # what a draw of a few thousand points costs on a slow machine
+    assert chart.interval() == pytest.approx(40 * 0.06)
+    chart.add_metric(NS(name="train.loss", step=2, value=0.9))
+    clock.now += 1.0
+    assert not chart.redraw() and chart.seconds_until_redraw() == pytest.approx(1.4)
+    clock.now += 1.4
+    chart.last_render_cpu = 0.06
+    assert chart.redraw()
+
+
+def test_a_cheap_draw_keeps_the_minimum_interval() -> None:
+    chart = LiveChart("sft", min_interval=0.5)
+    chart.last_render_cpu = 0.001
+    assert chart.interval() == 0.5
 
 
 async def test_async_redraw_renders_off_the_loop_and_publishes(outputs) -> None:

@@ -332,3 +332,26 @@ async def test_progress_ends_full_and_green_on_success_and_red_where_it_stopped_
     assert "690/1000 rollouts · finished" in ok_html and "69%" not in ok_html
     assert "synth-progress-failed' max='1' value='0.6900'" in stop_html and "error-color" in stop_html
     assert "690/1000 rollouts (69%) · failed" in stop_html
+
+
+async def test_a_chart_too_costly_to_redraw_live_still_ends_complete(outputs) -> None:
+    from synth_nb.notebook.chart import LiveChart
+
+    job = FakeJob("sft")
+    chart = LiveChart("sft", cost_factor=1e6)  # after its first frame, no live redraw is affordable
+    panel = MonitorPanel(job, tick=0.01, chart=chart)
+    panel.display()
+    shown = outputs[1]
+    job.metric("train.loss", 1, 2.0)
+    while chart.redraws == 0:
+        await asyncio.sleep(0.01)
+    first = shown.last["image/png"]
+    for step in range(2, 201):
+        job.metric("train.loss", step, 2.0 / step)
+    await asyncio.sleep(0.1)
+    assert chart.redraws == 1 and shown.last["image/png"] == first  # still the first frame
+    job.finish("succeeded")
+    await asyncio.wait_for(panel.wait(), 60)
+    assert shown.last["image/png"] != first
+    assert "train loss" in shown.last["text/plain"] and "200" in shown.last["text/plain"].splitlines()[-1]
+    assert chart.point_count == 200

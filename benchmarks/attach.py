@@ -1,0 +1,87 @@
+"""``synth-nb attach`` on a finished job with a long history: wall and CPU seconds of the real CLI.
+
+A finished RL job with N events and N/2 metric points is written straight into the local backend's SQLite
+database (as ``benchmarks/history.py`` does), the backend serves it from a process of its own, and
+``python -m synth_nb attach JOB_ID`` runs in a child process with its output to a file: by default (a note
+of how many events came earlier and the newest lines) and with ``--all-events`` (every line).
+
+Anchor: 1M events, 44.5 s (23.4 s CPU) when attach printed every line. Goal: <= 15 s by default.
+
+Run: ``python benchmarks/attach.py [--events 1000000] [--repeats 1]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_jobs import start_backend_process  # noqa: E402
+from fanout import process_cpu_seconds  # noqa: E402
+from history import API_KEY, JOB_ID, fill_backend  # noqa: E402
+
+ANCHOR_SECONDS, ANCHOR_CPU, GOAL_SECONDS = 44.5, 23.4, 15.0
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def attach_once(url: str, backend_pid: int, folder: Path, flags: list[str]) -> tuple[float, float, int, float]:
+    """One ``synth-nb attach`` run: (wall seconds, CPU seconds, lines printed, backend CPU seconds)."""
+    out_path = folder / "attach.out"
+    env = {**os.environ, "SYNTH_API_KEY": API_KEY}
+    backend, cpu, started = process_cpu_seconds(backend_pid), children_cpu(), time.perf_counter()
+    with out_path.open("w") as out:
+        subprocess.run([sys.executable, "-m", "synth_nb", "attach", JOB_ID, "--backend", url, "--flow", "rl", *flags],
+                       stdout=out, env=env, cwd=folder, check=True)
+    wall, cpu = time.perf_counter() - started, children_cpu() - cpu
+    with out_path.open("rb") as printed:
+        lines = sum(1 for _ in printed)
+    return wall, cpu, lines, process_cpu_seconds(backend_pid) - backend
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each mode (interleaved; medians printed)")
+    parser.add_argument("--modes", nargs="+", choices=("default", "all-events"), default=["default", "all-events"],
+                        help="what to run (a tree without --all-events: default only, which prints every line)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="synth-nb-attach-") as name:
+        folder = Path(name)
+        fill_backend(folder / "backend", args.events, args.events // 2)
+        proc, url = start_backend_process(folder / "backend", API_KEY)
+        try:
+            runs: dict[str, list[tuple[float, float, int, float]]] = {mode: [] for mode in args.modes}
+            for _ in range(args.repeats):
+                for mode in runs:
+                    runs[mode].append(attach_once(url, proc.pid, folder, [] if mode == "default" else ["--all-events"]))
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    for mode, results in runs.items():
+        wall = statistics.median(r[0] for r in results)
+        cpu = statistics.median(r[1] for r in results)
+        backend = statistics.median(r[3] for r in results)
+        print(f"synth-nb attach, {args.events:,} events, {'--all-events' if mode == 'all-events' else mode}: {wall:.1f} s wall, {cpu:.1f} s CPU "
+              f"(backend {backend:.1f} s), "
+              f"{results[0][2]:,} lines printed (anchor {ANCHOR_SECONDS} s, {ANCHOR_CPU} s CPU; "
+              f"goal <= {GOAL_SECONDS:g} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
