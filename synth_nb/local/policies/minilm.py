@@ -27,11 +27,15 @@ _ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """BERT's ``gelu``, 0.5·x·(1 + erf(x/√2)) (the erf form, not the tanh approximation), in place on ``x``;
-    erf by Abramowitz & Stegun 7.1.26 (error below 1.5e-7), so scipy need not be imported."""
-    z = np.abs(x) * np.float32(1.0 / math.sqrt(2.0))
-    t = 1.0 / (1.0 + _ERF_P * z)
-    poly = _ERF_A[4] * t
+    """BERT's ``gelu``, 0.5·x·(1 + erf(x/√2)) (the erf form, not the tanh approximation), without
+    temporaries beyond two arrays; erf by Abramowitz & Stegun 7.1.26 (error below 1.5e-7), so scipy need
+    not be imported."""
+    z = np.abs(x)
+    z *= np.float32(1.0 / math.sqrt(2.0))
+    t = z * np.float32(_ERF_P)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * np.float32(_ERF_A[4])
     for a in reversed(_ERF_A[:4]):
         poly += a
         poly *= t
@@ -39,8 +43,12 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     np.negative(z, out=z)
     np.exp(z, out=z)
     poly *= z  # 1 - erf(|x|/√2)
-    # erf is odd: x·(1 + erf(x/√2)) = x·(2 - poly) for x >= 0 and x·poly for x < 0
-    return 0.5 * x * np.where(x >= 0, 2.0 - poly, poly)
+    np.subtract(1.0, poly, out=poly)
+    np.copysign(poly, x, out=poly)  # erf(x/√2): erf is odd
+    poly += 1.0
+    poly *= x
+    poly *= 0.5
+    return poly
 
 
 def _layer_norm(x: np.ndarray, norm: tuple[np.ndarray, np.ndarray], eps: float) -> np.ndarray:
@@ -61,7 +69,8 @@ class MiniLMEncoder:
         self.eps = float(config["layer_norm_eps"])
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_length)
-        self.tokenizer.enable_padding(pad_id=int(config["pad_token_id"]), pad_token="[PAD]")
+        self.tokenizer.no_padding()  # tokenizer.json pads to 128; batches are padded here, to their longest
+        self.pad_id = int(config["pad_token_id"])
         w = load_file(str(folder / "model.safetensors"))
         self.word = w["embeddings.word_embeddings.weight"]
         self.position = w["embeddings.position_embeddings.weight"]
@@ -110,14 +119,17 @@ class MiniLMEncoder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        """Texts of similar length share a batch (less padding), as sentence-transformers batches them."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Texts batched by token count, each batch padded to its longest: little padding is computed."""
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         out = np.empty((len(texts), self.word.shape[1]), dtype=np.float32)
         for start in range(0, len(order), batch_size):
             chunk = order[start:start + batch_size]
-            encodings = self.tokenizer.encode_batch([texts[i] for i in chunk])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-            out[chunk] = self._forward(ids, mask)
+            batch = np.full((len(chunk), max(len(ids[i]) for i in chunk)), self.pad_id, dtype=np.int64)
+            mask = np.zeros(batch.shape, dtype=np.int64)
+            for row, i in enumerate(chunk):
+                batch[row, :len(ids[i])] = ids[i]
+                mask[row, :len(ids[i])] = 1
+            out[chunk] = self._forward(batch, mask)
         return out
