@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .test_wizard_journeys import CANARIES, project, saved_outputs, setup_cell, wizard_at
+from .test_wizard_journeys import CANARIES, project, saved_outputs, setup_cell, tick, wizard_at
 
 pytestmark = pytest.mark.browser
 
@@ -48,6 +48,7 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
 
     # 2. the wizard submits a GEPA job; its row keeps Export live after the end
     lab.run_cell(2)
+    tick(lab, "gepa.toml")  # two valid configs: none is ticked until one is picked
     wizard = wizard_at(lab, "submit")
     wizard.locator("button.synth-submit[aria-disabled=false]").click()
     wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
