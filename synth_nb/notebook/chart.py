@@ -29,7 +29,9 @@ from synth_nb.flows.chart_png import DEFAULT_BUCKETS, WAITING_TEXT, ChartCanvas,
 
 __all__ = ["LiveChart"]
 
-DEFAULT_MIN_INTERVAL = 0.5  # seconds between redraws: <= 2 redraws/s
+#: seconds between redraws: <= 1 redraw/s (a live frame costs ~10 ms; the values table under the status
+#: line, rendered as often, shows the newest numbers)
+DEFAULT_MIN_INTERVAL = 1.0
 #: drawing takes at most 1/REDRAW_COST_FACTOR of a core: after a draw that cost ``d`` CPU seconds, the next
 #: waits at least ``REDRAW_COST_FACTOR * d`` (a 60 ms draw: one every 2.4 s; the values table under the
 #: status line stays live meanwhile, and the final frame is always drawn)

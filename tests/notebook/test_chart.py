@@ -273,3 +273,18 @@ def test_live_frames_draw_the_reference_scores_and_the_final_frame_matches_a_fre
     (_, x1), (y0, y1) = _limits(live)
     assert x1 > 24 and y0 <= 0.4 and y1 >= 0.9  # the held-out markers at the right edge are inside
     assert live.render_png() == fresh.render_png()
+
+
+def test_a_live_frame_is_a_transparent_png_of_the_whole_figure() -> None:
+    import io
+
+    from matplotlib.image import imread
+
+    chart = LiveChart("rl")
+    for step in range(1, 50):
+        chart.add_metric(NS(name="train.reward_mean", step=step, value=step / 50))
+    exact = imread(io.BytesIO(chart.render_png()), format="png")
+    live = imread(io.BytesIO(chart.render_png(live=True)), format="png")
+    assert live.shape == exact.shape and live.shape[2] == 4
+    assert live[0, 0, 3] == 0.0  # the corner shows the page
+    assert (live[..., 3] > 0).sum() > 0.5 * (exact[..., 3] > 0).sum()  # axes, labels and the line are drawn
