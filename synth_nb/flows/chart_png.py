@@ -83,7 +83,8 @@ class ChartCanvas:
             for patch in (self.fig.patch, self.ax.patch):
                 patch.set_facecolor("none")
                 patch.set_edgecolor("none")
-        self.ax.set_title(title, fontsize=10)
+        # a fixed title position: nothing sits above the axes, so matplotlib need not look for overlaps each draw
+        self.ax.set_title(title, fontsize=10, y=1.0)
         self.ax.set_xlabel(spec.xlabel)
         self.ax.set_ylabel(spec.ylabel)
         self.ax.grid(True, alpha=0.3)
