@@ -27,6 +27,8 @@ __all__ = ["DEFAULT_BUCKETS", "WAITING_TEXT", "ChartCanvas", "chart_png", "downs
 #: at most this many (min, max) buckets per series; 2 points per bucket stay far below 150 ms to draw
 DEFAULT_BUCKETS = 600
 WAITING_TEXT = "waiting for the first metric…"
+#: live frames within which the data outgrowing the x limits again counts as fast growth
+_FAST_GROWTH_FRAMES = 8
 
 
 def minmax_downsample(x: np.ndarray, y: np.ndarray, buckets: int = DEFAULT_BUCKETS) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +99,8 @@ class ChartCanvas:
         self.refs: dict[str, Any] = {}
         self.legend_key: tuple[Any, ...] = ()
         self._live_limits: tuple[tuple[float, float], tuple[float, float]] | None = None
+        #: live frames since the x limits last grew: data outgrowing them again soon grows them more
+        self._frames_since_growth = 0
         self._background: tuple[tuple[Any, ...], Any] | None = None
 
     def _line(self, s: SeriesSpec) -> Any:
@@ -195,7 +199,7 @@ class ChartCanvas:
     def _grow_limits(self, series: list[tuple[SeriesSpec, Any, Any]], references: list[tuple[ReferenceSpec, float]],
                      right_edge: float) -> tuple[tuple[float, float], tuple[float, float]]:
         """Live limits that hold every point and change rarely: x doubles its span when the data passes the
-        right end; y grows by half its span beyond the data when a value falls outside."""
+        right end (quadruples it when that happens again within a few frames: a fast job); y grows by half its span beyond the data when a value falls outside."""
         import numpy as np
 
         xs = [float(dx[0]) for _, dx, _ in series if len(dx)] + [float(dx[-1]) for _, dx, _ in series if len(dx)]
@@ -213,9 +217,11 @@ class ChartCanvas:
             (lx0, lx1), (ly0, ly1) = (x0, x0 + 2 * max(x1 - x0, 1.0)), (y0 - pad, y1 + pad)
         else:
             (lx0, lx1), (ly0, ly1) = self._live_limits
+            self._frames_since_growth += 1
             if x0 < lx0 or x1 > lx1:
                 lx0 = min(lx0, x0)
-                lx1 = lx0 + 2 * max(x1 - lx0, 1.0)
+                lx1 = lx0 + (4 if self._frames_since_growth < _FAST_GROWTH_FRAMES else 2) * max(x1 - lx0, 1.0)
+                self._frames_since_growth = 0
             if y0 < ly0 or y1 > ly1:
                 pad = 0.5 * (max(ly1, y1) - min(ly0, y0))
                 ly0, ly1 = (y0 - pad if y0 < ly0 else ly0), (y1 + pad if y1 > ly1 else ly1)
