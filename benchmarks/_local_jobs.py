@@ -82,3 +82,13 @@ def start_backend_process(data_dir: Path, api_key: str, *, recordings: bool = Fa
         proc.kill()
         raise SystemExit("could not start the local backend")
     return proc, url
+
+
+def stop_backend_process(proc: subprocess.Popen[str]) -> None:
+    """Stop a backend from ``start_backend_process``: close its stdin, then kill it if it has not exited in 30 s."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 from fanout import process_cpu_seconds  # noqa: E402
 from history import API_KEY, JOB_ID, fill_backend  # noqa: E402
 
@@ -66,12 +66,7 @@ def main() -> int:
                 for mode in runs:
                     runs[mode].append(attach_once(url, proc.pid, folder, [] if mode == "default" else ["--all-events"]))
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
     for mode, results in runs.items():
         wall = statistics.median(r[0] for r in results)
         cpu = statistics.median(r[1] for r in results)

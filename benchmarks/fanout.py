@@ -18,7 +18,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ import aiohttp
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 
 API_KEY = "sk_bench_fanout_0123456789abcdef"
 #: SFT jobs wait for ``/start``, so every follower is connected before the first event
@@ -156,12 +155,7 @@ def main() -> int:
                 seen, wall = asyncio.run(scenario(url, recording, jobs, followers))
                 report(label, seen, offered, args.seconds, wall, process_cpu_seconds(proc.pid) - cpu)
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
     return 0
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from synth_nb.flows import get_flow
 from synth_nb.job import Job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 from fanout import TICK, process_cpu_seconds, write_recording  # noqa: E402
 
 API_KEY = "sk_bench_follow_0123456789abcdef"
@@ -102,12 +101,7 @@ def main() -> int:
             followers, wall, cpu = asyncio.run(scenario(url, recording, args.jobs))
             backend_cpu = process_cpu_seconds(proc.pid) - backend_cpu
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
     latencies = sorted(x for job in followers for x in job.latencies())
     delivered = len(latencies)
     p50 = latencies[len(latencies) // 2] * 1000 if latencies else float("nan")

@@ -36,7 +36,7 @@ import msgspec
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 
 API_KEY = "sk_bench_0123456789abcdef"
 JOB_ID = "job_history_bench"
@@ -269,12 +269,7 @@ def bench_size(events: int, traced: bool, baseline: bool) -> dict[str, dict[str,
                                          if k in ("bytes_per_record", "top")})
             return results
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
 
 
 def report(events: int, results: dict[str, dict[str, Any]], show_top: bool) -> None:

@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from synth_nb.cli._serve import serve_until_stopped
-from synth_nb.local.lifecycle import replay_speed_problem
-from synth_nb.secrets import mask
+from synth_nb.local.lifecycle import mask_secret, replay_speed_problem  # not synth_nb.secrets: no pydantic
 
 __all__ = ["configure", "main", "run"]
 
@@ -192,7 +191,7 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
             return f"the data folder {data_dir} was deleted: stopping"
         return None
 
-    shown = key if args.print_key else mask(key)
+    shown = key if args.print_key else mask_secret(key)
     key_hint = f"$(cat {data_dir / API_KEY_FILE})" if not args.api_key else "<your key>"
     return serve_until_stopped([
         f"synth-nb local backend on {backend.url}  (data: {data_dir})",

@@ -26,6 +26,7 @@ from synth_nb import report
 from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import LinePrinter, final_block
 from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
+from synth_nb.flows.chart_png import import_in_background
 from synth_nb.job import Job, JobRegistry
 from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
 from synth_nb.job.watchdog import Limits
@@ -138,6 +139,8 @@ async def _submit_and_follow(batch: Batch, folder: Path, run: _Run) -> int:
     def submitted(job: Job, item: Any, record: RunRecord | None) -> None:
         print(f"submitted {job.flow} job {job.id} to {job.client.shown_url}", file=run.out, flush=True)
         results[job.id] = item.plan.results_folder
+        if item.plan.results_folder is not None:  # its chart is drawn when it ends
+            import_in_background()
         if record is not None:
             run.bundles[job.id] = record
 

@@ -21,11 +21,12 @@ combination of them runs, is ``synth_nb.pipeline.request``'s; this module render
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from synth_nb import pipeline
 from synth_nb.backend import LOCAL, display_url
@@ -110,9 +111,17 @@ def _required_keys(paths: list[Path], target: Target) -> list[str]:
 HOOKS = actions.Hooks(pick_configs=_pick_configs, pick_env_files=_pick_env_files)
 
 
+def _notes_on_stderr() -> contextlib.redirect_stdout[TextIO]:
+    """What preparing says (the embedded backend found, a bundled task app standing in) goes to stderr, beside
+    the preview: stdout holds only what the command is asked for (a ``--json`` document, a card, the job's lines).
+    The notebook shows the same notes as ordinary output."""
+    return contextlib.redirect_stdout(sys.stderr)
+
+
 def _dry_run(request: Request) -> int:
     """``--dry-run``: every plan in full (masked), or the public plan documents with ``--json``; sends nothing."""
-    batch = actions.prepare(request, HOOKS, start_local=False)
+    with _notes_on_stderr():
+        batch = actions.prepare(request, HOOKS, start_local=False)
     batch.raise_problems()
     _print_dry_run(batch.prepared, request.json_output)
     return 0
@@ -126,7 +135,8 @@ def _submit(request: Request) -> int:
     from synth_nb.cli.confirm import confirmed
     from synth_nb.cli.follow import FollowOptions, run_submit
 
-    batch = actions.prepare(request, HOOKS)
+    with _notes_on_stderr():
+        batch = actions.prepare(request, HOOKS)
     batch.raise_problems()
     if not confirmed(batch, ask=not request.yes):
         print("nothing was sent", file=sys.stderr)
@@ -140,7 +150,8 @@ def _check(request: Request) -> int:
     from synth_nb.pipeline.card import cards_json
     from synth_nb.secrets import mask_text
 
-    checked = actions.check(request, HOOKS)
+    with _notes_on_stderr():
+        checked = actions.check(request, HOOKS)
     if checked.notes:
         print(mask_text("\n".join(checked.notes), tuple(checked.hidden)), file=sys.stderr)
     cards = checked.cards
@@ -157,14 +168,15 @@ def _rerun(request: Request) -> int:
     """
     from synth_nb.cli.follow import FollowOptions, run_submit
 
-    rerunning = actions.rerun(request)
+    with _notes_on_stderr():
+        rerunning = actions.rerun(request)
     print("\n".join(rerunning.lines()), file=sys.stderr)
     if not rerunning.sendable:
         return 2
     if request.dry_run:
         print(f"dry run: the re-run of {request.rerun} was not sent", file=sys.stderr)
         return 0
-    return run_submit(rerunning.batch, FollowOptions.of(request), folder=request.folder)
+    return run_submit(rerunning.batch, FollowOptions.of(rerunning.request), folder=request.folder)
 
 
 def _fork(request: Request) -> int:

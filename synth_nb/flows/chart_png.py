@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 import struct
+import threading
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -22,13 +23,34 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["DEFAULT_BUCKETS", "WAITING_TEXT", "ChartCanvas", "chart_png", "downsampled_series",
-           "minmax_downsample"]
+           "import_in_background", "minmax_downsample"]
 
 #: at most this many (min, max) buckets per series; 2 points per bucket stay far below 150 ms to draw
 DEFAULT_BUCKETS = 600
 WAITING_TEXT = "waiting for the first metric…"
 #: live frames within which the data outgrowing the x limits again counts as fast growth
 _FAST_GROWTH_FRAMES = 8
+
+
+_IMPORTING: list[threading.Thread] = []
+
+
+def _import_renderer() -> None:
+    try:
+        import numpy  # noqa: F401
+        from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+        from matplotlib.figure import Figure  # noqa: F401
+        from matplotlib.ticker import MaxNLocator  # noqa: F401
+    except ImportError:  # the chart itself says what is missing, when it is drawn
+        pass
+
+
+def import_in_background() -> None:
+    """Import matplotlib's Agg canvas and numpy (seconds) in a thread while a job runs, once per process,
+    so the chart at the job's end does not wait for them; an import meanwhile waits for this one."""
+    if not _IMPORTING:
+        _IMPORTING.append(threading.Thread(target=_import_renderer, name="synth-nb-chart-import", daemon=True))
+        _IMPORTING[0].start()
 
 
 def minmax_downsample(x: np.ndarray, y: np.ndarray, buckets: int = DEFAULT_BUCKETS) -> tuple[np.ndarray, np.ndarray]:

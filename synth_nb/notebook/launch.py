@@ -80,7 +80,7 @@ def rerun_job(request: Request, *, widgets: bool) -> Job | None:
     if request.dry_run:
         print(f"dry run: the re-run of {request.rerun} was not sent")
         return None
-    return submit_and_show(rerunning.batch, request, widgets=widgets)[0]
+    return submit_and_show(rerunning.batch, rerunning.request, widgets=widgets)[0]
 
 
 def fork_of(request: Request) -> Fork:

@@ -12,6 +12,7 @@ package, so this package does not import it). A door builds one ``Request``, run
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -174,6 +175,11 @@ def wizard_batch(backend: str | None, environ: Mapping[str, str], values: Mappin
     return batch, {}
 
 
+def _given(limits: Limits | None) -> dict[str, float]:
+    """The limits given, by flag dest (what a job's bundle keeps, so a re-run repeats them)."""
+    return {} if limits is None else {k: v for k, v in dataclasses.asdict(limits).items() if v is not None}
+
+
 def _rollout_limit(limits: Limits | Mapping[str, Any] | None) -> int | None:
     checked = _limits(limits)
     return None if checked is None or checked.max_rollouts is None else int(checked.max_rollouts)
@@ -208,7 +214,8 @@ async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits
     for item in batch.prepared:
         assert item.plan is not None
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
-                                         parent=batch.parent, forked_from=batch.forked_from) \
+                                         parent=batch.parent, forked_from=batch.forked_from,
+                                         limits=_given(watchdog)) \
             if batch.keep_bundles else None
         try:
             job = await submit_on(item.plan, target, key, registry=registry, poll_interval=poll_interval)
@@ -263,10 +270,12 @@ def check_batch(batch: Batch) -> Checked:
 
 @dataclass
 class Rerunning:
-    """A ``--rerun``: the diff against the parent job, and the batch that repeats it."""
+    """A ``--rerun``: the diff against the parent job, the batch that repeats it, and the request to follow it
+    with (the parent's budget limits when none were given)."""
 
     rerun: Rerun
     batch: Batch
+    request: Request
 
     @property
     def sendable(self) -> bool:
@@ -286,7 +295,7 @@ def rerun(request: Request) -> Rerunning:
     ``--task-url`` is the one override taken (where the task app listens now, like ``--backend``). The caller
     sends ``batch`` only when ``sendable`` and not a dry run; a difference sends nothing.
     """
-    from synth_nb.pipeline.rerun import parent_backend, plan_rerun
+    from synth_nb.pipeline.rerun import parent_backend, parent_limits, plan_rerun
 
     job_id = request.rerun or ""
     given = [f"--{name.replace('_', '-')}" for name in request.overrides if name != "task_url"]
@@ -294,11 +303,13 @@ def rerun(request: Request) -> Rerunning:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
     target = resolve_target(request.backend or parent_backend(job_id, request.folder))
+    if not request.limits:  # the job's own limits, as it was sent with them (the backend is given some)
+        request = dataclasses.replace(request, limits=parent_limits(job_id, request.folder))
     task_url = request.overrides.get("task_url")  # where the task app listens now: given, it beats the job's
     planned = plan_rerun(job_id, request.folder, target, request.sources(),
                          task_url=None if task_url is None else str(task_url),
                          rollout_limit=_rollout_limit(request.limits))
-    return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id))
+    return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id), request)
 
 
 def fork(request: Request, *, copy: bool) -> Fork:

@@ -13,7 +13,7 @@ import hashlib
 import json
 import platform
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -96,6 +96,8 @@ class RunRecord:
     parent: str | None = None
     #: the job this one was forked from (``--fork``: its config and overrides, then changed)
     forked_from: str | None = None
+    #: the budget limits it was sent with (``--max-rollouts`` ...), by flag dest: a re-run repeats them
+    limits: dict[str, float] = field(default_factory=dict)
     #: values masked in every file (never written themselves)
     secrets: list[str] = field(default_factory=list, repr=False)
     #: the bundle once written, or why it could not be
@@ -106,7 +108,8 @@ class RunRecord:
         return {"flow": self.flow, "algorithm": self.algorithm, "backend_url": self.backend_url,
                 "idempotency_key": self.idempotency_key, "config_path": self.config_path,
                 "config_sha256": self.config_sha256, "submitted_at": self.submitted_at, "versions": self.versions,
-                "embedded": self.embedded, "parent": self.parent, "forked_from": self.forked_from}
+                "embedded": self.embedded, "parent": self.parent, "forked_from": self.forked_from,
+                "limits": self.limits}
 
 
 def _versions() -> dict[str, str]:
@@ -136,7 +139,8 @@ def bundle_folder(item: Prepared, base: Path) -> Path:
 
 
 def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embedded: bool = False,
-               parent: str | None = None, forked_from: str | None = None) -> RunRecord:
+               parent: str | None = None, forked_from: str | None = None,
+               limits: Mapping[str, float] | None = None) -> RunRecord:
     """Capture, before submission, what the bundle of ``item``'s job will say it was submitted with.
 
     The task app is asked for its ``/info`` unless ``SYNTH_SKIP_TASK_APP_HEALTH_CHECK`` says to leave it be.
@@ -160,7 +164,7 @@ def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embed
         config_path=str(plan.config_path) if plan.config_path else None, config_text=text, config_sha256=sha,
         overrides=_public_overrides(overrides, hidden), datasets=_datasets(item),
         task_app=task_app_info(app) if app is not None else None, versions=_versions(), embedded=embedded,
-        parent=parent, forked_from=forked_from, secrets=hidden)
+        parent=parent, forked_from=forked_from, limits=dict(limits or {}), secrets=hidden)
 
 
 def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:

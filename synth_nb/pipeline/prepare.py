@@ -6,7 +6,6 @@ CLI can report every broken config at once and the wizard can show each one's se
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,7 +226,7 @@ def _bundled_task_app_url(item: Prepared, target: Target) -> str | None:
     if app.url.rstrip("/") == url:
         return None
     print(f"task app {app.url} does not answer: using the embedded backend's bundled {name!r} task app at {url}",
-          file=sys.stderr, flush=True)  # stdout may be a --json document
+          flush=True)
     return url
 
 

@@ -25,7 +25,7 @@ from synth_nb.pipeline.target import Target
 from synth_nb.plan import mask_payload
 
 __all__ = ["NOT_REPEATED", "Rerun", "backend_of", "bundled_app_at", "moved_bundled_app", "parent_backend",
-           "plan_rerun"]
+           "parent_limits", "plan_rerun"]
 
 #: overrides a re-run (or a fork) never repeats: a fresh key per submission, and the backend it is sent to now
 NOT_REPEATED = ("idempotency", "backend")
@@ -64,6 +64,13 @@ class Rerun:
 def parent_backend(job_id: str, folder: Path) -> str:
     """Where a re-run goes by default: the embedded backend again, else the parent's backend URL."""
     return backend_of(read_bundle(find_bundle(job_id, folder)))
+
+
+def parent_limits(job_id: str, folder: Path) -> dict[str, float]:
+    """The budget limits (``--max-rollouts`` ...) job ``job_id`` was sent with, by flag dest; a re-run given
+    none repeats them (some are in its job body, which must be the same)."""
+    limits = read_bundle(find_bundle(job_id, folder)).get("limits")
+    return {str(k): v for k, v in limits.items() if isinstance(v, int | float)} if isinstance(limits, dict) else {}
 
 
 def backend_of(parent: dict[str, Any]) -> str:
@@ -212,6 +219,6 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     moved_app = _moved_task_app(parent, prepared, target, task_url, rerun.notes)
     rerun.plan_diff = _plan_diff(parent, prepared, rerun.notes, moved_app)
     if any("max_rollouts" in line for line in rerun.plan_diff):
-        rerun.notes.append("--max-rollouts is sent with the job: give the re-run the job's own --max-rollouts "
-                           "(or none if it had none), or submit a changed limit as a new job")
+        rerun.notes.append("--max-rollouts is sent with the job (a re-run given no limit repeats the job's own): "
+                           "submit a changed limit as a new job (--fork)")
     return rerun

@@ -11,7 +11,6 @@ by later kernels and commands, so jobs outlive a kernel restart (``synth-nb back
 from __future__ import annotations
 
 import importlib.util
-import sys
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -114,8 +113,7 @@ def local_backend() -> EmbeddedBackend:
         _announced.add(backend.url)
     if first:
         lasts = "; it keeps running in the background (synth-nb backend --stop stops it)" if backend.started else ""
-        print(f"embedded backend on {backend.url} (data in {folder}){lasts}", file=sys.stderr,
-              flush=True)  # stdout may be a --json document
+        print(f"embedded backend on {backend.url} (data in {folder}){lasts}", flush=True)
     return backend
 
 

@@ -1,13 +1,16 @@
 """TensorBoard: one event-file folder per job under ``--report-dir`` (``runs/<job id>/``, as HF Trainer).
 
-Every metric series is a scalar (tag = metric name, step = its step), written with ``tensorboardX`` as it
-streams; the flow's summary (prompt learning: ``summary.md``) is a text entry when the job ends. What the
-folder already holds is read back with TensorBoard's own ``EventAccumulator``, so a second attach adds a
-new event file holding only the points the first lacked.
+Every metric series is a scalar (tag = metric name, step = its step), written as it streams with
+TensorBoard's own event-file writer (tensorboardX would do the same, but it imports torch whenever torch is
+installed: 4 s of CPU in a notebook kernel for nothing); the flow's summary (prompt learning: ``summary.md``)
+is a text entry when the job ends, in the text plugin's format. What the folder already holds is read back
+with TensorBoard's ``EventAccumulator``, so a second attach adds a new event file holding only the points
+the first lacked.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -17,13 +20,13 @@ from synth_nb.report._base import Point, Reporter
 
 __all__ = ["SUMMARY_TAG", "TensorBoardReporter"]
 
-#: the text entry's tag (``tensorboardX`` stores it as ``summary/text_summary``)
+#: the text entry's tag (stored as ``summary/text_summary``, as TensorBoard's text plugin names it)
 SUMMARY_TAG = "summary"
 
 
 class TensorBoardReporter(Reporter):
     name = "tensorboard"
-    modules = ("tensorboardX", "tensorboard")
+    modules = ("tensorboard",)
 
     _writer: Any = None
     _has_summary = False
@@ -48,16 +51,21 @@ class TensorBoardReporter(Reporter):
     def _open(self) -> Any:
         """The writer, made on first use: an attach with nothing new leaves no empty event file."""
         if self._writer is None:
-            from tensorboardX import SummaryWriter
+            from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
             # a suffix of its own: a second writer within the same second must not reuse the first's file
-            self._writer = SummaryWriter(logdir=str(self.logdir), filename_suffix=f".{uuid.uuid4().hex[:8]}")
+            self._writer = EventFileWriter(str(self.logdir), filename_suffix=f".{uuid.uuid4().hex[:8]}")
         return self._writer
 
     def _write(self, points: Sequence[Point]) -> None:
+        from tensorboard.compat.proto.event_pb2 import Event
+        from tensorboard.compat.proto.summary_pb2 import Summary
+
         writer = self._open()
         for point in points:
-            writer.add_scalar(point.name, point.value, point.step, walltime=point.time)
+            value = Summary.Value(tag=point.name, simple_value=point.value)
+            writer.add_event(Event(wall_time=time.time() if point.time is None else point.time, step=point.step,
+                                   summary=Summary(value=[value])))
 
     def _flushed(self) -> None:
         if self._writer is not None:
@@ -65,7 +73,7 @@ class TensorBoardReporter(Reporter):
 
     def _finish(self, summary: Path | None) -> None:
         if summary is not None and not self._has_summary:
-            self._open().add_text(SUMMARY_TAG, summary.read_text(encoding="utf-8"), 0)
+            self._open().add_event(_text_event(SUMMARY_TAG, summary.read_text(encoding="utf-8")))
             self._has_summary = True
         self._close()
 
@@ -73,3 +81,19 @@ class TensorBoardReporter(Reporter):
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
+
+
+def _text_event(tag: str, text: str) -> Any:
+    """A text-plugin entry (``<tag>/text_summary``, one string tensor), as ``tf.summary.text`` writes it."""
+    from tensorboard.compat.proto.event_pb2 import Event
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    from tensorboard.compat.proto.tensor_pb2 import TensorProto
+    from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+    from tensorboard.plugins.text.metadata import create_summary_metadata
+
+    tensor = TensorProto(dtype="DT_STRING", string_val=[text.encode("utf-8")],
+                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+    value = Summary.Value(tag=f"{tag}/text_summary", metadata=create_summary_metadata(display_name=tag,
+                                                                                      description=""),
+                          tensor=tensor)
+    return Event(wall_time=time.time(), step=0, summary=Summary(value=[value]))

@@ -95,9 +95,9 @@ def test_a_rerun_of_a_job_that_found_the_bundled_app_by_name_finds_it_again(
     assert main(["train", "--rerun", parent]) == 0
     out, err = capsys.readouterr()
     new_task_url = restarted.task_app_url("banking")
-    assert out.count("does not answer: using the embedded backend's bundled") == 1
+    assert err.count("does not answer: using the embedded backend's bundled") == 1  # said once, beside the diff
     assert (f"task app {UNUSED_TASK_URL} does not answer: using the embedded backend's bundled 'banking' task app "
-            f"at {new_task_url}") in out
+            f"at {new_task_url}") in err
     assert f"diff against job {parent}: none" in err
     assert _task_app_urls(folder, _submitted(out)) == {new_task_url}
 

@@ -75,12 +75,14 @@ def test_max_rollouts_is_sent_and_a_gepa_job_stops_at_it(
     assert table["gepa"]["rollout"]["budget"] == 50
     _assert_stopped_at(folder, 50, 4, out, events, run, table)
     assert f"watchdog on {job_id}: --max-rollouts 50: " in out and ENV_KEY not in out
-    # the limit is part of the job: a re-run repeats it, and says so when it is left out
+    # the limit is part of the job: a re-run repeats it, given or not; another limit is a different job
     assert main(["train", "--rerun", job_id, "--dry-run", "--max-rollouts", "50"]) == 0
     assert f"diff against job {job_id}: none" in capsys.readouterr().err
-    assert main(["train", "--rerun", job_id, "--dry-run"]) == 2
+    assert main(["train", "--rerun", job_id, "--dry-run"]) == 0
+    assert f"diff against job {job_id}: none" in capsys.readouterr().err
+    assert main(["train", "--rerun", job_id, "--dry-run", "--max-rollouts", "40"]) == 2
     err = capsys.readouterr().err
-    assert "give the re-run the job's own --max-rollouts" in err, err
+    assert "a re-run given no limit repeats the job's own" in err, err
     assert [ln.split() for ln in err.splitlines() if '"max_rollouts": 50' in ln and ln.startswith("-")], err
 
 

@@ -33,12 +33,12 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def test_local_starts_the_shared_backend_once_and_a_command_never_stops_it(
         folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = pipeline.resolve_target("local")
-    said = capsys.readouterr().err  # stdout stays free for a --json document
+    said = capsys.readouterr().out
     running = find_backend(folder)
     assert running is not None and target.url == running.url + "/api"
     assert target.own_key == (folder / "api_key").read_text().strip() and target.task_app_key
     assert f"embedded backend on {running.url} (data in {folder})" in said and target.own_key not in said
-    assert pipeline.resolve_target("local") == target and capsys.readouterr().err == ""  # stated once
+    assert pipeline.resolve_target("local") == target and capsys.readouterr().out == ""  # stated once
     assert pipeline.resolve_target(running.url) == target  # its URL (from the job registry) gets its key
     assert pipeline.example_task_app_url("banking") == running.url + "/task-apps/banking"
     pipeline.stop_local_backend()

