@@ -11,7 +11,10 @@ white block. A PNG written to a file (the summary curve) is drawn on white.
 from __future__ import annotations
 
 import io
+import math
+import struct
 import threading
+import zlib
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.flows.chart import ChartData, ChartSpec, ReferenceSpec, SeriesSpec
@@ -25,6 +28,8 @@ __all__ = ["DEFAULT_BUCKETS", "WAITING_TEXT", "ChartCanvas", "chart_png", "downs
 #: at most this many (min, max) buckets per series; 2 points per bucket stay far below 150 ms to draw
 DEFAULT_BUCKETS = 600
 WAITING_TEXT = "waiting for the first metric…"
+#: live frames within which the data outgrowing the x limits again counts as fast growth
+_FAST_GROWTH_FRAMES = 8
 
 
 _IMPORTING: list[threading.Thread] = []
@@ -82,7 +87,10 @@ def downsampled_series(data: ChartData, buckets: int = DEFAULT_BUCKETS) -> list[
 class ChartCanvas:
     """One Agg figure kept across redraws: only line data, limits, labels and the legend change.
 
-    Rebuilding the figure each time cost about twice as much (axes, ticks and text layout dominate).
+    Rebuilding the figure each time cost about twice as much (axes, ticks and text layout dominate). A live
+    frame (``draw(..., live=True)``) goes further: limits grow with headroom, so they change rarely; the
+    figure without its lines (axes, ticks, labels, legend) is rendered only when they do and kept as a
+    background, and each frame restores it, draws just the lines onto it (blitting) and encodes the PNG fast.
     """
 
     def __init__(self, spec: ChartSpec, title: str, figsize: tuple[float, float], dpi: int, *,
@@ -93,9 +101,14 @@ class ChartCanvas:
 
         self.spec, self.dpi, self.transparent = spec, dpi, transparent
         self.fig = Figure(figsize=figsize, dpi=dpi)
-        FigureCanvasAgg(self.fig)
+        self.canvas = FigureCanvasAgg(self.fig)
         self.ax = self.fig.add_subplot(1, 1, 1)
-        self.ax.set_title(title, fontsize=10)
+        if transparent:  # what ``savefig(transparent=True)`` does, kept for the blitted frames too
+            for patch in (self.fig.patch, self.ax.patch):
+                patch.set_facecolor("none")
+                patch.set_edgecolor("none")
+        # a fixed title position: nothing sits above the axes, so matplotlib need not look for overlaps each draw
+        self.ax.set_title(title, fontsize=10, y=1.0)
         self.ax.set_xlabel(spec.xlabel)
         self.ax.set_ylabel(spec.ylabel)
         self.ax.grid(True, alpha=0.3)
@@ -107,6 +120,10 @@ class ChartCanvas:
         self.lines: dict[str, Any] = {}
         self.refs: dict[str, Any] = {}
         self.legend_key: tuple[Any, ...] = ()
+        self._live_limits: tuple[tuple[float, float], tuple[float, float]] | None = None
+        #: live frames since the x limits last grew: data outgrowing them again soon grows them more
+        self._frames_since_growth = 0
+        self._background: tuple[tuple[Any, ...], Any] | None = None
 
     def _line(self, s: SeriesSpec) -> Any:
         if s.key not in self.lines:
@@ -137,8 +154,12 @@ class ChartCanvas:
         line.set_label(f"{ref.label} {value:.3f}")
 
     def draw(self, series: list[tuple[SeriesSpec, Any, Any]], references: list[tuple[ReferenceSpec, float]],
-             xlabel: str | None = None) -> bytes:
-        """Set each series' points and the reference scores; return the figure as PNG bytes."""
+             xlabel: str | None = None, *, live: bool = False) -> bytes:
+        """Set each series' points and the reference scores; return the figure as PNG bytes.
+
+        ``live``: limits with headroom and a blitted, quickly compressed frame (see the class); otherwise
+        limits fit the data exactly and the whole figure is rendered (the final frame, a file).
+        """
         left, right = float("inf"), 0.0
         for s, dx, dy in series:
             line = self._line(s)
@@ -155,16 +176,97 @@ class ChartCanvas:
         empty = not series and not references
         self.ax.set_visible(not empty)  # no ±0.04 axes around nothing: just the waiting note
         self.waiting.set_visible(empty)
-        key = (tuple(self.lines), tuple((r.key, round(v, 3)) for r, v in references))
+        # the legend copies each line's look when made: a line losing its markers (30 points) makes a new one
+        markers = tuple(line.get_marker() for line in self.lines.values())
+        key = (tuple(self.lines), markers, tuple((r.key, round(v, 3)) for r, v in references))
         if key != self.legend_key and not empty:
             self.ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8, frameon=False,
                            borderaxespad=0.0)
             self.legend_key = key
+        if live and not empty:
+            return self._blit(series, references, right_edge)
+        self._set_animated(False)
+        self._background, self._live_limits = None, None
+        self.ax.set_autoscale_on(True)
         self.ax.relim()
         self.ax.autoscale_view()
         out = io.BytesIO()
         self.fig.savefig(out, format="png", dpi=self.dpi, transparent=self.transparent)
         return out.getvalue()
+
+    def _set_animated(self, animated: bool) -> list[Any]:
+        artists = [*self.lines.values(), *self.refs.values()]
+        for artist in artists:
+            if artist.get_animated() != animated:
+                artist.set_animated(animated)
+        return artists
+
+    def _blit(self, series: list[tuple[SeriesSpec, Any, Any]], references: list[tuple[ReferenceSpec, float]],
+              right_edge: float) -> bytes:
+        """A live frame: the kept background (re-rendered only when what it shows changed) plus the lines."""
+        limits = self._grow_limits(series, references, right_edge)
+        artists = self._set_animated(True)
+        key = (limits, self.legend_key, self.ax.get_xlabel())
+        if self._background is None or self._background[0] != key:
+            self.ax.set_xlim(*limits[0])
+            self.ax.set_ylim(*limits[1])
+            self.canvas.draw()  # animated artists (the lines) are left out
+            self._background = (key, self.canvas.copy_from_bbox(self.fig.bbox))
+        else:
+            self.canvas.restore_region(self._background[1])
+        for artist in artists:
+            self.ax.draw_artist(artist)
+        return _fast_png(self.canvas)
+
+    def _grow_limits(self, series: list[tuple[SeriesSpec, Any, Any]], references: list[tuple[ReferenceSpec, float]],
+                     right_edge: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Live limits that hold every point and change rarely: x doubles its span when the data passes the
+        right end (quadruples it when that happens again within a few frames: a fast job); y grows by half its span beyond the data when a value falls outside."""
+        import numpy as np
+
+        xs = [float(dx[0]) for _, dx, _ in series if len(dx)] + [float(dx[-1]) for _, dx, _ in series if len(dx)]
+        if any(r.when != "during" for r, _ in references):
+            xs.append(right_edge)
+        ys = [float(np.nanmin(dy)) for _, _, dy in series if len(dy)]
+        ys += [float(np.nanmax(dy)) for _, _, dy in series if len(dy)]
+        ys = [v for v in [*ys, *(value for _, value in references)] if math.isfinite(v)]
+        x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
+        y0, y1 = (min(ys), max(ys)) if ys else (0.0, 1.0)
+        if y1 - y0 < 1e-9 * max(1.0, abs(y0)):  # one value so far: a span around it
+            y0, y1 = y0 - max(0.05 * abs(y0), 0.05), y1 + max(0.05 * abs(y1), 0.05)
+        if self._live_limits is None:
+            pad = 0.1 * (y1 - y0)
+            (lx0, lx1), (ly0, ly1) = (x0, x0 + 2 * max(x1 - x0, 1.0)), (y0 - pad, y1 + pad)
+        else:
+            (lx0, lx1), (ly0, ly1) = self._live_limits
+            self._frames_since_growth += 1
+            if x0 < lx0 or x1 > lx1:
+                lx0 = min(lx0, x0)
+                lx1 = lx0 + (4 if self._frames_since_growth < _FAST_GROWTH_FRAMES else 2) * max(x1 - lx0, 1.0)
+                self._frames_since_growth = 0
+            if y0 < ly0 or y1 > ly1:
+                pad = 0.5 * (max(ly1, y1) - min(ly0, y0))
+                ly0, ly1 = (y0 - pad if y0 < ly0 else ly0), (y1 + pad if y1 > ly1 else ly1)
+        self._live_limits = ((lx0, lx1), (ly0, ly1))
+        return self._live_limits
+
+
+def _fast_png(canvas: Any) -> bytes:
+    """The canvas as an RGBA PNG without row filters, lightly compressed: a live frame is replaced within
+    seconds, so encoding speed matters more than a few KB. Pillow tries every row filter on every row,
+    which cost three times the rest of a live frame; the final, saved frame uses matplotlib's encoder."""
+    import numpy as np
+
+    width, height = canvas.get_width_height(physical=True)
+    rows = np.zeros((height, 1 + 4 * width), dtype=np.uint8)  # each row: filter type 0 (none), then pixels
+    rows[:, 1:] = np.asarray(canvas.buffer_rgba()).reshape(height, 4 * width)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
 def chart_png(data: ChartData, title: str, *, figsize: tuple[float, float] = (8.4, 3.6),

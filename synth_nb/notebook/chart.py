@@ -29,7 +29,9 @@ from synth_nb.flows.chart_png import DEFAULT_BUCKETS, WAITING_TEXT, ChartCanvas,
 
 __all__ = ["LiveChart"]
 
-DEFAULT_MIN_INTERVAL = 0.5  # seconds between redraws: <= 2 redraws/s
+#: seconds between redraws: <= 1 redraw/s (a live frame costs ~10 ms; the values table under the status
+#: line, rendered as often, shows the newest numbers)
+DEFAULT_MIN_INTERVAL = 1.0
 #: drawing takes at most 1/REDRAW_COST_FACTOR of a core: after a draw that cost ``d`` CPU seconds, the next
 #: waits at least ``REDRAW_COST_FACTOR * d`` (a 60 ms draw: one every 2.4 s; the values table under the
 #: status line stays live meanwhile, and the final frame is always drawn)
@@ -179,14 +181,18 @@ class LiveChart:
         return self.title or self.spec.title
 
     # ------------------------------------------------------------------ rendering
-    def render_png(self) -> bytes:
-        """Draw every series (downsampled) and return PNG bytes; the figure is reused between redraws."""
+    def render_png(self, *, live: bool = False) -> bytes:
+        """Draw every series (downsampled) and return PNG bytes; the figure is reused between redraws.
+
+        ``live``: a frame while the job runs, blitted onto a kept background with limits that grow with
+        headroom (cheap); otherwise limits fit the data exactly (the first and the final frame).
+        """
         started, cpu = time.perf_counter(), time.thread_time()
         with self._lock:
             if self._canvas is None:
                 self._canvas = ChartCanvas(self.spec, self.chart_title(), self.figsize, self.dpi)
             png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
-                                    self.data.xlabel())
+                                    self.data.xlabel(), live=live)
         self.last_render_seconds = time.perf_counter() - started
         self.last_render_cpu = time.thread_time() - cpu
         return png
@@ -231,7 +237,7 @@ class LiveChart:
             return False
         self._dirty = False
         self._last_draw = self.clock()
-        self.publish(self.render_png())
+        self.publish(self.render_png(live=True))
         return True
 
     async def redraw_async(self, *, force: bool = False) -> bool:
@@ -240,7 +246,7 @@ class LiveChart:
             return False
         self._dirty = False
         self._last_draw = self.clock()
-        png = await asyncio.to_thread(self.render_png)
+        png = await asyncio.to_thread(self.render_png, live=True)
         self.publish(png)
         return True
 

@@ -227,3 +227,64 @@ def test_the_png_is_transparent() -> None:
     chart.add_metric(NS(name="train.reward_mean", step=2, value=0.4))
     pixels = imread(io.BytesIO(chart.render_png()), format="png")
     assert pixels.shape[2] == 4 and pixels[0, 0, 3] == 0.0  # the corner shows the page, not white
+
+
+def _limits(chart: LiveChart) -> tuple[tuple[float, float], tuple[float, float]]:
+    assert chart._canvas is not None
+    return tuple(chart._canvas.ax.get_xlim()), tuple(chart._canvas.ax.get_ylim())
+
+
+def test_live_frames_keep_their_axes_until_a_point_falls_outside_and_the_final_frame_fits_exactly() -> None:
+    live, fresh = LiveChart("rl"), LiveChart("rl")
+
+    def add(step: int, value: float) -> None:
+        for chart in (live, fresh):
+            chart.add_metric(NS(name="train.reward_mean", step=step, value=value))
+
+    for step in range(1, 41):
+        add(step, 0.2 + step / 100)
+    assert live.render_png(live=True).startswith(PNG_MAGIC)
+    (x0, x1), (y0, y1) = limits = _limits(live)
+    assert x0 <= 1 and x1 >= 40 and y0 <= 0.21 and y1 >= 0.6  # every point is inside
+    assert x1 >= 60  # headroom: the next points fit without laying the axes out again
+    add(41, 0.5)
+    live.render_png(live=True)
+    assert _limits(live) == limits
+    add(int(x1) + 5, y1 + 1.0)  # a point past both limits grows them
+    live.render_png(live=True)
+    (_, nx1), (_, ny1) = _limits(live)
+    assert nx1 > x1 + 5 and ny1 > y1 + 1.0
+    # the final frame is the chart drawn from scratch: limits fit the data, the image is the same
+    assert live.render_png() == fresh.render_png()
+
+
+def test_live_frames_draw_the_reference_scores_and_the_final_frame_matches_a_fresh_chart() -> None:
+    live, fresh = LiveChart("prompt_learning"), LiveChart("prompt_learning")
+    for chart in (live, fresh):
+        chart.add_event(NS(type="prompt.learning.candidate.evaluated", data={"is_baseline": True, "score": 0.6}))
+    for step, score in ((8, 0.5), (16, 0.7), (24, 0.65)):
+        for chart in (live, fresh):
+            chart.add_metric(NS(name="gepa.trial.score", step=step, value=score))
+        assert live.render_png(live=True).startswith(PNG_MAGIC)
+    for chart in (live, fresh):
+        chart.add_event(NS(type="prompt.learning.validation.summary",
+                           data={"baseline": {"accuracy": 0.4}, "results": [{"accuracy": 0.9}]}))
+    live.render_png(live=True)
+    (_, x1), (y0, y1) = _limits(live)
+    assert x1 > 24 and y0 <= 0.4 and y1 >= 0.9  # the held-out markers at the right edge are inside
+    assert live.render_png() == fresh.render_png()
+
+
+def test_a_live_frame_is_a_transparent_png_of_the_whole_figure() -> None:
+    import io
+
+    from matplotlib.image import imread
+
+    chart = LiveChart("rl")
+    for step in range(1, 50):
+        chart.add_metric(NS(name="train.reward_mean", step=step, value=step / 50))
+    exact = imread(io.BytesIO(chart.render_png()), format="png")
+    live = imread(io.BytesIO(chart.render_png(live=True)), format="png")
+    assert live.shape == exact.shape and live.shape[2] == 4
+    assert live[0, 0, 3] == 0.0  # the corner shows the page
+    assert (live[..., 3] > 0).sum() > 0.5 * (exact[..., 3] > 0).sum()  # axes, labels and the line are drawn
