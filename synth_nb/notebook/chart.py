@@ -36,6 +36,8 @@ DEFAULT_MIN_INTERVAL = 1.0
 #: waits at least ``REDRAW_COST_FACTOR * d`` (a 60 ms draw: one every 2.4 s; the values table under the
 #: status line stays live meanwhile, and the final frame is always drawn)
 REDRAW_COST_FACTOR = 40.0
+#: ... but a live chart is never left longer than this without a frame while data arrives
+MAX_INTERVAL = 5.0
 #: dark themes show the transparent, dark-ink PNG inverted (hue turned back, so colours keep their meaning)
 _THEME_STYLE = ("<style>body[data-jp-theme-light='false'] img.synth-chart,body.vscode-dark img.synth-chart"
                 "{filter:invert(1) hue-rotate(180deg)}</style>")
@@ -194,7 +196,8 @@ class LiveChart:
             png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
                                     self.data.xlabel(), live=live)
         self.last_render_seconds = time.perf_counter() - started
-        self.last_render_cpu = time.thread_time() - cpu
+        if live:  # the first frame also pays for matplotlib's start-up (imports, fonts): not a frame's cost
+            self.last_render_cpu = time.thread_time() - cpu
         return png
 
     def mimebundle(self, png: bytes | None = None) -> dict[str, Any]:
@@ -221,8 +224,9 @@ class LiveChart:
         return self.mimebundle()
 
     def interval(self) -> float:
-        """Seconds between redraws: ``min_interval``, or more when drawing is costly (``cost_factor``)."""
-        return max(self.min_interval, self.cost_factor * self.last_render_cpu)
+        """Seconds between redraws: ``min_interval``, or more when live frames are costly (``cost_factor``),
+        up to ``MAX_INTERVAL``."""
+        return min(MAX_INTERVAL, max(self.min_interval, self.cost_factor * self.last_render_cpu))
 
     def seconds_until_redraw(self) -> float:
         """How long until the rate limit allows the next redraw (0 if it already does)."""

@@ -10,7 +10,7 @@ import pytest
 from _display_capture import capture_display
 
 from synth_nb.flows.chart_png import minmax_downsample
-from synth_nb.notebook.chart import LiveChart
+from synth_nb.notebook.chart import MAX_INTERVAL, LiveChart
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -170,6 +170,15 @@ def test_a_cheap_draw_keeps_the_minimum_interval() -> None:
     chart = LiveChart("sft", min_interval=0.5)
     chart.last_render_cpu = 0.001
     assert chart.interval() == 0.5
+
+
+def test_the_first_frame_s_start_up_cost_does_not_hold_back_live_frames(outputs) -> None:
+    chart = LiveChart("sft", min_interval=0.5)
+    chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    chart.display()  # the first frame: matplotlib's imports and fonts, not what a live frame costs
+    assert chart.last_render_cpu == 0 and chart.interval() == 0.5
+    chart.last_render_cpu = 10.0  # a live frame on a machine far too busy: the chart still shows progress
+    assert chart.interval() == MAX_INTERVAL
 
 
 async def test_async_redraw_renders_off_the_loop_and_publishes(outputs) -> None:
