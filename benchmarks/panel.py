@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 from fanout import process_cpu_seconds  # noqa: E402
 from notebook import write_sft_recording  # noqa: E402
 
@@ -103,12 +102,7 @@ def main() -> int:
                     print(f"  {mode}: {share:.1f}% of a core (events, metrics, redraws, last redraw ms: {said})",
                           flush=True)
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
     job, panel = statistics.median(shares["job"]), statistics.median(shares["panel"])
     print(f"kernel CPU at {RATE} events/s: Job alone {job:.1f}% of a core (anchor {ANCHOR_JOB}%), with the live "
           f"panel {panel:.1f}% (anchor {ANCHOR_PANEL}%, goal <= {GOAL:g}%)", flush=True)
