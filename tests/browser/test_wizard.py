@@ -68,8 +68,9 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     assert broken_row.locator(".synth-badge").inner_text() == "invalid"
     assert "trainer_mode" in broken_row.locator(".synth-error").inner_text()
     submit = wizard_step(lab, "submit").locator("button.synth-submit")
+    # the kernel recomputes the blockers after the ticks reach it: wait for them, then read
+    wizard.locator(".synth-blockers", has_text="broken.toml is invalid").wait_for(timeout=30_000)
     assert submit.get_attribute("aria-disabled") == "true"
-    assert "broken.toml is invalid" in wizard.locator(".synth-blockers").inner_text()
     lab.screenshot("invalid-config-blocks-submit", wizard)
     wizard_step(lab, "configs").locator("[data-testid='config-broken.toml']").uncheck()
     assert wizard.locator("[data-testid='config-gepa.toml']").is_checked()
