@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ from synth_nb.flows import get_flow
 from synth_nb.job import Job
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import start_backend_process  # noqa: E402
+from _local_jobs import start_backend_process, stop_backend_process  # noqa: E402
 
 API_KEY = "sk_bench_0123456789abcdef"
 RL = get_flow("rl").endpoints
@@ -146,12 +145,7 @@ def main() -> None:
         try:
             asyncio.run(run(url, tmp, args.events))
         finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_backend_process(proc)
 
 
 if __name__ == "__main__":

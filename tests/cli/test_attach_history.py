@@ -3,18 +3,15 @@ the newest lines; with --all-events every line. New events of a running job are 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
-from synth_nb.cli import attach
+from synth_nb.cli.main import main as cli_main
 from synth_nb.cli.printer import HISTORY_NEWEST
 from synth_nb.client import AsyncSynthClient
-from synth_nb.errors import SynthNbError
 from synth_nb.flows import get_flow
 from synth_nb.pipeline.flags import build_train_parser
 
@@ -22,13 +19,8 @@ EVENTS = 60
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="synth-nb attach")
-    attach.configure(parser)
-    try:
-        return attach.run(parser.parse_args(argv))
-    except SynthNbError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+    """``synth-nb attach ARGV`` through the CLI's entry point."""
+    return cli_main(["attach", *argv])
 
 
 @pytest.fixture(autouse=True)
