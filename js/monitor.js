@@ -42,7 +42,7 @@ function mountButton({ model, el }, traits, sync, onClick) {
   button.addEventListener("click", click);
   const release = keepKeys(el, button);
   const unfocus = focusOnRequest(model, button);
-  const unwatch = whenKernelGone(el, () => { dead = true; redraw(); });
+  const unwatch = whenKernelGone(el, () => { dead = true; redraw(); }, model);
   el.append(button);
   redraw();
   for (const name of traits) model.on(`change:${name}`, redraw);
@@ -134,7 +134,7 @@ function renderLiveRegion({ model, el }) {
     node.classList.add("synth-gone");
     node.textContent = notice;
     markStatusStale(el, model.get("job_id"));
-  });
+  }, model);
   return () => {
     model.off("change:value", sync);
     unwatch();

@@ -2,13 +2,16 @@
 
 Walked in real JupyterLab (headless Chromium): submit with ``--backend local``, restart the kernel while
 the job runs, type ``%synth_train --attach ID`` in the new kernel, and the panel shows the job's whole
-history and follows it to the end; save → close → reopen keeps the outputs. The backend process is the
+history and follows it to the end; save → close → reopen keeps the outputs, and the widgets the old kernel
+left (the running job's buttons, the wizard) reopen as the static copies they became, with no widget error.
+A websocket that drops and comes back to the same kernel changes nothing. The backend process is the
 data folder's shared one (it replays a bundled recording slowly, so the restart lands mid-job) and is
 stopped by pid when the test ends.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +27,7 @@ pytestmark = pytest.mark.browser
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from minimal_configs import MINIMAL_SFT  # noqa: E402
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LINE = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
 
 
@@ -81,6 +85,25 @@ def _row_is_text(cell: Any, job_id: str) -> str:
     return str(row.inner_text())
 
 
+def _reconnect(lab: Any) -> None:
+    """Drop the kernel's websocket and connect again to the same kernel (a network blip, not a restart)."""
+    lab.page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.reconnect()")
+    lab.wait_idle()
+
+
+def _row_is_live(cell: Any) -> None:
+    """The job's button row is still the widget: Cancel can be pressed, nothing says the kernel is gone."""
+    cell.locator(".synth-controls button.synth-cancel:not([disabled])").wait_for(timeout=60_000)
+    assert cell.locator(".synth-gone").count() == 0 and cell.locator(".synth-frozen").count() == 0
+
+
+def _live_widgets(path: Path, index: int) -> list[str]:
+    """Model ids of the widget outputs a saved cell still refers to (none: it reopens without a kernel)."""
+    outputs = json.loads(path.read_text())["cells"][index]["outputs"]
+    return [o["data"][WIDGET_VIEW].get("model_id") for o in outputs
+            if WIDGET_VIEW in o.get("data", {}) and o["data"][WIDGET_VIEW].get("model_id")]
+
+
 def _backend_metric_count(backend: Any, job_id: str) -> int:
     answer = httpx.get(f"{backend.url}/api/learning/jobs/{job_id}/metrics", params={"limit": 10000},
                        headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30, trust_env=False)
@@ -111,6 +134,9 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     lab.screenshot("before-restart", lab.cell(1))
     lab.run_cell(4)
     lab.cell(4).locator(".synth-wizard").wait_for()
+    _reconnect(lab)  # the same kernel comes back: its widgets stay live
+    _row_is_live(lab.cell(1))
+    assert lab.cell(4).locator(".synth-wizard .synth-gone").count() == 0
 
     _restart_kernel(lab)
     # the old panel says in words that its kernel is gone and how to re-attach; its buttons are disabled.
@@ -129,6 +155,14 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert wizard.locator(".synth-content").evaluate("el => el.inert")
     lab.screenshot("old-panel-after-restart", old)
     lab.assert_clean(old, "the old panel after the restart")
+    # what they show stays, as static copies: a notebook saved now refers to no model of the old kernel
+    old.locator(".synth-frozen .synth-live-region.synth-gone").wait_for(timeout=60_000)
+    wizard.locator("xpath=ancestor::div[contains(@class, 'synth-frozen')]").wait_for(timeout=60_000)
+    path = lab.folder / "restart.ipynb"
+    lab.save()
+    assert _live_widgets(path, 1) == [] and _live_widgets(path, 4) == []
+    saved_old = json.dumps(json.loads(path.read_text())["cells"][1]["outputs"])
+    assert f"--attach {job_id}" in saved_old and "synth-frozen" in saved_old
     lab.run_cell(0)
     _set_source(lab, 2, f"job = %synth_train --attach {job_id}")
     lab.run_cell(2)
@@ -150,7 +184,6 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert ended.locator(".synth-monitor[data-status='succeeded'] .synth-status").inner_text() == "succeeded"
 
     lab.save()
-    path = lab.folder / "restart.ipynb"
     saved = nbformat.read(path, as_version=4)
     assert job_id in saved.cells[2].source
     assert any("image/png" in o.get("data", {}) or "data:image/png" in str(o.get("data", {}))
@@ -165,4 +198,13 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     shown = cell.locator(".jp-OutputArea").inner_text()
     assert job_id in shown and "succeeded" in shown
     lab.screenshot("reopened", cell)
-    assert "Error displaying widget" not in shown  # the ended job's row left text (the old kernel's did not)
+    assert "Error displaying widget" not in shown  # the ended job's row left text
+    # the first kernel's running job and wizard left their static copies: what they said, no widget error
+    first = lab.cell(1).locator(".synth-frozen")
+    first.wait_for(timeout=60_000)
+    assert f"--attach {job_id}" in first.inner_text()
+    assert lab.cell(1).locator(".synth-frozen button").count() >= 2
+    assert lab.cell(1).locator(".synth-frozen button:not([disabled])").count() == 0
+    assert "kernel that ran this wizard is gone" in lab.cell(4).locator(".synth-frozen").inner_text()
+    lab.screenshot("reopened-old-widgets", lab.cell(1))
+    lab.assert_clean(where="reopened without a kernel")

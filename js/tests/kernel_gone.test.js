@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { GONE_STATUSES, kernelOf, onGoneStatus, replaceWidgetOutputs } from "../kernel_gone.js";
+
+const VIEW = "application/vnd.jupyter.widget-view+json";
+
+/** A Lumino-like signal: what JupyterLab's kernel connection offers as `statusChanged`. */
+function signal() {
+  const slots = new Set();
+  return {
+    connect: (slot) => slots.add(slot),
+    disconnect: (slot) => slots.delete(slot),
+    emit: (value) => { for (const slot of [...slots]) slot(null, value); },
+    get size() { return slots.size; },
+  };
+}
+
+/** A cell's output model as JupyterLab's notebook model exposes it (`get`, `set`, `length`). */
+function outputs(values) {
+  const list = values.map((v) => ({ type: v.output_type, data: v.data, executionCount: v.execution_count ?? null }));
+  return {
+    get length() { return list.length; },
+    get: (i) => list[i],
+    set: (i, v) => { list[i] = { type: v.output_type, data: v.data, executionCount: v.execution_count ?? null, raw: v }; },
+  };
+}
+
+function notebook(cells) {
+  return { cells: { length: cells.length, get: (i) => cells[i] } };
+}
+
+const widget = (id, type = "display_data") => ({ output_type: type, data: { [VIEW]: { model_id: id }, "text/plain": "" } });
+
+test("a restart, an automatic restart after a crash and a dead kernel are gone; a network blip is not", () => {
+  for (const status of ["restarting", "autorestarting", "dead"]) assert.ok(GONE_STATUSES.has(status), status);
+  for (const status of ["unknown", "starting", "idle", "busy", "terminating"]) assert.ok(!GONE_STATUSES.has(status), status);
+});
+
+test("onGoneStatus calls back on a gone status only, and stops listening when asked", () => {
+  const statusChanged = signal();
+  let calls = 0;
+  const stop = onGoneStatus({ statusChanged }, () => { calls += 1; });
+  for (const status of ["unknown", "busy", "idle"]) statusChanged.emit(status); // the websocket dropped and came back
+  assert.equal(calls, 0);
+  statusChanged.emit("restarting");
+  assert.equal(calls, 1);
+  stop();
+  assert.equal(statusChanged.size, 0);
+});
+
+test("kernelOf finds the manager's kernel connection, and nothing where there is none", () => {
+  const kernel = { statusChanged: signal(), status: "idle" };
+  assert.equal(kernelOf({ kernel }), kernel);
+  assert.equal(kernelOf({}), null);
+  assert.equal(kernelOf(undefined), null);
+  assert.equal(kernelOf({ kernel: { status: "idle" } }), null); // no signal to listen to
+  assert.equal(kernelOf({ get kernel() { throw new TypeError("disposed"); } }), null);
+});
+
+test("replaceWidgetOutputs puts the copy where the widget's outputs were, and leaves everything else", () => {
+  const first = outputs([{ output_type: "stream", data: {} }, widget("row"), widget("other")]);
+  const second = outputs([widget("row", "execute_result")]);
+  second.get(0).executionCount = 7;
+  const markdown = { type: "markdown" };
+  const nb = notebook([{ type: "code", outputs: first }, markdown, { type: "code", outputs: second }]);
+  const copy = { "text/html": "<div class='synth-frozen'>gone</div>", "text/plain": "gone" };
+
+  assert.equal(replaceWidgetOutputs(nb, new Set(["row"]), copy), 2);
+  assert.deepEqual(first.get(1).raw, { output_type: "display_data", data: copy, metadata: {} });
+  assert.equal(first.get(2).data[VIEW].model_id, "other");
+  assert.equal(first.get(0).type, "stream");
+  assert.deepEqual(second.get(0).raw, { output_type: "execute_result", data: copy, metadata: {}, execution_count: 7 });
+  assert.equal(replaceWidgetOutputs(nb, new Set(["row"]), copy), 0); // nothing refers to it any more
+});
