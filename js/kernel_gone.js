@@ -92,10 +92,21 @@ async function idsShownIn(area, manager, notebook) {
 }
 
 /**
+ * The widget's own stylesheet for its static copy, scoped to the copy: the notebook reopened without the
+ * widget's module has no other, and an output's HTML is drawn inside JupyterLab's rendered-HTML styles
+ * (list bullets, paragraph margins), which the doubled class outranks. Nothing for a stylesheet served
+ * from a URL (anywidget's development mode).
+ */
+export function scopedStyle(css) {
+  if (typeof css !== "string" || !css.trim() || /^https?:\/\//.test(css.trim())) return "";
+  return `<style>.synth-frozen.synth-frozen { ${css.replace(/<\//g, "<\\/")} }</style>`;
+}
+
+/**
  * What the output shows now, as static HTML that does nothing: controls disabled, out of the Tab order,
  * the values typed into text fields kept (never a password field's), plus its text for plain renderers.
  */
-export function staticCopy(area) {
+export function staticCopy(area, css = "") {
   const copy = area.cloneNode(true);
   const live = area.querySelectorAll("input, select, textarea");
   const copied = copy.querySelectorAll("input, select, textarea");
@@ -112,7 +123,7 @@ export function staticCopy(area) {
     node.removeAttribute("contenteditable");
   }
   for (const node of copy.querySelectorAll("[aria-live]")) node.setAttribute("aria-live", "off"); // no longer news
-  const html = `<div class="synth-frozen">${copy.innerHTML}</div>`;
+  const html = `<div class="synth-frozen">${scopedStyle(css)}${copy.innerHTML}</div>`;
   const text = (area.innerText || area.textContent || "").replace(/\n{3,}/g, "\n\n").trim();
   return { "text/html": html, "text/plain": text };
 }
@@ -133,7 +144,7 @@ function freezeOutput(el, model) {
     try {
       if (!area.isConnected) return;
       const ids = await idsShownIn(area, manager, notebook);
-      if (ids.size) replaceWidgetOutputs(notebook, ids, staticCopy(area));
+      if (ids.size) replaceWidgetOutputs(notebook, ids, staticCopy(area, model.get("_css")));
     } catch (err) {
       // the live view still says the kernel is gone; only the saved notebook keeps the widget reference
       console.warn("synth-nb: could not replace a widget whose kernel is gone by a static copy", err);

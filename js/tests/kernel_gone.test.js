@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { GONE_STATUSES, kernelOf, onGoneStatus, replaceWidgetOutputs } from "../kernel_gone.js";
+import { GONE_STATUSES, kernelOf, onGoneStatus, replaceWidgetOutputs, scopedStyle } from "../kernel_gone.js";
 
 const VIEW = "application/vnd.jupyter.widget-view+json";
 
@@ -72,4 +72,12 @@ test("replaceWidgetOutputs puts the copy where the widget's outputs were, and le
   assert.equal(first.get(0).type, "stream");
   assert.deepEqual(second.get(0).raw, { output_type: "execute_result", data: copy, metadata: {}, execution_count: 7 });
   assert.equal(replaceWidgetOutputs(nb, new Set(["row"]), copy), 0); // nothing refers to it any more
+});
+
+test("scopedStyle nests the widget's stylesheet under the copy, and leaves out what is no stylesheet", () => {
+  assert.equal(scopedStyle(".synth-toggle { padding: 0 12px; }"),
+    "<style>.synth-frozen.synth-frozen { .synth-toggle { padding: 0 12px; } }</style>");
+  assert.equal(scopedStyle(".a::after { content: '</style>'; }"),
+    "<style>.synth-frozen.synth-frozen { .a::after { content: '<\\/style>'; } }</style>");
+  for (const none of [undefined, null, "", "  ", "http://localhost:5173/monitor.css"]) assert.equal(scopedStyle(none), "");
 });

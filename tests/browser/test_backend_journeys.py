@@ -208,3 +208,44 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert "kernel that ran this wizard is gone" in lab.cell(4).locator(".synth-frozen").inner_text()
     lab.screenshot("reopened-old-widgets", lab.cell(1))
     lab.assert_clean(where="reopened without a kernel")
+
+
+def test_widgets_of_a_crashed_kernel_reopen_as_static_copies_in_notebook7(lab: Any, backend: Any) -> None:
+    """The kernel dies mid-job (it restarts on its own): the running job's row and the wizard become static
+    copies that say so, and the notebook saved then reopens in Notebook 7 with no widget error."""
+    (lab.folder / "sft.toml").write_text(MINIMAL_SFT)
+    (lab.folder / "train.jsonl").write_text(LINE * 4)
+    path = lab.write_notebook("crash.ipynb", [
+        f"%env SYNTH_NB_BACKEND_DIR={lab.folder / '.synth_nb' / 'backend'}\n%load_ext synth_nb",
+        "job = %synth_train -c sft.toml --backend local --yes",
+        "%synth_train --backend local",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+    ])
+    lab.open_notebook7("crash.ipynb")
+    lab.run_cell(0)
+    lab.run_cell(1)
+    _status(lab, 1, "running", 60)
+    lab.run_cell(2)
+    lab.cell(2).locator(".synth-wizard").wait_for()
+
+    lab.run_cell(3, wait=False)
+    lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()  # "the kernel appears to have died"
+    row = lab.cell(1).locator(".synth-frozen")
+    row.locator(".synth-live-region.synth-gone").wait_for(timeout=60_000)
+    assert "--attach" in row.inner_text()
+    _buttons_are_off(lab, lab.cell(1))
+    wizard = lab.cell(2).locator(".synth-frozen")
+    wizard.locator("[data-testid=wizard-kernel-gone]").wait_for(timeout=60_000)
+    lab.screenshot("notebook7-after-crash", lab.cell(2))
+    lab.wait_idle()
+    lab.save()
+    assert _live_widgets(path, 1) == [] and _live_widgets(path, 2) == []
+
+    lab.shutdown_kernels()
+    lab.page.goto("about:blank")
+    lab.open_notebook7("crash.ipynb")
+    lab.cell(1).locator(".synth-frozen .synth-gone").wait_for(timeout=60_000)
+    assert "kernel that ran this wizard is gone" in lab.cell(2).locator(".synth-frozen").inner_text()
+    lab.screenshot("notebook7-reopened-row", lab.cell(1))
+    lab.screenshot("notebook7-reopened-wizard", lab.cell(2))
+    lab.assert_clean(where="reopened in Notebook 7 after the kernel died")
