@@ -19,29 +19,48 @@ const FROZEN = "data-synth-frozen";
  */
 export const GONE_STATUSES = new Set(["restarting", "autorestarting", "dead"]);
 
-/** The kernel connection of ipywidgets' manager (JupyterLab and Notebook 7), or null elsewhere. */
-export function kernelOf(manager) {
+/**
+ * What tells of the kernel's status in ipywidgets' manager: the notebook's session (JupyterLab, Notebook 7:
+ * the very signal on which the manager marks its models disconnected), a console's kernel connection, or
+ * null in other front ends.
+ */
+export function statusSourceOf(manager) {
+  const listenable = (source) => Boolean(source && source.statusChanged
+    && typeof source.statusChanged.connect === "function");
   try {
+    const session = manager && manager.context ? manager.context.sessionContext : null;
+    if (listenable(session)) return session;
     const kernel = manager ? manager.kernel : null;
-    return kernel && kernel.statusChanged && typeof kernel.statusChanged.connect === "function" ? kernel : null;
+    return listenable(kernel) ? kernel : null;
   } catch {
     return null; // a disposed manager
   }
 }
 
-/** Call `gone` once `kernel` reports a gone status; returns a function that stops listening. */
-export function onGoneStatus(kernel, gone) {
+/** Call `gone` once `source` reports a gone status; returns a function that stops listening. */
+export function onGoneStatus(source, gone) {
   const listener = (_, status) => { if (GONE_STATUSES.has(status)) gone(); };
-  kernel.statusChanged.connect(listener);
-  return () => kernel.statusChanged.disconnect(listener);
+  source.statusChanged.connect(listener);
+  return () => source.statusChanged.disconnect(listener);
+}
+
+/** The notebook model behind ipywidgets' manager (JupyterLab, Notebook 7), or null elsewhere. */
+export function notebookOf(model) {
+  try {
+    const notebook = model && model.widget_manager && model.widget_manager.context
+      && model.widget_manager.context.model;
+    return notebook && notebook.cells ? notebook : null;
+  } catch {
+    return null; // a disposed manager
+  }
 }
 
 /**
- * Put `bundle` in place of every output of `notebook` (a JupyterLab notebook model) that shows one of the
- * widget models `ids`, through the cells' output models (as an `update_display_data` would): the output
- * area draws it and the notebook saves it. Returns how many outputs were replaced.
+ * Replace, through the cells' output models (as an `update_display_data` would), every rich output of
+ * `notebook` for which `rewrite(data)` returns new data: the output area draws it and the notebook saves
+ * it. Returns how many outputs were replaced.
  */
-export function replaceWidgetOutputs(notebook, ids, bundle) {
+export function rewriteOutputs(notebook, rewrite) {
   let replaced = 0;
   const cells = notebook.cells;
   for (let i = 0; i < cells.length; i++) {
@@ -51,15 +70,23 @@ export function replaceWidgetOutputs(notebook, ids, bundle) {
     for (let j = 0; j < outputs.length; j++) {
       const output = outputs.get(j);
       if (output.type !== "display_data" && output.type !== "execute_result") continue;
-      const view = output.data[WIDGET_VIEW];
-      if (!view || !ids.has(view.model_id)) continue;
-      const value = { output_type: output.type, data: { ...bundle }, metadata: {} };
+      const data = rewrite(output.data);
+      if (!data) continue;
+      const value = { output_type: output.type, data, metadata: output.metadata || {} };
       if (output.type === "execute_result") value.execution_count = output.executionCount;
       outputs.set(j, value);
       replaced += 1;
     }
   }
   return replaced;
+}
+
+/** Put `bundle` in place of every output of `notebook` that shows one of the widget models `ids`. */
+export function replaceWidgetOutputs(notebook, ids, bundle) {
+  return rewriteOutputs(notebook, (data) => {
+    const view = data[WIDGET_VIEW];
+    return view && ids.has(view.model_id) ? { ...bundle } : null;
+  });
 }
 
 /** The widget model ids shown by outputs of `notebook`. */
@@ -102,9 +129,32 @@ export function scopedStyle(css) {
   return `<style>.synth-frozen.synth-frozen { ${css.replace(/<\//g, "<\\/")} }</style>`;
 }
 
+const BLOCKS = new Set(["ARTICLE", "BR", "DETAILS", "DIV", "FIELDSET", "FORM", "H1", "H2", "H3", "H4", "H5", "H6",
+  "HEADER", "LEGEND", "LI", "OL", "P", "SECTION", "SUMMARY", "TABLE", "TR", "UL"]);
+
+/**
+ * The text a static copy shows, one line per block, hidden parts left out. Read from the copy without
+ * laying the page out (`innerText` would, and draw ipywidgets' "disconnected" glyph, loading its font).
+ */
+export function plainText(root) {
+  const lines = [""];
+  const walk = (node) => {
+    if (node.nodeType === 3) { lines[lines.length - 1] += node.textContent; return; }
+    if (node.nodeType !== 1 || node.hidden || (node.style && node.style.display === "none")
+      || node.tagName === "STYLE" || node.tagName === "SCRIPT") return;
+    const block = BLOCKS.has(node.tagName);
+    if (block) lines.push("");
+    for (const child of node.childNodes) walk(child);
+    if (block) lines.push("");
+  };
+  walk(root);
+  return lines.map((line) => line.replace(/\s+/g, " ").trim()).filter(Boolean).join("\n");
+}
+
 /**
  * What the output shows now, as static HTML that does nothing: controls disabled, out of the Tab order,
  * the values typed into text fields kept (never a password field's), plus its text for plain renderers.
+ * ipywidgets' "disconnected" mark is left out: the copy is no widget, and its words say the kernel is gone.
  */
 export function staticCopy(area, css = "") {
   const copy = area.cloneNode(true);
@@ -123,38 +173,38 @@ export function staticCopy(area, css = "") {
     node.removeAttribute("contenteditable");
   }
   for (const node of copy.querySelectorAll("[aria-live]")) node.setAttribute("aria-live", "off"); // no longer news
+  for (const node of copy.querySelectorAll(`.${DISCONNECTED}`)) node.classList.remove(DISCONNECTED);
   const html = `<div class="synth-frozen">${scopedStyle(css)}${copy.innerHTML}</div>`;
-  const text = (area.innerText || area.textContent || "").replace(/\n{3,}/g, "\n\n").trim();
-  return { "text/html": html, "text/plain": text };
+  return { "text/html": html, "text/plain": plainText(copy) };
 }
 
-/** Once every view in the output has drawn its "gone" state: put the static copy in the output's place. */
-function freezeOutput(el, model) {
-  const manager = model && model.widget_manager;
-  let notebook = null;
-  try {
-    notebook = manager && manager.context && manager.context.model;
-  } catch {
-    notebook = null;
-  }
+/**
+ * Put the static copy in the output's place once every view in it has drawn its "gone" state: `soon`
+ * (all of them heard the same status change) right after the current task, before the page is drawn
+ * again; otherwise (each view found out on its own) after the views pending now.
+ */
+function freezeOutput(el, model, soon) {
+  const notebook = notebookOf(model);
   const area = el.closest(`.${OUTPUT}`);
-  if (!notebook || !notebook.cells || !area || area.hasAttribute(FROZEN)) return;
+  if (!notebook || !area || area.hasAttribute(FROZEN)) return;
   area.setAttribute(FROZEN, "");
-  setTimeout(async () => {
+  const freeze = async () => {
     try {
       if (!area.isConnected) return;
-      const ids = await idsShownIn(area, manager, notebook);
+      const ids = await idsShownIn(area, model.widget_manager, notebook);
       if (ids.size) replaceWidgetOutputs(notebook, ids, staticCopy(area, model.get("_css")));
     } catch (err) {
       // the live view still says the kernel is gone; only the saved notebook keeps the widget reference
       console.warn("synth-nb: could not replace a widget whose kernel is gone by a static copy", err);
     }
-  }, 0);
+  };
+  if (soon) queueMicrotask(freeze);
+  else setTimeout(freeze, 0);
 }
 
 /**
  * Call `gone` once the kernel behind this view is gone, then replace the view's output by a static copy
- * of what it shows. Where ipywidgets' manager has a kernel connection (JupyterLab, Notebook 7) its status
+ * of what it shows. Where ipywidgets' manager tells the kernel's status (JupyterLab, Notebook 7) that
  * says it; elsewhere the view learns it the way ipywidgets tells it: every view's element is marked
  * disconnected (inside a box only the box's element may be, so the element and its ancestors up to the
  * output are watched), and an anywidget model goes offline (`comm_live_update`). A view drawn for a model
@@ -163,26 +213,26 @@ function freezeOutput(el, model) {
 export function whenKernelGone(el, gone, model) {
   let fired = false;
   let pending = 0;
-  const fire = () => {
+  const fire = (soon) => {
     if (fired) return;
     fired = true;
     gone();
-    freezeOutput(el, model);
+    freezeOutput(el, model, soon);
   };
-  const kernel = kernelOf(model && model.widget_manager);
-  const unlisten = kernel ? onGoneStatus(kernel, fire) : () => {};
+  const source = statusSourceOf(model && model.widget_manager);
+  const unlisten = source ? onGoneStatus(source, () => fire(true)) : () => {};
   const marked = () => Boolean(el.closest(`.${DISCONNECTED}`));
-  // without a kernel to listen to, the disconnected mark is the only word; with one, the status is
-  const observer = new MutationObserver(() => { if (!kernel && marked()) fire(); });
+  // without a status to listen to, the disconnected mark is the only word; with one, the status is
+  const observer = new MutationObserver(() => { if (!source && marked()) fire(false); });
   const watch = () => {
     if (!el.isConnected) { pending = requestAnimationFrame(watch); return; }
     for (let n = el; n && n !== document.body; n = n.parentElement) {
       observer.observe(n, { attributes: true, attributeFilter: ["class"] });
       if (n.classList.contains(OUTPUT)) break;
     }
-    if (marked()) fire();
+    if (marked()) fire(false);
   };
-  const offline = () => { if (!kernel) fire(); };
+  const offline = () => { if (!source) fire(false); };
   if (model) model.on("comm_live_update", offline);
   watch();
   return () => {

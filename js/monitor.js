@@ -4,7 +4,7 @@
 // while its text changes, so screen readers announce each change (a re-rendered HTML output would
 // replace its node every refresh and may never be read).
 
-import { whenKernelGone } from "./kernel_gone.js";
+import { notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
 
 const TOGGLE_TRAITS = ["value", "description", "tooltip"];
 const BUTTON_TRAITS = ["description", "tooltip", "disabled", "button_style", "css_class"];
@@ -105,15 +105,43 @@ function renderButton(context) {
   return () => { unname(); unmount(); };
 }
 
-/** The job's status line in the same output area no longer claims a live status and an ETA. */
-function markStatusStale(el, jobId) {
-  const area = el.closest(".jp-OutputArea") || document;
-  for (const monitor of area.querySelectorAll(".synth-monitor")) {
-    if (monitor.getAttribute("data-job-id") !== jobId) continue;
-    for (const eta of monitor.querySelectorAll(".synth-eta")) eta.remove();
+const LAST_SEEN = "unknown (last seen ";
+
+/**
+ * The job's status line in `root` (a page or a parsed output) no longer claims a live status and an ETA;
+ * returns whether anything changed (a line said so already is left as it is).
+ */
+function staleStatus(root, jobId) {
+  let changed = false;
+  for (const monitor of root.querySelectorAll(".synth-monitor")) {
     const status = monitor.querySelector(".synth-status");
-    if (status) status.textContent = `unknown (last seen ${status.textContent.trim()})`;
+    if (monitor.getAttribute("data-job-id") !== jobId || !status || status.textContent.startsWith(LAST_SEEN)) continue;
+    for (const eta of monitor.querySelectorAll(".synth-eta")) eta.remove();
+    status.textContent = `${LAST_SEEN}${status.textContent.trim()})`;
+    changed = true;
   }
+  return changed;
+}
+
+/** The data of a status output of the job once its kernel is gone; null for any other output. */
+function staleStatusData(data, jobId) {
+  const join = (value) => (Array.isArray(value) ? value.join("") : value);
+  const html = join(data["text/html"]);
+  if (typeof html !== "string" || !html.includes("synth-monitor") || !html.includes(jobId)) return null;
+  const parsed = document.createElement("template");
+  parsed.innerHTML = html;
+  if (!staleStatus(parsed.content, jobId)) return null;
+  const text = String(join(data["text/plain"]) || "").replace(/status=(\S+)/, `status=${LAST_SEEN}$1)`)
+    .replace(/ · ETA [^\n]*/, "");
+  return { ...data, "text/html": parsed.innerHTML, "text/plain": text };
+}
+
+/** Says it on the page and in the notebook, so that a notebook saved now says it too. */
+function markStatusStale(el, model) {
+  const jobId = model.get("job_id");
+  staleStatus(el.closest(".jp-OutputArea") || document, jobId);
+  const notebook = notebookOf(model);
+  if (notebook) rewriteOutputs(notebook, (data) => staleStatusData(data, jobId));
 }
 
 function renderLiveRegion({ model, el }) {
@@ -133,7 +161,7 @@ function renderLiveRegion({ model, el }) {
     model.off("change:value", sync);
     node.classList.add("synth-gone");
     node.textContent = notice;
-    markStatusStale(el, model.get("job_id"));
+    markStatusStale(el, model);
   }, model);
   return () => {
     model.off("change:value", sync);

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { GONE_STATUSES, kernelOf, onGoneStatus, replaceWidgetOutputs, scopedStyle } from "../kernel_gone.js";
+import {
+  GONE_STATUSES, notebookOf, onGoneStatus, replaceWidgetOutputs, rewriteOutputs, scopedStyle, statusSourceOf,
+} from "../kernel_gone.js";
 
 const VIEW = "application/vnd.jupyter.widget-view+json";
 
@@ -18,7 +20,8 @@ function signal() {
 
 /** A cell's output model as JupyterLab's notebook model exposes it (`get`, `set`, `length`). */
 function outputs(values) {
-  const list = values.map((v) => ({ type: v.output_type, data: v.data, executionCount: v.execution_count ?? null }));
+  const list = values.map((v) => ({ type: v.output_type, data: v.data, metadata: v.metadata,
+    executionCount: v.execution_count ?? null }));
   return {
     get length() { return list.length; },
     get: (i) => list[i],
@@ -49,13 +52,15 @@ test("onGoneStatus calls back on a gone status only, and stops listening when as
   assert.equal(statusChanged.size, 0);
 });
 
-test("kernelOf finds the manager's kernel connection, and nothing where there is none", () => {
+test("statusSourceOf prefers the notebook's session, then a console's kernel, and finds nothing elsewhere", () => {
+  const session = { statusChanged: signal() };
   const kernel = { statusChanged: signal(), status: "idle" };
-  assert.equal(kernelOf({ kernel }), kernel);
-  assert.equal(kernelOf({}), null);
-  assert.equal(kernelOf(undefined), null);
-  assert.equal(kernelOf({ kernel: { status: "idle" } }), null); // no signal to listen to
-  assert.equal(kernelOf({ get kernel() { throw new TypeError("disposed"); } }), null);
+  assert.equal(statusSourceOf({ context: { sessionContext: session }, kernel }), session);
+  assert.equal(statusSourceOf({ kernel }), kernel);
+  assert.equal(statusSourceOf({}), null);
+  assert.equal(statusSourceOf(undefined), null);
+  assert.equal(statusSourceOf({ kernel: { status: "idle" } }), null); // no signal to listen to
+  assert.equal(statusSourceOf({ get context() { throw new TypeError("disposed"); } }), null);
 });
 
 test("replaceWidgetOutputs puts the copy where the widget's outputs were, and leaves everything else", () => {
@@ -80,4 +85,24 @@ test("scopedStyle nests the widget's stylesheet under the copy, and leaves out w
   assert.equal(scopedStyle(".a::after { content: '</style>'; }"),
     "<style>.synth-frozen.synth-frozen { .a::after { content: '<\\/style>'; } }</style>");
   for (const none of [undefined, null, "", "  ", "http://localhost:5173/monitor.css"]) assert.equal(scopedStyle(none), "");
+});
+
+test("rewriteOutputs replaces the rich outputs the rewrite returns data for, keeping their metadata", () => {
+  const status = { output_type: "display_data", data: { "text/html": "<b>running</b>", "text/plain": "running" },
+    metadata: { isolated: false } };
+  const cell = outputs([status, { output_type: "display_data", data: { "text/plain": "other" } }]);
+  const nb = notebook([{ type: "code", outputs: cell }]);
+  const rewrite = (data) => (data["text/plain"] === "running" ? { ...data, "text/plain": "last seen running" } : null);
+  assert.equal(rewriteOutputs(nb, rewrite), 1);
+  assert.deepEqual(cell.get(0).raw, { output_type: "display_data", metadata: { isolated: false },
+    data: { "text/html": "<b>running</b>", "text/plain": "last seen running" } });
+  assert.equal(cell.get(1).data["text/plain"], "other");
+});
+
+test("notebookOf finds the notebook model behind ipywidgets' manager, and nothing elsewhere", () => {
+  const nb = notebook([]);
+  assert.equal(notebookOf({ widget_manager: { context: { model: nb } } }), nb);
+  assert.equal(notebookOf({ widget_manager: {} }), null); // a console's manager, or another front end
+  assert.equal(notebookOf(undefined), null);
+  assert.equal(notebookOf({ widget_manager: { get context() { throw new TypeError("disposed"); } } }), null);
 });

@@ -104,6 +104,15 @@ def _live_widgets(path: Path, index: int) -> list[str]:
             if WIDGET_VIEW in o.get("data", {}) and o["data"][WIDGET_VIEW].get("model_id")]
 
 
+def _saved_status(path: Path, index: int) -> str:
+    """The saved status output of a panel (its HTML and its text) in cell ``index``."""
+    outputs = json.loads(path.read_text())["cells"][index]["outputs"]
+    parts = ["".join(o["data"].get("text/html", "")) + "\n" + "".join(o["data"].get("text/plain", ""))
+             for o in outputs if "synth-monitor" in "".join(o.get("data", {}).get("text/html", ""))]
+    assert len(parts) == 1, parts
+    return parts[0]
+
+
 def _backend_metric_count(backend: Any, job_id: str) -> int:
     answer = httpx.get(f"{backend.url}/api/learning/jobs/{job_id}/metrics", params={"limit": 10000},
                        headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=30, trust_env=False)
@@ -163,6 +172,12 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert _live_widgets(path, 1) == [] and _live_widgets(path, 4) == []
     saved_old = json.dumps(json.loads(path.read_text())["cells"][1]["outputs"])
     assert f"--attach {job_id}" in saved_old and "synth-frozen" in saved_old
+    texts = ["".join(o["data"].get("text/plain", "")) for o in json.loads(path.read_text())["cells"][1]["outputs"]
+             if "synth-frozen" in "".join(o.get("data", {}).get("text/html", ""))]
+    assert len(texts) == 1 and f"--attach {job_id}" in texts[0] and "Cancel job" in texts[0], texts
+    status = _saved_status(path, 1)  # the status line is saved as the page shows it: no live status, no ETA
+    assert "unknown (last seen running)" in status and "status=unknown (last seen running)" in status
+    assert "ETA" not in status
     lab.run_cell(0)
     _set_source(lab, 2, f"job = %synth_train --attach {job_id}")
     lab.run_cell(2)
@@ -206,6 +221,7 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert lab.cell(1).locator(".synth-frozen button").count() >= 2
     assert lab.cell(1).locator(".synth-frozen button:not([disabled])").count() == 0
     assert "kernel that ran this wizard is gone" in lab.cell(4).locator(".synth-frozen").inner_text()
+    assert "unknown (last seen running)" in lab.cell(1).locator(".synth-status-line").inner_text()
     lab.screenshot("reopened-old-widgets", lab.cell(1))
     lab.assert_clean(where="reopened without a kernel")
 
