@@ -4,7 +4,7 @@ import { buildSync } from "esbuild";
 import { fileURLToPath } from "node:url";
 
 export const OPTIONS = {
-  entryPoints: ["wizard.js", "wizard.css", "monitor.js", "monitor.css"],
+  entryPoints: ["wizard.js", "wizard.css", "monitor.js", "live_region.js", "monitor.css"],
   absWorkingDir: fileURLToPath(new URL(".", import.meta.url)),
   bundle: true,
   format: "esm",

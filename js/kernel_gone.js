@@ -15,7 +15,9 @@ const FROZEN = "data-synth-frozen";
 /**
  * Kernel statuses that end the kernel holding the widgets' models: a restart (JupyterLab says "restarting"
  * first, also before an automatic restart after a crash) or a death. A websocket that drops and comes back
- * to the same kernel goes through "unknown" and keeps the models: that is not a gone kernel.
+ * to the same kernel goes through "unknown" and keeps the models: that is not a gone kernel. A shutdown
+ * ends in "dead" after the kernel has put its own snapshots in place (live_output.py): a view still
+ * there is copied, and the kernel's snapshot, sent to the same display id, takes the copy's place.
  */
 export const GONE_STATUSES = new Set(["restarting", "autorestarting", "dead"]);
 
@@ -181,9 +183,11 @@ export function staticCopy(area, css = "") {
 /**
  * Put the static copy in the output's place once every view in it has drawn its "gone" state: `soon`
  * (all of them heard the same status change) right after the current task, before the page is drawn
- * again; otherwise (each view found out on its own) after the views pending now.
+ * again; otherwise (each view found out on its own) after the views pending now. One view per output
+ * passes it to `whenKernelGone` (the wizard; a button row's live region): the others leave it out of
+ * their script, which every saved notebook with widget state stores once per widget.
  */
-function freezeOutput(el, model, soon) {
+export function freezeOutput(el, model, soon) {
   const notebook = notebookOf(model);
   const area = el.closest(`.${OUTPUT}`);
   if (!notebook || !area || area.hasAttribute(FROZEN)) return;
@@ -203,21 +207,21 @@ function freezeOutput(el, model, soon) {
 }
 
 /**
- * Call `gone` once the kernel behind this view is gone, then replace the view's output by a static copy
- * of what it shows. Where ipywidgets' manager tells the kernel's status (JupyterLab, Notebook 7) that
+ * Call `gone` once the kernel behind this view is gone, then `freeze` (`freezeOutput`, if given) its
+ * output. Where ipywidgets' manager tells the kernel's status (JupyterLab, Notebook 7) that
  * says it; elsewhere the view learns it the way ipywidgets tells it: every view's element is marked
  * disconnected (inside a box only the box's element may be, so the element and its ancestors up to the
  * output are watched), and an anywidget model goes offline (`comm_live_update`). A view drawn for a model
  * that is already disconnected is gone at once. Returns a function that stops watching.
  */
-export function whenKernelGone(el, gone, model) {
+export function whenKernelGone(el, gone, model, freeze) {
   let fired = false;
   let pending = 0;
   const fire = (soon) => {
     if (fired) return;
     fired = true;
     gone();
-    freezeOutput(el, model, soon);
+    if (freeze) freeze(el, model, soon);
   };
   const source = statusSourceOf(model && model.widget_manager);
   const unlisten = source ? onGoneStatus(source, () => fire(true)) : () => {};

@@ -21,7 +21,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
-import { whenKernelGone } from "./kernel_gone.js";
+import { freezeOutput, whenKernelGone } from "./kernel_gone.js";
 import { h, viewOf } from "./wizard_view.js";
 
 const TRAITS = [
@@ -244,7 +244,7 @@ function render({ model, el }) {
     root.insertBefore(h("p", { class: "synth-error synth-gone", "data-testid": "wizard-kernel-gone" },
       "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
       + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
-  }, model);
+  }, model, freezeOutput);
   draw();
   return () => {
     unlisten();

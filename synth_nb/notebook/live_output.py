@@ -7,9 +7,13 @@ id of its own (``LiveOutput``); when it is over, the output is replaced in place
 with a text copy) that says what it last showed, and the notebook saved after that holds no widget.
 
 The kernel's shutdown ends every widget at once: ``install_shutdown_hook`` replaces every live output
-before ipykernel handles the ``shutdown_request``. A front end that asked for a *restart* has already
-dropped the old kernel's cells (JupyterLab clears them first), so there the widgets' own script says the
-kernel is gone instead (``js/kernel_gone.js``).
+before ipykernel handles the ``shutdown_request``. A front end that asked for a *restart* drops what the
+old kernel sends from then on, and a crashed kernel sends nothing, so there the widgets' own script does
+it (``js/kernel_gone.js``): once the notebook's session reports the kernel restarting or dead, each view
+says the kernel is gone and its output is replaced, in the notebook model, by a static copy of what it
+shows. That needs JupyterLab's or Notebook 7's widget manager (other front ends only get the words).
+Widgets still live when a notebook is saved and its server then stops without a kernel shutdown stay
+widget references: they need their kernel, as any ipywidgets output does.
 """
 
 from __future__ import annotations

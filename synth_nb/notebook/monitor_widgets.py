@@ -1,4 +1,5 @@
-"""Widgets of the monitor panel's control row that ipywidgets lacks (front end: ``js/monitor.js``).
+"""Widgets of the monitor panel's control row that ipywidgets lacks (front end: ``js/monitor.js``, the
+live region's ``js/live_region.js``: a saved notebook's widget state holds each widget's script).
 
 * ``ActionButton``: like ``ipywidgets.Button`` (``description``, ``tooltip``, ``disabled``,
   ``button_style``, ``on_click``, ``click``, ``focus``), but keys pressed on it stay in the widget: on an
@@ -76,9 +77,10 @@ class LiveRegion(_MonitorWidget):
 
     ``kernel_gone_notice`` is what the region says instead if the kernel goes while the job ``job_id``
     still runs (empty once it has ended); the front end then also stops the status line claiming a live
-    status and an ETA.
+    status and an ETA, and (kernel restarted or dead) leaves a static copy of the row in the notebook.
     """
 
+    _esm = _STATIC / "live_region.js"
     kind = traitlets.Unicode("live_region").tag(sync=True)
     value = traitlets.Unicode("").tag(sync=True)
     kernel_gone_notice = traitlets.Unicode("").tag(sync=True)

@@ -1,0 +1,74 @@
+// The monitor panel's one live region (anywidget AFM): a node that stays in place while its text changes,
+// so screen readers announce each change (a re-rendered HTML output would replace its node every refresh
+// and may never be read). Once the kernel following a running job is gone it says so, the job's status
+// line stops claiming a live status, and the button row it sits in becomes a static copy.
+
+import { freezeOutput, notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
+
+const LAST_SEEN = "unknown (last seen ";
+
+/**
+ * The job's status line in `root` (a page or a parsed output) no longer claims a live status and an ETA;
+ * returns whether anything changed (a line said so already is left as it is).
+ */
+function staleStatus(root, jobId) {
+  let changed = false;
+  for (const monitor of root.querySelectorAll(".synth-monitor")) {
+    const status = monitor.querySelector(".synth-status");
+    if (monitor.getAttribute("data-job-id") !== jobId || !status || status.textContent.startsWith(LAST_SEEN)) continue;
+    for (const eta of monitor.querySelectorAll(".synth-eta")) eta.remove();
+    status.textContent = `${LAST_SEEN}${status.textContent.trim()})`;
+    changed = true;
+  }
+  return changed;
+}
+
+/** The data of a status output of the job once its kernel is gone; null for any other output. */
+function staleStatusData(data, jobId) {
+  const join = (value) => (Array.isArray(value) ? value.join("") : value);
+  const html = join(data["text/html"]);
+  if (typeof html !== "string" || !html.includes("synth-monitor") || !html.includes(jobId)) return null;
+  const parsed = document.createElement("template");
+  parsed.innerHTML = html;
+  if (!staleStatus(parsed.content, jobId)) return null;
+  const text = String(join(data["text/plain"]) || "").replace(/status=(\S+)/, `status=${LAST_SEEN}$1)`)
+    .replace(/ · ETA [^\n]*/, "");
+  return { ...data, "text/html": parsed.innerHTML, "text/plain": text };
+}
+
+/** Says it on the page and in the notebook, so that a notebook saved now says it too. */
+function markStatusStale(el, model) {
+  const jobId = model.get("job_id");
+  staleStatus(el.closest(".jp-OutputArea") || document, jobId);
+  const notebook = notebookOf(model);
+  if (notebook) rewriteOutputs(notebook, (data) => staleStatusData(data, jobId));
+}
+
+function render({ model, el }) {
+  const node = document.createElement("div");
+  node.className = "synth-live-region";
+  node.setAttribute("role", "status");
+  node.setAttribute("aria-live", "polite");
+  node.setAttribute("aria-atomic", "true");
+  const sync = () => { node.textContent = model.get("value"); };
+  el.append(node);
+  sync();
+  model.on("change:value", sync);
+  // a job still running when its kernel went: say so in words (empty once the job has ended)
+  const unwatch = whenKernelGone(el, () => {
+    const notice = model.get("kernel_gone_notice");
+    if (!notice) return;
+    model.off("change:value", sync);
+    node.classList.add("synth-gone");
+    node.textContent = notice;
+    markStatusStale(el, model);
+  }, model, freezeOutput); // the row's one view that puts its static copy in place
+
+  return () => {
+    model.off("change:value", sync);
+    unwatch();
+  };
+}
+
+
+export default { render };
