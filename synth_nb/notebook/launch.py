@@ -28,10 +28,11 @@ from synth_nb.pipeline.request import Request
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient
     from synth_nb.job import Job
+    from synth_nb.notebook.panel import MonitorPanel
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
 
-__all__ = ["attach_job", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
+__all__ = ["attach_job", "follow", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
 
 #: lines per write when a cell prints a whole history
 HISTORY_CHUNK = 2000
@@ -135,8 +136,8 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
     if not request.poll:
         move_to_kernel(jobs)
         return jobs
-    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
     if request.wait or not widgets:
+        report.start(jobs, request.report)  # before any panel follows: every point streamed is written
         start_recording(jobs, request.record, secrets)
         try:  # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)
             show_jobs(jobs, wait=True, timeout=request.poll_timeout, cancel_on_interrupt=owned)
@@ -153,9 +154,26 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
                 print(f"job {job.id}: {job.watchdog.report()}")
         return jobs
     move_to_kernel(jobs)
-    start_recording(jobs, request.record, secrets)
-    show_jobs(jobs, wait=False)
+    follow(jobs, request, secrets=secrets)
     return jobs
+
+
+def follow(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
+           ) -> list[MonitorPanel]:
+    """Follow jobs that live on the kernel's loop without blocking: ``--report-to`` writers, ``--record``
+    recordings, then a panel each; nothing with ``--no-poll``.
+
+    The magic's ``--yes`` path and the wizard's Submit both end here, so a flag means the same from either.
+    ``panels=False``: the caller shows the jobs itself.
+    """
+    from synth_nb.notebook.show import show_jobs
+    from synth_nb.pipeline.launch import start_recording
+
+    if not request.poll:
+        return []
+    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
+    start_recording(jobs, request.record, secrets)
+    return show_jobs(jobs, wait=False) if panels else []
 
 
 def move_to_kernel(jobs: Sequence[Job]) -> None:
