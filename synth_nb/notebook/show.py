@@ -25,15 +25,17 @@ def submitted_bundle(submitted: Sequence[dict[str, str]], destination: str, sent
     head = f"Submitted {len(submitted)} {jobs} to {destination}"
     items = [(s["path"], s["flow"], s["job_id"]) for s in submitted]
     example = items[0][2] if len(items) == 1 else "JOB_ID"
-    again = (f"To send it again: %synth_train --rerun {example}; to change something first: "
-             f"%synth_train --fork {example} (a wizard starting from that job).")
+    rerun, fork = f"%synth_train --rerun {example}", f"%synth_train --fork {example}"
+    again = f"To send it again: {rerun}; to change something first: {fork} (a wizard starting from that job)."
+    again_html = (f"To send it again: <code>{html.escape(rerun)}</code>; to change something first: "
+                  f"<code>{html.escape(fork)}</code> (a wizard starting from that job).")
     text = "\n".join([head + ":", *(f"  {path} ({flow}) → {job_id}" for path, flow, job_id in items), again])
     rows = "".join(f"<li><code>{html.escape(path)}</code> ({html.escape(flow)}) → <strong class='synth-job-id'>"
                    f"{html.escape(job_id)}</strong></li>" for path, flow, job_id in items)
     payloads = (f"<details><summary>What was sent (secrets masked)</summary><pre>{html.escape(sent)}</pre></details>"
                 if sent else "")
     return {"text/html": f"<div class='synth-wizard-snapshot synth-submitted' data-testid='submitted'>"
-                         f"<p>{html.escape(head)}:</p><ul>{rows}</ul>{payloads}<p>{html.escape(again)}</p></div>",
+                         f"<p>{html.escape(head)}:</p><ul>{rows}</ul>{payloads}<p>{again_html}</p></div>",
             "text/plain": text + (f"\n{sent}" if sent else "")}
 
 

@@ -46,21 +46,22 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     lab.save()
     assert _widget_outputs(path, 1) == 0
 
-    # 2. the wizard submits a GEPA job; its row keeps Export live after the end
+    # 2. the wizard submits a GEPA job and is replaced by what it sent; the job's row keeps Export live after the end
     lab.run_cell(2)
     tick(lab, "gepa.toml")  # two valid configs: none is ticked until one is picked
     wizard = wizard_at(lab, "submit")
     wizard.locator("button.synth-submit[aria-disabled=false]").click()
-    wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
-    gepa_id = str(wizard.locator(".synth-job-id").first.inner_text())
+    [gepa_id] = lab.submitted_ids(2)
     cell = lab.cell(2)
     cell.locator(f".synth-monitor[data-job-id='{gepa_id}'][data-status='succeeded']").wait_for(timeout=120_000)
     cell.locator("button.synth-export:not([disabled])").wait_for(timeout=60_000)
 
-    # 3. the kernel shuts down: the wizard and the live row become snapshots in place
+    lab.save()
+    assert _widget_outputs(path, 2) == 1  # the row; the wizard is static output already
+
+    # 3. the kernel shuts down: the live row becomes a snapshot in place
     lab.shutdown_kernels()
     snapshot = cell.locator(".synth-wizard-snapshot")
-    snapshot.wait_for(timeout=60_000)
     assert re.search(rf"Submitted 1 job to http://127\.0\.0\.1:\d+/api:\s*gepa\.toml \(prompt_learning\) → {gepa_id}",
                      snapshot.inner_text())
     cell.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']").wait_for(timeout=60_000)
