@@ -116,6 +116,44 @@ function markStatusStale(el, jobId) {
   }
 }
 
+/**
+ * Once the row is over (`release_when_unfocused`), tell the kernel as soon as none of its controls holds the
+ * keyboard focus, so it is replaced by static text without dropping a focus to the page. A focus lost to
+ * another window does not count: the row waits until the page has the focus elsewhere.
+ */
+function releaseWhenUnfocused(model, el) {
+  let row = null;
+  let sent = false;
+  const check = () => {
+    if (sent || !model.get("release_when_unfocused")) return;
+    row = row || el.closest(".synth-controls") || el;
+    if (!row.isConnected || row.contains(document.activeElement) || !document.hasFocus()) return;
+    sent = true;
+    model.send({ event: "unfocused" });
+  };
+  const later = () => setTimeout(check, 0); // focusout fires before the focus lands on the next element
+  let attached = false;
+  const attach = () => {
+    if (attached) { check(); return; }
+    attached = true;
+    row = el.closest(".synth-controls") || el;
+    row.addEventListener("focusout", later);
+    window.addEventListener("focus", later);
+    check();
+  };
+  let pending = 0;
+  const whenAttached = () => { if (el.isConnected) attach(); else pending = requestAnimationFrame(whenAttached); };
+  const onChange = () => whenAttached();
+  model.on("change:release_when_unfocused", onChange);
+  if (model.get("release_when_unfocused")) whenAttached();
+  return () => {
+    cancelAnimationFrame(pending);
+    model.off("change:release_when_unfocused", onChange);
+    if (row) row.removeEventListener("focusout", later);
+    window.removeEventListener("focus", later);
+  };
+}
+
 function renderLiveRegion({ model, el }) {
   const node = document.createElement("div");
   node.className = "synth-live-region";
@@ -135,9 +173,11 @@ function renderLiveRegion({ model, el }) {
     node.textContent = notice;
     markStatusStale(el, model.get("job_id"));
   });
+  const unrelease = releaseWhenUnfocused(model, el);
   return () => {
     model.off("change:value", sync);
     unwatch();
+    unrelease();
   };
 }
 
