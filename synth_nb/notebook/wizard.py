@@ -6,7 +6,8 @@ cleared by the front end as soon as the message is sent. Every state change is r
 kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
 config goes through ``synth_nb.pipeline``, like the magic's and the CLI's. The monitor panels of
 submitted jobs are plain outputs of the wizard's own cell (``output_redirect.CellContext``), so a saved
-notebook keeps their chart and summary.
+notebook keeps their chart and summary; once it submits, the wizard itself is over and its output is
+replaced by what it sent (``live_output.LiveOutput``).
 """
 
 from __future__ import annotations
