@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from synth_nb import report
 from synth_nb.errors import ConfigError
+from synth_nb.job.describe import format_phase
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.monitor_view import _event_line, is_error, is_noise
 from synth_nb.notebook.preview_text import warning_lines
@@ -107,10 +108,10 @@ def attach_job(request: Request, *, widgets: bool) -> Job:
 
 
 def print_history(job: Job, out: TextIO | None = None) -> None:
-    """``--all-events``: every event the attached job had, one line each as its panel lists them, written a
-    chunk at a time (the panel itself shows the newest few)."""
+    """``--all-events``: the attached job's phases as ``synth-nb attach`` prints them, then every event it had,
+    one line each as its panel lists them, written a chunk at a time (the panel itself shows the newest few)."""
     out = out or sys.stdout
-    chunk: list[str] = []
+    chunk: list[str] = [f"  {format_phase(entry)}" for entry in job.timeline]
     for event in job.events.models(job.events.snapshot()):
         if not is_noise(job.flow, event):
             chunk.append(("! " if is_error(event) else "  ") + _event_line(event))

@@ -40,6 +40,8 @@ from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
+    linked_lines,
+    phases_of,
     progress_of,
     render_html,
     render_text,
@@ -135,6 +137,7 @@ class MonitorPanel:
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
             last_seen=self.kernel_stopped and not self.done,
+            phases=phases_of(self.job), linked=tuple(linked_lines(self.job, final=self.done)),
         )
 
     def _check_reachable(self) -> None:
