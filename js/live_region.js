@@ -1,7 +1,8 @@
 // The monitor panel's one live region (anywidget AFM): a node that stays in place while its text changes,
 // so screen readers announce each change (a re-rendered HTML output would replace its node every refresh
 // and may never be read). Once the kernel following a running job is gone it says so, the job's status
-// line stops claiming a live status, and the button row it sits in becomes a static copy.
+// line stops claiming a live status, and the button row it sits in becomes a static copy. A row that is over
+// but kept for the focus it holds is released to the kernel once the focus has left it.
 
 import { freezeOutput, notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
 
@@ -44,6 +45,44 @@ function markStatusStale(el, model) {
   if (notebook) rewriteOutputs(notebook, (data) => staleStatusData(data, jobId));
 }
 
+/**
+ * Once the row is over (`release_when_unfocused`), tell the kernel as soon as none of its controls holds the
+ * keyboard focus, so it is replaced by static text without dropping a focus to the page. A focus lost to
+ * another window does not count: the row waits until the page has the focus elsewhere.
+ */
+function releaseWhenUnfocused(model, el) {
+  let row = null;
+  let sent = false;
+  const check = () => {
+    if (sent || !model.get("release_when_unfocused")) return;
+    row = row || el.closest(".synth-controls") || el;
+    if (!row.isConnected || row.contains(document.activeElement) || !document.hasFocus()) return;
+    sent = true;
+    model.send({ event: "unfocused" });
+  };
+  const later = () => setTimeout(check, 0); // focusout fires before the focus lands on the next element
+  let attached = false;
+  const attach = () => {
+    if (attached) { check(); return; }
+    attached = true;
+    row = el.closest(".synth-controls") || el;
+    row.addEventListener("focusout", later);
+    window.addEventListener("focus", later);
+    check();
+  };
+  let pending = 0;
+  const whenAttached = () => { if (el.isConnected) attach(); else pending = requestAnimationFrame(whenAttached); };
+  const onChange = () => whenAttached();
+  model.on("change:release_when_unfocused", onChange);
+  if (model.get("release_when_unfocused")) whenAttached();
+  return () => {
+    cancelAnimationFrame(pending);
+    model.off("change:release_when_unfocused", onChange);
+    if (row) row.removeEventListener("focusout", later);
+    window.removeEventListener("focus", later);
+  };
+}
+
 function render({ model, el }) {
   const node = document.createElement("div");
   node.className = "synth-live-region";
@@ -63,12 +102,12 @@ function render({ model, el }) {
     node.textContent = notice;
     markStatusStale(el, model);
   }, model, freezeOutput); // the row's one view that puts its static copy in place
-
+  const unrelease = releaseWhenUnfocused(model, el);
   return () => {
     model.off("change:value", sync);
     unwatch();
+    unrelease();
   };
 }
-
 
 export default { render };

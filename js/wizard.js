@@ -21,6 +21,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
+import { handFocusOnRemoval } from "./focus_handoff.js";
 import { freezeOutput, whenKernelGone } from "./kernel_gone.js";
 import { h, viewOf } from "./wizard_view.js";
 
@@ -245,11 +246,14 @@ function render({ model, el }) {
       "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
       + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
   }, model, freezeOutput);
+  // once it submitted the wizard is replaced by what it sent: a focus it held goes to the new job's panel row
+  const handOver = handFocusOnRemoval(el, () => model.get("submitted").length > 0);
   draw();
   return () => {
     unlisten();
     unfollow();
     unwatch();
+    handOver();
     for (const timer of Object.values(local.timers)) clearTimeout(timer);
   };
 }

@@ -254,11 +254,11 @@ function previewStep(ctx) {
     : h("p", { class: "synth-hint", text: "No earlier submission from this notebook to compare with." }))));
 }
 
-/** After a submission the same payloads take two deliberate presses: "Submit the same again…", then yes. */
+/** The payloads last submitted from this notebook take two deliberate presses: "Submit the same again…", then yes. */
 function againControls({ s, keyed, local }) {
   const count = countLabel(s.previews.length, "job");
   return h("div", { class: "synth-again" },
-    h("p", { class: "synth-hint", text: `Nothing changed since you submitted: sending it again creates ${count} more.` }),
+    h("p", { class: "synth-hint", text: `These are the payloads last submitted from this notebook: sending them again creates ${count} more.` }),
     h("button", { ...keyed("again"), type: "button", class: "synth-secondary", "data-action": "again",
       "data-focus-from": "submit again-yes again-no", "aria-expanded": local.confirmAgain ? "true" : "false",
       text: "Submit the same again…" }),
@@ -273,7 +273,7 @@ function submitStep(ctx) {
   const { s, id, keyed } = ctx;
   const blockers = submitBlockers(s);
   const ok = canSubmit(s);
-  const again = s.duplicate && s.submitted.length && !s.submitting;
+  const again = s.duplicate && !s.submitting;
   const why = blockers.length && !again;
   const warnings = allWarnings(s);
   const count = countLabel(s.previews.length || s.selected.length, "job");

@@ -15,6 +15,15 @@ from typing import Any, TextIO
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import unreadable_metrics_note
 from synth_nb.job import Job, JobUpdate
+from synth_nb.job.describe import (
+    format_phase,
+    latest_metrics,
+    linked_followed,
+    linked_summary,
+    linked_unfollowable,
+    metric_values,
+    phases_line,
+)
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 
@@ -46,15 +55,6 @@ def format_event(event: Event) -> list[str]:
         if isinstance(trace, str):
             lines += [f"    {ln}" for ln in [t for t in trace.splitlines() if t.strip()][-5:]]
     return lines
-
-
-def format_phase(entry: dict[str, Any]) -> str:
-    """A timeline entry as 0.2.24's CLI prints it (``timeline=training``), with its message when it has one."""
-    phase = entry.get("phase")
-    if not isinstance(phase, str) or not phase:
-        return f"timeline entry without a phase: {json.dumps(entry.get('raw', entry), default=str)[:300]}"
-    message = entry.get("message")
-    return f"timeline={phase}" + (f": {message}" if isinstance(message, str) and message else "")
 
 
 def format_metric(point: MetricPoint) -> str:
@@ -166,10 +166,9 @@ class LinePrinter:
         """Say which job the status links to, then print its lines too, each prefixed with its id."""
         linked = self.job.linked
         if linked is None or linked.id != entry.get("job_id"):
-            self.emit(f"linked job {entry.get('job_id')} could not be followed: {entry.get('error', 'not found')}")
+            self.emit(f"linked job {linked_unfollowable(entry)}")
             return
-        self.emit(f"linked job {linked.id} ({linked.flow}, {linked.status}, {len(linked.events)} events so far) is "
-                  f"followed too; its lines are marked with its id (synth-nb attach {linked.id} follows it alone)")
+        self.emit(linked_followed(linked, "synth-nb attach", marked="its lines are marked with its id"))
         if linked.id in self._linked_printers:
             return
         self._linked_printers.add(linked.id)
@@ -184,13 +183,11 @@ def _linked_lines(job: Job) -> list[str]:
     if note is None:
         return []
     if linked is None:
-        return [f"  linked job: {note['job_id']} could not be followed: {note.get('error', 'not found')}"]
-    lines = [f"  linked job: {linked.id} ({linked.flow}): {linked.status}, {len(linked.events)} events, "
-             f"{len(linked.metrics)} metrics (synth-nb attach {linked.id})"]
-    latest = linked.metrics.latest()
+        return [f"  linked job: {linked_unfollowable(note)}"]
+    lines = [f"  linked job: {linked_summary(linked, 'synth-nb attach')}"]
+    latest = latest_metrics(linked.metrics)
     if latest:
-        lines.append("  linked last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
-                                                           for p in latest.values()))
+        lines.append(f"  linked last metrics: {metric_values(latest)}")
     return lines
 
 
@@ -201,13 +198,12 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
              f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
              f"  backend:  {job.backend_url}",
              f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
-    phases = [str(e["phase"]) for e in job.timeline if isinstance(e.get("phase"), str) and e["phase"]]
+    phases = phases_line(job.timeline)
     if phases:
-        lines.append(f"  phases:   {' -> '.join(phases)}")
-    latest = job.metrics.latest()
+        lines.append(f"  phases:   {phases}")
+    latest = latest_metrics(job.metrics)
     if latest:
-        lines.append("  last metrics: " + ", ".join(f"{p.name}={p.value:.4f} (step {p.step})"
-                                                    for p in latest.values()))
+        lines.append(f"  last metrics: {metric_values(latest)}")
     scores = get_flow(job.flow).headline_scores(job)
     for key in ("fine_tuned_model", "best_score", "error"):
         if key == "best_score" and "best_score" in scores:

@@ -331,7 +331,7 @@ class Job(JobHistory):
         except TRANSIENT_ERRORS:
             return
         except SynthNbError as exc:
-            self.linked, self.linked_note = None, {"job_id": linked_id, "error": str(exc)}
+            self.linked, self.linked_note = None, masked_doc({"job_id": linked_id, "error": str(exc)}, self.hidden)
         else:
             self.linked, self.linked_note = linked, {"job_id": linked_id, "flow": flow}
             if not linked.done:

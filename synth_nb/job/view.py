@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -32,6 +32,15 @@ class JobView(FinishedJob, Protocol):
     @property
     def unreachable_since(self) -> datetime | None:
         """When the backend stopped answering the job's client (None while it answers)."""
+    @property
+    def timeline(self) -> Sequence[Mapping[str, Any]]:
+        """The job's phases as the backend's timeline sent them, masked (``{"phase", "message"?, ...}``)."""
+    @property
+    def linked(self) -> JobView | None:
+        """The job its status names as ``linked_job_id``, followed alongside (None: none, or not followable)."""
+    @property
+    def linked_note(self) -> Mapping[str, Any] | None:
+        """Which job is linked (``{"job_id", "flow"}``), or why it could not be followed (``{"job_id", "error"}``)."""
     @property
     def done(self) -> bool: ...
     @property

@@ -139,6 +139,10 @@ class PanelControls:
         """Tell screen readers about a new status (repeats of the last one are not said again)."""
         self.message.announce_status(text)
 
+    def release_when_unfocused(self, release: Callable[[], object]) -> None:
+        """The row is over; ``release`` (which replaces it) runs once none of its controls holds the focus."""
+        self.message.release(release)
+
     def results_ready(self) -> None:
         self.export.disabled = False
 

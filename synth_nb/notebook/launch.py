@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from synth_nb import report
 from synth_nb.errors import ConfigError
+from synth_nb.job.describe import format_phase
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.monitor_view import _event_line, is_error, is_noise
 from synth_nb.notebook.preview_text import warning_lines
@@ -28,10 +29,11 @@ from synth_nb.pipeline.request import Request
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient
     from synth_nb.job import Job
+    from synth_nb.notebook.panel import MonitorPanel
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
 
-__all__ = ["attach_job", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
+__all__ = ["attach_job", "follow", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
 
 #: lines per write when a cell prints a whole history
 HISTORY_CHUNK = 2000
@@ -106,10 +108,10 @@ def attach_job(request: Request, *, widgets: bool) -> Job:
 
 
 def print_history(job: Job, out: TextIO | None = None) -> None:
-    """``--all-events``: every event the attached job had, one line each as its panel lists them, written a
-    chunk at a time (the panel itself shows the newest few)."""
+    """``--all-events``: the attached job's phases as ``synth-nb attach`` prints them, then every event it had,
+    one line each as its panel lists them, written a chunk at a time (the panel itself shows the newest few)."""
     out = out or sys.stdout
-    chunk: list[str] = []
+    chunk: list[str] = [f"  {format_phase(entry)}" for entry in job.timeline]
     for event in job.events.models(job.events.snapshot()):
         if not is_noise(job.flow, event):
             chunk.append(("! " if is_error(event) else "  ") + _event_line(event))
@@ -135,8 +137,8 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
     if not request.poll:
         move_to_kernel(jobs)
         return jobs
-    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
     if request.wait or not widgets:
+        report.start(jobs, request.report)  # before any panel follows: every point streamed is written
         start_recording(jobs, request.record, secrets)
         try:  # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)
             show_jobs(jobs, wait=True, timeout=request.poll_timeout, cancel_on_interrupt=owned)
@@ -153,9 +155,26 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
                 print(f"job {job.id}: {job.watchdog.report()}")
         return jobs
     move_to_kernel(jobs)
-    start_recording(jobs, request.record, secrets)
-    show_jobs(jobs, wait=False)
+    follow(jobs, request, secrets=secrets)
     return jobs
+
+
+def follow(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
+           ) -> list[MonitorPanel]:
+    """Follow jobs that live on the kernel's loop without blocking: ``--report-to`` writers, ``--record``
+    recordings, then a panel each; nothing with ``--no-poll``.
+
+    The magic's ``--yes`` path and the wizard's Submit both end here, so a flag means the same from either.
+    ``panels=False``: the caller shows the jobs itself.
+    """
+    from synth_nb.notebook.show import show_jobs
+    from synth_nb.pipeline.launch import start_recording
+
+    if not request.poll:
+        return []
+    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
+    start_recording(jobs, request.record, secrets)
+    return show_jobs(jobs, wait=False) if panels else []
 
 
 def move_to_kernel(jobs: Sequence[Job]) -> None:

@@ -15,6 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from synth_nb.flows import is_noise as _flow_noise
+from synth_nb.job import JobView
+from synth_nb.job.describe import (
+    latest_metrics,
+    linked_followed,
+    linked_summary,
+    linked_unfollowable,
+    metric_values,
+    phases_line,
+)
 from synth_nb.job.progress import Progress, format_duration, progress_of
 from synth_nb.records import TERMINAL_STATUSES
 
@@ -24,6 +33,8 @@ __all__ = [
     "format_duration",
     "is_error",
     "is_noise",
+    "linked_lines",
+    "phases_of",
     "progress_of",
     "render_html",
     "render_text",
@@ -82,6 +93,31 @@ class StallDetector:
         return quiet if quiet > threshold else None
 
 
+#: how a notebook follows one job alone
+ATTACH = "%synth_train --attach"
+
+
+def phases_of(job: JobView) -> str:
+    """``phases: queued → training``, with the newest phase's message ("" before the timeline has any)."""
+    line = phases_line(job.timeline, arrow="→", newest_message=True)
+    return f"phases: {line}" if line else ""
+
+
+def linked_lines(job: JobView, *, final: bool) -> list[str]:
+    """The job its status links to, worded as the terminal's lines word it: while followed, its flow, status,
+    events and how to follow it alone; once over, its status, counts and last metric values."""
+    note, linked = job.linked_note, job.linked
+    if note is None:
+        return []
+    if linked is None or linked.id != note.get("job_id"):
+        return [f"linked job {linked_unfollowable(note)}"]
+    if not final:
+        return [linked_followed(linked, ATTACH)]
+    latest = latest_metrics(linked.metrics)
+    return [f"linked job: {linked_summary(linked, ATTACH)}",
+            *([f"linked last metrics: {metric_values(latest)}"] if latest else [])]
+
+
 @dataclass
 class PanelState:
     """Everything the status area shows, computed by the panel and rendered by the two functions below."""
@@ -101,6 +137,10 @@ class PanelState:
     error: str | None = None
     #: the kernel following the job stopped before it ended: the status is only what was last seen
     last_seen: bool = False
+    #: ``phases_of``: the job's timeline so far
+    phases: str = ""
+    #: ``linked_lines``: the job its status links to
+    linked: tuple[str, ...] = ()
 
     @property
     def status_text(self) -> str:
@@ -127,6 +167,9 @@ def render_text(state: PanelState) -> str:
     if state.progress.done is not None:
         eta = "" if _terminal(state) else f" · ETA {format_duration(state.progress.eta_seconds)}"
         lines.append(f"progress {state.progress.label()}{eta}")
+    if state.phases:
+        lines.append(state.phases)
+    lines.extend(state.linked)
     if state.stalled_for is not None:
         lines.append(f"! no event for {format_duration(state.stalled_for)}"
                      f" (usual gap {format_duration(state.usual_gap)})")
@@ -205,6 +248,9 @@ def render_html(state: PanelState) -> str:
         parts.append(f"<span class='synth-progress-label'>{esc(p.label())}</span>")
     else:
         parts.append("</div>")
+    if state.phases:
+        parts.append(f"<div class='synth-phases'>{esc(state.phases)}</div>")
+    parts.extend(f"<div class='synth-linked'>{esc(line)}</div>" for line in state.linked)
     if state.stalled_for is not None:
         parts.append(f"<div class='synth-stall'>⚠ No event for {format_duration(state.stalled_for)} "
                      f"(usual gap {format_duration(state.usual_gap)}): the job may be stalled.</div>")

@@ -85,10 +85,25 @@ class LiveRegion(_MonitorWidget):
     value = traitlets.Unicode("").tag(sync=True)
     kernel_gone_notice = traitlets.Unicode("").tag(sync=True)
     job_id = traitlets.Unicode("").tag(sync=True)
+    #: the row is over, but replacing it now could drop a keyboard focus it holds: the front end says
+    #: ("unfocused") once no control of the row has the focus, and ``on_unfocused`` is called then
+    release_when_unfocused = traitlets.Bool(False).tag(sync=True)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
         self._last_status = ""
+        self._on_unfocused: Callable[[], object] | None = None
+        self.on_msg(self._front_end_message)
+
+    def release(self, on_unfocused: Callable[[], object]) -> None:
+        """Call ``on_unfocused`` once the front end says the row holds no focus (at once if it holds none)."""
+        self._on_unfocused = on_unfocused
+        self.release_when_unfocused = True
+
+    def _front_end_message(self, _: Any, content: Any, buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "unfocused" and self._on_unfocused is not None:
+            on_unfocused, self._on_unfocused = self._on_unfocused, None
+            on_unfocused()
 
     @property
     def said_status(self) -> bool:

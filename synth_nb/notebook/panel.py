@@ -40,6 +40,8 @@ from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
+    linked_lines,
+    phases_of,
     progress_of,
     render_html,
     render_text,
@@ -135,6 +137,7 @@ class MonitorPanel:
             hidden_count=self.hidden_count, show_all=self.show_all, stalled_for=stalled,
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
             last_seen=self.kernel_stopped and not self.done,
+            phases=phases_of(self.job), linked=tuple(linked_lines(self.job, final=self.done)),
         )
 
     def _check_reachable(self) -> None:
@@ -239,6 +242,8 @@ class MonitorPanel:
     def _exported(self, written: list[Path]) -> None:
         self.summary.exported = artifacts.export_bundle(written, self.notebook_folder)
         self._publish_summary()
+        if self.final_status is not None and self.controls is not None:  # nothing is left to press in the row:
+            self.controls.release_when_unfocused(self._release_controls)  # text once the focus has left it
 
     def request_export(self) -> concurrent.futures.Future[list[Path]]:
         """Export from a button press (any thread): write in a worker thread, then report in the panel."""
@@ -255,6 +260,13 @@ class MonitorPanel:
             return written
 
         return self._spawn(export())
+
+    def _release_controls(self) -> None:
+        """Replace the row by its snapshot, on the panel's loop (the front end's message may come on any thread)."""
+        async def freeze() -> None:
+            self.controls_output.freeze()
+
+        self._spawn(freeze())
 
     def _publish_summary(self) -> None:
         if self._shown:
@@ -345,11 +357,14 @@ class MonitorPanel:
             self._publish_summary()
             if self.controls is not None:
                 self.controls.results_ready()
-        # nothing left to press: the row becomes text. It stays (until the kernel stops) while Export is useful,
-        # and after Cancel was pressed in it, so the keyboard focus it holds is not dropped to the page
-        if self.final_status is not None and not (self.show_artifacts and self.flow.has_summary) \
-                and not self.cancel_requested:
-            self.controls_output.freeze()
+        # nothing left to press: the row becomes text, at once, or, after Cancel was pressed in it, once the
+        # keyboard focus it holds has left it. A row whose Export is useful stays until an export is written.
+        if self.final_status is not None and self.controls is not None \
+                and not (self.show_artifacts and self.flow.has_summary):
+            if self.cancel_requested:
+                self.controls.release_when_unfocused(self._release_controls)
+            else:
+                self.controls_output.freeze()
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

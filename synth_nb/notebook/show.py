@@ -1,7 +1,7 @@
 """Show monitor panels for jobs, and block the cell until they end when asked (``show_job``, ``show_jobs``).
 
 Blocking is the part with rules: where a job's monitoring can run while the calling thread waits.
-``show_submitted`` records what a wizard sent as a plain output, which outlives the wizard's widget.
+``submitted_bundle`` is what a wizard leaves in place of its widget once it submitted.
 """
 
 from __future__ import annotations
@@ -15,26 +15,28 @@ from synth_nb.notebook.blocking import block_on, running_loop
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.panel import MonitorPanel
 
-__all__ = ["show_job", "show_jobs", "show_submitted", "submitted_bundle"]
+__all__ = ["show_job", "show_jobs", "submitted_bundle"]
 
 
-def submitted_bundle(submitted: Sequence[dict[str, str]], destination: str) -> dict[str, str]:
-    """``[{job_id, flow, path}]`` sent to ``destination`` (a masked URL) as HTML with a text copy."""
+def submitted_bundle(submitted: Sequence[dict[str, str]], destination: str, sent: str = "") -> dict[str, str]:
+    """What a wizard leaves once it submitted: ``[{job_id, flow, path}]`` sent to ``destination`` (a masked
+    URL), the masked payload preview ``sent`` folded, and the commands that send one again or change it first."""
     jobs = "job" if len(submitted) == 1 else "jobs"
     head = f"Submitted {len(submitted)} {jobs} to {destination}"
     items = [(s["path"], s["flow"], s["job_id"]) for s in submitted]
-    text = "\n".join([head + ":", *(f"  {path} ({flow}) → {job_id}" for path, flow, job_id in items)])
-    rows = "".join(f"<li><code>{html.escape(path)}</code> ({html.escape(flow)}) → <strong>{html.escape(job_id)}"
-                   f"</strong></li>" for path, flow, job_id in items)
-    return {"text/html": f"<div class='synth-submitted'><p>{html.escape(head)}:</p><ul>{rows}</ul></div>",
-            "text/plain": text}
-
-
-def show_submitted(submitted: Sequence[dict[str, str]], destination: str) -> None:
-    """Show what was sent as a plain output: a saved or reopened notebook keeps it when no widget can render."""
-    from IPython.display import display
-
-    display(submitted_bundle(submitted, destination), raw=True)
+    example = items[0][2] if len(items) == 1 else "JOB_ID"
+    rerun, fork = f"%synth_train --rerun {example}", f"%synth_train --fork {example}"
+    again = f"To send it again: {rerun}; to change something first: {fork} (a wizard starting from that job)."
+    again_html = (f"To send it again: <code>{html.escape(rerun)}</code>; to change something first: "
+                  f"<code>{html.escape(fork)}</code> (a wizard starting from that job).")
+    text = "\n".join([head + ":", *(f"  {path} ({flow}) → {job_id}" for path, flow, job_id in items), again])
+    rows = "".join(f"<li><code>{html.escape(path)}</code> ({html.escape(flow)}) → <strong class='synth-job-id'>"
+                   f"{html.escape(job_id)}</strong></li>" for path, flow, job_id in items)
+    payloads = (f"<details><summary>What was sent (secrets masked)</summary><pre>{html.escape(sent)}</pre></details>"
+                if sent else "")
+    return {"text/html": f"<div class='synth-wizard-snapshot synth-submitted' data-testid='submitted'>"
+                         f"<p>{html.escape(head)}:</p><ul>{rows}</ul>{payloads}<p>{again_html}</p></div>",
+            "text/plain": text + (f"\n{sent}" if sent else "")}
 
 
 def show_job(job: JobView, *, wait: bool = False, timeout: float | None = None, **options: Any) -> MonitorPanel:

@@ -6,7 +6,8 @@ cleared by the front end as soon as the message is sent. Every state change is r
 kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
 config goes through ``synth_nb.pipeline``, like the magic's and the CLI's. The monitor panels of
 submitted jobs are plain outputs of the wizard's own cell (``output_redirect.CellContext``), so a saved
-notebook keeps their chart and summary.
+notebook keeps their chart and summary; once it submits, the wizard itself is over and its output is
+replaced by what it sent (``live_output.LiveOutput``).
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from pydantic import SecretStr
 
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
 from synth_nb.notebook.kernel_loop import KernelLoop
+from synth_nb.notebook.launch import follow
 from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
+from synth_nb.notebook.show import submitted_bundle
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
@@ -35,11 +38,10 @@ from synth_nb.notebook.wizard_inputs import (
     prefill_overrides,
 )
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
-from synth_nb.notebook.wizard_review import Baseline, merge_secret_rows, preview_row, save_last
+from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target, actions
 from synth_nb.pipeline.request import Request
 from synth_nb.report import ReportOptions
-from synth_nb.report import start as start_reports
 from synth_nb.secrets.redact import redact
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ class Wizard(anywidget.AnyWidget):
     submitting = traitlets.Bool(False).tag(sync=True)
     submitted = traitlets.List(traitlets.Dict()).tag(sync=True)
     submitted_to = traitlets.Unicode("").tag(sync=True)
-    #: the payloads now are the ones this wizard just submitted: sending them again needs a confirmation
+    #: the payloads now are the ones last submitted from this notebook: sending them again needs a confirmation
     duplicate = traitlets.Bool(False).tag(sync=True)
     submit_error = traitlets.Unicode("").tag(sync=True)
     #: the Preview step's pre-flight cards (masked static HTML), for the payloads shown; none sends a job
@@ -95,23 +97,28 @@ class Wizard(anywidget.AnyWidget):
                  env_files: list[Path] | None = None, modal_secrets: list[str] | None = None,
                  backend: str | None = None, environ: dict[str, str] | None = None,
                  loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
-                 limits: dict[str, float] | None = None, report: ReportOptions | None = None) -> None:
+                 limits: dict[str, float] | None = None, report: ReportOptions | None = None,
+                 request: Request | None = None) -> None:
         super().__init__()
-        self._limits = dict(limits or {})  # --max-minutes & co.: a budget watchdog on every job submitted
-        self._report = report or ReportOptions()  # --report-to & co.: every job submitted is written there
         self._fork = fork
         self.forked_from = fork.job_id if fork is not None else ""
         self._folder = Path(folder).resolve()
+        #: the magic's request: how submitted jobs are followed (--record, --no-poll, --poll-interval,
+        #: --report-to, the --max-minutes & co. watchdog), the same as its --yes path
+        self._request = request if request is not None else Request(
+            self._folder, limits=dict(limits or {}), report=report or ReportOptions())
         self._environ = dict(os.environ if environ is None else environ)
         self._loop = loop or KernelLoop.capture()
         self._pasted: dict[str, SecretStr] = {}
         self._prepared: list[Prepared] = []
         self._target: Target | None = None
-        self._submitted_previews: dict[str, str] = {}
+        #: the masked payloads last submitted from this notebook's folder: the same again needs a second action
+        self._submitted_previews = load_last(self._folder)
         #: the cell that displayed the wizard: the monitor panels of submitted jobs are shown there
         self._cell = CellContext()
         #: the wizard's output (its latest display): a static snapshot replaces it when the kernel stops
         self.output = LiveOutput(self.snapshot, name="wizard")
+        self._sent_text = ""  # the masked preview of what was submitted, for the snapshot
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
         self._on_submitted = on_submitted
         self.jobs: list[Any] = []
@@ -262,7 +269,7 @@ class Wizard(anywidget.AnyWidget):
         self.blockers = list(dict.fromkeys(blockers))
         self.can_submit = not self.blockers and bool(prepared) and all(p.ok for p in prepared)
         now = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
-        self.duplicate = bool(self._submitted_previews) and now == self._submitted_previews
+        self.duplicate = bool(now) and all(self._submitted_previews.get(path) == shown for path, shown in now.items())
         self._show_preflight()
 
     def _baseline(self) -> Baseline | None:
@@ -333,7 +340,7 @@ class Wizard(anywidget.AnyWidget):
             self.submit_error = "Nothing was sent: " + " ".join(self.blockers) if self.blockers else ""
             return
         if self.duplicate and not duplicate:
-            self.submit_error = ("Nothing was sent: these are the jobs you just submitted. "
+            self.submit_error = ("Nothing was sent: these are the payloads last submitted from this notebook. "
                                  "Use \"Submit the same again…\" to send them once more.")
             return
         self.submitting = True
@@ -344,7 +351,9 @@ class Wizard(anywidget.AnyWidget):
     async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
         forked_from = self._fork.job_id if self._fork is not None else None  # kept in the bundles
         batch = actions.Batch(target, prepared[0].overrides if prepared else None, prepared, forked_from=forked_from)
-        submitting = actions.send(batch, folder=self._folder, limits=self._limits, say=print)
+        request = self._request
+        submitting = actions.send(batch, folder=self._folder, poll_interval=request.poll_interval,
+                                  limits=request.limits if request.poll else None, say=print)
         try:  # what it prints (task-app checks) belongs to the wizard's cell
             jobs = await self._cell.create_task(self._loop.loop, submitting)
         except SynthNbError as exc:
@@ -358,20 +367,19 @@ class Wizard(anywidget.AnyWidget):
         self.jobs = jobs
         sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
         save_last(self._folder, sent)
-        self._submitted_previews = sent
+        self._submitted_previews = load_last(self._folder)
+        self._sent_text = preview_text(prepared, backend_url=target.url)
         self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
                           for job, p in zip(jobs, prepared, strict=False)]
         self.submitted_to = redact(target.url)
         self.step = "submit"
         self._recompute()
-        start_reports(jobs, self._report)
+        self.output.freeze()  # the wizard is over: what it sent stays as static output, saved with the notebook
+        # then, as plain outputs of its cell, one panel per job (the magic's --yes path does the same)
+        self.panels = self._cell.run(follow, jobs, request, secrets=batch.secrets(),
+                                     panels=self._on_submitted is None)
         if self._on_submitted is not None:
             self._on_submitted(jobs)
-        else:  # plain outputs of the wizard's cell, saved with it (what was sent, then one panel per job)
-            from synth_nb.notebook.show import show_jobs, show_submitted
-
-            self._cell.run(show_submitted, self.submitted, self.submitted_to)
-            self.panels = self._cell.run(show_jobs, jobs, wait=False)
         return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -389,17 +397,13 @@ class Wizard(anywidget.AnyWidget):
         self._cell.capture()
 
     def snapshot(self) -> dict[str, str]:
-        """What replaces the wizard's output when its kernel stops: what it submitted, or that it sent nothing."""
-        from synth_nb.notebook.show import submitted_bundle
-
-        head = "synth-nb wizard, closed when its kernel stopped"
-        if not self.submitted:
-            note = f"{head}: nothing was submitted from it."
-            return {"text/html": f"<div class='synth-wizard-snapshot'><p>{html.escape(note)}</p></div>",
-                    "text/plain": note}
-        sent = submitted_bundle(self.submitted, self.submitted_to)
-        return {"text/html": f"<div class='synth-wizard-snapshot'><p>{html.escape(head)}.</p>{sent['text/html']}</div>",
-                "text/plain": f"{head}.\n{sent['text/plain']}"}
+        """What replaces the wizard's output once it is over: what it submitted (the masked payloads and how
+        to send one again), or, when its kernel stopped first, that it sent nothing."""
+        if self.submitted:
+            return submitted_bundle(self.submitted, self.submitted_to, self._sent_text)
+        note = "synth-nb wizard, closed when its kernel stopped: nothing was submitted from it."
+        return {"text/html": f"<div class='synth-wizard-snapshot'><p>{html.escape(note)}</p></div>",
+                "text/plain": note}
 
     def text_summary(self) -> str:
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""
@@ -422,7 +426,6 @@ def open_wizard(request: Request, fork: Fork | None = None) -> Wizard:
     if fork is None:
         return Wizard(request.folder, preselect=request.configs, overrides=request.overrides,
                       env_files=request.env_files, modal_secrets=request.modal_secrets, backend=request.backend,
-                      limits=request.limits, report=request.report)
+                      request=request)
     return Wizard(request.folder, preselect=[fork.config], overrides=fork.overrides, env_files=request.env_files,
-                  modal_secrets=request.modal_secrets, backend=fork.backend, fork=fork, limits=request.limits,
-                  report=request.report)
+                  modal_secrets=request.modal_secrets, backend=fork.backend, fork=fork, request=request)

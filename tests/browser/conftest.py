@@ -251,6 +251,15 @@ class Lab:
         self.shots.append(path)
         return path
 
+    def submitted_ids(self, index: int, count: int = 1) -> list[str]:
+        """Once it submits, the wizard in cell ``index`` is replaced by what it sent: the job ids there."""
+        sent = self.cell(index).locator(".synth-wizard-snapshot[data-testid=submitted]")
+        sent.wait_for(timeout=60_000)
+        assert self.cell(index).locator(".synth-wizard").count() == 0
+        ids = [str(i) for i in sent.locator(".synth-job-id").all_inner_texts()]
+        assert len(ids) == count, ids
+        return ids
+
     def save(self) -> None:
         self.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
         time.sleep(0.5)

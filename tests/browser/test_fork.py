@@ -91,8 +91,7 @@ def test_fork_a_finished_job_change_an_override_see_the_diff_and_submit(lab) -> 
         "() => document.querySelector('.synth-wizard button.synth-submit')?.getAttribute('aria-disabled') === 'false'",
         timeout=15_000)
     wizard.locator("button.synth-submit").click()
-    wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
-    child = wizard.locator(".synth-job-id").first.inner_text()
+    [child] = lab.submitted_ids(2)
     assert child != parent
     lab.cell(2).locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=120_000)
     lab.run_cell(3)

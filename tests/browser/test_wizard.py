@@ -141,9 +141,9 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
         timeout=15_000)
     submit.focus()
     page.keyboard.press("Enter")
-    done = wizard.locator("[data-testid=submitted]")
-    done.wait_for(timeout=60_000)
-    shown_id = wizard.locator(".synth-job-id").first.inner_text()
+    [shown_id] = lab.submitted_ids(1)  # the wizard is replaced by what it sent
+    # the focus it held goes to the job's panel row (Cancel), not to the page
+    page.wait_for_function("() => document.activeElement?.closest('.synth-controls') !== null", timeout=60_000)
     # the monitor panel opens in the same cell, under the wizard, and follows the job to its end
     monitor = lab.cell(1).locator(".synth-monitor")
     monitor.wait_for(timeout=60_000)
@@ -162,6 +162,8 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     # the same panel in the dark theme: colours come from JupyterLab's theme variables
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+    lab.run_cell(1)  # the wizard that submitted is over: the cell run again opens a new one
+    wizard.wait_for()
     wizard_step(lab, "configs")
     colors = wizard.evaluate("el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
     assert colors[0] != colors[1]

@@ -92,8 +92,7 @@ def _submit_and_follow(lab: Any) -> str:
     assert re.fullmatch(r"1 job → http://127\.0\.0\.1:\d+/api \(the embedded local backend\)",
                         wizard.locator("[data-testid=destination]").inner_text())
     submit.click()
-    wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
-    job_id = str(wizard.locator(".synth-job-id").first.inner_text())
+    [job_id] = lab.submitted_ids(1)
     cell = lab.cell(1)
     cell.locator(f".synth-monitor[data-job-id='{job_id}'][data-status='succeeded']").wait_for(timeout=120_000)
     cell.get_by_text(job_id).last.wait_for()
@@ -151,7 +150,7 @@ def test_a_wizard_jobs_chart_and_summary_survive_save_close_reopen(lab: Any, fro
     html = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--stdout", str(path)],
                           capture_output=True, text=True, timeout=180, check=True).stdout
     assert "data:image/png;base64," in html and job_id in html and re.search("summary", html, re.I)
-    assert f"→ <strong>{job_id}</strong>" in html
+    assert re.search(rf"→ <strong class=.synth-job-id.>{job_id}</strong>", html)
     saved = path.read_text()
     assert not any(c in saved or c in html for c in CANARIES)
 
@@ -217,7 +216,7 @@ def test_typo_warnings_preview_and_submit_are_easy_to_check(lab: Any) -> None:
     assert TYPO in sft.locator("[data-testid='preview-warnings-sft.toml']").inner_text()
     lab.screenshot("preview-folded", wizard)
 
-    # submit: how many jobs go where, the warning again; then no "Submit again" as the primary action
+    # submit: how many jobs go where, the warning again; then the wizard is replaced by what it sent
     wizard_at(lab, "submit")
     assert re.fullmatch(r"2 jobs → http://127\.0\.0\.1:\d+/api \(the embedded local backend\)",
                         wizard.locator("[data-testid=destination]").inner_text())
@@ -227,24 +226,33 @@ def test_typo_warnings_preview_and_submit_are_easy_to_check(lab: Any) -> None:
     assert submit.inner_text() == "Submit 2 jobs"
     lab.screenshot("submit-step", wizard)
     submit.click()
-    wizard.locator("[data-testid=submitted]").wait_for(timeout=60_000)
-    assert wizard.locator("button.synth-submit").count() == 0
-    assert wizard.locator(".synth-primary").count() == 0
+    first_ids = lab.submitted_ids(1, count=2)
+    sent = lab.cell(1).locator(".synth-wizard-snapshot")
+    assert "%synth_train --rerun JOB_ID" in sent.inner_text() and "--fork JOB_ID" in sent.inner_text()
+    lab.screenshot("after-submit", lab.cell(1))
+    lab.run_cell(2)
+    assert "SENT 2" in lab.wait_output(2, "SENT")
+
+    # the cell run again: a new wizard; the same payloads take a second, deliberate action
+    lab.run_cell(1)
+    wizard.wait_for()
+    tick(lab, "gepa.toml")
+    tick(lab, "sft.toml")
+    wizard_at(lab, "submit")
     again = wizard.get_by_role("button", name="Submit the same again…")
-    lab.screenshot("after-submit", wizard)
+    again.wait_for(timeout=30_000)
+    assert wizard.locator("button.synth-submit").count() == 0 and wizard.locator(".synth-primary").count() == 0
+    assert "last submitted from this notebook" in wizard.locator(".synth-again").inner_text()
     again.click()
     wizard.get_by_role("button", name="No, keep what I have").click()
     wait_active(page, "again")
     lab.run_cell(2)
     assert "SENT 2" in lab.wait_output(2, "SENT")
-    first_ids = wizard.locator(".synth-job-id").all_inner_texts()
     again.click()
     wait_active(page, "again-yes")  # the confirmation takes focus: Enter confirms, Tab reaches "No"
     assert again.get_attribute("aria-expanded") == "true"
     wizard.get_by_role("button", name="Yes, create 2 jobs more").click()
-    page.wait_for_function("old => { const ids = [...document.querySelectorAll('.synth-wizard .synth-job-id')]"
-                           ".map(e => e.textContent); return ids.length === 2 && !ids.some(i => old.includes(i)); }",
-                           arg=first_ids, timeout=60_000)
+    assert not set(lab.submitted_ids(1, count=2)) & set(first_ids)
     lab.run_cell(2)
     assert "SENT 4" in lab.wait_output(2, "SENT 4")
 

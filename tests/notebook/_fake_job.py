@@ -29,6 +29,9 @@ class FakeJob:
         self.events: list[Event] = []
         self.metrics: list[MetricPoint] = []
         self.status_doc: dict[str, Any] = {"id": job_id, "status": "running"}
+        self.timeline: list[dict[str, Any]] = []
+        self.linked: FakeJob | None = None
+        self.linked_note: dict[str, Any] | None = None
         self.cancel_calls = 0
         self.monitoring_started = 0
         self.refreshes = 0

@@ -78,7 +78,7 @@ async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_pa
     job = FakeJob("prompt_learning", job_id="pl_wizard1", algorithm="gepa")
     job.watchdog = None  # type: ignore[attr-defined]
 
-    async def fake_send(batch, *, folder, limits, say):  # type: ignore[no-untyped-def]
+    async def fake_send(batch, *, folder, limits, say, **_):  # type: ignore[no-untyped-def]
         watch(job, Limits.from_values(limits))  # what the one sequence does with the limits it is given
         return [job]
 

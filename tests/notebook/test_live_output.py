@@ -91,9 +91,12 @@ async def test_the_wizard_leaves_what_it_submitted_and_no_secret(tmp_path: Path,
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task
-    freeze_all()
-    snapshot = shown[1].last
-    assert WIDGET_VIEW not in snapshot
+    snapshot = shown[1].last  # replaced as it submitted: the wizard is over, its kernel still runs
+    assert WIDGET_VIEW not in snapshot and wizard.output.frozen
     assert "gepa.toml (prompt_learning) → pl_snap1" in snapshot["text/plain"]
-    assert "<strong>pl_snap1</strong>" in snapshot["text/html"]
+    assert "<strong class='synth-job-id'>pl_snap1</strong>" in snapshot["text/html"]
+    assert "To send it again: %synth_train --rerun pl_snap1; to change something first: " \
+           "%synth_train --fork pl_snap1" in snapshot["text/plain"]
+    assert "<summary>What was sent (secrets masked)</summary>" in snapshot["text/html"]
+    assert "gepa.toml" in snapshot["text/plain"].split("--fork pl_snap1")[1]  # the masked payload preview
     assert not any(c in json.dumps(snapshot) for c in CANARIES)

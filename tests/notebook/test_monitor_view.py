@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from _fake_job import FakeJob
+
 from synth_nb.notebook.monitor_view import (
     PanelState,
     Progress,
     StallDetector,
     format_duration,
     is_noise,
+    linked_lines,
+    phases_of,
     progress_of,
     render_html,
     render_text,
@@ -116,3 +120,41 @@ def test_status_announcement_changes_with_news_not_with_the_clock() -> None:
     cancelled = status_announcement(_state(status="cancelled", note="cancelled: the backend confirmed status cancelled"))
     assert cancelled == "Job job_1: cancelled. The backend confirmed status cancelled."
     assert status_announcement(_state(note="cancel requested…")).endswith("Cancel requested…")
+
+
+def test_phases_leave_out_entries_without_one_and_end_with_the_newest_message() -> None:
+    job = FakeJob("sft")
+    assert phases_of(job) == ""
+    job.timeline += [{"phase": "queued"}, {"phase": "training", "message": "8 x H100"}, {"raw": "checkpoint saved"}]
+    assert phases_of(job) == "phases: queued → training: 8 x H100"
+    job.timeline.append({"phase": "succeeded", "message": ""})
+    assert phases_of(job) == "phases: queued → training → succeeded"
+
+
+def test_a_linked_job_while_followed_once_over_and_when_it_could_not_be_followed() -> None:
+    job, linked = FakeJob("rl"), FakeJob("sft", job_id="job_linked1")
+    assert linked_lines(job, final=False) == []
+    linked.event("sft.training.started")
+    linked.metric("train.loss", 1, 0.9)
+    linked.metric("train.loss", 2, 0.7)
+    linked.metric("val.loss", 1, 0.8)
+    job.linked, job.linked_note = linked, {"job_id": "job_linked1", "flow": "sft"}
+    assert linked_lines(job, final=False) == [
+        "linked job job_linked1 (sft, running, 1 events so far) is followed too (%synth_train --attach job_linked1 "
+        "follows it alone)"]
+    assert linked_lines(job, final=True) == [
+        "linked job: job_linked1 (sft): running, 1 events, 3 metrics (%synth_train --attach job_linked1)",
+        "linked last metrics: train.loss=0.7000 (step 2), val.loss=0.8000 (step 1)"]
+    job.linked, job.linked_note = None, {"job_id": "job_gone", "error": "job job_gone was not found"}
+    assert linked_lines(job, final=True) == ["linked job job_gone could not be followed: job job_gone was not found"]
+
+
+def test_phases_and_the_linked_job_are_lines_of_the_status_output() -> None:
+    state = PanelState(job_id="job_1", flow="rl", algorithm=None, status="running", elapsed=3.0,
+                       progress=Progress(), events=[], hidden_count=0, show_all=False,
+                       phases="phases: queued → training", linked=("linked job <b>x</b> could not be followed: gone",))
+    assert render_text(state).splitlines()[1:3] == ["phases: queued → training",
+                                                    "linked job <b>x</b> could not be followed: gone"]
+    html = render_html(state)
+    assert "<div class='synth-phases'>phases: queued → training</div>" in html
+    assert "<div class='synth-linked'>linked job &lt;b&gt;x&lt;/b&gt; could not be followed: gone</div>" in html

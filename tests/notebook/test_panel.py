@@ -162,6 +162,15 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
     assert "backend confirmed status cancelled" in status.last["text/plain"]
     assert "RL result: job_test123 (cancelled)" in summary.last["text/plain"]
     assert '"status": "cancelled"' in summary.last["text/plain"]
+    # the row holds the focus Cancel left in it: it stays live until the front end says the focus has left
+    row = outputs[2]
+    assert "application/vnd.jupyter.widget-view+json" in row.last and controls.message.release_when_unfocused
+    controls.message._front_end_message(None, {"event": "unfocused"}, [])
+    for _ in range(500):
+        if "application/vnd.jupyter.widget-view+json" not in row.last:
+            break
+        await asyncio.sleep(0.02)
+    assert row.last["text/plain"].splitlines()[0] == "Job job_test123: cancelled."
 
 
 async def test_stall_notice_appears_after_a_long_quiet_spell(outputs) -> None:
@@ -311,6 +320,15 @@ async def test_export_writes_to_the_results_folder_and_links_the_files_in_the_su
     assert "# Prompt-learning summary: `pl_export`" in summary  # the result stays below the links
     assert panel.controls.message.value == "Wrote summary.md and summary_curve.png to results/pl_export/"
     assert not panel.controls.export.disabled
+    # exported after the end, nothing is left to press: text once the focus has left the row
+    row = outputs[2]
+    assert "application/vnd.jupyter.widget-view+json" in row.last and panel.controls.message.release_when_unfocused
+    panel.controls.message._front_end_message(None, {"event": "unfocused"}, [])
+    for _ in range(500):
+        if "application/vnd.jupyter.widget-view+json" not in row.last:
+            break
+        await asyncio.sleep(0.02)
+    assert "Last message: Wrote summary.md and summary_curve.png to results/pl_export/" in row.last["text/plain"]
 
 
 async def test_progress_ends_full_and_green_on_success_and_red_where_it_stopped_otherwise(outputs) -> None:

@@ -295,20 +295,27 @@ async def test_text_fallback_is_masked(project: Path) -> None:
 
 async def test_the_same_payload_again_needs_a_deliberate_second_action(project: Path, sent: list,
                                                                         shown: list) -> None:
+    first = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
+    assert not first.duplicate
+    first._handle_custom_msg({"type": "submit"}, [])
+    assert first.submit_task is not None
+    await first.submit_task
+    assert len(sent) == 1 and len(shown) == 1
+    # the wizard is over once it submitted; the cell run again opens a new one, which knows the last payloads
     wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
-    assert not wizard.duplicate
-    wizard._handle_custom_msg({"type": "submit"}, [])
-    assert wizard.submit_task is not None
-    await wizard.submit_task
-    assert wizard.duplicate and len(sent) == 1 and len(shown) == 1
-    wizard._handle_custom_msg({"type": "submit"}, [])  # a second press of the old button: refused
-    assert len(sent) == 1 and wizard.submit_error.startswith("Nothing was sent: these are the jobs you just")
+    assert wizard.duplicate
+    wizard._handle_custom_msg({"type": "submit"}, [])  # one press: refused
+    assert len(sent) == 1
+    assert wizard.submit_error.startswith("Nothing was sent: these are the payloads last submitted from this notebook")
     wizard._handle_custom_msg({"type": "submit", "duplicate": True}, [])  # "Submit the same again…", yes
+    assert wizard.submit_task is not None
     await wizard.submit_task
     assert len(sent) == 2 and wizard.submit_error == ""
     assert [s["job_id"] for s in wizard.submitted] == ["job-2-0"]
-    wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9999"}
-    assert not wizard.duplicate  # a changed payload is a new submission, one press
+    third = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
+    third.overrides = {**third.overrides, "task_url": "http://127.0.0.1:9999"}
+    assert not third.duplicate  # a changed payload is a new submission, one press
+    assert not tick(Wizard(project, environ=clean_environ()), "sft.toml").duplicate  # never sent from here
 
 
 async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
@@ -319,9 +326,6 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     cell: contextvars.ContextVar[str] = contextvars.ContextVar("cell", default="the button press")
     seen: list[str] = []
     monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
-    records: list[dict[str, str]] = []
-    monkeypatch.setattr(show, "show_submitted", lambda submitted, to: seen.append(f"record: {cell.get()}")
-                        or records.append(show.submitted_bundle(submitted, to)))
     submit = actions.send
 
     async def printing_submit(batch: Any, **options: Any) -> list[Any]:
@@ -337,27 +341,56 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task
-    assert seen == ["checks: the wizard's cell", "trait: the button press", "record: the wizard's cell",
-                    "panels: the wizard's cell"]
-    # what was sent stays in the cell as plain output, for when the wizard's widget can no longer render
-    [record] = records
-    job = wizard.submitted[0]
-    assert record["text/plain"].startswith(f"Submitted 1 job to {wizard.submitted_to}:")
-    assert f"{job['path']} ({job['flow']}) → {job['job_id']}" in record["text/plain"]
-    assert f"<strong>{job['job_id']}</strong>" in record["text/html"]
+    assert seen == ["checks: the wizard's cell", "trait: the button press", "panels: the wizard's cell"]
     assert cell.get() == "the button press"
 
 
 async def test_jobs_submitted_from_the_wizard_are_reported_where_the_magic_asked(
         project: Path, sent: list, monkeypatch: pytest.MonkeyPatch) -> None:
     """``%synth_train --report-to tensorboard`` opening the wizard: its jobs go to the trackers too."""
-    from synth_nb.notebook import wizard as wizard_module
+    from synth_nb import report
     from synth_nb.report import ReportOptions
 
     reported: list[Any] = []
-    monkeypatch.setattr(wizard_module, "start_reports", lambda jobs, options: reported.append((jobs, options)))
+    monkeypatch.setattr(report, "start", lambda jobs, options: reported.append((jobs, options)))
     options = ReportOptions(("tensorboard",), project / "runs")
     wizard = tick(Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None, report=options), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     jobs = await wizard.submit_task
     assert reported == [(jobs, options)]
+
+
+async def test_the_wizard_follows_its_jobs_as_the_magics_flags_say(project: Path, sent: list, shown: list,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """``%synth_train --record PATH --poll-interval 2`` opening the wizard: its jobs are recorded and polled as
+    the ``--yes`` path would; with ``--no-poll`` nothing follows them (no panel, no recording)."""
+    from synth_nb.pipeline import launch as pipeline_launch
+    from synth_nb.pipeline.request import Request
+
+    recorded: list[Any] = []
+    monkeypatch.setattr(pipeline_launch, "start_recording",
+                        lambda jobs, base, secrets: recorded.append(([j.id for j in jobs], base)) or [])
+    options: list[dict[str, Any]] = []
+    send = actions.send
+
+    async def sending(batch: Any, **given: Any) -> list[Any]:
+        options.append({k: given.get(k) for k in ("poll_interval", "limits")})
+        return await send(batch, **given)
+
+    monkeypatch.setattr(actions, "send", sending)
+    record = project / "stream.jsonl"
+    request = Request(project, record=record, poll_interval=2.0, limits={"max_minutes": 5.0})
+    wizard = tick(Wizard(project, environ=clean_environ(), request=request), "gepa.toml")
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    await wizard.submit_task
+    assert recorded == [(["job-1-0"], record)] and len(shown) == 1
+    assert options == [{"poll_interval": 2.0, "limits": {"max_minutes": 5.0}}]
+
+    quiet = Request(project, record=record, poll=False, limits={"max_minutes": 5.0})
+    wizard = tick(Wizard(project, environ=clean_environ(), request=quiet), "sft.toml")
+    wizard._handle_custom_msg({"type": "submit"}, [])
+    assert wizard.submit_task is not None
+    await wizard.submit_task
+    assert len(sent) == 2 and len(recorded) == 1 and len(shown) == 1  # sent, then left alone
+    assert options[1] == {"poll_interval": 5.0, "limits": None}  # no watchdog: nothing follows the job

@@ -151,7 +151,7 @@ async def test_the_magic_opens_the_wizard_on_the_bundled_copy_and_says_why(
     assert f"wrote gepa.fork-{PARENT}.toml: the config as job {PARENT} submitted it" in out
     assert "changed since job" in out
     assert isinstance(wizard, Wizard) and wizard.selected == [f"gepa.fork-{PARENT}.toml"]
-    assert wizard.forked_from == PARENT and wizard._limits == {"max_rollouts": 60}
+    assert wizard.forked_from == PARENT and wizard._request.limits == {"max_rollouts": 60}
 
 
 def test_a_backend_that_now_listens_elsewhere_is_not_a_difference(project: Path) -> None:
