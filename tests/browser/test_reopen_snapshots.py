@@ -91,7 +91,7 @@ def test_a_cancelled_row_and_an_exported_row_become_text_once_the_focus_leaves_t
     and the notebook saved then reopens with no widget error, the kernel still running."""
     project(lab)
     path = lab.write_notebook("rows.ipynb", [
-        setup_cell(speed=0.5), "sft = %synth_train -c sft.toml --backend local --yes",
+        setup_cell(speed=1), "sft = %synth_train -c sft.toml --backend local --yes",
         "gepa = %synth_train -c gepa.toml --backend local --yes", "print('elsewhere')"])
     open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
     open_notebook("rows.ipynb")
