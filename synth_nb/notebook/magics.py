@@ -156,6 +156,11 @@ class SynthMagics(Magics):
         if widgets and not request.yes:
             from synth_nb.notebook.wizard import open_wizard
 
+            if request.wait:  # a flag the wizard cannot honour is said, not dropped
+                print("--wait blocks the cell that submits, and the wizard submits after this cell has ended: "
+                      "its jobs are followed live below it. To wait, `await job.wait()` for a job of "
+                      "`wizard.jobs` in a later cell (wizard = what this cell returns), or add --yes to "
+                      "submit from this cell and wait here.")
             return open_wizard(request)
         batch = actions.prepare(request, several=not request.yes)
         if not request.yes:

@@ -131,6 +131,21 @@ def test_with_a_widget_front_end_the_magic_returns_the_wizard(ip: Any, project: 
     assert Wizard.latest is wizard
 
 
+def test_wait_with_the_wizard_says_what_it_can_and_cannot_do(ip: Any, project: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from synth_nb.notebook.wizard import Wizard
+
+    monkeypatch.setenv("SYNTH_NB_WIDGETS", "1")
+    capsys.readouterr()
+    wizard = ip.run_line_magic("synth_train", "-c sft.toml --wait --backend http://127.0.0.1:9")
+    assert isinstance(wizard, Wizard)
+    out = capsys.readouterr().out
+    assert out.startswith("--wait blocks the cell that submits, and the wizard submits after this cell has ended")
+    assert "add --yes to submit from this cell and wait here" in out
+    ip.run_line_magic("synth_train", "-c sft.toml --backend http://127.0.0.1:9")
+    assert "--wait" not in capsys.readouterr().out
+
+
 @pytest.fixture
 def replay_backend() -> Iterator[Any]:
     from synth_nb.local import start_backend
