@@ -116,7 +116,7 @@ class Wizard(anywidget.AnyWidget):
         self._submitted_previews = load_last(self._folder)
         #: the cell that displayed the wizard: the monitor panels of submitted jobs are shown there
         self._cell = CellContext()
-        #: the wizard's output (its latest display): a static snapshot replaces it when the kernel stops
+        #: the wizard's output: a static snapshot replaces it once it submits (or its kernel stops first)
         self.output = LiveOutput(self.snapshot, name="wizard")
         self._sent_text = ""  # the masked preview of what was submitted, for the snapshot
         self._initial_overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
