@@ -7,7 +7,8 @@ const STEP_MS = 100;
 /**
  * Watch whether `el` holds the focus; the returned function (call it when the view is removed) moves a
  * focus the removal dropped to the first enabled button of the cell's newest panel row (the submitted job's
- * Cancel), once that row has rendered. Nothing moves when the user has put the focus somewhere since.
+ * Cancel), once that row has rendered, else to what replaced the view. Nothing moves when the user has put
+ * the focus somewhere since.
  */
 export function handFocusOnRemoval(el, wanted = () => true) {
   let cell = null;
@@ -27,12 +28,17 @@ export function handFocusOnRemoval(el, wanted = () => true) {
     if (!held || !cell || !wanted()) return;
     const dropped = () => !document.activeElement || document.activeElement === document.body;
     const started = Date.now();
+    // a job that ended at once leaves its row as text: the focus then stays where the wizard was, on the
+    // "What was sent" disclosure of what replaced it
+    const sent = () => cell.querySelector(".synth-submitted summary");
     const look = () => {
       if (!dropped() || !cell.isConnected) return;
       const rows = cell.querySelectorAll(".synth-controls");
-      const target = rows.length ? rows[0].querySelector("button:not([disabled])") : null;
+      const ended = !rows.length && cell.querySelector(".synth-controls-snapshot");
+      const target = rows.length ? rows[0].querySelector("button:not([disabled])") : ended ? sent() : null;
       if (target) target.focus();
       else if (Date.now() - started < WAIT_MS) setTimeout(look, STEP_MS);
+      else sent()?.focus();
     };
     look();
   };

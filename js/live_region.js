@@ -1,8 +1,9 @@
 // The monitor panel's one live region (anywidget AFM): a node that stays in place while its text changes,
 // so screen readers announce each change (a re-rendered HTML output would replace its node every refresh
 // and may never be read). Once the kernel following a running job is gone it says so, the job's status
-// line stops claiming a live status, and the button row it sits in becomes a static copy. A row that is over
-// but kept for the focus it holds is released to the kernel once the focus has left it.
+// line stops claiming a live status, and the button row it sits in becomes a static copy. It tells the kernel
+// whether the row holds the keyboard focus: a row that is over but kept for that focus is released once the
+// focus has left it.
 
 import { freezeOutput, notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
 
@@ -46,39 +47,47 @@ function markStatusStale(el, model) {
 }
 
 /**
- * Once the row is over (`release_when_unfocused`), tell the kernel as soon as none of its controls holds the
- * keyboard focus, so it is replaced by static text without dropping a focus to the page. A focus lost to
- * another window does not count: the row waits until the page has the focus elsewhere.
+ * Tell the kernel whether the keyboard focus is in the row (``{event: "focus", held}``, on each change), so that
+ * a row whose job ends while it holds the focus is kept until the focus leaves it, and, once the row is over
+ * (`release_when_unfocused`), say "unfocused" as soon as none of its controls holds the focus: it is then
+ * replaced by static text without dropping a focus to the page. A focus lost to another window does not
+ * count: the row waits until the page has the focus elsewhere.
  */
-function releaseWhenUnfocused(model, el) {
+function reportFocus(model, el) {
   let row = null;
+  let held = false;
   let sent = false;
   const check = () => {
-    if (sent || !model.get("release_when_unfocused")) return;
-    row = row || el.closest(".synth-controls") || el;
-    if (!row.isConnected || row.contains(document.activeElement) || !document.hasFocus()) return;
+    if (!row.isConnected) return;
+    const now = row.contains(document.activeElement);
+    if (now !== held) {
+      held = now;
+      model.send({ event: "focus", held });
+    }
+    if (sent || held || !model.get("release_when_unfocused") || !document.hasFocus()) return;
     sent = true;
     model.send({ event: "unfocused" });
   };
   const later = () => setTimeout(check, 0); // focusout fires before the focus lands on the next element
-  let attached = false;
+  let pending = 0;
   const attach = () => {
-    if (attached) { check(); return; }
-    attached = true;
+    if (!el.isConnected) { pending = requestAnimationFrame(attach); return; }
     row = el.closest(".synth-controls") || el;
+    row.addEventListener("focusin", check);
     row.addEventListener("focusout", later);
     window.addEventListener("focus", later);
     check();
   };
-  let pending = 0;
-  const whenAttached = () => { if (el.isConnected) attach(); else pending = requestAnimationFrame(whenAttached); };
-  const onChange = () => whenAttached();
+  const onChange = () => { if (row) check(); };
   model.on("change:release_when_unfocused", onChange);
-  if (model.get("release_when_unfocused")) whenAttached();
+  attach();
   return () => {
     cancelAnimationFrame(pending);
     model.off("change:release_when_unfocused", onChange);
-    if (row) row.removeEventListener("focusout", later);
+    if (row) {
+      row.removeEventListener("focusin", check);
+      row.removeEventListener("focusout", later);
+    }
     window.removeEventListener("focus", later);
   };
 }
@@ -102,11 +111,11 @@ function render({ model, el }) {
     node.textContent = notice;
     markStatusStale(el, model);
   }, model, freezeOutput); // the row's one view that puts its static copy in place
-  const unrelease = releaseWhenUnfocused(model, el);
+  const unreport = reportFocus(model, el);
   return () => {
     model.off("change:value", sync);
     unwatch();
-    unrelease();
+    unreport();
   };
 }
 

@@ -39,6 +39,7 @@ function mountButton({ model, el }, traits, sync, onClick) {
   };
   const click = (e) => { if (!dead) onClick(e); };
   button.addEventListener("click", click);
+  button.addEventListener("blur", redraw); // a button turned off while focused leaves the Tab order now
   const release = keepKeys(el, button);
   const unfocus = focusOnRequest(model, button);
   const unwatch = whenKernelGone(el, () => { dead = true; redraw(); }, model);
@@ -48,6 +49,7 @@ function mountButton({ model, el }, traits, sync, onClick) {
   return () => {
     for (const name of traits) model.off(`change:${name}`, redraw);
     button.removeEventListener("click", click);
+    button.removeEventListener("blur", redraw);
     release();
     unfocus();
     unwatch();
@@ -99,7 +101,13 @@ function renderButton(context) {
       model.get("css_class")].filter(Boolean).join(" ");
     button.textContent = model.get("description");
     button.title = model.get("tooltip");
-    button.disabled = model.get("disabled");
+    // turned off while it has the focus (Cancel when the job ends): disabling it would drop the focus to the
+    // page, so it says it is unavailable (aria-disabled) until the focus leaves it
+    const off = model.get("disabled");
+    const keep = off && document.activeElement === button;
+    button.disabled = off && !keep;
+    if (keep) button.setAttribute("aria-disabled", "true");
+    else button.removeAttribute("aria-disabled");
   }, () => { if (!model.get("disabled")) model.send({ event: "click" }); });
   return () => { unname(); unmount(); };
 }

@@ -144,7 +144,7 @@ class Flow(ABC):
     #: how to write a TOML this flow claims, for "not a training config" messages
     detect_hint: ClassVar[str] = ""
     chart: ClassVar[ChartSpec]
-    #: True when ``write_results`` writes files (``job.export_summary``, the panel's Export button)
+    #: True when ``write_results`` writes files (``job.export_summary``, the panel at the job's end)
     has_summary: ClassVar[bool] = False
     #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
     explorer_event_types: ClassVar[frozenset[str]] = frozenset()

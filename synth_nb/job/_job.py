@@ -152,7 +152,7 @@ class Job(JobHistory):
 
     def export_summary(self, folder: str | Path | None = None) -> Path:
         """Write the flow's result files (prompt learning: ``summary.md`` and its curve) into ``folder``,
-        by default ``<results_folder>/<job id>/`` (the Export button's folder)."""
+        by default ``<results_folder>/<job id>/`` (where the panel writes them when the job ends)."""
         flow = get_flow(self.flow)
         target = Path(folder) if folder is not None else job_results_dir(self.id, self.results_folder)
         path = flow.write_results(self, target) if flow.has_summary else None

@@ -105,7 +105,7 @@ def export_bundle(paths: Sequence[Path], base: Path) -> dict[str, Any]:
     """Markdown with a link to each written file, relative to ``base`` so it opens from the notebook."""
     links = ", ".join(f"[{p.name}]({quote(_link_path(p, base))})" for p in paths)
     folder = _link_path(paths[0].parent, base) if paths else ""
-    text = f"**Exported** to `{folder}/`: {links}" if paths else "Nothing was exported."
+    text = f"**Written** to `{folder}/`: {links}" if paths else "Nothing was written."
     return {"text/markdown": text, "text/plain": written_sentence(paths, base)}
 
 

@@ -1,8 +1,8 @@
-"""The monitor panel's ipywidgets row: Cancel (asks to confirm), show-all toggle, Export, one live region.
+"""The monitor panel's ipywidgets row: Cancel (asks to confirm), show-all toggle, one live region.
 
 The panel owns one ``PanelControls`` and hands it what each button does; the controls never look at the
 panel, the job or the flow, so they can be tested (and restyled) on their own. The row is live only while
-the kernel is: everything a reader needs later (status, chart, summary, export links) is in the panel's
+the kernel is: everything a reader needs later (status, chart, summary, links to the result files) is in the panel's
 plain outputs, never only here.
 """
 
@@ -16,23 +16,20 @@ __all__ = ["PanelControls"]
 
 
 class PanelControls:
-    """Cancel / show-all / Export buttons; ``widget`` is what gets displayed.
+    """Cancel / show-all buttons; ``widget`` is what gets displayed.
 
     Cancel stops a job for good, so it first asks: "Yes, cancel the job" sends it, "Keep running" (which
-    gets the focus, so a second Enter is harmless) puts the row back. ``on_export`` is None when the
-    job's flow writes no result files: the button is then hidden; the panel reports an export's outcome
-    back through :meth:`export_finished`.
+    gets the focus, so a second Enter is harmless) puts the row back. The row has nothing to offer once
+    the job ended (the panel writes and links the result files itself), so it then becomes text.
     """
 
     def __init__(self, *, on_cancel: Callable[[], object], on_show_all: Callable[[bool], None],
-                 on_export: Callable[[], object] | None, show_all: bool = False,
-                 export_hint: str = "Write summary.md and its curve PNG to the results folder",
-                 job_id: str = "", kernel_gone_notice: str = "") -> None:
+                 show_all: bool = False, job_id: str = "", kernel_gone_notice: str = "") -> None:
         import ipywidgets as w
 
         from synth_nb.notebook.monitor_widgets import ActionButton, LiveRegion, ToggleButton
 
-        self._on_cancel, self._on_show_all, self._on_export = on_cancel, on_show_all, on_export
+        self._on_cancel, self._on_show_all = on_cancel, on_show_all
         # ActionButton, not ipywidgets' Button: keys pressed on it must not edit the notebook
         self.cancel = ActionButton(description="Cancel job", button_style="danger", css_class="synth-cancel",
                                    tooltip="Stop the job on the backend (asks to confirm first)")
@@ -48,19 +45,14 @@ class PanelControls:
         self.show_all = ToggleButton(value=show_all, description="Show all events",
                                      tooltip="Include routine events the CLI hides")
         self.show_all.add_class("synth-show-all")
-        self.export = ActionButton(description="Export summary", disabled=True, tooltip=export_hint,
-                                   css_class="synth-export")
-        self.export.layout.display = "" if on_export is not None else "none"
         # the panel's one live region: its text changes, never its node; it says when the kernel is gone
         self.message = LiveRegion(job_id=job_id, kernel_gone_notice=kernel_gone_notice)
-        self._exporting = False
         self.message.add_class("synth-controls-msg")
         self.cancel.on_click(self._cancel_clicked)
         self.confirm.on_click(self._confirm_clicked)
         self.keep.on_click(self._keep_clicked)
         self.show_all.observe(self._toggled, names="value")
-        self.export.on_click(self._export_clicked)
-        self.widget = w.HBox([self.cancel, self.confirm_row, self.show_all, self.export, self.message])
+        self.widget = w.HBox([self.cancel, self.confirm_row, self.show_all, self.message])
         self.widget.add_class("synth-controls")  # wraps in narrow output areas (static/monitor.css)
 
     @property
@@ -91,23 +83,8 @@ class PanelControls:
     def _toggled(self, change: dict[str, Any]) -> None:
         self._on_show_all(bool(change["new"]))
 
-    def _export_clicked(self, _: Any) -> None:
-        # the button stays enabled (disabling it would drop its focus to the page); a second press while
-        # one export runs does nothing
-        if self._on_export is None or self._exporting:
-            return
-        self._exporting = True
-        self.message.value = "Exporting…"
-        self._on_export()
-
-    def export_finished(self, text: str) -> None:
-        """Say how the export went (what was written where, or the problem) and allow another one."""
-        self._exporting = False
-        self.export.disabled = False
-        self.message.value = text
-
     def job_finished(self) -> None:
-        """The job is terminal: Cancel has nothing left to do, the results can be exported."""
+        """The job is terminal: Cancel has nothing left to do."""
         self.confirm_row.layout.display = "none"
         self.cancel.layout.display = ""
         self.cancel.disabled = True
@@ -119,7 +96,6 @@ class PanelControls:
         """Nothing can reach the job any more (its kernel or backend is gone): every button is off."""
         self.job_finished()
         self.cancel.description = "Cancel unavailable"
-        self.export.disabled = True
         self.message.value = reason
 
     def backend_unreachable(self, reason: str | None) -> None:
@@ -139,12 +115,18 @@ class PanelControls:
         """Tell screen readers about a new status (repeats of the last one are not said again)."""
         self.message.announce_status(text)
 
+    @property
+    def holds_focus(self) -> bool:
+        """The front end last said the keyboard focus is in this row."""
+        return self.message.holds_focus
+
     def release_when_unfocused(self, release: Callable[[], object]) -> None:
         """The row is over; ``release`` (which replaces it) runs once none of its controls holds the focus."""
         self.message.release(release)
 
-    def results_ready(self) -> None:
-        self.export.disabled = False
+    def say(self, text: str) -> None:
+        """News beyond the status (where the result files were written, or why they were not), said after it."""
+        self.message.announce_news(text)
 
     def snapshot(self, head: str) -> dict[str, Any]:
         """``head`` and the buttons' last state as static HTML and text: what replaces the row once it is over.
@@ -155,10 +137,8 @@ class PanelControls:
 
         lines = [f"{self.cancel.description}: {state(self.cancel)}",
                  f"Show all events: {'pressed' if self.show_all.value else 'not pressed'}"]
-        if self._on_export is not None:
-            lines.append(f"Export summary: {state(self.export)}")
-        if self.message.value and not self.message.said_status:  # news beyond the status (an export, an error)
-            lines.append(f"Last message: {self.message.value}")
+        if self.message.news:  # beyond the status the head says (files written, an error)
+            lines.append(f"Last message: {self.message.news}")
         items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
         job = html.escape(self.message.job_id, quote=True)
         return {"text/html": f"<div class='synth-controls-snapshot' data-job-id='{job}'><p>{html.escape(head)}</p>"

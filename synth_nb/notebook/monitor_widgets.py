@@ -93,6 +93,8 @@ class LiveRegion(_MonitorWidget):
         super().__init__(**kwargs)
         self._last_status = ""
         self._on_unfocused: Callable[[], object] | None = None
+        #: the front end said the keyboard focus is in the row (it says so on each change)
+        self.holds_focus = False
         self.on_msg(self._front_end_message)
 
     def release(self, on_unfocused: Callable[[], object]) -> None:
@@ -101,14 +103,25 @@ class LiveRegion(_MonitorWidget):
         self.release_when_unfocused = True
 
     def _front_end_message(self, _: Any, content: Any, buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("event") == "unfocused" and self._on_unfocused is not None:
+        if not isinstance(content, dict):
+            return
+        if content.get("event") == "focus":
+            self.holds_focus = bool(content.get("held"))
+        elif content.get("event") == "unfocused" and self._on_unfocused is not None:
             on_unfocused, self._on_unfocused = self._on_unfocused, None
             on_unfocused()
 
     @property
-    def said_status(self) -> bool:
-        """The region says the status last announced (no other news since)."""
-        return bool(self.value) and self.value == self._last_status
+    def news(self) -> str:
+        """What the region says beyond the status last announced (files written, an error); "" if nothing."""
+        if self._last_status and self.value.startswith(self._last_status):
+            return self.value[len(self._last_status):].strip()
+        return self.value
+
+    def announce_news(self, text: str) -> None:
+        """Say ``text`` after the status last announced, in one announcement: a status replaced by news a moment
+        later may never be read."""
+        self.value = f"{self._last_status} {text}".strip()
 
     def announce_status(self, text: str) -> None:
         """Say ``text`` unless it is the status said last (other news, such as an export, stays shown)."""

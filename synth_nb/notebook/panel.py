@@ -1,12 +1,15 @@
-"""The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, summary and export.
+"""The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, summary and result files.
 
 The panel only *reads* a ``synth_nb.job.Job`` (``updates()``, ``status``, ``events``, ``status_doc``) and
 calls ``job.cancel()``; all HTTP lives in the client/job layer. It runs as one task on the kernel's
 event loop, so other cells keep running while a job streams.
 
 It shows three plain display outputs (status HTML, chart PNG with an ``<img>`` and alt text, summary
-Markdown: ``PanelOutputs``), updated in place by display id, and one ipywidgets row (Cancel, show-all,
-Export) beside them; the saved notebook, nbviewer and ``nbconvert`` keep the outputs' last state.
+Markdown: ``PanelOutputs``), updated in place by display id, and one ipywidgets row (Cancel, show-all)
+beside them; the saved notebook, nbviewer and ``nbconvert`` keep the outputs' last state. When the job
+ends, its result files (prompt learning: ``summary.md`` and its curve) are written to
+``<results folder>/<job id>/`` and linked in the summary, as the terminal writes them, and the row becomes
+text: nothing in it is left to press.
 
 Embedding: every output and update goes through IPython's display publisher in the output context that
 was current when :meth:`MonitorPanel.display` ran (button presses run in it too). To show a panel in
@@ -78,7 +81,7 @@ class MonitorPanel:
         self.stall = stall or StallDetector()
         self.clock, self.wall = clock, wall
         self.show_artifacts = show_artifacts
-        #: export links are relative to this folder (the notebook's; the working directory by default)
+        #: links to result files are relative to this folder (the notebook's; the working directory by default)
         self.notebook_folder = notebook_folder or Path.cwd()
         self.summary = SummaryOutput()
         self.hidden_count = 0
@@ -199,8 +202,7 @@ class MonitorPanel:
     def _make_controls(self) -> PanelControls | None:
         try:
             return PanelControls(on_cancel=self.request_cancel, on_show_all=self.set_show_all,
-                                 on_export=self.request_export if self.flow.has_summary else None,
-                                 show_all=self.show_all, export_hint=self._export_hint(), job_id=str(self.job.id),
+                                 show_all=self.show_all, job_id=str(self.job.id),
                                  kernel_gone_notice=self._kernel_gone_notice())
         except ImportError:  # pragma: no cover - ipywidgets is a core dependency
             return None
@@ -222,10 +224,6 @@ class MonitorPanel:
         return (f"The kernel that followed job {self.job.id} is gone: this panel no longer updates and its buttons "
                 f"do nothing. The job may still run; re-attach from a kernel: %synth_train --attach {self.job.id}")
 
-    def _export_hint(self) -> str:
-        folder = job_results_dir(str(self.job.id), self.job.results_folder)
-        return f"Write summary.md and its curve PNG to {folder}/"
-
     def set_show_all(self, value: bool) -> None:
         """Show (or hide again) the routine events the CLI hides."""
         self.show_all = value
@@ -234,32 +232,27 @@ class MonitorPanel:
     def export_results(self, folder: str | Path | None = None) -> list[Path]:
         """Write the job's result files (prompt learning: ``summary.md`` and its curve) into
         ``<folder>/<job id>/`` (default folder: the config's ``results_folder``) and link them in the
-        summary output; returns the files written, the main one first."""
+        summary output; returns the files written, the main one first. The panel does this by itself
+        when the job ends; call it to write them somewhere else too."""
         written = artifacts.export_results(self.job, Path(folder) if folder is not None else self.job.results_folder)
-        self._exported(written)
-        return written
-
-    def _exported(self, written: list[Path]) -> None:
         self.summary.exported = artifacts.export_bundle(written, self.notebook_folder)
         self._publish_summary()
-        if self.final_status is not None and self.controls is not None:  # nothing is left to press in the row:
-            self.controls.release_when_unfocused(self._release_controls)  # text once the focus has left it
+        return written
 
-    def request_export(self) -> concurrent.futures.Future[list[Path]]:
-        """Export from a button press (any thread): write in a worker thread, then report in the panel."""
-        async def export() -> list[Path]:
-            try:
-                written = await asyncio.to_thread(artifacts.export_results, self.job, self.job.results_folder)
-            except Exception as exc:  # shown next to the button, never swallowed silently
-                if self.controls is not None:
-                    self.controls.export_finished(f"Export failed: {type(exc).__name__}: {exc}")
-                raise
-            self._exported(written)
-            if self.controls is not None:
-                self.controls.export_finished(artifacts.written_sentence(written, self.notebook_folder))
-            return written
-
-        return self._spawn(export())
+    async def _write_results(self) -> None:
+        """At the end: the result files into ``<results folder>/<job id>/``, linked in the summary and said in
+        the row (a problem is said the same way: the job's result stays shown, nothing is raised)."""
+        try:
+            written = await asyncio.to_thread(artifacts.export_results, self.job, self.job.results_folder)
+        except Exception as exc:  # said in the summary and the row, never swallowed; the panel still ends
+            folder = job_results_dir(str(self.job.id), self.job.results_folder)
+            text = f"Could not write the result files to {folder}/: {type(exc).__name__}: {exc}"
+            self.summary.exported = {"text/markdown": f"**{text}**", "text/plain": text}
+        else:
+            self.summary.exported = artifacts.export_bundle(written, self.notebook_folder) if written else None
+            text = artifacts.written_sentence(written, self.notebook_folder) if written else ""
+        if text and self.controls is not None:
+            self.controls.say(text)
 
     def _release_controls(self) -> None:
         """Replace the row by its snapshot, on the panel's loop (the front end's message may come on any thread)."""
@@ -354,14 +347,13 @@ class MonitorPanel:
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
             self.summary.result = artifacts.artifact_bundle(self.job)
+            if self.flow.has_summary:
+                await self._write_results()
             self._publish_summary()
-            if self.controls is not None:
-                self.controls.results_ready()
-        # nothing left to press: the row becomes text, at once, or, after Cancel was pressed in it, once the
-        # keyboard focus it holds has left it. A row whose Export is useful stays until an export is written.
-        if self.final_status is not None and self.controls is not None \
-                and not (self.show_artifacts and self.flow.has_summary):
-            if self.cancel_requested:
+        # nothing left to press: the row becomes text, at once, or, when it holds the keyboard focus (Cancel was
+        # pressed in it, the user tabbed into it), once the focus has left it: replacing it would drop the focus
+        if self.final_status is not None and self.controls is not None:
+            if self.controls.holds_focus:
                 self.controls.release_when_unfocused(self._release_controls)
             else:
                 self.controls_output.freeze()

@@ -47,7 +47,8 @@ class PageErrors:
 
     def _console(self, message: Any) -> None:
         if message.type == "error" and not any(p.search(message.text) for p in _NOISE):
-            self.errors.append(f"console.error: {message.text}")
+            where = (message.location or {}).get("url", "")  # which resource failed to load
+            self.errors.append(f"console.error: {message.text}" + (f" ({where})" if where else ""))
 
     def problems(self, root: Any = "body") -> list[str]:
         """Script errors so far plus error-styled outputs inside ``root`` (a selector or a locator)."""

@@ -197,7 +197,8 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
     cell.get_by_text("Prompt-learning summary").wait_for(timeout=60_000)  # the panel's last update
     # under the wizard the panel's outputs are plain outputs of the wizard's cell, updated by display id:
     # the controls row and its live region stay in place (test_wizard_journeys.py checks focus on Cancel)
-    wait_live(page, region, f"Job {job_id}: succeeded.")
+    # one announcement for the end: the status, then where the job's files were written
+    wait_live(page, region, f"Job {job_id}: succeeded. Wrote summary.md and summary_curve.png to results/{job_id}/")
     assert ax_node(page, region)["role"] == "status"
 
     chart = cell.locator("img.synth-chart")
@@ -216,7 +217,7 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
         node = ax_node(page, controls.locator("button:visible").nth(i))
         names.append(node["name"])
         assert node["name"] == node["name"].strip() and not re.search(r"[\ue000-\uf8ff]", node["name"])
-    assert names == ["Job finished", "Show all events", "Export summary"]
+    assert names == ["Job finished", "Show all events"]
     toggle = controls.get_by_role("button", name="Show all events")
     assert ax_node(page, toggle)["pressed"] == "false"
     toggle.focus()
@@ -224,14 +225,15 @@ def _check_monitor(lab: Any, job_id: str, shape: dict[str, Any]) -> None:
     page.keyboard.press("Space")
     page.wait_for_function("() => document.activeElement.getAttribute('aria-pressed') === 'true'")
     assert ax_node(page, toggle)["pressed"] == "true"
-    page.keyboard.press("Tab")
-    page.wait_for_function("() => document.activeElement.classList.contains('synth-export')")
-    _press_shortcuts(page, shape, [k for k in SHORTCUT_KEYS if "Enter" not in k])  # Export keeps its keys
-    page.keyboard.press("Enter")
-    wait_live(page, region, "Wrote summary.md", same_node=False)
-    flush(page)
-    assert page.evaluate("() => document.activeElement.classList.contains('synth-export')"), "focus left Export"
+    # the row it holds the focus in stays until the focus leaves; the files are linked in the summary
+    assert cell.get_by_role("link", name="summary.md").count() == 1
     lab.screenshot("monitor", cell)
+    # the focus leaves the row: the row becomes text, and the focus is where the Tab put it, not on the page
+    page.keyboard.press("Tab")
+    cell.locator(f".synth-controls-snapshot[data-job-id='{job_id}']").wait_for(timeout=60_000)
+    flush(page)
+    assert cell.locator(".synth-controls").count() == 0
+    assert page.evaluate("() => document.activeElement && document.activeElement !== document.body"), "focus dropped"
 
 
 def test_wizard_and_monitor_reflow_and_contrast_light_and_dark(lab) -> None:  # type: ignore[no-untyped-def]

@@ -1,4 +1,4 @@
-"""The monitor panel in a real JupyterLab: live chart while other cells run, Cancel, reattach, export.
+"""The monitor panel in a real JupyterLab: live chart while other cells run, Cancel, reattach, result files.
 
 Cancel is pressed on a real GEPA job (the bundled banking task app scored by the deterministic keyword
 policy) running on the embedded local backend, so the confirmed ``cancelled`` comes from a job that was
@@ -204,11 +204,10 @@ def _run_monitor_walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     assert lab.cell(4).locator(".jp-OutputArea-output img").count() == 1
     lab.screenshot("reattached", lab.cell(4))
 
-    # 4. a prompt-learning job's summary is rendered and exported into results/<job id>/ (no results_folder
-    # is known for a job made by hand), and the cell links the file
+    # 4. a prompt-learning job's summary is rendered and, at the end, written into results/<job id>/ (no
+    # results_folder is known for a job made by hand); the cell links the file
     lab.run_cell(5)
     _status(lab, 5, "succeeded", 60)
-    lab.cell(5).locator("button.synth-export").click()
     job_id = lab.cell(5).locator(".synth-monitor").get_attribute("data-job-id")
     lab.wait_output(5, f"Wrote summary.md and summary_curve.png to results/{job_id}/", 30)
     link = lab.cell(5).get_by_role("link", name="summary.md")

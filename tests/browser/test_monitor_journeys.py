@@ -4,7 +4,7 @@ A real MIPRO job (the bundled banking task app scored by the deterministic keywo
 embedded local backend from ``%synth_train --config … --yes``; RL, a failing SFT job and a slow SFT job
 replay recordings beside it, each in a panel shown with ``show_job``. The journeys: the prompt-learning
 chart ends with the search baseline and the held-out scores both labelled; progress ends full and green
-on success, red where a failed or cancelled job stopped; Export writes ``results/<job id>/`` and links
+on success, red where a failed or cancelled job stopped; the end writes ``results/<job id>/`` and links
 it; the RL result opens with a headline; Cancel asks first; the dark theme shows no white chart block;
 and the saved notebook, reopened and converted with ``nbconvert``, keeps status, chart and summary as
 plain outputs.
@@ -229,9 +229,8 @@ def _walk(lab: Any) -> None:
     red, green, blue = _bar_colour(lab, 1)
     assert green > red + 40 and green > blue + 20, (red, green, blue)
 
-    # Export: results/<job id>/ beside the config, said in the live region and linked in the cell
+    # the result files: results/<job id>/ beside the config, written at the end, said in the row, linked in the cell
     job_id = mipro.locator(".synth-monitor").get_attribute("data-job-id")
-    mipro.locator("button.synth-export").click()
     lab.wait_output(1, f"Wrote summary.md and summary_curve.png to results/{job_id}/", 60)
     assert (lab.folder / "results" / str(job_id) / "summary.md").is_file()
     link = mipro.get_by_role("link", name="summary.md")

@@ -2,9 +2,10 @@
 
 Walked in real JupyterLab and Notebook 7 (headless Chromium): an SFT job submitted with ``--yes`` ends and
 its button row becomes static text at once (nothing is left to press); a GEPA job submitted from the
-wizard ends with its row live (Export still writes files); then the kernel shuts down and the wizard and
-that row become static snapshots too. The notebook saved after that holds no widget output, and reopened
-with no kernel it shows what was submitted and the buttons' last state, with no "Error displaying widget".
+wizard ends, its result files are written and linked, and its row becomes text too; then the kernel shuts
+down and a wizard that never submitted becomes a static snapshot. The notebook saved after that holds no
+widget output, and reopened with no kernel it shows what was submitted, where the files went and the
+buttons' last state, with no "Error displaying widget".
 Jobs go to an embedded local backend that replays bundled recordings (no task app, nothing trains).
 """
 
@@ -31,7 +32,8 @@ def _widget_outputs(path: Any, index: int) -> int:
 def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_cleanly(lab: Any, front_end: str) -> None:
     project(lab)
     path = lab.write_notebook("reopen.ipynb", [
-        setup_cell(), "sft = %synth_train -c sft.toml --backend local --yes", "%synth_train --backend local"])
+        setup_cell(), "sft = %synth_train -c sft.toml --backend local --yes", "%synth_train --backend local",
+        "%synth_train --backend local"])
     open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
     open_notebook("reopen.ipynb")
     lab.run_cell(0)
@@ -46,7 +48,8 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     lab.save()
     assert _widget_outputs(path, 1) == 0
 
-    # 2. the wizard submits a GEPA job and is replaced by what it sent; the job's row keeps Export live after the end
+    # 2. the wizard submits a GEPA job and is replaced by what it sent; at the end the job's files are written
+    # and linked, and its row becomes text: nothing in it is left to press
     lab.run_cell(2)
     tick(lab, "gepa.toml")  # two valid configs: none is ticked until one is picked
     wizard = wizard_at(lab, "submit")
@@ -54,20 +57,32 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     [gepa_id] = lab.submitted_ids(2)
     cell = lab.cell(2)
     cell.locator(f".synth-monitor[data-job-id='{gepa_id}'][data-status='succeeded']").wait_for(timeout=120_000)
-    cell.locator("button.synth-export:not([disabled])").wait_for(timeout=60_000)
-
-    lab.save()
-    assert _widget_outputs(path, 2) == 1  # the row; the wizard is static output already
-
-    # 3. the kernel shuts down: the live row becomes a snapshot in place
-    lab.shutdown_kernels()
+    # the focus the wizard held went to the job's row: the row stays live until the focus leaves it
+    lab.page.wait_for_function("() => document.activeElement?.closest('.synth-controls') !== null")
+    assert cell.locator(".synth-controls").count() == 1
+    lab.cell(0).click()
+    gepa_row = cell.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']")
+    gepa_row.wait_for(timeout=60_000)
+    written = re.search(rf"Last message: Wrote summary\.md and summary_curve\.png to (\S*{gepa_id})/", gepa_row.inner_text())
+    assert written, gepa_row.inner_text()
+    assert (lab.folder / written.group(1) / "summary.md").is_file()
+    cell.get_by_role("link", name="summary.md").wait_for()
+    assert cell.locator(".synth-controls").count() == 0
     snapshot = cell.locator(".synth-wizard-snapshot")
     assert re.search(rf"Submitted 1 job to http://127\.0\.0\.1:\d+/api:\s*gepa\.toml \(prompt_learning\) → {gepa_id}",
                      snapshot.inner_text())
-    cell.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']").wait_for(timeout=60_000)
-    assert "Export summary: on" in cell.locator(".synth-controls-snapshot").inner_text()
     lab.save()
-    assert _widget_outputs(path, 1) == _widget_outputs(path, 2) == 0
+    assert _widget_outputs(path, 2) == 0
+
+    # 3. a wizard is open, nothing submitted from it, when the kernel shuts down: it becomes a snapshot in place
+    lab.run_cell(3)
+    lab.cell(3).locator(".synth-wizard").wait_for(timeout=60_000)
+    lab.save()
+    assert _widget_outputs(path, 3) == 1
+    lab.shutdown_kernels()
+    lab.cell(3).locator(".synth-wizard-snapshot", has_text="nothing was submitted from it").wait_for(timeout=60_000)
+    lab.save()
+    assert _widget_outputs(path, 1) == _widget_outputs(path, 2) == _widget_outputs(path, 3) == 0
     saved = path.read_text()
     assert not any(c in saved for c in CANARIES)
 
@@ -78,17 +93,18 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     reopened.locator(".synth-wizard-snapshot").wait_for(timeout=60_000)
     lab.cell(1).locator(f".synth-controls-snapshot[data-job-id='{sft_id}']").wait_for()
     shown = reopened.locator(".jp-OutputArea").inner_text()
-    assert gepa_id in shown and "succeeded" in shown and "Export summary: on" in shown
+    assert gepa_id in shown and "succeeded" in shown and "Last message: Wrote summary.md" in shown
     lab.screenshot(f"{front_end}-reopened", reopened)
     lab.assert_clean(where=f"reopened in {front_end}")
     assert json.loads(saved)["cells"][2]["outputs"]
 
 
 @pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
-def test_a_cancelled_row_and_an_exported_row_become_text_once_the_focus_leaves_them(lab: Any, front_end: str) -> None:
-    """Rows kept live only so the keyboard focus they hold is not dropped to the page (Cancel pressed in an SFT
-    row; Export pressed in a prompt-learning row after its end) become text as soon as the focus is elsewhere,
-    and the notebook saved then reopens with no widget error, the kernel still running."""
+def test_a_cancelled_row_becomes_text_once_the_focus_leaves_it_and_an_ended_row_at_once(lab: Any, front_end: str) -> None:
+    """A row kept live only so the keyboard focus it holds is not dropped to the page (Cancel pressed in an SFT
+    row) becomes text as soon as the focus is elsewhere; a prompt-learning row that ends meanwhile becomes
+    text at once, saying where its files went, without taking the focus. The notebook saved then reopens
+    with no widget error, the kernel still running."""
     project(lab)
     path = lab.write_notebook("rows.ipynb", [
         setup_cell(speed=1), "sft = %synth_train -c sft.toml --backend local --yes",
@@ -111,30 +127,24 @@ def test_a_cancelled_row_and_an_exported_row_become_text_once_the_focus_leaves_t
     page.keyboard.press("Enter")
     sft.locator(".synth-monitor[data-status='cancelled']").wait_for(timeout=90_000)
     page.wait_for_function("() => document.activeElement.classList.contains('synth-toggle')")
-    assert sft.locator(".synth-controls").count() == 1  # still live: it holds the focus
 
-    # Export by keyboard in the GEPA row once its job has ended: the focus stays on Export
+    # the GEPA job ends meanwhile: its row is text at once, its files written and linked; the focus stays put
     gepa.locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=120_000)
     gepa_id = str(gepa.locator(".synth-monitor").get_attribute("data-job-id"))
-    export = gepa.locator("button.synth-export:not([disabled])")
-    export.wait_for(timeout=60_000)
-    export.focus()
-    # the SFT row lost the focus to Export: it is text now
-    said = sft.locator(f".synth-controls-snapshot[data-job-id='{sft_id}']")
-    said.wait_for(timeout=60_000)
-    assert said.inner_text().startswith(f"Job {sft_id}: cancelled.")
-    assert sft.locator(".synth-controls").count() == 0
-    page.keyboard.press("Enter")
-    lab.wait_output(2, f"Wrote summary.md and summary_curve.png to results/{gepa_id}/", 60)
-    assert page.evaluate("() => document.activeElement.classList.contains('synth-export')")
-    assert gepa.locator(".synth-controls").count() == 1
-
-    # the focus goes to another cell: the exported row is text too, with what the export said
-    lab.cell(3).click()
     row = gepa.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']")
     row.wait_for(timeout=60_000)
-    assert f"Last message: Wrote summary.md and summary_curve.png to results/{gepa_id}/" in row.inner_text()
-    lab.screenshot(f"{front_end}-rows-as-text", row)
+    assert re.search(rf"Last message: Wrote summary\.md and summary_curve\.png to \S*{gepa_id}/", row.inner_text())
+    gepa.get_by_role("link", name="summary.md").wait_for()
+    assert page.evaluate("() => document.activeElement.classList.contains('synth-toggle')")
+    assert sft.locator(".synth-controls").count() == 1  # still live: it holds the focus
+
+    # the focus goes to another cell: the cancelled row is text too
+    lab.cell(3).click()
+    said = sft.locator(f".synth-controls-snapshot[data-job-id='{sft_id}']")
+    said.wait_for(state="attached", timeout=60_000)  # a windowed notebook may not draw the cell scrolled away
+    assert (said.text_content() or "").startswith(f"Job {sft_id}: cancelled.")
+    assert sft.locator(".synth-controls").count() == 0
+    lab.screenshot(f"{front_end}-rows-as-text", lab.page.locator(".jp-Notebook"))
     lab.save()
     assert _widget_outputs(path, 1) == _widget_outputs(path, 2) == 0
 

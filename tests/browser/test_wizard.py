@@ -137,7 +137,7 @@ def test_wizard_walkthrough_in_jupyterlab_and_notebook7(lab) -> None:  # type: i
     # 5. submit: keyboard-operable, shows the job id, hands over to the monitor panel
     submit = wizard_step(lab, "submit").locator("button.synth-submit")
     page.wait_for_function(  # aria-disabled: the button stays focusable and says why it is unavailable
-        "() => document.querySelector('.synth-wizard button.synth-submit').getAttribute('aria-disabled') === 'false'",
+        "() => document.querySelector('.synth-wizard button.synth-submit')?.getAttribute('aria-disabled') === 'false'",
         timeout=15_000)
     submit.focus()
     page.keyboard.press("Enter")

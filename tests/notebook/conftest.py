@@ -11,6 +11,13 @@ import pytest
 from _wizard_support import clean_environ, make_project
 
 
+@pytest.fixture(autouse=True)
+def _results_land_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A panel writes a finished prompt-learning job's files to ``results/<job id>/`` of the working directory
+    when its results folder is not known: here that is the test's own folder, never the checkout."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def project(tmp_path: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The folder, the shell's notebook inside it, only the clean environment; no task app, no widgets."""

@@ -133,7 +133,7 @@ def test_export_results_writes_into_the_jobs_own_folder_and_links_it(tmp_path) -
     assert written == [tmp_path / "results" / "pl_abc" / "summary.md",
                        tmp_path / "results" / "pl_abc" / "summary_curve.png"]
     bundle = artifacts.export_bundle(written, tmp_path)
-    assert bundle["text/markdown"] == ("**Exported** to `results/pl_abc/`: [summary.md](results/pl_abc/summary.md), "
+    assert bundle["text/markdown"] == ("**Written** to `results/pl_abc/`: [summary.md](results/pl_abc/summary.md), "
                                        "[summary_curve.png](results/pl_abc/summary_curve.png)")
     assert bundle["text/plain"] == "Wrote summary.md and summary_curve.png to results/pl_abc/"
 

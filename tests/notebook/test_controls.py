@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from synth_nb.notebook.controls import PanelControls
 
 
@@ -11,7 +9,6 @@ class Calls:
     def __init__(self) -> None:
         self.cancels = 0
         self.show_all: list[bool] = []
-        self.exports: Any = None
 
     def cancel(self) -> None:
         self.cancels += 1
@@ -22,9 +19,9 @@ class Calls:
 
 def test_cancel_asks_first_and_calls_back_once_confirmed() -> None:
     calls = Calls()
-    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle, on_export=None)
+    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle)
     assert list(controls.widget.children) == [controls.cancel, controls.confirm_row, controls.show_all,
-                                              controls.export, controls.message]
+                                              controls.message]
     assert not controls.confirming
     controls.cancel.click()
     assert calls.cancels == 0 and controls.confirming
@@ -36,45 +33,37 @@ def test_cancel_asks_first_and_calls_back_once_confirmed() -> None:
     controls.confirm.click()
     assert calls.cancels == 1 and not controls.confirming
     assert controls.cancel.disabled and controls.cancel.description == "Cancelling…"
-    assert controls.export.layout.display == "none"  # nothing to export: the button is hidden
 
 
 def test_a_job_that_ends_while_asking_takes_the_question_away() -> None:
     calls = Calls()
-    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle, on_export=None)
+    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle)
     controls.cancel.click()
     controls.job_finished()
     assert not controls.confirming and controls.cancel.disabled and controls.cancel.description == "Job finished"
     controls.disable_all("The backend is gone.")
-    assert controls.message.value == "The backend is gone." and controls.export.disabled
+    assert controls.message.value == "The backend is gone." and controls.cancel.description == "Cancel unavailable"
 
 
 def test_show_all_toggle_reports_the_new_value() -> None:
     calls = Calls()
-    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle, on_export=None)
+    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle)
     controls.show_all.value = True
     controls.show_all.value = False
     assert calls.show_all == [True, False]
 
 
-def test_export_is_enabled_when_results_are_ready_and_says_how_it_went() -> None:
-    exports: list[int] = []
+def test_the_snapshot_says_the_buttons_last_state_and_news_beyond_the_status() -> None:
     calls = Calls()
-    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle, on_export=lambda: exports.append(1),
-                             export_hint="Write summary.md and its curve PNG to results/pl_1/")
-    assert controls.export.disabled and controls.export.layout.display == ""
-    assert controls.export.tooltip == "Write summary.md and its curve PNG to results/pl_1/"
-    controls.results_ready()
+    controls = PanelControls(on_cancel=calls.cancel, on_show_all=calls.toggle, job_id="pl_1")
     controls.job_finished()
-    assert not controls.export.disabled
-    assert controls.cancel.disabled and controls.cancel.description == "Job finished"
-    controls.export.click()
-    # the button keeps its focus (a disabled one would drop it to the page); a second press waits its turn
-    assert exports == [1] and not controls.export.disabled and controls.message.value == "Exporting…"
-    controls.export.click()
-    assert exports == [1]
-    controls.export_finished("Export failed: OSError: read-only folder")
-    assert not controls.export.disabled and controls.message.value == "Export failed: OSError: read-only folder"
-    controls.export.click()
-    controls.export_finished("Wrote summary.md and summary_curve.png to results/pl_1/")
-    assert controls.message.value.startswith("Wrote summary.md")
+    controls.announce_status("Job pl_1: succeeded.")
+    assert controls.snapshot("Job pl_1: succeeded.")["text/plain"].splitlines() == [
+        "Job pl_1: succeeded.", "  Job finished: off", "  Show all events: not pressed"]
+    controls.say("Wrote summary.md and summary_curve.png to results/pl_1/")
+    assert controls.message.value == "Job pl_1: succeeded. Wrote summary.md and summary_curve.png to results/pl_1/"
+    snapshot = controls.snapshot("Job pl_1: succeeded.")
+    assert snapshot["text/plain"].splitlines()[-1] == (
+        "  Last message: Wrote summary.md and summary_curve.png to results/pl_1/")
+    assert "data-job-id='pl_1'" in snapshot["text/html"]
+    assert "<li>Last message: Wrote summary.md and summary_curve.png to results/pl_1/</li>" in snapshot["text/html"]

@@ -42,7 +42,7 @@ def test_live_region_repeats_no_status_and_keeps_other_news() -> None:
     region.announce_status("Job j: running.")
     assert region.value == "Job j: running."
     region.value = "Wrote summary.md"
-    region.announce_status("Job j: running.")  # the same status again: the export message stays
+    region.announce_status("Job j: running.")  # the same status again: the news stays
     assert region.value == "Wrote summary.md"
     region.announce_status("Job j: succeeded.")
     assert region.value == "Job j: succeeded."
@@ -52,9 +52,9 @@ def test_live_region_repeats_no_status_and_keeps_other_news() -> None:
 
 def test_controls_use_the_pressed_toggle_and_the_live_region() -> None:
     shown: list[bool] = []
-    controls = PanelControls(on_cancel=lambda: None, on_show_all=shown.append, on_export=None)
+    controls = PanelControls(on_cancel=lambda: None, on_show_all=shown.append)
     assert isinstance(controls.show_all, ToggleButton) and isinstance(controls.message, LiveRegion)
-    assert controls.cancel.icon == "" and controls.export.icon == ""  # icon glyphs would start the names
+    assert controls.cancel.icon == "" and controls.confirm.icon == ""  # icon glyphs would start the names
     controls.show_all.value = True
     assert shown == [True]
     controls.announce_status("Job j: queued.")

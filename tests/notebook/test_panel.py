@@ -49,7 +49,7 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     live = controls.shown[0]
     assert live["application/vnd.jupyter.widget-view+json"]["model_id"] == panel.controls.widget.model_id
     assert live["text/plain"] == ""  # a saved notebook shows no widget repr in place of the buttons
-    # nothing is left to press (SFT has no Export): the row became static text, so a saved notebook
+    # nothing is left to press: the row became static text, so a saved notebook
     # reopened without this kernel shows its last state, not "Error displaying widget"
     assert "application/vnd.jupyter.widget-view+json" not in controls.last
     assert controls.last["text/plain"].splitlines() == [
@@ -141,7 +141,8 @@ async def test_show_all_toggle_and_error_highlight(outputs) -> None:
     assert "mipro.tpe.update" in status.last["text/html"]
     job.finish("failed")
     assert await asyncio.wait_for(panel.wait(), 60) == "failed"
-    assert len(controls.shown) == 1  # Export stays useful after the end: the row is live until the kernel stops
+    # nothing is left to press once the job ended: the row is text
+    assert "application/vnd.jupyter.widget-view+json" not in controls.last
 
 
 async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confirmed_state(outputs) -> None:
@@ -156,6 +157,7 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
     controls.keep.click()
     assert not controls.confirming and not controls.cancel.disabled
     controls.cancel.click()
+    controls.message._front_end_message(None, {"event": "focus", "held": True}, [])  # Cancel pressed by keyboard
     controls.confirm.click()
     final = await asyncio.wait_for(panel.wait(), 60)
     assert final == "cancelled" and job.cancel_calls == 1
@@ -163,6 +165,7 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
     assert "RL result: job_test123 (cancelled)" in summary.last["text/plain"]
     assert '"status": "cancelled"' in summary.last["text/plain"]
     # the row holds the focus Cancel left in it: it stays live until the front end says the focus has left
+    assert controls.holds_focus
     row = outputs[2]
     assert "application/vnd.jupyter.widget-view+json" in row.last and controls.message.release_when_unfocused
     controls.message._front_end_message(None, {"event": "unfocused"}, [])
@@ -170,6 +173,17 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
         if "application/vnd.jupyter.widget-view+json" not in row.last:
             break
         await asyncio.sleep(0.02)
+    assert row.last["text/plain"].splitlines()[0] == "Job job_test123: cancelled."
+
+
+async def test_a_cancel_from_code_leaves_a_row_without_the_focus_as_text_at_once(outputs) -> None:
+    job = FakeJob("sft")
+    panel = MonitorPanel(job, tick=0.01).display()
+    panel.start()
+    assert await asyncio.wait_for(panel.cancel(), 60) == "cancelled"  # `await panel.cancel()`, or Ctrl-C in --wait
+    await asyncio.wait_for(panel.finished(), 60)
+    row = outputs[2]
+    assert "application/vnd.jupyter.widget-view+json" not in row.last  # no front end will ever say "unfocused"
     assert row.last["text/plain"].splitlines()[0] == "Job job_test123: cancelled."
 
 
@@ -302,33 +316,44 @@ async def test_every_output_is_a_display_id_output_and_bundles_names_each(output
     assert set(panel.bundles()) == {status.display_id, chart.display_id, summary.display_id}
     assert panel.bundles()[summary.display_id] == summary.last
     assert "baseline (search) 0.646" in chart.last["text/html"] and "best prompt (held-out) 0.8" in chart.last["text/html"]
-    assert summary.last["text/markdown"].startswith("# Prompt-learning summary: `pl_ids`")
+    assert "\n# Prompt-learning summary: `pl_ids`" in summary.last["text/markdown"]  # below the links to its files
 
 
-async def test_export_writes_to_the_results_folder_and_links_the_files_in_the_summary(outputs, tmp_path) -> None:
+async def test_the_end_writes_the_result_files_links_them_and_leaves_the_row_as_text(outputs, tmp_path) -> None:
     job = FakeJob("prompt_learning", job_id="pl_export", algorithm="gepa")
     job.results_folder = tmp_path / "results"
     panel = MonitorPanel(job, tick=0.01, notebook_folder=tmp_path).display()
-    assert panel.controls is not None and "results/pl_export" in panel.controls.export.tooltip
+    row = outputs[2]
+    assert "application/vnd.jupyter.widget-view+json" in row.last
     _pl_finished(job)
     await asyncio.wait_for(panel.wait(), 60)
-    panel.controls.export.click()
-    written = await asyncio.wait_for(asyncio.wrap_future(panel.request_export()), 60)
-    assert written[0] == tmp_path / "results" / "pl_export" / "summary.md" and written[0].is_file()
+    folder = tmp_path / "results" / "pl_export"
+    assert (folder / "summary.md").is_file() and (folder / "summary_curve.png").is_file()
     summary = outputs[3].last["text/markdown"]
-    assert summary.startswith("**Exported** to `results/pl_export/`: [summary.md](results/pl_export/summary.md)")
+    assert summary.startswith("**Written** to `results/pl_export/`: [summary.md](results/pl_export/summary.md)")
     assert "# Prompt-learning summary: `pl_export`" in summary  # the result stays below the links
-    assert panel.controls.message.value == "Wrote summary.md and summary_curve.png to results/pl_export/"
-    assert not panel.controls.export.disabled
-    # exported after the end, nothing is left to press: text once the focus has left the row
-    row = outputs[2]
-    assert "application/vnd.jupyter.widget-view+json" in row.last and panel.controls.message.release_when_unfocused
-    panel.controls.message._front_end_message(None, {"event": "unfocused"}, [])
-    for _ in range(500):
-        if "application/vnd.jupyter.widget-view+json" not in row.last:
-            break
-        await asyncio.sleep(0.02)
-    assert "Last message: Wrote summary.md and summary_curve.png to results/pl_export/" in row.last["text/plain"]
+    # nothing is left to press: the row is text at once, with what was written where
+    assert "application/vnd.jupyter.widget-view+json" not in row.last
+    assert row.last["text/plain"].splitlines() == [
+        "Job pl_export: succeeded.", "  Job finished: off", "  Show all events: not pressed",
+        "  Last message: Wrote summary.md and summary_curve.png to results/pl_export/"]
+    # written elsewhere on request too, linked the same way
+    again = panel.export_results(tmp_path / "elsewhere")
+    assert again[0] == tmp_path / "elsewhere" / "pl_export" / "summary.md"
+    assert outputs[3].last["text/markdown"].startswith("**Written** to `elsewhere/pl_export/`")
+
+
+async def test_result_files_that_cannot_be_written_are_said_and_the_panel_still_ends(outputs, tmp_path) -> None:
+    job = FakeJob("prompt_learning", job_id="pl_ro", algorithm="gepa")
+    (tmp_path / "taken").write_text("a file, not a folder")
+    job.results_folder = tmp_path / "taken"
+    panel = MonitorPanel(job, tick=0.01, notebook_folder=tmp_path).display()
+    _pl_finished(job)
+    assert await asyncio.wait_for(panel.wait(), 60) == "succeeded"
+    summary = outputs[3].last
+    assert summary["text/plain"].startswith(f"Could not write the result files to {tmp_path / 'taken' / 'pl_ro'}/:")
+    assert "# Prompt-learning summary: `pl_ro`" in summary["text/markdown"]  # the result is still shown
+    assert "Last message: Could not write the result files" in outputs[2].last["text/plain"]
 
 
 async def test_progress_ends_full_and_green_on_success_and_red_where_it_stopped_otherwise(outputs) -> None:
