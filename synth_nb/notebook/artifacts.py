@@ -20,7 +20,7 @@ from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import Artifact, FinishedJob, job_results_dir, status_json
 
 __all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status", "export_summary",
-           "render_artifact", "written_sentence"]
+           "render_artifact", "write_results_at_end", "written_sentence"]
 
 
 def _document_page(artifact: Artifact) -> str:
@@ -74,6 +74,22 @@ def export_results(job: FinishedJob, results_folder: Path | None) -> list[Path]:
         return []
     written = [p for p, stamp in _stamps(target).items() if before.get(p) != stamp and p != main]
     return [main, *sorted(written)]
+
+
+def write_results_at_end(job: FinishedJob, results_folder: Path | None, base: Path
+                         ) -> tuple[dict[str, Any] | None, str]:
+    """What a panel does when its job ends: write the result files into ``<results_folder>/<job id>/``, as
+    the terminal does; returns the summary's links and the sentence the row says. A problem is said the
+    same way (nothing is raised: the job's result stays shown and the panel still ends)."""
+    try:
+        written = export_results(job, results_folder)
+    except Exception as exc:  # said in the summary and the row, never swallowed
+        folder = job_results_dir(job.id, results_folder)
+        text = f"Could not write the result files to {folder}/: {type(exc).__name__}: {exc}"
+        return {"text/markdown": f"**{text}**", "text/plain": text}, text
+    if not written:
+        return None, ""
+    return export_bundle(written, base), written_sentence(written, base)
 
 
 def _stamps(folder: Path) -> dict[Path, tuple[int, int]]:

@@ -31,7 +31,6 @@ from typing import Any
 
 from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
-from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.progress import parse_time
 from synth_nb.notebook import artifacts
@@ -39,7 +38,6 @@ from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
 from synth_nb.notebook.kernel_loop import KernelLoop
-from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.monitor_view import (
     PanelState,
     StallDetector,
@@ -52,6 +50,7 @@ from synth_nb.notebook.monitor_view import (
     visible_events,
 )
 from synth_nb.notebook.panel_outputs import PanelOutputs, SummaryOutput
+from synth_nb.notebook.panel_row import PanelRow
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["MonitorPanel", "PanelOutputs"]
@@ -95,9 +94,8 @@ class MonitorPanel:
         self._ended_wall: float | None = None
         self._shown = False
         self._context: contextvars.Context | None = None
-        self.controls: PanelControls | None = None
-        #: the button row's output: static text of its last state once the job ended or the kernel stopped
-        self.controls_output = LiveOutput(self.controls_snapshot, name=f"{job.id}-controls")
+        #: the button row: static text of its last state once the job ended or the kernel stopped
+        self.row = PanelRow(str(job.id), self._row_head)
         self.kernel_stopped = False  # set as the kernel shuts down: the status is then only what was last seen
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
@@ -107,6 +105,11 @@ class MonitorPanel:
         self._ingested = 0
 
     # ------------------------------------------------------------------ state
+    @property
+    def controls(self) -> PanelControls | None:
+        """The button row's widgets (None until shown)."""
+        return self.row.controls
+
     @property
     def status(self) -> str:
         return str(self.job.status or "queued")
@@ -190,39 +193,23 @@ class MonitorPanel:
         self._context = contextvars.copy_context()
         PanelOutputs.show(self.outputs.status, self.status_bundle())
         self.chart.display()
-        self.controls = self._make_controls()
-        if self.controls is not None:  # replaced by its snapshot once over: a saved notebook holds no widget
-            self.controls_output.show({**self.controls.widget._repr_mimebundle_(), "text/plain": ""})
+        self.row.show(on_cancel=self.request_cancel, on_show_all=self.set_show_all, show_all=self.show_all)
         PanelOutputs.show(self.outputs.summary, self.summary.bundle())
         self._shown = True
         if start:
             self.start()
         return self
 
-    def _make_controls(self) -> PanelControls | None:
-        try:
-            return PanelControls(on_cancel=self.request_cancel, on_show_all=self.set_show_all,
-                                 show_all=self.show_all, job_id=str(self.job.id),
-                                 kernel_gone_notice=self._kernel_gone_notice())
-        except ImportError:  # pragma: no cover - ipywidgets is a core dependency
-            return None
-
-    def controls_snapshot(self) -> dict[str, Any]:
-        """What replaces the button row when it is over: the job's state and the buttons' last state."""
+    def _row_head(self) -> str:
+        """The first line of the row's static text: the job's state."""
         if self.done:
-            head = f"Job {self.job.id}: {self.final_status}."
-        else:  # the kernel is stopping: the status output stops claiming a live status and an ETA too
-            head = (f"The kernel that followed job {self.job.id} stopped while the job was {self.status}: this "
-                    f"panel no longer updates. The job may still run; re-attach from a kernel: "
-                    f"%synth_train --attach {self.job.id}")
-            self.kernel_stopped = True
-            if self._shown and self._context is not None:
-                self._context.copy().run(PanelOutputs.update, self.outputs.status, self.status_bundle())
-        return self.controls.snapshot(head) if self.controls is not None else {"text/plain": head}
-
-    def _kernel_gone_notice(self) -> str:
-        return (f"The kernel that followed job {self.job.id} is gone: this panel no longer updates and its buttons "
-                f"do nothing. The job may still run; re-attach from a kernel: %synth_train --attach {self.job.id}")
+            return f"Job {self.job.id}: {self.final_status}."
+        # the kernel is stopping: the status output stops claiming a live status and an ETA too
+        self.kernel_stopped = True
+        if self._shown and self._context is not None:
+            self._context.copy().run(PanelOutputs.update, self.outputs.status, self.status_bundle())
+        return (f"The kernel that followed job {self.job.id} stopped while the job was {self.status}: this panel "
+                f"no longer updates. The job may still run; re-attach from a kernel: %synth_train --attach {self.job.id}")
 
     def set_show_all(self, value: bool) -> None:
         """Show (or hide again) the routine events the CLI hides."""
@@ -240,26 +227,11 @@ class MonitorPanel:
         return written
 
     async def _write_results(self) -> None:
-        """At the end: the result files into ``<results folder>/<job id>/``, linked in the summary and said in
-        the row (a problem is said the same way: the job's result stays shown, nothing is raised)."""
-        try:
-            written = await asyncio.to_thread(artifacts.export_results, self.job, self.job.results_folder)
-        except Exception as exc:  # said in the summary and the row, never swallowed; the panel still ends
-            folder = job_results_dir(str(self.job.id), self.job.results_folder)
-            text = f"Could not write the result files to {folder}/: {type(exc).__name__}: {exc}"
-            self.summary.exported = {"text/markdown": f"**{text}**", "text/plain": text}
-        else:
-            self.summary.exported = artifacts.export_bundle(written, self.notebook_folder) if written else None
-            text = artifacts.written_sentence(written, self.notebook_folder) if written else ""
-        if text and self.controls is not None:
-            self.controls.say(text)
-
-    def _release_controls(self) -> None:
-        """Replace the row by its snapshot, on the panel's loop (the front end's message may come on any thread)."""
-        async def freeze() -> None:
-            self.controls_output.freeze()
-
-        self._spawn(freeze())
+        """At the end: the result files, linked in the summary and said in the row (a problem too)."""
+        self.summary.exported, said = await asyncio.to_thread(
+            artifacts.write_results_at_end, self.job, self.job.results_folder, self.notebook_folder)
+        if said and self.controls is not None:
+            self.controls.say(said)
 
     def _publish_summary(self) -> None:
         if self._shown:
@@ -350,13 +322,8 @@ class MonitorPanel:
             if self.flow.has_summary:
                 await self._write_results()
             self._publish_summary()
-        # nothing left to press: the row becomes text, at once, or, when it holds the keyboard focus (Cancel was
-        # pressed in it, the user tabbed into it), once the focus has left it: replacing it would drop the focus
-        if self.final_status is not None and self.controls is not None:
-            if self.controls.holds_focus:
-                self.controls.release_when_unfocused(self._release_controls)
-            else:
-                self.controls_output.freeze()
+        if self.final_status is not None:  # nothing left to press: the row becomes text
+            self.row.end(self._spawn)
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

@@ -12,6 +12,7 @@ from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.local.shared import ensure_backend, stop_backend
+from synth_nb.notebook.controls import PanelControls
 from synth_nb.notebook.panel import MonitorPanel
 
 
@@ -26,7 +27,7 @@ def test_a_panel_whose_backend_is_gone_says_so_and_disables_cancel(tmp_path: Pat
         await client.start(sft, doc["id"])
         job = Job(doc["id"], "sft", client, endpoints=get_flow("sft").endpoints, poll_interval=0.2)
         panel = MonitorPanel(job, tick=0.1)
-        panel.controls = panel._make_controls()
+        panel.row.controls = PanelControls(on_cancel=panel.request_cancel, on_show_all=panel.set_show_all)
         task = asyncio.ensure_future(panel.run())
         while job.status != "running":
             await asyncio.sleep(0.1)
