@@ -41,7 +41,6 @@ from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target, actions
 from synth_nb.pipeline.request import Request
-from synth_nb.report import ReportOptions
 from synth_nb.secrets.redact import redact
 
 if TYPE_CHECKING:
@@ -97,7 +96,6 @@ class Wizard(anywidget.AnyWidget):
                  env_files: list[Path] | None = None, modal_secrets: list[str] | None = None,
                  backend: str | None = None, environ: dict[str, str] | None = None,
                  loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
-                 limits: dict[str, float] | None = None, report: ReportOptions | None = None,
                  request: Request | None = None) -> None:
         super().__init__()
         self._fork = fork
@@ -105,8 +103,7 @@ class Wizard(anywidget.AnyWidget):
         self._folder = Path(folder).resolve()
         #: the magic's request: how submitted jobs are followed (--record, --no-poll, --poll-interval,
         #: --report-to, the --max-minutes & co. watchdog), the same as its --yes path
-        self._request = request if request is not None else Request(
-            self._folder, limits=dict(limits or {}), report=report or ReportOptions())
+        self._request = request if request is not None else Request(self._folder)
         self._environ = dict(os.environ if environ is None else environ)
         self._loop = loop or KernelLoop.capture()
         self._pasted: dict[str, SecretStr] = {}

@@ -11,6 +11,7 @@ from _fake_job import FakeJob
 
 from synth_nb.job.watchdog import Limits, Watchdog
 from synth_nb.notebook.panel import MonitorPanel
+from synth_nb.pipeline.request import Request
 
 
 @pytest.fixture()
@@ -83,8 +84,9 @@ async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_pa
         return [job]
 
     monkeypatch.setattr(actions, "send", fake_send)
-    wizard = tick(Wizard(make_project(tmp_path / "nb"), environ=clean_environ(), on_submitted=lambda jobs: None,
-                         limits={"max_rollouts": 60}), "gepa.toml")
+    folder = make_project(tmp_path / "nb")
+    wizard = tick(Wizard(folder, environ=clean_environ(), on_submitted=lambda jobs: None,
+                         request=Request(folder, limits={"max_rollouts": 60})), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     assert wizard.submit_task is not None
     await wizard.submit_task

@@ -14,6 +14,7 @@ from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, 
 from synth_nb.notebook import show
 from synth_nb.notebook.wizard import Wizard
 from synth_nb.pipeline import actions
+from synth_nb.pipeline.request import Request
 
 
 def synced_state(widget: Wizard) -> str:
@@ -354,7 +355,8 @@ async def test_jobs_submitted_from_the_wizard_are_reported_where_the_magic_asked
     reported: list[Any] = []
     monkeypatch.setattr(report, "start", lambda jobs, options: reported.append((jobs, options)))
     options = ReportOptions(("tensorboard",), project / "runs")
-    wizard = tick(Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None, report=options), "gepa.toml")
+    wizard = tick(Wizard(project, environ=clean_environ(), on_submitted=lambda jobs: None,
+                         request=Request(project, report=options)), "gepa.toml")
     wizard._handle_custom_msg({"type": "submit"}, [])
     jobs = await wizard.submit_task
     assert reported == [(jobs, options)]
@@ -365,7 +367,6 @@ async def test_the_wizard_follows_its_jobs_as_the_magics_flags_say(project: Path
     """``%synth_train --record PATH --poll-interval 2`` opening the wizard: its jobs are recorded and polled as
     the ``--yes`` path would; with ``--no-poll`` nothing follows them (no panel, no recording)."""
     from synth_nb.pipeline import launch as pipeline_launch
-    from synth_nb.pipeline.request import Request
 
     recorded: list[Any] = []
     monkeypatch.setattr(pipeline_launch, "start_recording",
