@@ -124,7 +124,7 @@ class LiveRegion(_MonitorWidget):
         self.value = f"{self._last_status} {text}".strip()
 
     def announce_status(self, text: str) -> None:
-        """Say ``text`` unless it is the status said last (other news, such as an export, stays shown)."""
+        """Say ``text`` unless it is the status said last (other news, such as where the result files went, stays shown)."""
         if text and text != self._last_status:
             self._last_status = text
             self.value = text

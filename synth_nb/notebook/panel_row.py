@@ -31,15 +31,14 @@ class PanelRow:
         self.output = LiveOutput(self.snapshot, name=f"{job_id}-controls")
 
     def show(self, *, on_cancel: Callable[[], object], on_show_all: Callable[[bool], None],
-             show_all: bool) -> PanelControls | None:
+             show_all: bool) -> None:
         """Make the buttons and display them in the current output context."""
         try:
             self.controls = PanelControls(on_cancel=on_cancel, on_show_all=on_show_all, show_all=show_all,
                                           job_id=self.job_id, kernel_gone_notice=self.gone_notice())
         except ImportError:  # pragma: no cover - ipywidgets is a core dependency
-            return None
+            return
         self.output.show({**self.controls.widget._repr_mimebundle_(), "text/plain": ""})
-        return self.controls
 
     def gone_notice(self) -> str:
         """What the row says, in the front end, when the kernel following the running job is gone."""
