@@ -8,6 +8,9 @@
     ├── ClientError            anything that happened while talking to a backend
     │   ├── ClientClosedError  a client (or a Job on it) was used after the client was closed
     │   ├── NetworkError       connection refused/reset, timeouts (after retries)
+    │   │   └── UnreachableError   the backend never answered at all: nothing was sent (exit 2)
+    │   ├── BackendAnswerError an answer the client refuses: too large, nested too deep, an id that is
+    │   │                      no job id, a history that never ends
     │   └── BackendError       the backend answered with an error status
     │       ├── AuthError          401 / 403
     │       ├── ValidationError    other 4xx, with the backend's own message
@@ -30,6 +33,7 @@ from typing import Any
 
 __all__ = [
     "AuthError",
+    "BackendAnswerError",
     "BackendError",
     "ClientClosedError",
     "ClientError",
@@ -46,6 +50,7 @@ __all__ = [
     "SecretsError",
     "ServerError",
     "SynthNbError",
+    "UnreachableError",
     "ValidationError",
 ]
 
@@ -167,6 +172,18 @@ def _closed_message(job_id: str | None, base_url: str) -> str:
 
 class NetworkError(ClientError):
     """The backend could not be reached (after retries)."""
+
+
+class UnreachableError(NetworkError):
+    """No answer ever came from the backend (connection refused, no such host): nothing was sent to it, so
+    the command ends as a usage problem would (exit 2): the URL, the network or the backend is to fix."""
+
+    exit_code = 2
+
+
+class BackendAnswerError(ClientError):
+    """The backend answered something the client will not use: an answer larger or nested deeper than the
+    client's bounds, an id that is no job id (it would become a path), a history that never ends."""
 
 
 class BackendError(ClientError):

@@ -14,12 +14,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import httpx
 
 from synth_nb._version import __version__
 from synth_nb.backend import display_url, normalize_backend_url
+from synth_nb.client._bounds import answer_seconds, check_depth, read_bounded
 from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
@@ -63,6 +64,7 @@ class AsyncSynthClient:
         timeout: float = 30.0,
         max_attempts: int = 6,
         sse_read_timeout: float = 60.0,
+        answered_before: bool = False,
     ) -> None:
         self.base_url = normalize_backend_url(base_url)
         #: requests go to the URL without its credentials, which travel as basic auth instead: so httpx's
@@ -88,7 +90,8 @@ class AsyncSynthClient:
         self._numbering: dict[str, SeqNumbering] = {}
         #: per job: the steps given to metric points the backend sent without one
         self._steps: dict[str, StepNumbering] = {}
-        self._reach = Reachability()
+        #: ``answered_before``: a clone of a client the backend answered gets the full retry budget at once
+        self._reach = Reachability(answered_before=answered_before)
 
     def __repr__(self) -> str:
         return f"AsyncSynthClient(base_url={self.shown_url!r}, api_key={mask(self._api_key)!r})"
@@ -110,7 +113,8 @@ class AsyncSynthClient:
         clone. A custom transport is not carried over (it may hold this client's pool): pass one here.
         """
         return AsyncSynthClient(self.base_url, self._api_key, transport=transport, timeout=self.timeout,
-                                max_attempts=self.max_attempts, sse_read_timeout=self.sse_read_timeout)
+                                max_attempts=self.max_attempts, sse_read_timeout=self.sse_read_timeout,
+                                answered_before=self._reach.ever_answered)
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -155,6 +159,11 @@ class AsyncSynthClient:
         if self._stream_http is not None:
             await self._stream_http.aclose()
 
+    def job_path(self, template: str, job_id: str) -> str:
+        """``template`` with ``{job_id}`` filled in, the id percent-encoded (a job id is one path segment;
+        one that is refused as a job id can still be named in a cancel)."""
+        return template.replace("{job_id}", path_segment(job_id))
+
     def url_for(self, path: str) -> str:
         """Absolute URL for a contract path; a leading ``/api`` is not doubled."""
         if path.startswith(("http://", "https://")):
@@ -170,7 +179,8 @@ class AsyncSynthClient:
         """Run ``send`` (one attempt, raising ``ErrorStatus`` for an error response) with this client's retries."""
         if self.closed:
             raise ClientClosedError(base_url=self.shown_url)
-        policy = RetryPolicy(attempts=self.max_attempts, replay_safe=replay_safe)
+        policy = RetryPolicy(attempts=self.max_attempts, replay_safe=replay_safe,
+                             first_contact=not self._reach.ever_answered)
         if wait_max is not None:
             policy = dataclasses.replace(policy, wait_max=wait_max)
 
@@ -214,13 +224,30 @@ class AsyncSynthClient:
             kwargs["timeout"] = httpx.Timeout(timeout)
 
         async def send() -> httpx.Response:
-            response = await self._http.request(method, url, **kwargs)
+            response = await self.bounded(self._http, self._http.build_request(method, url, **kwargs),
+                                          timeout if timeout is not None else self.timeout)
             if response.status_code >= 400:
                 raise ErrorStatus(response)
             return response
 
         replay_safe = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key)
         return await self.retrying(method, url, send, replay_safe=replay_safe)
+
+    @staticmethod
+    async def bounded(http: httpx.AsyncClient, request: httpx.Request, timeout: float) -> httpx.Response:
+        """Send ``request`` and read its answer within the bounds (``synth_nb.client._bounds``): the response
+        returned holds the whole body, decoded."""
+        streamed = await http.send(request, stream=True)
+        try:
+            content = await read_bounded(streamed, seconds=answer_seconds(timeout))
+        finally:
+            await streamed.aclose()
+        check_depth(content, streamed)
+        headers = httpx.Headers(streamed.headers)
+        for name in ("content-encoding", "content-length", "transfer-encoding"):  # the body is decoded now
+            headers.pop(name, None)
+        return httpx.Response(streamed.status_code, headers=headers, content=content, request=streamed.request,
+                              extensions=streamed.extensions)
 
     async def request_json(self, method: str, path: str, json: Any = None,
                            **options: Unpack[RequestOptions]) -> Any:
@@ -279,7 +306,7 @@ class AsyncSynthClient:
         first_error: NotFoundError | None = None
         for template in ordered:
             try:
-                result = await self.request("GET", template.replace("{job_id}", job_id), **kwargs)
+                result = await self.request("GET", self.job_path(template, job_id), **kwargs)
             except NotFoundError as exc:
                 first_error = first_error or exc
                 continue
@@ -345,7 +372,7 @@ class AsyncSynthClient:
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""
         return _as_dict(await self.request_json(
-            "POST", endpoints.cancel.replace("{job_id}", job_id), json={}, idempotency_key=f"cancel-{job_id}"
+            "POST", self.job_path(endpoints.cancel, job_id), json={}, idempotency_key=f"cancel-{quote(job_id)}"
         ))
 
     async def start(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
@@ -353,12 +380,18 @@ class AsyncSynthClient:
         if not endpoints.start:
             return {}
         return _as_dict(await self.request_json(
-            "POST", endpoints.start.replace("{job_id}", job_id), json={}, idempotency_key=f"start-{job_id}"
+            "POST", self.job_path(endpoints.start, job_id), json={}, idempotency_key=f"start-{job_id}"
         ))
 
     async def list_jobs(self, endpoints: FlowEndpoints, *, limit: int = 20) -> list[dict[str, Any]]:
         data = await self.request_json("GET", endpoints.create, params={"limit": limit})
         return [j for j in extract_list(data, "jobs") if isinstance(j, dict)]
+
+
+def path_segment(value: str) -> str:
+    """``value`` as one path segment: percent-encoded, and ``.``/``..`` too (a URL would drop them)."""
+    segment = quote(value, safe="")
+    return segment.replace(".", "%2E") if segment in (".", "..") else segment
 
 
 def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:

@@ -14,9 +14,11 @@ from synth_nb.errors import (
     NotFoundError,
     RateLimitedError,
     ServerError,
+    UnreachableError,
     ValidationError,
 )
 from synth_nb.secrets._mask import mask_text, mask_userinfo
+from synth_nb.untrusted import inert
 
 __all__ = ["backend_message", "error_for_response", "network_error"]
 
@@ -65,6 +67,7 @@ def error_for_response(response: httpx.Response, *, secrets: list[str] | None = 
     status = response.status_code
     body = _parse_body(response)
     detail = backend_message(body) or response.reason_phrase or "no details"
+    detail = inert(detail if len(detail) <= _MAX_MESSAGE else detail[:_MAX_MESSAGE] + "…")  # one line, as sent
     method = response.request.method if response.request is not None else ""
     url = mask_userinfo(str(response.request.url)) if response.request is not None else ""
     message = f"{method} {url} -> HTTP {status}: {detail} ({_hint(status)})"
@@ -83,12 +86,16 @@ def error_for_response(response: httpx.Response, *, secrets: list[str] | None = 
     return cls(message, status_code=status, method=method, url=url, body=body)
 
 
-def network_error(exc: BaseException, method: str, url: str, *, secrets: list[str] | None = None) -> NetworkError:
-    """A transport failure (refused, reset, timeout) after every retry, said plainly."""
+def network_error(exc: BaseException, method: str, url: str, *, secrets: list[str] | None = None,
+                  unreached: bool = False) -> NetworkError:
+    """A transport failure (refused, reset, timeout) after every retry, said plainly; ``unreached``: the
+    backend never answered this client (``UnreachableError``: nothing was sent)."""
     kind = type(exc).__name__
     text = str(exc) or kind
     message = (
         f"{method} {url} failed: {kind}: {text} "
         "(is the backend running and reachable? check --backend and your network)"
     )
+    if unreached:
+        return UnreachableError(mask_text(message + "; nothing was sent", tuple(secrets or ())))
     return NetworkError(mask_text(message, tuple(secrets or ())))

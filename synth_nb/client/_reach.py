@@ -22,8 +22,10 @@ GATEWAY_DOWN = frozenset({502, 503, 504})
 class Reachability:
     """When requests stopped getting answers (``None`` while they get them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, answered_before: bool = False) -> None:
         self.since: datetime | None = None
+        #: True once any answer came: from then on an outage is ridden out with the full retry budget
+        self.ever_answered = answered_before
 
     def failed(self) -> None:
         if self.since is None:
@@ -34,3 +36,4 @@ class Reachability:
             self.failed()
         else:
             self.since = None
+            self.ever_answered = True

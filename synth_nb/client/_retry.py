@@ -11,7 +11,7 @@ import email.utils
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 import httpx
@@ -29,6 +29,9 @@ logging.getLogger("stamina").addHandler(logging.NullHandler())
 
 #: never sleep longer than this for one Retry-After, whatever the server says
 MAX_RETRY_AFTER = 60.0
+#: how long a backend that never answered is tried before the client says it cannot be reached: the
+#: retry budget is for a backend that answered before and stopped (a restart, a deploy), not for a typo
+FIRST_CONTACT_SECONDS = 2.0
 
 
 class ErrorStatus(Exception):
@@ -56,6 +59,8 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
+#: what a backend that never answers gives: refused, no such host, no route, or no answer to the connect
+_NOT_CONNECTED = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,9 @@ class RetryPolicy:
     wait_max: float = 10.0
     #: True for GETs and for POSTs that carry an Idempotency-Key
     replay_safe: bool = True
+    #: the backend never answered this client: connecting is given up after ``FIRST_CONTACT_SECONDS``
+    first_contact: bool = False
+    started: float = field(default_factory=time.monotonic)
 
     def should_retry(self, exc: Exception) -> bool | float:
         """stamina backoff hook: False = give up, True = default backoff, float = wait that long."""
@@ -77,10 +85,15 @@ class RetryPolicy:
                 return after if after is not None else True
             return self.replay_safe and status >= 500
         if isinstance(exc, _NOT_SENT):
-            return True
+            return not self.never_reached(exc)
         if isinstance(exc, httpx.TransportError):
             return self.replay_safe
         return False
+
+    def never_reached(self, exc: BaseException) -> bool:
+        """Whether ``exc`` ends a first contact: the connection failed and the first-contact time is up."""
+        return (self.first_contact and isinstance(exc, _NOT_CONNECTED)
+                and time.monotonic() - self.started >= FIRST_CONTACT_SECONDS)
 
     def context(self) -> stamina._core._RetryContextIterator:
         return stamina.retry_context(
@@ -103,5 +116,6 @@ async def with_retries(send: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
     except ErrorStatus as exc:
         raise error_for_response(exc.response, secrets=list(secrets)) from None
     except httpx.TransportError as exc:
-        raise network_error(exc, method, url, secrets=list(secrets)) from None
+        unreached = policy.first_contact and isinstance(exc, _NOT_CONNECTED)
+        raise network_error(exc, method, url, secrets=list(secrets), unreached=unreached) from None
     raise AssertionError("stamina ended without an outcome")  # pragma: no cover - it returns or raises

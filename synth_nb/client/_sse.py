@@ -25,9 +25,11 @@ class SseFrame(NamedTuple):
 class SseSplitter:
     """Feed it the bytes of a stream as they arrive; it returns the frames completed by each chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_frame: int | None = None) -> None:
         self._buffer = b""
         self._last_id: str | None = None
+        #: the longest frame held while it is incomplete (None: no limit); longer is ``ValueError``
+        self.max_frame = max_frame
 
     def feed(self, chunk: bytes) -> list[SseFrame]:
         buffer = self._buffer + chunk
@@ -37,6 +39,8 @@ class SseSplitter:
                 buffer, held = buffer[:-1], b"\r"
             buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         *blocks, rest = buffer.split(b"\n\n")
+        if self.max_frame is not None and len(rest) > self.max_frame:
+            raise ValueError(f"an event-stream frame longer than {self.max_frame:,} bytes")
         self._buffer = rest + held
         frames = []
         for block in blocks:

@@ -21,11 +21,13 @@ from typing import Any, Protocol, TypeVar
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
+from synth_nb.client._bounds import MAX_ANSWER_BYTES, read_bounded, too_deep
+from synth_nb.client._client import path_segment
 from synth_nb.client._parse import EventRecord, SeqNumbering, parse_events, strict_event_record
 from synth_nb.client._retry import ErrorStatus
 from synth_nb.client._sse import SseFrame, SseSplitter
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import NetworkError, RateLimitedError, ServerError
+from synth_nb.errors import BackendAnswerError, NetworkError, RateLimitedError, ServerError
 from synth_nb.records import TERMINAL_STATUSES, Event, normalize_status
 
 __all__ = ["TRANSIENT_ERRORS", "EventStream", "StreamClient"]
@@ -42,6 +44,9 @@ _UNSUPPORTED = (404, 405, 406, 501)
 _SEQ = operator.attrgetter("seq")
 #: page size when fetching history: the local backend's maximum (fewer round trips; others may cap it)
 DRAIN_PAGE = 10_000
+#: the most events one drain reads (5x the longest history measured, ~200 MiB held): a backend whose pages
+#: always bring new events would otherwise be read until memory runs out
+HISTORY_CAP = 5_000_000
 _NON_EVENT_FRAMES = frozenset({"status", "metric", "metrics", "heartbeat"})
 
 
@@ -106,6 +111,8 @@ class EventStream:
         self.reconnects = 0
         #: the waiting primitive (tests substitute a recorder)
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        #: the most events one ``drain`` reads
+        self.history_cap = HISTORY_CAP
         self._progressed = False
 
     # -- public ---------------------------------------------------------------------------------
@@ -142,6 +149,9 @@ class EventStream:
             count += fresh
             if fresh == 0:
                 return count
+            if count >= self.history_cap:
+                raise BackendAnswerError(f"job {self.job_id}: the backend keeps sending new history: {count:,} "
+                                         f"events so far; stopped reading it at {self.history_cap:,}")
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -193,7 +203,8 @@ class EventStream:
         return normalize_status(doc.get("status") or doc.get("state")) in TERMINAL_STATUSES
 
     def _stream_url(self) -> str:
-        return self.client.url_for((self.endpoints.events_stream or "").replace("{job_id}", self.job_id))
+        path = (self.endpoints.events_stream or "").replace("{job_id}", path_segment(self.job_id))
+        return self.client.url_for(path)
 
     async def _sse_with_retry(self, sink: EventSink) -> str:
         return await self.client.retrying("GET", self._stream_url(), lambda: self._sse_once(sink), wait_max=5.0)
@@ -212,12 +223,12 @@ class EventStream:
                 if response.status_code in _UNSUPPORTED:
                     return "unsupported"
                 if response.status_code >= 400:
-                    await response.aread()
-                    raise ErrorStatus(response)
+                    content = await read_bounded(response)
+                    raise ErrorStatus(httpx.Response(response.status_code, content=content, request=response.request))
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     return "unsupported"
                 self.mode = "sse"  # decided as soon as the backend streams, not when the stream ends
-                splitter = SseSplitter()
+                splitter = SseSplitter(max_frame=MAX_ANSWER_BYTES)
                 async for chunk in response.aiter_bytes():
                     if self._handle_frames(splitter.feed(chunk), sink):
                         progressed = self._progressed = True
@@ -233,6 +244,8 @@ class EventStream:
         """The frames of one read: well-formed events go to ``sink`` as one page, the rest one by one, in order."""
         progressed, page = False, []
         for name, data, frame_id in frames:
+            if too_deep(data):  # like a truncated frame: the stream is read again from the cursor
+                raise ValueError("an event-stream frame nested too deep")
             if name not in _NON_EVENT_FRAMES:
                 record = strict_event_record(data)  # fast path: a well-formed event frame
                 if record is not None:
