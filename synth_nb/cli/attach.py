@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from synth_nb.pipeline import actions
-from synth_nb.pipeline.flags import ALL_EVENTS, path_text, seconds
+from synth_nb.pipeline.flags import ALL_EVENTS, job_id, path_text, seconds
 from synth_nb.pipeline.request import Request
 from synth_nb.report import add_report_arguments
 
@@ -23,7 +23,7 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> None:
     """``JOB_ID`` and where it lives: what ``attach`` and ``cancel`` share."""
     from synth_nb.flows import flow_names
 
-    parser.add_argument("job_id", metavar="JOB_ID", help="The job (see `synth-nb jobs`).")
+    parser.add_argument("job_id", metavar="JOB_ID", type=job_id, help="The job (see `synth-nb jobs`).")
     parser.add_argument("--backend", default=None, metavar="URL", help="Backend base URL (the /api suffix is added).")
     parser.add_argument("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH",
                         type=path_text,

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from synth_nb.plan import mask_payload
 from synth_nb.records import Event, MetricPoint
+from synth_nb.untrusted import contained
 
 __all__ = ["FALLBACK_RESULTS_FOLDER", "Artifact", "Document", "FinishedJob", "checkpoint_of", "ending_facts",
            "job_results_dir", "status_artifact", "status_json", "unreadable_metrics", "unreadable_metrics_note"]
@@ -62,7 +63,7 @@ class Artifact:
 
 def job_results_dir(job_id: str, results_folder: Path | None) -> Path:
     """``<results_folder>/<job id>/``: one folder per job, so two jobs' ``summary.md`` never collide."""
-    return (results_folder if results_folder is not None else Path(FALLBACK_RESULTS_FOLDER)) / job_id
+    return contained(results_folder if results_folder is not None else Path(FALLBACK_RESULTS_FOLDER), job_id)
 
 
 def unreadable_metrics(job: object) -> Sequence[Mapping[str, Any]]:

@@ -7,7 +7,8 @@ from typing import Any
 
 from synth_nb.client import AsyncSynthClient
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import NotFoundError
+from synth_nb.errors import ConfigError, NotFoundError
+from synth_nb.untrusted import job_id_problem, shown_id
 
 __all__ = ["find_job", "linked_job_id"]
 
@@ -21,6 +22,9 @@ async def find_job(job_id: str, client: AsyncSynthClient, flows: Mapping[str, Fl
     the job is then named by what its status document says (``kind_of``) when that is one of ``flows``,
     else by the flow whose paths answered: ``/learning/jobs/{id}`` answers for SFT, RL and prompt learning.
     """
+    problem = job_id_problem(job_id)
+    if problem is not None:  # it would become a file name: refused before anything is asked
+        raise ConfigError(f"{shown_id(job_id)} is not a job id: {problem}", key="JOB_ID")
     candidates: Sequence[str] = sorted(flows, key=lambda name: name != first)
     for name in candidates:
         try:

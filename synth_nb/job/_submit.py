@@ -11,12 +11,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import BackendError, ClientError, ConfigError, SynthNbError
+from synth_nb.errors import (
+    BackendAnswerError,
+    BackendError,
+    ClientError,
+    ConfigError,
+    JobTimeoutError,
+    SynthNbError,
+)
 from synth_nb.job._find import find_job
 from synth_nb.job._job import Job
 from synth_nb.job.interrupt import cancel_after_interrupt, create_through_interrupt
 from synth_nb.job.registry import JobRecord, JobRegistry, config_hash
 from synth_nb.plan import Plan, Step, resolve_refs
+from synth_nb.untrusted import job_id_problem, shown_id
 
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient
@@ -78,7 +86,7 @@ async def submit(plan: Plan, client: AsyncSynthClient, *, registry: JobRegistry 
     except asyncio.CancelledError:
         if created:
             status = await cancel_after_interrupt(client, plan.endpoints, created[-1])
-            if registry is not None:
+            if registry is not None and job_id_problem(created[-1]) is None:
                 with contextlib.suppress(OSError, SynthNbError):
                     _register(registry, plan, client, created[-1])
                     registry.update(created[-1], status=status)
@@ -123,6 +131,7 @@ async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry 
                 created.append(job_id)
             if not job_id:
                 raise ClientError(f"{step.method} {path} answered without a job id (got {str(result)[:200]!r})")
+            await _refuse_unsafe_id(client, plan.endpoints, job_id)
             if registry is not None:  # recorded at once, so a failing later step still leaves it findable
                 _register(registry, plan, client, job_id)
         if step.ref and _response_id(result):
@@ -131,6 +140,17 @@ async def _run_plan(plan: Plan, client: AsyncSynthClient, registry: JobRegistry 
     return Job(job_id, plan.flow, client, endpoints=plan.endpoints, algorithm=plan.algorithm,
                registry=registry, poll_interval=poll_interval, results_folder=plan.results_folder,
                hidden=[s.get_secret_value() for s in plan.secrets])
+
+
+async def _refuse_unsafe_id(client: AsyncSynthClient, endpoints: FlowEndpoints, job_id: str) -> None:
+    """A created job whose id is no job id (``../x``, ESC, 5,000 characters) is never recorded nor written
+    anywhere, since ids become file names: it is cancelled (at most ``INTERRUPT_GRACE`` seconds) and refused."""
+    problem = job_id_problem(job_id)
+    if problem is None:
+        return
+    status = await cancel_after_interrupt(client, endpoints, job_id)
+    raise BackendAnswerError(f"the backend created a job whose id {shown_id(job_id)} is refused ({problem}); "
+                             f"nothing was written for it, and it was asked to cancel it: {status}")
 
 
 def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_id: str) -> None:
@@ -146,15 +166,34 @@ def _register(registry: JobRegistry, plan: Plan, client: AsyncSynthClient, job_i
 async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, FlowEndpoints], *,
                  kind_of: Callable[[dict[str, Any]], str | None] | None = None,
                  registry: JobRegistry | None = None, poll_interval: float = 5.0,
-                 hidden: Sequence[str] = ()) -> Job:
+                 hidden: Sequence[str] = (), timeout: float | None = None) -> Job:
     """Rebuild a job's full history (status, events, metrics) from the backend; not yet monitored.
 
     ``flows``: the flows the job may be of, with their endpoints, tried in order (the flow ``registry``
     recorded for the job first), each one's status paths fallbacks included. The job is then named by what
     its status document says it is (``kind_of``), when that is one of ``flows``, else by the flow whose
     paths found it. ``hidden``: the keys resolved where this runs (the plan's are unknown here), masked in
-    what the job holds, since a backend may echo any of them.
+    what the job holds, since a backend may echo any of them. ``timeout``: the most the whole rebuild may
+    take (``--poll-timeout``), else ``JobTimeoutError`` saying how much history came (a backend may send
+    new history for ever, or drip an answer a byte at a time).
     """
+    found: list[Job] = []
+    try:
+        async with asyncio.timeout(timeout):
+            return await _rebuild(job_id, client, flows, kind_of, registry, poll_interval, hidden, found)
+    except TimeoutError:
+        job = found[0] if found else None
+        what = (f"the backend keeps sending new history: {len(job.events):,} events so far" if job is not None
+                else "the backend has not answered in full")
+        raise JobTimeoutError(f"job {job_id}: {what} after {timeout:g}s (--poll-timeout); stopped reading it "
+                              f"(the job itself is left as it is)", job_id=job_id,
+                              status=job.status if job is not None else None) from None
+
+
+async def _rebuild(job_id: str, client: AsyncSynthClient, flows: Mapping[str, FlowEndpoints],
+                   kind_of: Callable[[dict[str, Any]], str | None] | None, registry: JobRegistry | None,
+                   poll_interval: float, hidden: Sequence[str], found: list[Job]) -> Job:
+    """``attach``'s work; the job is put in ``found`` as soon as it is made, so a timeout can say how far it got."""
     record = registry.get(job_id) if registry is not None else None
     flow, status_doc = await find_job(job_id, client, flows, kind_of=kind_of, first=record.flow if record else None)
     algorithm = record.algorithm if record else None
@@ -163,5 +202,6 @@ async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, Flow
     results = Path(record.results_folder) if record and record.results_folder else None
     job = Job(job_id, flow, client, endpoints=flows[flow], algorithm=algorithm, registry=registry,
               poll_interval=poll_interval, results_folder=results, hidden=hidden)
+    found.append(job)
     await job.refresh()
     return job

@@ -27,6 +27,7 @@ from synth_nb.pipeline.prepare import Prepared
 from synth_nb.plan import mask_payload
 from synth_nb.secrets import mask, mask_text
 from synth_nb.secrets.redact import is_secret_key, looks_like_secret
+from synth_nb.untrusted import contained, job_id_problem, shown_id
 
 if TYPE_CHECKING:
     from synth_nb.job import Job, JobUpdate
@@ -208,12 +209,12 @@ def _artifacts(job: Job, folder: Path) -> None:
     if artifact.markdown:
         (folder / "summary.md").write_text(f"# {artifact.title}\n\n{artifact.markdown}\n", encoding="utf-8")
     if artifact.document is not None:
-        (folder / Path(artifact.document.name).name).write_text(artifact.document.text, encoding="utf-8")
+        contained(folder, artifact.document.name).write_text(artifact.document.text, encoding="utf-8")
 
 
 def write_bundle(job: Job, run: RunRecord, *, stopped_by: dict[str, Any] | None = None) -> Path:
     """Write ``run`` and ``job``'s whole history into ``run.folder/<job id>/``; returns that folder."""
-    folder = run.folder / job.id
+    folder = contained(run.folder, job.id)
     folder.mkdir(parents=True, exist_ok=True)
     secrets = tuple(run.secrets)
 
@@ -262,11 +263,14 @@ def find_bundle(job_id: str, folder: Path) -> Path:
     """The bundle of ``job_id``: in the results folder the registry remembers, else ``.synth_nb/runs``."""
     from synth_nb.job import JobRegistry
 
+    problem = job_id_problem(job_id)
+    if problem is not None:
+        raise ConfigError(f"{shown_id(job_id)} is not a job id: {problem}", key="JOB_ID")
     candidates = []
     record = JobRegistry(folder).get(job_id)
     if record is not None and record.results_folder:
-        candidates.append(Path(record.results_folder) / job_id)
-    candidates.append(folder / RUNS_DIR / job_id)
+        candidates.append(contained(Path(record.results_folder), job_id))
+    candidates.append(contained(folder / RUNS_DIR, job_id))
     for candidate in candidates:
         if (candidate / BUNDLE_FILE).is_file():
             return candidate

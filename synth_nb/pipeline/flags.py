@@ -15,9 +15,10 @@ from typing import Any
 from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
+from synth_nb.untrusted import job_id_problem, shown_id
 
 __all__ = ["ALL_EVENTS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
-           "override_dests", "path_text", "seconds", "train_arguments"]
+           "job_id", "override_dests", "path_text", "seconds", "train_arguments"]
 
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
 #: as argparse dests; flows add their own (``override_dests``)
@@ -47,6 +48,15 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {shown(text)}")
     return value
+
+
+def job_id(text: str) -> str:
+    """A job id flag (``--attach``, ``--rerun``, ``--fork``, ``attach JOB_ID``): ids become file names, so
+    ``../x``, a control character or 5,000 characters are refused here (exit 2), before anything is asked."""
+    problem = job_id_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{shown_id(text)} is not a job id: {problem}")
+    return text
 
 
 def path_text(text: str) -> str:
@@ -85,18 +95,19 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--yes", "-y", action="store_true",
        help="Submit without the confirmation step (the terminal's question, the notebook's wizard)."),
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
-    _a("--attach", default=None, metavar="JOB_ID", help="Re-attach to an existing job instead of submitting."),
+    _a("--attach", default=None, metavar="JOB_ID", type=job_id,
+       help="Re-attach to an existing job instead of submitting."),
     ALL_EVENTS,
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
-    _a("--compare", nargs="*", default=None, metavar="JOB_ID",
+    _a("--compare", nargs="*", default=None, metavar="JOB_ID", type=job_id,
        help="Compare runs (curves, final metrics, config differences); no ids: every job from this folder."),
     _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
     _a("--check", action="store_true",
        help="Pre-flight card: task app, one dry rollout, dataset and an estimate; sends no job (implies --dry-run)."),
-    _a("--rerun", default=None, metavar="JOB_ID",
+    _a("--rerun", default=None, metavar="JOB_ID", type=job_id,
        help="Submit a finished job's plan again from its bundle (exit 2 if the config changed since); "
             "--task-url is the one override it takes."),
-    _a("--fork", default=None, metavar="JOB_ID",
+    _a("--fork", default=None, metavar="JOB_ID", type=job_id,
        help="Start a new job from a finished one's bundle: the wizard prefilled and diffed against it (notebook), "
             "or its config written to a new TOML to edit (terminal)."),
     _a("--out", dest="fork_out", default=None, metavar="PATH", type=path_text,

@@ -21,6 +21,7 @@ from synth_nb.pipeline.bundle import find_bundle, read_bundle, sha256_of
 from synth_nb.pipeline.prepare import bundled_app_name
 from synth_nb.pipeline.rerun import NOT_REPEATED, backend_of, bundled_app_at, moved_bundled_app
 from synth_nb.pipeline.target import resolve_target
+from synth_nb.untrusted import contained
 
 __all__ = ["Fork", "follow_bundled_app", "fork_job"]
 
@@ -92,8 +93,8 @@ def _shown_path(path: Path, cwd: Path) -> str:
 def _default_copy(original: Path | None, bundle: Path, job_id: str) -> Path:
     """Beside the parent's config (relative paths in it keep their meaning), else in the bundle."""
     if original is not None and original.parent.is_dir():
-        return original.with_name(f"{original.stem}.fork-{job_id}.toml")
-    return bundle / f"config.fork-{job_id}.toml"
+        return contained(original.parent, f"{original.stem}.fork-{job_id}.toml")
+    return contained(bundle, f"config.fork-{job_id}.toml")
 
 
 def _write(path: Path, text: str) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.report._base import Point, Reporter
+from synth_nb.untrusted import contained
 
 __all__ = ["SUMMARY_TAG", "TensorBoardReporter"]
 
@@ -33,7 +34,7 @@ class TensorBoardReporter(Reporter):
 
     @property
     def logdir(self) -> Path:
-        return self.folder / self.job.id
+        return contained(self.folder, self.job.id)
 
     def _resume(self) -> Mapping[str, Iterable[int]]:
         from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS, EventAccumulator
