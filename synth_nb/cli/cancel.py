@@ -16,6 +16,7 @@ from synth_nb.pipeline.flags import seconds
 from synth_nb.pipeline.request import Request
 from synth_nb.records import TERMINAL_STATUSES
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import inert
 
 __all__ = ["configure", "run"]
 
@@ -30,5 +31,5 @@ def run(args: argparse.Namespace) -> int:
     request = Request.from_args(args, Path.cwd(), anchor=False)
     found = actions.attachment(request, args.job_id, start_local=False)
     status = asyncio.run(actions.cancel(found, timeout=args.timeout))
-    print(mask_text(f"job {found.job_id}: {status}", tuple(found.hidden)))
+    print(mask_text(f"job {found.job_id}: {inert(status)}", tuple(found.hidden)))
     return 0 if status in TERMINAL_STATUSES else 1

@@ -19,6 +19,7 @@ from synth_nb.backend import display_url
 from synth_nb.errors import SynthNbError
 from synth_nb.job.registry import JobRecord, JobRegistry
 from synth_nb.records import TERMINAL_STATUSES, normalize_status
+from synth_nb.untrusted import inert
 
 #: the whole refresh, however many backends: a listing must not hang on an unreachable one
 REFRESH_SECONDS = 10.0
@@ -93,16 +94,16 @@ def print_jobs(registry: JobRegistry, *, as_json: bool = False, out: TextIO | No
         print(f"no jobs recorded in {registry.path}", file=out)
         return 0
     head = ("JOB ID", "FLOW", "STATUS", "SUBMITTED", "LAST SEQ", "BACKEND")
-    rows = [(r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""),
-             (r.status or "-") + (" (recorded)" if r.job_id in stale else ""), r.submitted_at,
-             str(r.last_seq), r.backend_url) for r in records]
+    rows = [tuple(map(inert, (r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""),
+                              (r.status or "-") + (" (recorded)" if r.job_id in stale else ""), r.submitted_at,
+                              str(r.last_seq), r.backend_url))) for r in records]  # statuses are the backend's
     widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head) - 1)]
     for row in (head, *rows):  # columns as wide as their longest cell; LAST SEQ right-aligned
         cells = [cell.rjust(width) if i == 4 else cell.ljust(width)
                  for i, (cell, width) in enumerate(zip(row[:-1], widths, strict=True))]
         print("  ".join([*cells, row[-1]]), file=out)
     for note in notes:
-        print(f"\nstatus marked (recorded) is the last one seen: {note}", file=out)
+        print(f"\nstatus marked (recorded) is the last one seen: {inert(note)}", file=out)
     print("\nre-attach with: synth-nb attach JOB_ID", file=out)
     return 0
 

@@ -4,6 +4,7 @@ Each panel holds the flow's chart (the same ``ChartSpec`` the notebook draws, re
 status line (status, elapsed, progress, ETA) and the newest meaningful events. rich's ``Live`` redraws the
 panels in place, so the scrollback does not grow with the number of events; when the jobs end the final
 panels stay on screen and the usual final block follows. Off a terminal the CLI prints lines instead.
+What a panel shows of the backend's words (events, status) is made inert (``synth_nb.untrusted.inert``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from synth_nb.flows.chart import ChartData
 from synth_nb.job import Job, JobUpdate
 from synth_nb.job.progress import format_duration, progress_of
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import inert
 
 __all__ = ["ChartBoard", "chart_legend", "render_chart"]
 
@@ -118,7 +120,7 @@ class _JobPanel:
         if self.flow.is_noise(event):
             return
         text = f"[{event.seq}] {event.type}" + (f": {event.message}" if event.message else "")
-        self.newest.append(mask_text(text, self.secrets)[:200])
+        self.newest.append(mask_text(inert(text), self.secrets)[:200])
 
     def __call__(self, update: JobUpdate) -> None:
         if update.kind == "metric" and update.metric is not None:
@@ -136,7 +138,7 @@ class _JobPanel:
             parts.append(progress.label())
         if progress.eta_seconds is not None and not self.job.done:
             parts.append(f"ETA {format_duration(progress.eta_seconds)}")
-        return " · ".join(parts)
+        return inert(" · ".join(parts))  # the status and algorithm are the backend's words
 
     def renderable(self, width: int, height: int) -> Any:
         """The panel in at most ``height`` rows: the chart gets what the borders, status, legend and the

@@ -17,6 +17,7 @@ from typing import TextIO
 
 from synth_nb.errors import SynthNbError
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import inert_lines
 
 __all__ = ["EXIT_OUTPUT_CLOSED", "main"]
 
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _output_closed(sys.stdout)
     except SynthNbError as exc:
-        _say_error(f"error: {mask_text(str(exc), ())}")
+        _say_error(f"error: {mask_text(inert_lines(str(exc)), ())}")
         return exc.exit_code
     except KeyboardInterrupt:
         _say_error("interrupted")

@@ -1,5 +1,9 @@
 """What ``synth-nb train`` / ``attach`` print while following a job: one masked line per meaningful update.
 
+Every line is made inert before it is written (``synth_nb.untrusted.inert``): what the backend sends (event
+messages, types, errors, tracebacks, metric names, statuses) never reaches the terminal as control
+sequences, and a line break inside one value shows as ``\n`` rather than starting a line of its own.
+
 Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``: SFT bookkeeping, RL
 "modal"/"hatchet" chatter, prompt-learning internals); the job still records every event.
 """
@@ -26,6 +30,7 @@ from synth_nb.job.describe import (
 )
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import inert
 
 __all__ = ["HISTORY_NEWEST", "LinePrinter", "final_block", "format_event", "format_metric", "format_phase"]
 
@@ -88,8 +93,8 @@ class LinePrinter:
 
     def render(self, lines: Sequence[str]) -> str:
         """``lines`` stamped, prefixed and masked, as one text to write."""
-        head = f"[{_clock()}] {self.prefix}"
-        return mask_text("".join(f"{head}{line}\n" for line in lines), self.secrets)
+        head = f"[{_clock()}] {inert(self.prefix)}"
+        return mask_text("".join(f"{head}{inert(line)}\n" for line in lines), self.secrets)
 
     def write(self, lines: Sequence[str]) -> None:
         if lines:
@@ -97,7 +102,8 @@ class LinePrinter:
             self.out.flush()
 
     def emit(self, text: str) -> None:
-        self.write(text.splitlines() or [""])
+        """One line (a line break in it, from the backend, is shown as ``\\n``)."""
+        self.write([text])
 
     def __call__(self, update: JobUpdate) -> None:
         if update.kind == "status":
@@ -220,4 +226,4 @@ def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
     unreadable = unreadable_metrics_note(job.unreadable_metrics)
     if unreadable:
         lines.append(f"  note: {unreadable}")
-    return mask_text("\n".join(line for line in lines if line), tuple(s for s in secrets if s))
+    return mask_text("\n".join(inert(line) for line in lines if line), tuple(s for s in secrets if s))

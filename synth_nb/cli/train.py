@@ -35,6 +35,7 @@ from synth_nb.pipeline import Prepared, Target, actions
 from synth_nb.pipeline.flags import add_train_arguments
 from synth_nb.pipeline.request import Request
 from synth_nb.plan import mask_payload
+from synth_nb.untrusted import inert_lines
 
 __all__ = ["configure", "render_plan", "run"]
 
@@ -156,7 +157,7 @@ def _check(request: Request) -> int:
         print(mask_text("\n".join(checked.notes), tuple(checked.hidden)), file=sys.stderr)
     cards = checked.cards
     text = cards_json(cards) if request.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
-    print(mask_text(text, tuple(checked.hidden)))
+    print(mask_text(inert_lines(text), tuple(checked.hidden)))  # a card quotes the backend's answers
     return 0 if checked.ok else 2
 
 

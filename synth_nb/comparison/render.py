@@ -15,6 +15,7 @@ from typing import Any
 
 from synth_nb.comparison.curves import AXES, Axis
 from synth_nb.comparison.table import MISSING, shown_value
+from synth_nb.untrusted import inert
 
 __all__ = ["COLUMNS", "comparison_html", "comparison_markdown", "comparison_text", "metric_cell"]
 
@@ -135,9 +136,10 @@ def comparison_text(title: str, rows: Sequence[dict[str, Any]], differences: Seq
         return [fmt.format(*headings), fmt.format(*("-" * w for w in widths)), *(fmt.format(*r) for r in body)]
 
     keys = [k for k, _ in COLUMNS if k not in ("reported_best",)]
-    out = [title, *(f"note: {n}" for n in notes), ""]
-    out += grid([h for k, h in COLUMNS if k in keys], [[metric_cell(k, r.get(k)) for k in keys] for r in rows])
+    out = [inert(title), *(f"note: {inert(n)}" for n in notes), ""]  # cells and notes hold the backend's words
+    out += grid([h for k, h in COLUMNS if k in keys], [[inert(metric_cell(k, r.get(k))) for k in keys] for r in rows])
     if differences:
         out += ["", f"config differences ({len(differences)} keys):"]
-        out += grid(["key", *labels], [[k, *(shown_value(v, 40) for v in vals)] for k, vals in differences[:MAX_KEYS]])
+        out += grid(["key", *map(inert, labels)],
+                    [[inert(k), *(inert(shown_value(v, 40)) for v in vals)] for k, vals in differences[:MAX_KEYS]])
     return "\n".join(out) + "\n"

@@ -65,6 +65,8 @@ class HostileJob:
     #: the create answer (default ``{"job_id": id, "status": "queued"}``)
     create_answer: dict[str, Any] | None = None
     cancels: int = 0
+    #: the HTTP status the status document is sent with (403: ``status`` is the error body)
+    status_code: int = 200
 
 
 @dataclass
@@ -97,7 +99,7 @@ def control_text_job(job_id: str | None = None, *, status: str = "failed") -> Ho
     events = [
         {"seq": 1, "type": f"prompt.learning.progress{text}", "level": "info", "message": f"hello {text}"},
         {"seq": 2, "type": "prompt.learning.failed", "level": "error", "message": f"boom {text}",
-         "data": {"error": f"detail {text}", "traceback": f"Traceback:\n  line {text}\nValueError: {text}"}},
+         "data": {"error": f"detail {text}", "traceback": f"Trace (most recent call last):\n  line {text}\nValueError: {text}"}},
         {"seq": 3, "type": "prompt.learning.progress", "level": "info", "message": f"multi\nline\r{text}"},
     ]
     metrics = [{"name": f"gepa.best_score{text}", "step": 1, "value": 0.5}]
@@ -166,7 +168,9 @@ def build_app(state: HostileState) -> Starlette:
         if found is None:
             return JSONResponse({"detail": f"no job {job_id}"}, status_code=404)
         if what == "":
-            return await answer(found.status_body) if found.status_body is not None else JSONResponse(found.status)
+            if found.status_body is not None:
+                return await answer(found.status_body)
+            return JSONResponse(found.status, status_code=found.status_code)
         if what == "events":
             if found.events_body is not None:
                 return await answer(found.events_body)
