@@ -17,6 +17,7 @@ import contextlib
 import logging
 import math
 import sys
+import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from synth_nb.pipeline.launch import start_recording
 from synth_nb.pipeline.request import Request
 from synth_nb.report import ReportOptions
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import contained, inert, inert_lines
 
 __all__ = ["FollowOptions", "run_attach", "run_submit"]
 
@@ -87,15 +89,24 @@ class _Run:
     bundles: dict[str, RunRecord] = field(default_factory=dict)
     #: True for the jobs this command created: Ctrl-C cancels them; False: it only stops watching
     owns: bool = True
+    #: when ``--poll-timeout`` ends (``time.monotonic``), set when its count started before following
+    deadline: float | None = None
+
+    def wait_budget(self) -> float | None:
+        """What is left of ``--poll-timeout`` for waiting on the jobs."""
+        timeout = self.options.poll_timeout
+        if timeout is None or self.deadline is None:
+            return timeout
+        return max(0.001, self.deadline - time.monotonic())
 
     def error(self, text: str) -> None:
-        print(mask_text(text, tuple(self.secrets)), file=sys.stderr, flush=True)
+        print(mask_text(inert_lines(text), tuple(self.secrets)), file=sys.stderr, flush=True)
 
     def say(self, text: str) -> None:
         if self.held is not None:
             self.held.append(text)
         else:
-            print(text, file=self.out, flush=True)
+            print(inert_lines(text), file=self.out, flush=True)
 
     def release(self) -> None:
         held, self.held = self.held or [], None
@@ -185,9 +196,13 @@ def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None], jobs:
 
 
 async def _attach_and_follow(found: Attachment, run: _Run) -> int:
+    """Rebuild the job's history and follow it, both within ``--poll-timeout``."""
+    timeout = run.options.poll_timeout
+    run.deadline = None if timeout is None else time.monotonic() + timeout
     job = await actions.attach(found, poll_interval=run.options.poll_interval,
-                               limits=run.options.limits if run.options.poll else None)
-    print(f"attached to {job.flow} job {job.id} ({job.status}, {len(job.events)} events so far)",
+                               limits=run.options.limits if run.options.poll else None, timeout=timeout,
+                               say=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"attached to {job.flow} job {job.id} ({inert(job.status)}, {len(job.events)} events so far)",
           file=run.out, flush=True)
     return 0 if await _follow([job], {}, run) else 1
 
@@ -250,7 +265,7 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
 async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
     timeout = run.options.poll_timeout
     try:
-        await job.wait(timeout=timeout)
+        await job.wait(timeout=run.wait_budget())
     except JobTimeoutError as exc:
         run.say(final_block(job, run.secrets, note=f"timed out after {timeout:g}s; still running"))
         run.error(str(exc))
@@ -277,8 +292,8 @@ def _write_results(job: Job, folder: Path, run: _Run) -> bool:
     from synth_nb.flows import get_flow
 
     try:
-        path = get_flow(job.flow).write_results(job, folder / job.id)
-    except OSError as exc:
+        path = get_flow(job.flow).write_results(job, contained(folder, job.id))
+    except (OSError, SynthNbError) as exc:
         run.error(f"error: could not write results to {folder}: {exc}")
         return False
     if path is not None:

@@ -32,6 +32,7 @@ MAX_RETRY_AFTER = 60.0
 #: how long a backend that never answered is tried before the client says it cannot be reached: the
 #: retry budget is for a backend that answered before and stopped (a restart, a deploy), not for a typo
 FIRST_CONTACT_SECONDS = 2.0
+FIRST_CONTACT_RETRY = 0.5
 
 
 class ErrorStatus(Exception):
@@ -85,15 +86,13 @@ class RetryPolicy:
                 return after if after is not None else True
             return self.replay_safe and status >= 500
         if isinstance(exc, _NOT_SENT):
-            return not self.never_reached(exc)
+            if self.first_contact and isinstance(exc, _NOT_CONNECTED):  # tried again every half second, up to 2 s
+                left = FIRST_CONTACT_SECONDS - (time.monotonic() - self.started)
+                return False if left <= 0 else min(left, FIRST_CONTACT_RETRY)
+            return True
         if isinstance(exc, httpx.TransportError):
             return self.replay_safe
         return False
-
-    def never_reached(self, exc: BaseException) -> bool:
-        """Whether ``exc`` ends a first contact: the connection failed and the first-contact time is up."""
-        return (self.first_contact and isinstance(exc, _NOT_CONNECTED)
-                and time.monotonic() - self.started >= FIRST_CONTACT_SECONDS)
 
     def context(self) -> stamina._core._RetryContextIterator:
         return stamina.retry_context(

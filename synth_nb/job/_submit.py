@@ -183,8 +183,8 @@ async def attach(job_id: str, client: AsyncSynthClient, flows: Mapping[str, Flow
             return await _rebuild(job_id, client, flows, kind_of, registry, poll_interval, hidden, found)
     except TimeoutError:
         job = found[0] if found else None
-        what = (f"the backend keeps sending new history: {len(job.events):,} events so far" if job is not None
-                else "the backend has not answered in full")
+        what = (f"the backend keeps sending new history: {len(job.events):,} events so far"
+                if job is not None and job.events else "the backend has not finished its answer")
         raise JobTimeoutError(f"job {job_id}: {what} after {timeout:g}s (--poll-timeout); stopped reading it "
                               f"(the job itself is left as it is)", job_id=job_id,
                               status=job.status if job is not None else None) from None

@@ -101,7 +101,8 @@ def attach_job(request: Request, *, widgets: bool) -> Job:
     """
     found = actions.attachment(request)
     job = run_sync(actions.attach(found, poll_interval=request.poll_interval,
-                                  limits=request.limits if request.poll else None))
+                                  limits=request.limits if request.poll else None, timeout=request.poll_timeout,
+                                  say=print))
     if request.all_events:
         print_history(job)
     return hand_over([job], request, secrets=found.hidden, widgets=widgets, owned=False)[0]

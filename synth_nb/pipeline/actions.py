@@ -23,7 +23,7 @@ from synth_nb.errors import ConfigError, OverrideError, SynthNbError
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import keep_bundle, record_run
 from synth_nb.pipeline.launch import attach as attach_on
-from synth_nb.pipeline.launch import attach_target, secret_values
+from synth_nb.pipeline.launch import attach_target, say_connecting, secret_values
 from synth_nb.pipeline.launch import submit as submit_on
 from synth_nb.pipeline.preflight import preflight
 from synth_nb.pipeline.prepare import (
@@ -210,6 +210,7 @@ async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits
     await asyncio.to_thread(share_keys, target, [p.secrets for p in batch.prepared])
     for line in await asyncio.to_thread(preflight, batch.prepared, target):
         say(line.line())
+    say_connecting(target, say)
     registry = JobRegistry(folder)
     for item in batch.prepared:
         assert item.plan is not None
@@ -358,12 +359,15 @@ def attachment(request: Request, job_id: str | None = None, *, start_local: bool
     return Attachment(job_id, target, key, [h for h in hidden if h], request.flow, registry)
 
 
-async def attach(found: Attachment, *, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None) -> Job:
-    """The job's history rebuilt from its backend (not yet followed), with a budget watchdog when ``limits``."""
+async def attach(found: Attachment, *, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
+                 timeout: float | None = None, say: Callable[[str], None] = _quiet) -> Job:
+    """The job's history rebuilt from its backend (not yet followed), with a budget watchdog when ``limits``;
+    ``timeout``: the most the rebuild may take (``--poll-timeout``)."""
     from synth_nb.job.watchdog import watch
 
+    say_connecting(found.target, say)
     job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          poll_interval=poll_interval, hidden=found.hidden)
+                          poll_interval=poll_interval, hidden=found.hidden, timeout=timeout)
     found_limits = _limits(limits)
     if found_limits is not None:
         watch(job, found_limits)

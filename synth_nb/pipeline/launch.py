@@ -7,22 +7,23 @@ belongs to the job (``job.client``) and whoever follows the job closes it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
-from synth_nb.backend import LOCAL
+from synth_nb.backend import LOCAL, display_url
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline.target import Target, resolve_target
+from synth_nb.untrusted import contained
 
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient
     from synth_nb.job import Job, JobRegistry, Recorder
     from synth_nb.plan import Plan
 
-__all__ = ["attach", "attach_target", "record_path", "secret_values", "start_recording", "submit"]
+__all__ = ["attach", "attach_target", "record_path", "say_connecting", "secret_values", "start_recording", "submit"]
 
 
 def _client(target: Target, api_key: str) -> AsyncSynthClient:
@@ -52,8 +53,8 @@ async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegis
 
 async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
                  registry: JobRegistry | None = None, poll_interval: float = 5.0,
-                 hidden: Sequence[str] = ()) -> Job:
-    """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed.
+                 hidden: Sequence[str] = (), timeout: float | None = None) -> Job:
+    """Rebuild a job's history (status, events, metrics) from ``target``, within ``timeout``; not yet followed.
 
     The job is looked for under ``flow``'s endpoints, else under each registered flow's, the likeliest for
     its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job
@@ -66,10 +67,17 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
     client = _client(target, api_key)
     try:
         return await attach_job(job_id, client, flows, kind_of=flow_named_in, registry=registry,
-                                poll_interval=poll_interval, hidden=hidden)
+                                poll_interval=poll_interval, hidden=hidden, timeout=timeout)
     except BaseException:
         await client.aclose()
         raise
+
+
+def say_connecting(target: Target, say: Callable[[str], None]) -> None:
+    """``connecting to URL …`` before the first request to a backend that is not the embedded one: while a
+    refused connection is retried (about 2 s, ``synth_nb.client._retry``) the user knows what is tried."""
+    if not target.is_embedded:
+        say(f"connecting to {display_url(target.url)} …")
 
 
 def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
@@ -107,7 +115,7 @@ def _answers(url: str) -> bool:
 
 def record_path(base: Path, job_id: str, several: bool) -> Path:
     """``--record PATH``: ``PATH`` for one job, ``<stem>-<job id><suffix>`` for each of several."""
-    return base.with_name(f"{base.stem}-{job_id}{base.suffix or '.jsonl'}") if several else base
+    return contained(base.parent, f"{base.stem}-{job_id}{base.suffix or '.jsonl'}") if several else base
 
 
 def start_recording(jobs: Sequence[Job], base: Path | None, secrets: Sequence[str]) -> list[Recorder]:

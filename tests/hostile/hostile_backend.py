@@ -60,6 +60,8 @@ class HostileJob:
     #: raw answers instead of the documents (bytes, or a factory of an async byte stream)
     status_body: Body | None = None
     events_body: Body | None = None
+    metrics_body: Body | None = None
+    create_body: Body | None = None
     #: each events page brings this many new events, for ever (0: the ``events`` list)
     endless_events: int = 0
     #: the create answer (default ``{"job_id": id, "status": "queued"}``)
@@ -162,6 +164,8 @@ def build_app(state: HostileState) -> Starlette:
                 return JSONResponse({"jobs": []})
             job = state.planned.pop(0) if state.planned else good_job()
             state.add(job)
+            if job.create_body is not None:
+                return await answer(job.create_body)
             return JSONResponse(job.create_answer or {"job_id": job.id, "status": "queued"}, status_code=201)
         job_id, what = rest[0], "/".join(rest[1:])
         found = state.jobs.get(job_id)
@@ -180,6 +184,8 @@ def build_app(state: HostileState) -> Starlette:
                 return Response(_endless_page(found, since, limit), media_type="application/json")
             return JSONResponse({"events": [e for e in found.events if e["seq"] > since][:limit]})
         if what == "metrics":
+            if found.metrics_body is not None:
+                return await answer(found.metrics_body)
             return JSONResponse({"points": found.metrics})
         if what == "timeline" and found.timeline is not None:
             return JSONResponse({"events": found.timeline})
