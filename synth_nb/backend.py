@@ -53,6 +53,8 @@ def url_problem(url: str) -> str | None:
         return f"is not a valid URL ({exc})"
     if not parts.hostname:
         return "has no host name"
+    if parts.port == 0:
+        return "has port 0, where nothing can be reached"
     if any(ch.isdigit() and not ch.isascii() for ch in parts.netloc):
         return "has digits that are not ASCII 0-9 in its host or port"
     if MASK_CHAR in (parts.netloc.rpartition("@")[0]):

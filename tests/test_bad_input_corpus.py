@@ -1,7 +1,10 @@
 """Bad-input corpus: hundreds of malformed configs, datasets and flag values run through ``synth-nb train
 --dry-run`` in-process. Every one must give exit code 2, exactly one ``error:`` message that names the file
 (with the line and ``[table.key]`` where there is one) or the flag, no traceback, no secret, and nothing on
-stdout that parses as a plan.
+stdout that parses as a plan. Besides the written cases, 300 bad flag values are generated (hypothesis, the same
+ones on every run): counts that are not whole numbers in range, ``nan`` minutes, seed ranges of 10**11, job ids
+with ``..``, ``/`` or control characters, URLs with port 0, paths with control characters, flags that would do
+nothing without another.
 
 Elsewhere, because they need a subprocess, a FIFO or a server: ``--dry-run --json | true``
 (tests/cli/test_main.py), a symlink-loop or FIFO ``.env`` (tests/secrets/test_dotenv.py), ``synth-nb backend``
@@ -18,9 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from minimal_configs import MINIMAL_GEPA, MINIMAL_MIPRO, MINIMAL_RL, MINIMAL_SFT
 
 from synth_nb.cli.main import main
+from synth_nb.untrusted import JOB_ID_MAX, job_id_problem
 
 SYNTH_KEY = "sk_synth_CANARY_corpus_0123456789abcdef"
 ENV_KEY = "sk_env_CANARY_corpus_fedcba9876543210"
@@ -526,3 +532,102 @@ def test_a_secret_in_an_accepted_flag_is_masked_in_the_preview(flow: str, flags:
     out, err = capsys.readouterr()
     assert "dry run: 1 valid plan(s)" in out
     assert SYNTH_KEY not in out + err and ENV_KEY not in out + err
+
+
+# -- generated bad flag values ----------------------------------------------------------------------------------
+#
+# hypothesis draws 300 (config, flag, value) triples from a strategy per kind of flag value, the same 300 on
+# every run (``derandomize``): each must be refused with one line and exit 2, whatever flow the config is of
+# (a flow that ignores a flag still refuses a bad value for it), or a flag given where it does nothing.
+
+_COUNT_FLAGS = ("--examples", "--max-rollouts", "--max-tokens", "--stop-on-plateau", "--rollout-budget", "--iterations")
+
+
+def _bad_counts() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.integers(max_value=0).map(str), st.integers(min_value=2**63, max_value=10**40).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).filter(lambda f: not f.is_integer()).map(repr),
+        st.text(alphabet="abcxyz_-.,eE ", min_size=1, max_size=8).filter(lambda t: not t.strip().isdigit()),
+        st.sampled_from(["", " ", "1_0", "\u0663", "\uff15", "0x10", "1e3", "nan", "inf", "--1", "+-1", "1 2"]))
+
+
+def _bad_minutes() -> st.SearchStrategy[str]:
+    return st.one_of(st.floats(max_value=0).map(repr), st.sampled_from(["nan", "NaN", "inf", "-inf", "1e400", "", " ",
+                                                                         "1_0", "\u0665", "0x1p3", "soon"]))
+
+
+def _bad_seeds() -> st.SearchStrategy[str]:
+    numbers = st.integers(min_value=0, max_value=10**12)
+    return st.one_of(
+        st.tuples(numbers, numbers).filter(lambda p: p[0] > p[1]).map(lambda p: f"{p[0]}-{p[1]}"),  # reversed
+        st.integers(min_value=100_000, max_value=10**12).map(lambda n: f"0-{n}"),  # far too many
+        st.sampled_from(["", " ", "a", "-1", "1,,2", "0-", "\u0661", "1.5", "0-3,a", "0--3", "3-3-3", "1;2"]))
+
+
+def _bad_job_ids() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.text(min_size=1, max_size=12).filter(lambda t: job_id_problem(t) is not None),
+        st.text(alphabet="abc/.\\", min_size=1, max_size=12).filter(lambda t: job_id_problem(t) is not None),
+        st.integers(min_value=JOB_ID_MAX + 1, max_value=6000).map(lambda n: "a" * n),
+        st.sampled_from(["..", ".", "../x", "/etc", "pl_\x1b[2J", "pl_a\x00", "pl_\u202e"]))
+
+
+def _bad_urls() -> st.SearchStrategy[str]:
+    host = st.sampled_from(["127.0.0.1", "example.com", "[::1]"])
+    bad_port = st.one_of(st.just(0), st.integers(min_value=65536, max_value=10**7))
+    return st.one_of(
+        st.builds(lambda h, p: f"http://{h}:{p}", host, bad_port),
+        st.text(alphabet="abc:/.", max_size=12).filter(lambda t: not t.lower().startswith(("http://", "https://"))),
+        st.sampled_from(["http://", "https://", "http:// h", "http://h\x1b/", "file:///etc/passwd", "javascript:x",
+                         "http://h\u202e/", "ftp://h"]))
+
+
+def _bad_paths() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(["", " ", "   "]),
+                     st.builds(lambda a, c: f"{a}{c}.jsonl", st.text(alphabet="abc", max_size=4),
+                               st.sampled_from(["\x1b", "\x07", "\n", "\u202e", "\x9b"])))
+
+
+#: (flag, strategy of bad values); a flag given alone (``None``) is one that does nothing without another
+_GENERATED: tuple[tuple[str, st.SearchStrategy[str] | None], ...] = (
+    *((flag, _bad_counts()) for flag in _COUNT_FLAGS),
+    ("--max-minutes", _bad_minutes()), ("--train-seeds", _bad_seeds()),
+    *((flag, _bad_job_ids()) for flag in ("--attach", "--rerun", "--fork", "--compare")),
+    ("--backend", _bad_urls()), ("--task-url", _bad_urls()),
+    *((flag, _bad_paths()) for flag in ("--record", "--out", "--env-file", "--config")),
+    ("--mlflow-experiment", st.sampled_from(["", " ", "\x1b"])),
+    ("--idempotency", st.integers(min_value=256, max_value=5000).map(lambda n: "k" * n)),
+    ("--out", None), ("--all-events", None), ("--report-dir", None), ("--mlflow-experiment", None),
+)
+_IGNORED_ALONE = {"--out": "x.toml", "--report-dir": "runs", "--mlflow-experiment": "exp"}
+
+
+@st.composite
+def _generated_case(draw: st.DrawFn) -> tuple[str, str, tuple[str, ...]]:
+    flow = draw(st.sampled_from(("gepa", "rl", "sft")))
+    flag, values = draw(st.sampled_from(_GENERATED))
+    if values is None:
+        value = _IGNORED_ALONE.get(flag)
+        return flow, flag, (flag,) if value is None else (f"{flag}={value}",)
+    return flow, flag, (f"{flag}={draw(values)}",)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(case=_generated_case())
+def test_generated_bad_flag_values_exit_2_with_one_line(case: tuple[str, str, tuple[str, ...]], folder: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    flow, flag, args = case
+    (folder / CONFIG).write_text(MINIMAL[flow], encoding="utf-8")
+    (folder / DATA).write_text(GOOD_LINE + "\n", encoding="utf-8")
+    try:
+        code: object = main(["train", "--config", CONFIG, "--dry-run", "--json", *args])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    assert code == 2, f"{flow} {args!r}: exit {code}\n{err[-1000:]}"
+    errors = [line for line in err.splitlines() if re.match(r"^(synth-nb( train)?: )?error: ", line)]
+    assert len(errors) == 1 and flag in errors[0], err
+    assert "Traceback" not in err and not _parses_as_plan(out)
+    assert SYNTH_KEY not in out + err and ENV_KEY not in out + err
+

@@ -52,6 +52,8 @@ class HonouredOverrides(Protocol):
 __all__ = ["Overrides", "apply_flow_values", "check_multi_config", "config_value", "shown_flag_value"]
 
 _FLAG = {"backend": "--backend", **{row.name: row.flag for row in CORE_ROWS}}
+#: the longest ``--idempotency`` key (it travels as a header)
+MAX_IDEMPOTENCY = 255
 
 
 def _flag(name: str) -> str:
@@ -117,6 +119,13 @@ class Overrides(BaseModel):
                 raise ValueError("must not be empty")
             if not value.isprintable():  # U+200B pasted with a model id, a NUL, a line break
                 raise ValueError("must not contain invisible or control characters")
+        return value
+
+    @field_validator("idempotency")
+    @classmethod
+    def _idempotency(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > MAX_IDEMPOTENCY:  # a header: servers refuse long ones
+            raise ValueError(f"has at most {MAX_IDEMPOTENCY} characters, this one {len(value):,}")
         return value
 
     @field_validator("backend")

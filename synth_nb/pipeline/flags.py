@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from synth_nb.flows.override_rows import CORE_ROWS
+from synth_nb.flows.override_rows import CORE_ROWS, count_argument
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
 from synth_nb.untrusted import job_id_problem, shown_id
@@ -23,6 +24,7 @@ __all__ = ["ALL_EVENTS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "Ar
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
 #: as argparse dests; flows add their own (``override_dests``)
 OVERRIDE_FLAGS = tuple(row.name for row in CORE_ROWS)
+_DECIMAL = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -59,10 +61,20 @@ def job_id(text: str) -> str:
     return text
 
 
+def minutes(text: str) -> float:
+    """``--max-minutes``: a finite number above 0 written in ASCII decimals (``nan`` would never stop a job)."""
+    if _DECIMAL.fullmatch(text.strip()) is None or not math.isfinite(float(text)) or float(text) <= 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of minutes above 0, got {shown(text)}")
+    return float(text)
+
+
 def path_text(text: str) -> str:
-    """A path flag: anything but blank (``Path("")`` would silently mean the current folder)."""
+    """A path flag: anything but blank (``Path("")`` would silently mean the current folder) and with no
+    control character (a path is printed back)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("needs a path (got an empty one)")
+    if not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{shown(text)} holds a control or invisible character")
     return text
 
 
@@ -112,14 +124,14 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
             "or its config written to a new TOML to edit (terminal)."),
     _a("--out", dest="fork_out", default=None, metavar="PATH", type=path_text,
        help="With --fork: write the forked config here (default: beside the job's config)."),
-    _a("--max-minutes", dest="max_minutes", type=float, default=None, metavar="M",
+    _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M",
        help="Cancel the job after M minutes, keeping the best result the backend reports."),
-    _a("--max-rollouts", dest="max_rollouts", type=int, default=None, metavar="N",
+    _a("--max-rollouts", dest="max_rollouts", type=count_argument, default=None, metavar="N",
        help="Stop at N rollouts: sent with a prompt-learning job (the backend stops there), "
             "and the job is cancelled if it goes past N."),
-    _a("--max-tokens", dest="max_tokens", type=int, default=None, metavar="N",
+    _a("--max-tokens", dest="max_tokens", type=count_argument, default=None, metavar="N",
        help="Cancel the job once it has used N tokens (as the backend reports them)."),
-    _a("--stop-on-plateau", dest="stop_on_plateau", type=int, default=None, metavar="N",
+    _a("--stop-on-plateau", dest="stop_on_plateau", type=count_argument, default=None, metavar="N",
        help="Cancel the job after N evaluations without a new best score."),
     *(ArgSpec(flags, kwargs) for flags, kwargs in REPORT_ARGUMENTS),
 )

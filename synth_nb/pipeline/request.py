@@ -116,6 +116,10 @@ class Request:
             overrides["dataset"] = str(_anchored(folder, str(overrides["dataset"]), anchor))
         configs = [*(values.get("config_paths") or []), *(values.get("configs") or [])]
         record, fork_out = values.get("record"), values.get("fork_out")
+        for flag, given, needs in (("--out", fork_out is not None, "fork"), ("--all-events", values.get("all_events"),
+                                                                             "attach")):
+            if given and not values.get(needs):  # a flag that would be silently ignored is a mistake to say
+                raise ConfigError(f"{flag} is only used with --{needs} JOB_ID", key=flag)
         return cls(
             folder=folder,
             configs=[_config(folder, c, anchor) for c in configs],

@@ -54,6 +54,12 @@ def report_targets(text: str) -> tuple[str, ...]:
     return names
 
 
+def _name(text: str) -> str:
+    if not text.strip() or not text.isprintable():
+        raise argparse.ArgumentTypeError(f"needs a name, got {shown(text)}")
+    return text
+
+
 def _folder(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("needs a folder (got an empty one)")
@@ -67,7 +73,7 @@ REPORT_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--report-dir",), dict(dest="report_dir", type=_folder, default=None, metavar="DIR",
                              help="With --report-to: TensorBoard's event files (one folder per job) and the "
                                   "default MLflow store go here (default: runs).")),
-    (("--mlflow-experiment",), dict(dest="mlflow_experiment", default=None, metavar="NAME",
+    (("--mlflow-experiment",), dict(dest="mlflow_experiment", type=_name, default=None, metavar="NAME",
                                     help="With --report-to mlflow: the experiment (default: the config file's "
                                          "name).")),
 )

@@ -76,3 +76,24 @@ def test_a_bad_id_on_the_command_line_is_one_line_and_exit_2(command: tuple[str,
     assert "is not a job id" in line and len(line) < 300
     assert hostile.state.requests == []  # nothing was asked
     assert tree.changed() == []
+
+
+def test_a_rerun_answered_with_a_bad_id_is_refused_and_a_fork_stays_beside_its_config(
+        hostile: HostileBackend, work: Path) -> None:
+    good = good_job()
+    hostile.plan(good)
+    first = synth_nb(work, "train", "cfg.toml", "--backend", hostile.url, "--yes", "--poll-timeout", "60")
+    assert first.code == 0, first.text
+    tree = Tree(work.parents[2])
+    bad = HOSTILE_IDS["dotdot-path"]
+    hostile.plan(HostileJob(bad))
+    rerun = synth_nb(work, "train", "--rerun", good.id, "--poll-timeout", "60")
+    assert rerun.code == 1, rerun.text
+    assert_clean(rerun)
+    [line] = rerun.error_lines()
+    assert "is refused" in line and hostile.job(bad).cancels >= 1
+    assert tree.changed_outside(work) == []
+    forked = synth_nb(work, "train", "--fork", good.id)
+    assert forked.code == 0, forked.text
+    assert_clean(forked)
+    assert tree.changed_outside(work) == [f"a/b/work/cfg.fork-{good.id}.toml"]  # the fork, beside its config
