@@ -24,7 +24,7 @@ __all__ = ["ALL_EVENTS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "Ar
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
 #: as argparse dests; flows add their own (``override_dests``)
 OVERRIDE_FLAGS = tuple(row.name for row in CORE_ROWS)
-_DECIMAL = re.compile(r"\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,9 @@ def job_id(text: str) -> str:
 
 
 def minutes(text: str) -> float:
-    """``--max-minutes``: a finite number above 0 written in ASCII decimals (``nan`` would never stop a job)."""
-    if _DECIMAL.fullmatch(text.strip()) is None or not math.isfinite(float(text)) or float(text) <= 0:
+    """``--max-minutes``: a finite number written in ASCII decimals (``nan`` would never stop a job; whether it
+    is above 0 is said with the other limits)."""
+    if _DECIMAL.fullmatch(text.strip()) is None or not math.isfinite(float(text)):
         raise argparse.ArgumentTypeError(f"must be a finite number of minutes above 0, got {shown(text)}")
     return float(text)
 

@@ -6,6 +6,7 @@ every file is compared before and after.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -19,6 +20,8 @@ from minimal_configs import MINIMAL_GEPA
 def test_a_created_job_with_a_bad_id_is_cancelled_refused_and_never_written(
         label: str, hostile: HostileBackend, work: Path, tree: Tree) -> None:
     bad = HOSTILE_IDS[label]
+    absolute = Path(HOSTILE_IDS["absolute"])
+    shutil.rmtree(absolute, ignore_errors=True)  # left by an earlier client that wrote there
     hostile.plan(HostileJob(bad))
     ran = synth_nb(work, "train", "cfg.toml", "--backend", hostile.url, "--yes", "--poll-timeout", "60")
     assert ran.code == 1, ran.text
@@ -29,7 +32,7 @@ def test_a_created_job_with_a_bad_id_is_cancelled_refused_and_never_written(
     cancels = [unquote(path) for method, path in hostile.state.requests if method == "POST" and path.endswith("/cancel")]
     assert any(bad in path for path in cancels)
     assert tree.changed_outside(work) == []
-    assert not Path(HOSTILE_IDS["absolute"]).exists()
+    assert not absolute.exists()
     registry = work / ".synth_nb" / "jobs.json"
     assert not registry.exists() or bad not in registry.read_text(encoding="utf-8")
 
@@ -48,7 +51,8 @@ def test_a_valid_job_of_the_same_run_is_still_followed_and_bundled(hostile: Host
     assert tree.changed_outside(work) == []
 
 
-@pytest.mark.parametrize("linked", [HOSTILE_IDS["dotdot-path"], HOSTILE_IDS["escape"], HOSTILE_IDS["long"]])
+@pytest.mark.parametrize("linked", [HOSTILE_IDS["dotdot-path"], HOSTILE_IDS["escape"], HOSTILE_IDS["long"]],
+                         ids=["dotdot-path", "escape", "long"])
 def test_a_linked_job_with_a_bad_id_is_not_followed_and_the_job_is(linked: str, hostile: HostileBackend,
                                                                     work: Path, tree: Tree) -> None:
     job = good_job()
