@@ -147,6 +147,7 @@ def test_attach_headless_prints_the_phases_and_with_all_events_each_one(replay: 
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     headless.run_line_magic("synth_train", f"--attach {replay.job_id} --backend {replay.url} --all-events")
     out = capsys.readouterr().out
-    lines = out.splitlines()
+    connecting, *lines = out.splitlines()
+    assert connecting == f"connecting to {replay.url}/api …"  # said before the first request
     assert lines[:2] == ["  timeline=queued", "  timeline=training: 8 x H100"]  # as `synth-nb attach` words them
     assert "phases: queued → training → succeeded" in lines
