@@ -17,7 +17,8 @@ import httpx
 from synth_nb.errors import BackendAnswerError
 from synth_nb.secrets._mask import mask_userinfo
 
-__all__ = ["MAX_ANSWER_BYTES", "MAX_DEPTH", "answer_seconds", "check_depth", "read_bounded", "too_deep"]
+__all__ = ["MAX_ANSWER_BYTES", "MAX_DEPTH", "answer_seconds", "check_depth", "read_bounded", "send_bounded",
+           "too_deep"]
 
 #: the largest answer read (after content decoding): a page of 10,000 events is about 2-4 MiB
 MAX_ANSWER_BYTES = 64 * 2**20
@@ -89,3 +90,19 @@ def check_depth(raw: bytes, response: httpx.Response) -> None:
     if start in (b"{", b"[") and too_deep(raw):
         raise BackendAnswerError(f"{_where(response)}: the backend answered JSON nested deeper than "
                                  f"{MAX_DEPTH} levels; nothing of it was used")
+
+
+async def send_bounded(http: httpx.AsyncClient, request: httpx.Request, timeout: float) -> httpx.Response:
+    """Send ``request`` and read its answer within the bounds: the response returned holds the whole body,
+    decoded (``timeout``: the request's, of which the answer's deadline is made)."""
+    streamed = await http.send(request, stream=True)
+    try:
+        content = await read_bounded(streamed, seconds=answer_seconds(timeout))
+    finally:
+        await streamed.aclose()
+    check_depth(content, streamed)
+    headers = httpx.Headers(streamed.headers)
+    for name in ("content-encoding", "content-length", "transfer-encoding"):  # the body is decoded now
+        headers.pop(name, None)
+    return httpx.Response(streamed.status_code, headers=headers, content=content, request=streamed.request,
+                          extensions=streamed.extensions)

@@ -20,7 +20,7 @@ import httpx
 
 from synth_nb._version import __version__
 from synth_nb.backend import display_url, normalize_backend_url
-from synth_nb.client._bounds import answer_seconds, check_depth, read_bounded
+from synth_nb.client._bounds import send_bounded
 from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
@@ -224,7 +224,7 @@ class AsyncSynthClient:
             kwargs["timeout"] = httpx.Timeout(timeout)
 
         async def send() -> httpx.Response:
-            response = await self.bounded(self._http, self._http.build_request(method, url, **kwargs),
+            response = await send_bounded(self._http, self._http.build_request(method, url, **kwargs),
                                           timeout if timeout is not None else self.timeout)
             if response.status_code >= 400:
                 raise ErrorStatus(response)
@@ -232,22 +232,6 @@ class AsyncSynthClient:
 
         replay_safe = method in ("GET", "HEAD", "OPTIONS", "PUT", "DELETE") or bool(idempotency_key)
         return await self.retrying(method, url, send, replay_safe=replay_safe)
-
-    @staticmethod
-    async def bounded(http: httpx.AsyncClient, request: httpx.Request, timeout: float) -> httpx.Response:
-        """Send ``request`` and read its answer within the bounds (``synth_nb.client._bounds``): the response
-        returned holds the whole body, decoded."""
-        streamed = await http.send(request, stream=True)
-        try:
-            content = await read_bounded(streamed, seconds=answer_seconds(timeout))
-        finally:
-            await streamed.aclose()
-        check_depth(content, streamed)
-        headers = httpx.Headers(streamed.headers)
-        for name in ("content-encoding", "content-length", "transfer-encoding"):  # the body is decoded now
-            headers.pop(name, None)
-        return httpx.Response(streamed.status_code, headers=headers, content=content, request=streamed.request,
-                              extensions=streamed.extensions)
 
     async def request_json(self, method: str, path: str, json: Any = None,
                            **options: Unpack[RequestOptions]) -> Any:
