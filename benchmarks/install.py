@@ -18,7 +18,7 @@ counted; "index" is what was read from the index pages (pypi.org), "files" from 
 depend on the network and on the machine's load, printed beside each row (1-minute load average, before and
 after).
 
-    python benchmarks/install.py [--with-test] [--before REV] [--keep]
+    python benchmarks/install.py [--with-test] [--before REV] [--venv-only] [--keep]
 """
 
 from __future__ import annotations
@@ -209,6 +209,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--with-test", action="store_true", help="also make test's install (several GB on disk)")
     parser.add_argument("--before", metavar="REV", help="also make venv at REV (e.g. the commit before the split)")
+    parser.add_argument("--venv-only", action="store_true", help="only the make venv rows (--with-test, --before)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -216,8 +217,10 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="synth-nb-install-"))
     try:
         with CountingProxy() as proxy:
-            rows, clone = make_demo(proxy, scratch)
-            rows += pip_rows(proxy, scratch, clone)
+            rows = []
+            if not args.venv_only:
+                rows, clone = make_demo(proxy, scratch)
+                rows += pip_rows(proxy, scratch, clone)
             if args.with_test:
                 rows.append(make_venv(proxy, scratch))
             if args.before:
