@@ -44,6 +44,9 @@ else
   TORCH_SAYS := torch: no NVIDIA GPU, the CPU build from $(TORCH_CPU_INDEX)
 endif
 
+# the package's own modules, which an editable install leaves to the first import (quick when up to date)
+own-bytecode = $(1)/bin/python -m compileall -q synth_nb
+
 .PHONY: demo test test-fast venv venv-demo lock lint unit notebooks browser js-check compat bench clean
 
 $(UV):
@@ -82,10 +85,6 @@ lock: | $(UV)
 	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \
 	  --no-header -o $(DEMO_LOCK)
 
-# the package's own modules (editable installs leave them to the first import)
-bytecode-%:
-	$*/bin/python -m compileall -q synth_nb
-
 lint: venv
 	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks
 	$(VENV)/bin/mypy
@@ -114,14 +113,17 @@ compat: venv
 	$(VENV)/bin/python -m pytest -p no:cacheprovider -q -m compat tests/compat
 
 # lint, js-check and every test (compat included) in one pass: see .ci/test-all
-test: venv bytecode-$(VENV)
+test: venv
+	$(call own-bytecode,$(VENV))
 	bash .ci/ensure-system-packages
 	bash .ci/test-all
 
-demo: venv-demo bytecode-$(DEMO_VENV)
+demo: venv-demo
+	$(call own-bytecode,$(DEMO_VENV))
 	$(DEMO_VENV)/bin/python example_notebooks/run_demo.py --out demo-output
 
-bench: venv bytecode-$(VENV)
+bench: venv
+	$(call own-bytecode,$(VENV))
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
 
 clean:
