@@ -9,6 +9,7 @@ saving. Building a card never creates a job.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections.abc import Sequence
@@ -80,12 +81,14 @@ class PreflightCard:
                 "task_info_ms": self.task_app.task_info_ms, "problem": self.task_app.problem},
             "dry_rollout": None if dry is None else {
                 "offered": dry.offered, "seed": dry.seed, "split": dry.split, "reward": dry.reward,
-                "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem},
+                "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem,
+                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal)},
             "estimate": None if est is None else {
                 "rollouts": est.workload.rollouts, "formula": est.workload.formula, "tokens": est.tokens,
                 "tokens_how": est.tokens_how, "tokens_floor": est.tokens_floor,
-                "not_estimated": list(est.workload.token_gaps) if est.tokens is not None else [],
-                "wall_seconds": est.wall_seconds, "wall_how": est.wall_how, "cost": est.cost},
+                "not_estimated": list(est.gaps),
+                "wall_seconds": est.wall_seconds, "wall": est.wall, "wall_floor": est.wall_floor,
+                "wall_how": est.wall_how, "cost": est.cost},
         }
 
     def __repr__(self) -> str:
@@ -119,8 +122,11 @@ def card_html(card: PreflightCard) -> str:
         parts.append(_section("task app", card.task_app.lines()))
     if card.dry is not None:
         head, *trace = card.dry.lines()
+        proposal = [card.dry.proposal.line().removeprefix("dry proposal: ")] if card.dry.proposal else []
         parts.append(_section("dry rollout", [head.removeprefix("dry rollout: ")]))
-        parts.append(_section("trace (prompt sent, reply)", [t.strip() for t in trace], pre=True))
+        parts.append(_section("trace (prompt sent, reply)", [t.strip() for t in trace[:len(trace) - len(proposal)]],
+                              pre=True))
+        parts.append(_section("dry proposal", proposal))
     parts.append(_section("data", list(card.facts)))
     if card.estimate is not None:
         head, *rows = card.estimate.lines()
@@ -148,7 +154,8 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
     if app is not None:
         card.task_app = check_task_app(app, transport=transport)
         if card.task_app.ok and api_key is not None:
-            card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split, transport=transport)
+            card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split,
+                                   proposal=work.search, transport=transport)
         elif not card.task_app.ok:
             card.dry = DryRollout(True, problem="skipped: the task app is not usable")
     card.estimate = estimate(work, card.dry, target)
