@@ -43,7 +43,7 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
     assert "not estimated" not in text and "GEPA's schedule: " in text
     assert "  wall time: at least " in text and "the pace of the dry proposal's 8 repeated rollouts" in text
     assert "cost: $0 (the embedded backend runs on this machine)" in text
-    assert text.endswith("verdict: ready (nothing was sent)")
+    assert text.endswith("verdict: ready (no job was sent)")
     page = card._repr_html_()
     assert "<script" not in page and "role='region'" in page and "dry rollout" in page
     assert "Customer Query: I ordered a new card" in page and "&lt;" not in card.title
@@ -69,7 +69,12 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
     assert card.problem is not None and "SYNTH_API_KEY" in card.problem  # a hosted target needs its key
     target = Target("http://127.0.0.1:9/api", "sk-local-key-000000000000")  # embedded: its own key
     card = _card(folder / "sft.toml", target)
-    assert card.ok and card.task_app is None and card.dry is None
+    # nothing listens there: the config is fine, but the verdict on the backend needs an answer from it
+    assert not card.ok and card.verdict == "not ready" and card.task_app is None and card.dry is None
+    assert card.backend_check is not None and card.backend_check.contacted
+    assert card.backend_check.line() == ("backend check: the backend could not be reached (ConnectError on GET "
+                                         "/learning/jobs): is it running, and is --backend (or "
+                                         "SYNTH_BACKEND_OVERRIDE) right? Offline, use --backend local")
     chars = 10 * len("What is two plus two?Four.")
     assert card.facts == (f"training data: train.jsonl, 10 rows, ~{chars // 4:,} tokens (characters / 4, chat "
                           "template not counted)", "validation split: val.jsonl, 1 rows, ~6 tokens")
@@ -95,7 +100,7 @@ def test_a_broken_dataset_is_the_problem_with_line_numbers(folder: Path) -> None
     card = _card(folder / "sft.toml", Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
     assert not card.ok and card.problem is not None
     assert "train.jsonl:2 [messages[0].role]" in card.problem and "train.jsonl:2 [messages]" in card.problem
-    assert card.lines()[-1] == "verdict: not ready (nothing was sent)"
+    assert card.lines()[-1] == "verdict: not ready (no job was sent)"
 
 
 def test_the_estimate_uses_the_dry_rollouts_tokens_and_the_catalogues_price(monkeypatch: pytest.MonkeyPatch) -> None:
