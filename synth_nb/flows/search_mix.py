@@ -44,7 +44,8 @@ class PromptSearch(Protocol):
     @property
     def concurrency(self) -> int: ...
 
-    def mix(self, accepted: bool) -> SearchMix:
+    def mix(self, accepted: bool, solved: float | None = None) -> SearchMix:
         """The mix when proposals are accepted as the dry one was (``accepted``: it scored better than
-        the baseline on its seeds), or about half of them when it was not."""
+        the baseline on its seeds), or about half of them when it was not; ``solved`` is the share of
+        rollouts the baseline gets right (a search proposes nothing from a batch it solves whole)."""
         ...

@@ -63,6 +63,10 @@ class DryProposal:
     proposed_seconds: float
     proposed_rollouts: int
     propose_seconds: float
+    #: the configured proposer model failed and the offline rewrite was used, as the job would
+    fell_back: bool = False
+    #: the baseline's score over all the seeds it was scored on (the share of rollouts it gets right)
+    pool_score: float | None = None
 
     @property
     def pace(self) -> float:
@@ -95,6 +99,8 @@ class DryProposal:
         scores = (f"; score on them {self.baseline_score:g} -> {self.proposed_score:g}"
                   if self.baseline_score is not None and self.proposed_score is not None else "")
         model = f", {self.proposer_tokens:,} proposer tokens" if self.proposer_tokens else ""
+        if self.fell_back:
+            model += " (the proposer model's call failed: the offline rewrite was used, as the job would)"
         return (f"dry proposal: the {self.proposer} proposer rewrote the prompt from {self.seeds} rollouts: "
                 f"{self.chars_before:,} -> {self.chars_after:,} characters, {self.baseline_tokens:,.0f} -> "
                 f"{self.proposed_tokens:,.0f} tokens per rollout{scores}{model}")
@@ -120,7 +126,9 @@ class DryProposal:
                    warm_rollouts=int(_number(warm.get("rollouts")) or 0), warm_seconds=_number(warm.get("seconds")) or 0.0,
                    proposed_seconds=_number(after.get("seconds")) or 0.0,
                    proposed_rollouts=int(_number(after.get("rollouts")) or 0),
-                   propose_seconds=_number(doc.get("propose_seconds")) or 0.0)
+                   propose_seconds=_number(doc.get("propose_seconds")) or 0.0,
+                   fell_back=bool(_number(doc.get("proposer_fallbacks"))),
+                   pool_score=_number(before.get("pool_score")))
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def wall_text(seconds: float | None, *, floor: bool = False) -> str:
 def _search_tokens(w: Workload, proposal: DryProposal) -> tuple[int, str]:
     """Rollouts at the baseline prompt's tokens, plus the schedule's longer prompts and proposer calls."""
     assert w.search is not None and w.rollouts is not None
-    mix = w.search.mix(proposal.improved)
+    mix = w.search.mix(proposal.improved, proposal.pool_score)
     base = w.rollouts * proposal.baseline_tokens
     grown = mix.proposal_rollouts * proposal.added_tokens
     demos = mix.demo_rollouts * (proposal.demo_chars or 0.0) * proposal.tokens_per_char
@@ -92,7 +92,7 @@ def _search_tokens(w: Workload, proposal: DryProposal) -> tuple[int, str]:
     if demos:
         how += f" + {demos:,.0f} for demos"
     if proposer:
-        how += f" + {proposer:,.0f} for {mix.proposer_calls:g} proposer calls"
+        how += f" + {proposer:,.0f} for {mix.proposer_calls:.0f} proposer calls"
     return round(base + grown + demos + proposer), f"{how}; {mix.how}"
 
 
@@ -128,11 +128,11 @@ def _wall(w: Workload, dry: DryRollout | None) -> tuple[float | None, str]:
         return None, "the rollout count is not bounded"
     proposal = dry.proposal
     if w.search is not None and proposal is not None and proposal.warm_rollouts:
-        mix = w.search.mix(proposal.improved)
+        mix = w.search.mix(proposal.improved, proposal.pool_score)
         seconds = w.rollouts * proposal.pace + mix.proposer_calls * proposal.proposal_seconds
         return seconds, (f"{w.rollouts:,} rollouts x {proposal.pace * 1000:,.1f} ms, the pace of the dry proposal's "
                          f"{proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) on this "
-                         f"machine now, + {mix.proposer_calls:g} proposals x {proposal.proposal_seconds:.2f} s, the "
+                         f"machine now, + {mix.proposer_calls:.0f} proposals x {proposal.proposal_seconds:.2f} s, the "
                          "dry one's writing and first batch; not timed: the search's own work between rollouts "
                          "(its events, bookkeeping, the first reading of each seed), and a busier machine")
     concurrency = max(1, w.concurrency or 1)

@@ -155,6 +155,8 @@ def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypa
     assert "not estimated" not in "\n".join(est.lines())
     rejected = schedule.mix(accepted=False)  # about half accepted: more, shallower proposals
     assert rejected.proposer_calls > mix.proposer_calls and rejected.proposal_rollouts < mix.proposal_rollouts
+    solved = schedule.mix(accepted=True, solved=1.0)  # every minibatch solved whole: GEPA proposes nothing
+    assert solved.proposer_calls == 0 and solved.proposal_rollouts == 0
 
 
 def test_wall_time_is_never_said_as_0s() -> None:

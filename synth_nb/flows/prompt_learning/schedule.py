@@ -5,9 +5,9 @@ their tokens are not rollouts x the baseline prompt. These schedules say, in exp
 proposals deep the prompt of every rollout is, how many demos it carries and how many proposer calls the
 search makes; the estimate multiplies that by what one dry proposal of the job showed (``flows.search_mix``).
 
-GEPA: the baseline is scored on the validation seeds; each iteration scores a parent and its proposal on a
-minibatch, and an accepted proposal (one that scores better on it) on the validation seeds too, until
-``rollout.budget``. A parent is counted as any candidate found so far, each as likely (Pareto selection
+GEPA: the baseline is scored on the validation seeds; each iteration scores a parent on a minibatch and,
+unless the parent solved it whole (counted at the baseline's score), a proposal on it too, and an accepted
+proposal (one that scores better on it) on the validation seeds, until ``rollout.budget``. A parent is counted as any candidate found so far, each as likely (Pareto selection
 spreads its picks), so a new candidate is one proposal deeper than the candidates' mean. The baseline and
 the top candidates (counted as deep as the newest) are scored on the held-out pool.
 
@@ -43,24 +43,27 @@ class GepaSchedule:
     seeds: tuple[int, ...]
     concurrency: int
 
-    def mix(self, accepted: bool) -> SearchMix:
+    def mix(self, accepted: bool, solved: float | None = None) -> SearchMix:
         share, m, v = _acceptance(accepted), self.minibatch, self.validation
-        used, nodes, depth_sum, deep, calls, newest = float(v), 1.0, 0.0, 0.0, 0, 0.0
+        # GEPA skips a minibatch its parent solves whole: only the parent's rollouts are spent on it
+        proposing = 1.0 - (solved or 0.0) ** m
+        used, nodes, depth_sum, deep, calls, newest = float(v), 1.0, 0.0, 0.0, 0.0, 0.0
         while used + 2 * m <= self.budget and (self.max_proposals is None or calls < self.max_proposals):
             parent = depth_sum / nodes
-            deep += m * parent + m * (parent + 1)
-            used += 2 * m
-            calls += 1
+            deep += m * parent + proposing * m * (parent + 1)
+            used += m + proposing * m
+            calls += proposing
             if used + v > self.budget:
                 break
-            deep += share * v * (parent + 1)
-            used += share * v
-            nodes += share
-            depth_sum += share * (parent + 1)
+            deep += proposing * share * v * (parent + 1)
+            used += proposing * share * v
+            nodes += proposing * share
+            depth_sum += proposing * share * (parent + 1)
             newest = parent + 1
         top = min(self.top_k, nodes - 1)
         deep += self.held_out * top * newest
-        how = (f"GEPA's schedule: {calls} proposals of minibatch {m}, "
+        skipped = f" (minibatches the baseline solves whole, {1 - proposing:.0%}, propose nothing)" if solved else ""
+        how = (f"GEPA's schedule: {calls:.0f} proposals of minibatch {m}{skipped}, "
                f"{'each' if accepted else 'about half'} accepted (as the dry one was{'' if accepted else ' not'}) "
                f"and scored on {v} validation seeds; a parent is any candidate so far, so the newest prompt is "
                f"{newest:.1f} proposals deep")
@@ -88,7 +91,7 @@ class MiproSchedule:
     def minibatch(self) -> int:
         return len(self.seeds)
 
-    def mix(self, accepted: bool) -> SearchMix:
+    def mix(self, accepted: bool, solved: float | None = None) -> SearchMix:
         best = _acceptance(accepted)
         proposed = (self.instructions - 1) / self.instructions
         filled = (self.demo_sets - 1) / self.demo_sets if self.include_empty else 1.0

@@ -99,7 +99,8 @@ def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, t
     return {"algorithm": algorithm, "proposer": proposer.kind, "proposer_model": proposer.model,
             "proposer_reason": why, "component": component, "seeds": len(grounding), "split": split,
             "chars_before": len(base[component]), "chars_after": len(text),
-            "demo_chars": _demo_chars(text, grounding), "baseline": {**pool, **before}, "proposed": after, "warm": warm,
+            "demo_chars": _demo_chars(text, grounding), "baseline": {**pool, **before, "pool_score": pool["score"]},
+            "proposed": after, "warm": warm,
             "proposer_calls": proposer.calls, "proposer_fallbacks": proposer.fallbacks,
             "proposer_tokens": proposer.prompt_tokens + proposer.completion_tokens,
             "propose_seconds": round(propose_seconds, 4), "warnings": warnings[:3]}
