@@ -33,8 +33,8 @@ __all__ = ["BackendCheck", "TaskAppCheck", "TaskAppUnhealthy", "check_backend", 
            "require_healthy_task_apps", "skip_requested", "task_app_for", "task_app_info"]
 
 TIMEOUT = 10.0
-#: as synth-ai 0.2.24's ``backend_health``
-BACKEND_TIMEOUT = 15.0
+#: as the client's own requests: a loaded backend may be slow to list a job, and a wrong "not ready" costs more
+BACKEND_TIMEOUT = 30.0
 
 
 class TaskAppUnhealthy(ConfigError):
