@@ -265,12 +265,21 @@ def build_app(state: FakeState) -> Starlette:
         ok = "unreachable" not in body.get("endpoint_base_url", "")
         return JSONResponse({"any_ok": ok, "attempts": [{"status": 200 if ok else 502}]})
 
+    def make_list(kind: str) -> Any:
+        async def list_jobs(request: Request) -> Response:
+            if not authorised(request):
+                return _error(401, "invalid api key")
+            limit = int(request.query_params.get("limit", 20))
+            return JSONResponse({"jobs": [j.doc() for j in state.jobs.values() if j.kind == kind][:limit]})
+        return list_jobs
+
     routes = [Route("/api/files", upload, methods=["POST"]),
               Route("/api/rl/verify_task_app", verify, methods=["POST"])]
     for kind, prefix in PREFIXES.items():
         base = f"/api/{prefix}"
         routes += [
             Route(base, make_create(kind, auto_start=kind != "learning"), methods=["POST"]),
+            Route(base, make_list(kind), methods=["GET"]),
             Route(base + "/{job_id}", make_get(kind, "status")),
             Route(base + "/{job_id}/start", make_start(kind), methods=["POST"]),
             Route(base + "/{job_id}/events", make_get(kind, "events")),

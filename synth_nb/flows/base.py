@@ -21,6 +21,7 @@ from synth_nb.contract import FlowEndpoints
 from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
 from synth_nb.flows.override_rows import OverrideRow
+from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.secrets import SYNTH_API_KEY
 
 if TYPE_CHECKING:
@@ -112,6 +113,8 @@ class Workload:
     #: for a model that is not on this machine), and how
     embedded_tokens: int | None = None
     embedded_tokens_how: str = ""
+    #: a prompt search's schedule, which a dry proposal sizes: the ``token_gaps`` are then estimated too
+    search: PromptSearch | None = None
 
 
 class Flow(ABC):

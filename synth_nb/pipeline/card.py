@@ -1,14 +1,16 @@
 """The pre-flight card: everything worth knowing about a job before paying for it, and nothing sent.
 
-Per config: the task app's ``/health`` and ``/task_info`` with latency (RL and prompt learning), one real
-dry rollout with its trace (``pipeline.dry_rollout``), the flow's facts (SFT: rows, tokens and the
-validation split), and an estimate labelled as one (``pipeline.estimate``). The terminal prints
-``lines()``; a notebook displays the card itself, whose ``_repr_html_`` is static HTML that survives
+Per config: one authenticated read of the backend (``preflight.check_backend``: the verdict on a backend
+needs a request to it), the task app's ``/health`` and ``/task_info`` with latency (RL and prompt
+learning), one real dry rollout with its trace (``pipeline.dry_rollout``), the flow's facts (SFT: rows,
+tokens and the validation split), and an estimate labelled as one (``pipeline.estimate``). The terminal
+prints ``lines()``; a notebook displays the card itself, whose ``_repr_html_`` is static HTML that survives
 saving. Building a card never creates a job.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections.abc import Sequence
@@ -21,7 +23,13 @@ import httpx
 from synth_nb.backend import display_url
 from synth_nb.pipeline.dry_rollout import DryRollout, dry_rollout
 from synth_nb.pipeline.estimate import Estimate, estimate
-from synth_nb.pipeline.preflight import TaskAppCheck, check_task_app, task_app_for
+from synth_nb.pipeline.preflight import (
+    BackendCheck,
+    TaskAppCheck,
+    check_backend,
+    check_task_app,
+    task_app_for,
+)
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.pipeline.target import Target
 
@@ -37,6 +45,8 @@ class PreflightCard:
     flow: str | None = None
     algorithm: str | None = None
     problem: str | None = None
+    #: the authenticated read of the backend (None: the config stopped the card before it was asked)
+    backend_check: BackendCheck | None = None
     task_app: TaskAppCheck | None = None
     dry: DryRollout | None = None
     facts: tuple[str, ...] = ()
@@ -44,10 +54,22 @@ class PreflightCard:
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def ok(self) -> bool:
+    def _config_ok(self) -> bool:
         if self.problem is not None or (self.task_app is not None and not self.task_app.ok):
             return False
         return self.dry is None or not self.dry.offered or self.dry.ok
+
+    @property
+    def ok(self) -> bool:
+        """Nothing found would stop the job, and the backend answered."""
+        return self._config_ok and self.backend_check is not None and self.backend_check.ok
+
+    @property
+    def verdict(self) -> str:
+        """"ready" only when the backend answered a request; "backend not contacted" when none was sent."""
+        if not self._config_ok:
+            return "not ready"
+        return "backend not contacted" if self.backend_check is None else self.backend_check.verdict
 
     @property
     def title(self) -> str:
@@ -57,7 +79,9 @@ class PreflightCard:
     def lines(self) -> list[str]:
         out = [f"== {self.title}", f"backend: {self.backend}"]
         if self.problem is not None:
-            return [*out, f"problem: {self.problem}", "verdict: not ready (nothing was sent)"]
+            return [*out, f"problem: {self.problem}", "verdict: not ready (no job was sent)"]
+        if self.backend_check is not None:
+            out.append(self.backend_check.line())
         if self.task_app is not None:
             out += self.task_app.lines()
         if self.dry is not None:
@@ -66,7 +90,7 @@ class PreflightCard:
         if self.estimate is not None:
             out += self.estimate.lines()
         out += [f"warning: {w}" for w in self.warnings]
-        out.append(f"verdict: {'ready' if self.ok else 'not ready'} (nothing was sent)")
+        out.append(f"verdict: {self.verdict} (no job was sent)")
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,18 +98,22 @@ class PreflightCard:
         dry, est = self.dry, self.estimate
         return {
             "config": str(self.config), "flow": self.flow, "algorithm": self.algorithm, "backend": self.backend,
-            "ok": self.ok, "problem": self.problem, "warnings": self.warnings, "facts": list(self.facts),
+            "ok": self.ok, "verdict": self.verdict, "problem": self.problem, "warnings": self.warnings,
+            "facts": list(self.facts),
+            "backend_check": None if self.backend_check is None else dataclasses.asdict(self.backend_check),
             "task_app": None if self.task_app is None else {
                 "url": self.task_app.url, "ok": self.task_app.ok, "health_ms": self.task_app.latency_ms,
                 "task_info_ms": self.task_app.task_info_ms, "problem": self.task_app.problem},
             "dry_rollout": None if dry is None else {
                 "offered": dry.offered, "seed": dry.seed, "split": dry.split, "reward": dry.reward,
-                "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem},
+                "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem,
+                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal)},
             "estimate": None if est is None else {
                 "rollouts": est.workload.rollouts, "formula": est.workload.formula, "tokens": est.tokens,
                 "tokens_how": est.tokens_how, "tokens_floor": est.tokens_floor,
-                "not_estimated": list(est.workload.token_gaps) if est.tokens is not None else [],
-                "wall_seconds": est.wall_seconds, "wall_how": est.wall_how, "cost": est.cost},
+                "not_estimated": list(est.gaps),
+                "wall_seconds": est.wall_seconds, "wall": est.wall, "wall_floor": est.wall_floor,
+                "wall_how": est.wall_how, "cost": est.cost},
         }
 
     def __repr__(self) -> str:
@@ -106,21 +134,26 @@ def _section(title: str, rows: Sequence[str], *, pre: bool = False) -> str:
 
 def card_html(card: PreflightCard) -> str:
     """Static HTML of the card (no script, no widget), so it stays in the saved notebook as it is."""
-    verdict = "ready" if card.ok else "not ready"
-    colour = "#2e7d32" if card.ok else "#c62828"
+    verdict = card.verdict
+    colour = "#2e7d32" if card.ok else "#8a6d00" if verdict == "backend not contacted" else "#c62828"
     parts = [f"<div role='region' aria-label='{html.escape(card.title)}' "
              "style='border:1px solid #bbb;border-radius:6px;padding:.6em 1em;max-width:60em'>",
              f"<h3 style='margin:.2em 0'>{html.escape(card.title)}</h3>",
              f"<p style='margin:.2em 0'>backend {html.escape(card.backend)} &middot; "
-             f"<strong style='color:{colour}'>{verdict}</strong> (nothing was sent)</p>"]
+             f"<strong style='color:{colour}'>{verdict}</strong> (no job was sent)</p>"]
     if card.problem is not None:
         parts.append(_section("problem", [card.problem], pre=True))
+    if card.backend_check is not None:
+        parts.append(_section("backend", [card.backend_check.line().removeprefix("backend check: ")]))
     if card.task_app is not None:
         parts.append(_section("task app", card.task_app.lines()))
     if card.dry is not None:
         head, *trace = card.dry.lines()
+        proposal = [card.dry.proposal.line().removeprefix("dry proposal: ")] if card.dry.proposal else []
         parts.append(_section("dry rollout", [head.removeprefix("dry rollout: ")]))
-        parts.append(_section("trace (prompt sent, reply)", [t.strip() for t in trace], pre=True))
+        parts.append(_section("trace (prompt sent, reply)", [t.strip() for t in trace[:len(trace) - len(proposal)]],
+                              pre=True))
+        parts.append(_section("dry proposal", proposal))
     parts.append(_section("data", list(card.facts)))
     if card.estimate is not None:
         head, *rows = card.estimate.lines()
@@ -142,15 +175,20 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
         card.problem = str(item.error or "the config could not be turned into a plan")
         return card
     card.warnings = list(plan.warnings)
-    work = get_flow(plan.flow).workload(plan)
+    flow = get_flow(plan.flow)
+    card.backend_check = check_backend(target, api_key, flow.endpoints, transport=transport)
+    work = flow.workload(plan)
     card.facts = work.facts
     app = task_app_for(item)
     if app is not None:
         card.task_app = check_task_app(app, transport=transport)
-        if card.task_app.ok and api_key is not None:
-            card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split, transport=transport)
-        elif not card.task_app.ok:
+        if not card.task_app.ok:
             card.dry = DryRollout(True, problem="skipped: the task app is not usable")
+        elif card.backend_check.contacted and not card.backend_check.ok:
+            card.dry = DryRollout(True, problem="skipped: the backend check failed")
+        elif api_key is not None:
+            card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split,
+                                   proposal=work.search, transport=transport)
     card.estimate = estimate(work, card.dry, target)
     return card
 

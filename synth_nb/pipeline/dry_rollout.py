@@ -5,6 +5,11 @@ that job would use, the task app runs one ``/rollout`` of the job's first seed t
 is the reward, its latency and the trace (the prompt the policy received and its reply). The embedded
 backend offers it; a backend without the route is said to offer none, and nothing else is tried. No job is
 created either way.
+
+For a prompt search, the same request asks for one dry proposal (``proposal``: the seeds one of the job's
+proposals grounds itself on, and the job's concurrency): the backend scores the baseline prompt on them,
+lets the job's proposer write one new prompt from those rollouts, and scores it on the same seeds. What
+that shows (``DryProposal``) is what the estimate multiplies by the search's schedule.
 """
 
 from __future__ import annotations
@@ -16,16 +21,114 @@ from typing import Any
 import httpx
 
 from synth_nb.backend import display_url
+from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import Plan, mask_payload
 from synth_nb.secrets import mask_text
 
-__all__ = ["DryRollout", "dry_rollout"]
+__all__ = ["DryProposal", "DryRollout", "dry_rollout"]
 
 #: loading a policy (an embedding model, RL's starting model) may take a while on a busy machine
 TIMEOUT = 600.0
 #: characters of each traced message shown on the card
 SHOWN_CHARS = 400
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass(frozen=True)
+class DryProposal:
+    """One proposal of the job, made by its own proposer from a batch of baseline rollouts, and scored."""
+
+    proposer: str
+    seeds: int
+    #: tokens one rollout used with the baseline prompt, and with the proposed one (same seeds)
+    baseline_tokens: float
+    proposed_tokens: float
+    baseline_score: float | None
+    proposed_score: float | None
+    #: characters of the rewritten message before and after, and of one MIPRO demo
+    chars_before: int
+    chars_after: int
+    demo_chars: float | None
+    #: tokens of the proposer model's calls for this proposal (0 for the offline proposer)
+    proposer_tokens: int
+    #: rollouts of the warm batch (the baseline again, on seeds already seen) and its seconds: the pace of
+    #: most of a search's rollouts
+    warm_rollouts: int
+    warm_seconds: float
+    #: seconds the proposal's own batch took (a new prompt's first rollouts), its rollouts, and the proposal
+    proposed_seconds: float
+    proposed_rollouts: int
+    propose_seconds: float
+    #: the configured proposer model failed and the offline rewrite was used, as the job would
+    fell_back: bool = False
+    #: the baseline's score over all the seeds it was scored on (the share of rollouts it gets right)
+    pool_score: float | None = None
+
+    @property
+    def pace(self) -> float:
+        """Seconds per rollout of the warm batch."""
+        return self.warm_seconds / self.warm_rollouts if self.warm_rollouts else 0.0
+
+    @property
+    def proposal_seconds(self) -> float:
+        """Seconds one proposal adds: writing it, and its first batch beyond the warm pace."""
+        return self.propose_seconds + max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
+
+    @property
+    def added_tokens(self) -> float:
+        """Tokens one proposal adds to a rollout."""
+        return max(0.0, self.proposed_tokens - self.baseline_tokens)
+
+    @property
+    def improved(self) -> bool:
+        """The proposal scored better than the baseline on its seeds (how the search accepts one)."""
+        return None not in (self.proposed_score, self.baseline_score) and \
+            float(self.proposed_score or 0) > float(self.baseline_score or 0)
+
+    @property
+    def tokens_per_char(self) -> float:
+        """Tokens per character of the rewritten text, as the policy counted them (else about 1/4)."""
+        grown = self.chars_after - self.chars_before
+        return self.added_tokens / grown if grown > 0 and self.added_tokens > 0 else 0.25
+
+    def line(self) -> str:
+        scores = (f"; score on them {self.baseline_score:g} -> {self.proposed_score:g}"
+                  if self.baseline_score is not None and self.proposed_score is not None else "")
+        model = f", {self.proposer_tokens:,} proposer tokens" if self.proposer_tokens else ""
+        if self.fell_back:
+            model += " (the proposer model's call failed: the offline rewrite was used, as the job would)"
+        return (f"dry proposal: the {self.proposer} proposer rewrote the prompt from {self.seeds} rollouts: "
+                f"{self.chars_before:,} -> {self.chars_after:,} characters, {self.baseline_tokens:,.0f} -> "
+                f"{self.proposed_tokens:,.0f} tokens per rollout{scores}{model}")
+
+    @classmethod
+    def parse(cls, doc: Any) -> DryProposal | None:
+        """The backend's ``proposal`` answer, or None when it is missing or not of that shape."""
+        if not isinstance(doc, dict):
+            return None
+        before, after, warm = doc.get("baseline"), doc.get("proposed"), doc.get("warm")
+        if not isinstance(before, dict) or not isinstance(after, dict) or not isinstance(warm, dict):
+            return None
+        figures = [_number(before.get("tokens_per_rollout")), _number(after.get("tokens_per_rollout")),
+                   _number(doc.get("chars_before")), _number(doc.get("chars_after"))]
+        if None in figures:
+            return None
+        return cls(proposer="offline" if doc.get("proposer") == "offline" else "configured", seeds=int(_number(doc.get("seeds")) or 0),
+                   baseline_tokens=figures[0] or 0.0, proposed_tokens=figures[1] or 0.0,
+                   baseline_score=_number(before.get("score")), proposed_score=_number(after.get("score")),
+                   chars_before=int(figures[2] or 0), chars_after=int(figures[3] or 0),
+                   demo_chars=_number(doc.get("demo_chars")),
+                   proposer_tokens=int(_number(doc.get("proposer_tokens")) or 0),
+                   warm_rollouts=int(_number(warm.get("rollouts")) or 0), warm_seconds=_number(warm.get("seconds")) or 0.0,
+                   proposed_seconds=_number(after.get("seconds")) or 0.0,
+                   proposed_rollouts=int(_number(after.get("rollouts")) or 0),
+                   propose_seconds=_number(doc.get("propose_seconds")) or 0.0,
+                   fell_back=bool(_number(doc.get("proposer_fallbacks"))),
+                   pool_score=_number(before.get("pool_score")))
 
 
 @dataclass(frozen=True)
@@ -41,6 +144,8 @@ class DryRollout:
     trace: list[dict[str, Any]] = field(default_factory=list)
     policy: dict[str, Any] = field(default_factory=dict)
     problem: str | None = None
+    #: the dry proposal, when one was asked for and the backend made it
+    proposal: DryProposal | None = None
 
     @property
     def ok(self) -> bool:
@@ -70,6 +175,8 @@ class DryRollout:
                 out.append(f"  call {number} sent [{message.get('role')}]: {_shown(message.get('content'))}")
             out.append(f"  call {number} reply: {_reply(call.get('response') or {})}  "
                        f"({call.get('latency_ms', 0):.0f} ms)")
+        if self.proposal is not None:
+            out.append(self.proposal.line())
         return out
 
 
@@ -95,12 +202,17 @@ def _refused(response: httpx.Response) -> str:
 
 
 def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int, split: str | None = None,
-                timeout: float = TIMEOUT, transport: httpx.BaseTransport | None = None) -> DryRollout:
-    """Ask ``target`` for one rollout of ``plan``'s job at ``seed``; never raises for what the backend says."""
+                proposal: PromptSearch | None = None, timeout: float = TIMEOUT,
+                transport: httpx.BaseTransport | None = None) -> DryRollout:
+    """Ask ``target`` for one rollout of ``plan``'s job at ``seed`` (and one proposal of its ``proposal``
+    search); never raises for what the backend says."""
     secrets = tuple(s.get_secret_value() for s in plan.secrets if s.get_secret_value()) + (api_key,)
     if not target.started:
         return DryRollout(False, problem="the embedded backend is not running, so it cannot run one")
-    request = {"kind": plan.flow, "body": plan.create_step.body, "seed": seed, "split": split}
+    request: dict[str, Any] = {"kind": plan.flow, "body": plan.create_step.body, "seed": seed, "split": split}
+    if proposal is not None and proposal.seeds:
+        request["proposal"] = {"seeds": list(proposal.seeds), "minibatch": proposal.minibatch,
+                               "concurrency": proposal.concurrency}
     try:
         with httpx.Client(timeout=timeout, transport=transport) as http:
             response = http.post(f"{target.url.rstrip('/')}/dry-rollout", json=request,
@@ -117,4 +229,5 @@ def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int, split: s
     return DryRollout(True, seed=doc.get("seed"), split=doc.get("split"), reward=doc.get("reward"),
                       latency_ms=doc.get("latency_ms"), trace=list(doc.get("trace") or []),
                       policy=dict(doc.get("policy") or {}),
-                      problem=f"the rollout failed: {problem}" if problem else None)
+                      problem=f"the rollout failed: {problem}" if problem else None,
+                      proposal=DryProposal.parse(doc.get("proposal")))

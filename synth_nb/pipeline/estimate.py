@@ -4,9 +4,12 @@ The flow says what the job will do (``Flow.workload``: the search's and the held
 for prompt learning, steps x batch x group x turns plus evaluations for RL, tokens x epochs for SFT) and
 what it cannot size before the run (``token_gaps``: the figure is then a floor, and the card names each
 part). Tokens are what the job reports at the end: the policy's prompt and completion tokens of every
-rollout (plus a proposer model's), or for SFT the training tokens the trainer counts. Wall time is a rough
-figure from one dry rollout's latency and the concurrency; cost comes from the model catalogue's price,
-and only when it knows one.
+rollout (plus a proposer model's), or for SFT the training tokens the trainer counts. A prompt search's
+prompts grow: one dry proposal of the job (``pipeline.dry_rollout``) shows by how much, and the flow's
+schedule (``Workload.search``) how many rollouts run how deep. Wall time is timed by a dry run on this
+machine now (a prompt search's dry proposal, else the dry rollout's latency per wave of concurrent
+rollouts), as a floor that names what it leaves out; SFT has no dry run to time. Cost comes from the model
+catalogue's price, and only when it knows one.
 """
 
 from __future__ import annotations
@@ -16,16 +19,15 @@ from dataclasses import dataclass
 
 from synth_nb.flows.base import Workload
 from synth_nb.flows.catalogue import price_of
-from synth_nb.job.progress import format_duration
-from synth_nb.pipeline.dry_rollout import DryRollout
+from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout
 from synth_nb.pipeline.target import Target
 
-__all__ = ["Estimate", "estimate"]
+__all__ = ["Estimate", "estimate", "wall_text"]
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """Figures derived from the config and one dry rollout; none of them is a measurement of the job."""
+    """Figures derived from the config and dry runs; none of them is a measurement of the job."""
 
     workload: Workload
     tokens: int | None = None
@@ -37,6 +39,15 @@ class Estimate:
     basis: str = "the config"
     #: True when the token figure leaves out parts that cannot be sized before the run (a floor)
     tokens_floor: bool = False
+    #: the parts the token figure leaves out, each named on the card
+    gaps: tuple[str, ...] = ()
+    #: True when the wall time leaves out parts it cannot time (a floor, said as "at least")
+    wall_floor: bool = False
+
+    @property
+    def wall(self) -> str:
+        """The wall time in words: never "0s"."""
+        return wall_text(self.wall_seconds, floor=self.wall_floor)
 
     def lines(self) -> list[str]:
         w = self.workload
@@ -48,44 +59,91 @@ class Estimate:
         tokens = "unknown" if self.tokens is None else (
             f"at least ~{self.tokens:,}" if self.tokens_floor else f"~{self.tokens:,}")
         out.append(f"  tokens: {tokens}" + (f" ({self.tokens_how})" if self.tokens_how else ""))
-        out += [f"  not estimated: {gap}" for gap in w.token_gaps if self.tokens is not None]
-        wall = format_duration(self.wall_seconds) if self.wall_seconds is not None else "unknown"
-        out.append(f"  wall time: {wall}" + (f" ({self.wall_how})" if self.wall_how else ""))
+        out += [f"  not estimated: {gap}" for gap in self.gaps if self.tokens is not None]
+        out.append(f"  wall time: {self.wall}" + (f" ({self.wall_how})" if self.wall_how else ""))
         out.append(f"  cost: {self.cost}")
         return out
 
 
-def _tokens(w: Workload, dry: DryRollout | None, target: Target) -> tuple[int | None, str]:
+def wall_text(seconds: float | None, *, floor: bool = False) -> str:
+    """An estimated duration in words, never "0s": "< 1 min (about 12 s)", "about 3 min", "about 2 h 05 min";
+    a floor is "at least 0.4 s", "at least 12 s", "at least 3 min"."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return "unknown"
+    minutes = round(seconds / 60)
+    long = f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+    if floor:
+        short = f"{max(seconds, 0.1):.1f} s" if seconds < 10 else f"{round(seconds)} s"
+        return f"at least {short if seconds < 60 else long}"
+    return f"< 1 min (about {max(1, round(seconds))} s)" if seconds < 60 else f"about {long}"
+
+
+def _search_tokens(w: Workload, proposal: DryProposal) -> tuple[int, str]:
+    """Rollouts at the baseline prompt's tokens, plus the schedule's longer prompts and proposer calls."""
+    assert w.search is not None and w.rollouts is not None
+    mix = w.search.mix(proposal.improved, proposal.pool_score)
+    base = w.rollouts * proposal.baseline_tokens
+    grown = mix.proposal_rollouts * proposal.added_tokens
+    demos = mix.demo_rollouts * (proposal.demo_chars or 0.0) * proposal.tokens_per_char
+    proposer = mix.proposer_calls * proposal.proposer_tokens
+    how = (f"{w.rollouts:,} rollouts x {proposal.baseline_tokens:,.0f} tokens at the baseline prompt + "
+           f"{grown:,.0f} for longer prompts, one proposal adding {proposal.added_tokens:,.0f} tokens per rollout "
+           f"in the dry proposal")
+    if demos:
+        how += f" + {demos:,.0f} for demos"
+    if proposer:
+        how += f" + {proposer:,.0f} for {mix.proposer_calls:.0f} proposer calls"
+    return round(base + grown + demos + proposer), f"{how}; {mix.how}"
+
+
+def _tokens(w: Workload, dry: DryRollout | None, target: Target) -> tuple[int | None, str, tuple[str, ...]]:
+    """The token figure, how it was counted, and what it leaves out."""
     if target.is_embedded and w.embedded_tokens is not None:
-        return w.embedded_tokens, w.embedded_tokens_how
+        return w.embedded_tokens, w.embedded_tokens_how, ()
     if w.tokens is not None:
-        return w.tokens, w.formula
+        return w.tokens, w.formula, w.token_gaps
     per_rollout = dry.tokens if dry is not None and dry.ok else None
     if w.rollouts is None or per_rollout is None or dry is None:
-        return None, "needs a bounded rollout count and a dry rollout that reports token usage"
+        return None, "needs a bounded rollout count and a dry rollout that reports token usage", w.token_gaps
+    if w.search is not None and dry.proposal is not None:
+        return (*_search_tokens(w, dry.proposal), ())
     if w.reply_tokens is not None and dry.prompt_tokens is not None:
         per_rollout = dry.prompt_tokens + w.reply_tokens
         return w.rollouts * per_rollout, (f"{w.rollouts:,} rollouts x ({dry.prompt_tokens:,} prompt tokens in the "
                                           f"dry rollout + {w.reply_tokens:,} reply tokens, the reply cap: training "
-                                          "changes how long replies are)")
+                                          "changes how long replies are)"), w.token_gaps
     return w.rollouts * per_rollout, (f"{w.rollouts:,} rollouts x {per_rollout:,} prompt and completion tokens "
-                                      "in the dry rollout")
+                                      "in the dry rollout"), w.token_gaps
 
 
 def _wall(w: Workload, dry: DryRollout | None) -> tuple[float | None, str]:
+    """A floor timed on this machine now: a prompt search's rollouts at the pace of the dry proposal's
+    repeated rollouts plus each proposal's own time; other jobs' rollouts in waves of ``concurrency``, each
+    at least one dry rollout long. Neither times the job's own work between rollouts."""
+    if w.tokens is not None or w.embedded_tokens is not None:
+        return None, "the backend offers no dry training step to time"
     if dry is None or not dry.ok or dry.latency_ms is None:
-        return None, "no dry rollout to time" if w.tokens is None else "SFT has no dry run to time"
+        return None, "no dry rollout to time"
     if w.rollouts is None:
         return None, "the rollout count is not bounded"
+    proposal = dry.proposal
+    if w.search is not None and proposal is not None and proposal.warm_rollouts:
+        mix = w.search.mix(proposal.improved, proposal.pool_score)
+        seconds = w.rollouts * proposal.pace + mix.proposer_calls * proposal.proposal_seconds
+        return seconds, (f"{w.rollouts:,} rollouts x {proposal.pace * 1000:,.1f} ms, the pace of the dry proposal's "
+                         f"{proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) on this "
+                         f"machine now, + {mix.proposer_calls:.0f} proposals x {proposal.proposal_seconds:.2f} s, the "
+                         "dry one's writing and first batch; not timed: the search's own work between rollouts "
+                         "(its events, bookkeeping, the first reading of each seed), and a busier machine")
     concurrency = max(1, w.concurrency or 1)
     waves = math.ceil(w.rollouts / concurrency)
-    seconds = waves * dry.latency_ms / 1000
-    return seconds, (f"a rough figure: {w.rollouts:,} rollouts / {concurrency} at a time x "
-                     f"{dry.latency_ms:.0f} ms per dry rollout; a warm or loaded machine, the search's and "
-                     "the training's own work move it")
+    return waves * dry.latency_ms / 1000, (
+        f"{w.rollouts:,} rollouts in {waves:,} waves of {concurrency}, each at least one dry rollout's "
+        f"{dry.latency_ms:,.0f} ms on this machine now; not timed: the job's own work between them (training "
+        "updates, a search's proposals), its start-up, and a busier machine")
 
 
-def _cost(w: Workload, tokens: int | None, target: Target) -> str:
+def _cost(w: Workload, tokens: int | None, target: Target, floor: bool) -> str:
     if target.is_embedded:
         return "$0 (the embedded backend runs on this machine)"
     price = price_of(w.model)
@@ -96,15 +154,18 @@ def _cost(w: Workload, tokens: int | None, target: Target) -> str:
     prompt, completion = price
     high = tokens * max(prompt, completion) / 1e6
     low = tokens * min(prompt, completion) / 1e6
-    floor = "at least " if w.token_gaps else ""
-    return f"{floor}${low:,.2f}-${high:,.2f} ({tokens:,} tokens at ${prompt:g}/${completion:g} per million)"
+    return (f"{'at least ' if floor else ''}${low:,.2f}-${high:,.2f} ({tokens:,} tokens at ${prompt:g}/"
+            f"${completion:g} per million)")
 
 
 def estimate(workload: Workload, dry: DryRollout | None, target: Target) -> Estimate:
-    """Combine what the flow declares with the dry rollout's latency and the catalogue's prices."""
-    tokens, tokens_how = _tokens(workload, dry, target)
+    """Combine what the flow declares with the dry run's figures and the catalogue's prices."""
+    tokens, tokens_how, gaps = _tokens(workload, dry, target)
     wall, wall_how = _wall(workload, dry)
-    basis = "the config and one dry rollout" if dry is not None and dry.ok else (
-        "the config and its data" if workload.tokens is not None else "the config")
-    return Estimate(workload, tokens, tokens_how, wall, wall_how, _cost(workload, tokens, target), basis,
-                    tokens_floor=bool(workload.token_gaps))
+    ran = dry is not None and dry.ok
+    basis = ("the config, one dry rollout and one dry proposal" if ran and dry is not None and dry.proposal else
+             "the config and one dry rollout" if ran else
+             "the config and its data" if workload.tokens is not None else "the config")
+    floor = bool(gaps) and tokens is not None
+    return Estimate(workload, tokens, tokens_how, wall, wall_how, _cost(workload, tokens, target, floor), basis,
+                    tokens_floor=floor, gaps=gaps if tokens is not None else (), wall_floor=wall is not None)

@@ -1,9 +1,13 @@
-"""Check a job's task app from this machine before the job is created.
+"""Check a job's task app, and (for the pre-flight card) its backend, from this machine before the job is created.
 
 synth-ai 0.2.24 calls the task app's ``/health`` before a prompt-learning submission ("Task app
 healthy"); RL's equivalent is a backend step (``/rl/verify_task_app``). A job whose task app is down,
 or refuses the key, would otherwise be created and fail minutes later on the backend. The checks send
 the resolved ``ENVIRONMENT_API_KEY`` the way task apps expect it (``X-API-Key``) and never print it.
+
+A verdict on the backend needs a request to it: ``check_backend`` lists one job of the flow with the API
+key (an authenticated read that creates nothing); without a key the backend is "not contacted", and a
+failed request says what failed. Only the status is read of the answer, never its text.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ import httpx
 from pydantic import SecretStr
 
 from synth_nb.backend import display_url
+from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
 from synth_nb.plan import Plan, TaskApp
-from synth_nb.secrets import ENVIRONMENT_API_KEY, SecretBundle
+from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.target import Target
 
-__all__ = ["TaskAppCheck", "TaskAppUnhealthy", "check_task_app", "preflight", "require_healthy_task_apps",
-           "skip_requested", "task_app_for", "task_app_info"]
+__all__ = ["BackendCheck", "TaskAppCheck", "TaskAppUnhealthy", "check_backend", "check_task_app", "preflight",
+           "require_healthy_task_apps", "skip_requested", "task_app_for", "task_app_info"]
 
 TIMEOUT = 10.0
+#: as the client's own requests: a loaded backend may be slow to list a job, and a wrong "not ready" costs more
+BACKEND_TIMEOUT = 30.0
 
 
 class TaskAppUnhealthy(ConfigError):
@@ -62,6 +69,73 @@ class TaskAppCheck:
         name = (task.get("task") or {}).get("name") if isinstance(task, dict) else None
         return [f"task app {self.url}: /health healthy ({self.latency_ms:.0f} ms)",
                 f"task app {self.url}: {info}" + (f", task {name!r}" if name else "")]
+
+
+@dataclass(frozen=True)
+class BackendCheck:
+    """What one authenticated read of the backend answered; ``contacted`` is False when none was sent."""
+
+    url: str
+    contacted: bool
+    ok: bool
+    latency_ms: float | None = None
+    #: what failed, or why no request was sent; for an answer that could not check the key, what it was
+    note: str | None = None
+
+    def line(self) -> str:
+        if not self.contacted:
+            return f"backend check: not contacted ({self.note})"
+        if self.ok:
+            return f"backend check: {self.note} ({self.latency_ms:.0f} ms)"
+        return f"backend check: {self.note}"
+
+    @property
+    def verdict(self) -> str:
+        """How the card's verdict names the backend: ready, not ready, or not contacted."""
+        return "backend not contacted" if not self.contacted else ("ready" if self.ok else "not ready")
+
+
+def _refused(status: int, route: str) -> str:
+    if status in (401, 403):
+        return (f"the backend refused the API key (HTTP {status} to GET {route}): check {SYNTH_API_KEY} "
+                "(.env, --env-file or the environment), or --backend")
+    if status >= 500:
+        return f"the backend failed (HTTP {status} to GET {route}); retry later or check its logs"
+    return f"the backend answered HTTP {status} to GET {route}: is --backend the Synth API's base URL?"
+
+
+def check_backend(target: Target, api_key: str | None, endpoints: FlowEndpoints, *,
+                  timeout: float = BACKEND_TIMEOUT, transport: httpx.BaseTransport | None = None) -> BackendCheck:
+    """``GET`` the flow's job list (one job) with the API key: the request a verdict on the backend needs.
+
+    A backend without that list is asked its ``/health`` instead: it answered, but the key was not checked,
+    and the line says so. Never raises for what the backend (or the network) does.
+    """
+    shown = display_url(target.url)
+    if not target.started:
+        return BackendCheck(shown, False, False, note="the embedded backend is not running")
+    if not api_key:
+        return BackendCheck(shown, False, False, note=f"no API key to sign a request with: set {SYNTH_API_KEY}")
+    base, route = target.url.rstrip("/"), "/" + endpoints.create.lstrip("/")
+    try:
+        with httpx.Client(timeout=timeout, transport=transport, follow_redirects=False) as http:
+            started = time.perf_counter()
+            answer = http.get(f"{base}{route}", params={"limit": 1}, headers={"Authorization": f"Bearer {api_key}"})
+            latency = (time.perf_counter() - started) * 1000
+            if answer.status_code in (404, 405):
+                health = http.get(f"{base}/health")
+                if health.is_success:
+                    return BackendCheck(shown, True, True, latency, note=(
+                        f"the backend answered /health, but not GET {route} (HTTP {answer.status_code}): the API "
+                        "key was not checked"))
+    except httpx.HTTPError as exc:
+        reason = f"no answer within {timeout:g} s" if isinstance(exc, httpx.TimeoutException) else type(exc).__name__
+        return BackendCheck(shown, True, False, note=(
+            f"the backend could not be reached ({reason} on GET {route}): is it running, and is --backend (or "
+            "SYNTH_BACKEND_OVERRIDE) right? Offline, use --backend local"))
+    if not answer.is_success:
+        return BackendCheck(shown, True, False, latency, note=_refused(answer.status_code, route))
+    return BackendCheck(shown, True, True, latency, note=f"GET {route} answered with the API key accepted")
 
 
 def _headers(app: TaskApp) -> dict[str, str]:

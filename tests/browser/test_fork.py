@@ -60,7 +60,7 @@ def test_fork_a_finished_job_change_an_override_see_the_diff_and_submit(lab) -> 
     card.wait_for(timeout=120_000)
     assert "pre-flight check: gepa.toml [prompt_learning/gepa]" in card.inner_text()
     assert "dry rollout" in card.inner_text() and "estimate" in card.inner_text()
-    assert "ready (nothing was sent)" in card.inner_text() and "not ready" not in card.inner_text(), card.inner_text()
+    assert "ready (no job was sent)" in card.inner_text() and "not ready" not in card.inner_text(), card.inner_text()
     # the live region says what the card says (not "no card" while the card is on screen)
     wait_live(page, wizard.locator("[data-testid=wizard-live]"),
               "Pre-flight check done (nothing was sent): gepa.toml ready.")

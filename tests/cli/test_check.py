@@ -50,7 +50,7 @@ def test_check_prints_the_card_and_creates_no_job(folder: Path, backend: Any, mo
         assert "call 1 sent [user]: Customer Query:" in out and "call 1 reply: banking_classify(" in out
         assert "rollouts: 232 = rollout.budget 200" in out
         assert "cost: unknown (the model catalogue has no price for gpt-4.1-mini)" in out
-        assert "verdict: ready (nothing was sent)" in out
+        assert "verdict: ready (no job was sent)" in out
         assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--check", "--json"]) == 0
         doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] and doc["dry_rollout"]["reward"] in (0.0, 1.0) and doc["estimate"]["rollouts"] == 232
@@ -66,7 +66,7 @@ def test_check_exits_2_when_the_task_app_is_down(folder: Path, backend: Any, mon
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--check"]) == 2
     out = capsys.readouterr().out
     assert "task app http://127.0.0.1:9: cannot be reached" in out and "dry rollout: skipped" in out
-    assert "verdict: not ready (nothing was sent)" in out
+    assert "verdict: not ready (no job was sent)" in out
     assert _no_jobs(backend)
 
 

@@ -170,7 +170,7 @@ def test_check_shows_its_card_and_sends_nothing(toy: Flow, toy_toml: Path, fake_
     monkeypatch.setenv("SYNTH_API_KEY", fake_backend.api_key)
     code = main(["train", "toy.toml", "--check", "--rounds", "4", "--backend", fake_backend.url])
     out = capsys.readouterr().out
-    assert code == 0 and "pre-flight check: toy.toml [toy]" in out and "verdict: ready (nothing was sent)" in out
+    assert code == 0 and "pre-flight check: toy.toml [toy]" in out and "verdict: ready (no job was sent)" in out
     assert fake_backend.api_key not in out
     assert not fake_backend.state.jobs
 

@@ -13,10 +13,11 @@ from shared_fixtures import ENV_KEY
 from synth_nb import pipeline
 from synth_nb.flows import catalogue
 from synth_nb.flows.base import Workload
+from synth_nb.flows.prompt_learning.schedule import GepaSchedule
 from synth_nb.pipeline import SecretSources, Target
 from synth_nb.pipeline.card import build_card
-from synth_nb.pipeline.dry_rollout import DryRollout
-from synth_nb.pipeline.estimate import estimate
+from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout
+from synth_nb.pipeline.estimate import estimate, wall_text
 
 CHAT = '{"messages": [{"role": "user", "content": "%s"}, {"role": "assistant", "content": "%s"}]}\n'
 
@@ -35,12 +36,14 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
     text = "\n".join(card.lines())
     assert f"task app {task_app.url}: /health healthy (" in text and "/task_info: answered (" in text
     assert "dry rollout: seed 0 (train split) through the task app with keyword-overlap: reward " in text
-    assert "estimate (from the config and one dry rollout, not a measurement):" in text
+    assert "dry proposal: the offline proposer rewrote the prompt from 4 rollouts: " in text
+    assert "estimate (from the config, one dry rollout and one dry proposal, not a measurement):" in text
     assert "rollouts: 432 = rollout.budget 400 (reflective minibatches of 4) + held-out test_pool 16 x 2" in text
-    assert "  tokens: at least ~" in text and "  not estimated: how much longer than the baseline the prompts " \
-        "GEPA's proposals write are (every rollout is counted at the baseline prompt's size)" in text
+    assert "  tokens: ~" in text and "at least" not in text.split("  tokens: ")[1].split("\n")[0]
+    assert "not estimated" not in text and "GEPA's schedule: " in text
+    assert "  wall time: at least " in text and "the pace of the dry proposal's 8 repeated rollouts" in text
     assert "cost: $0 (the embedded backend runs on this machine)" in text
-    assert text.endswith("verdict: ready (nothing was sent)")
+    assert text.endswith("verdict: ready (no job was sent)")
     page = card._repr_html_()
     assert "<script" not in page and "role='region'" in page and "dry rollout" in page
     assert "Customer Query: I ordered a new card" in page and "&lt;" not in card.title
@@ -66,7 +69,12 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
     assert card.problem is not None and "SYNTH_API_KEY" in card.problem  # a hosted target needs its key
     target = Target("http://127.0.0.1:9/api", "sk-local-key-000000000000")  # embedded: its own key
     card = _card(folder / "sft.toml", target)
-    assert card.ok and card.task_app is None and card.dry is None
+    # nothing listens there: the config is fine, but the verdict on the backend needs an answer from it
+    assert not card.ok and card.verdict == "not ready" and card.task_app is None and card.dry is None
+    assert card.backend_check is not None and card.backend_check.contacted
+    assert card.backend_check.line() == ("backend check: the backend could not be reached (ConnectError on GET "
+                                         "/learning/jobs): is it running, and is --backend (or "
+                                         "SYNTH_BACKEND_OVERRIDE) right? Offline, use --backend local")
     chars = 10 * len("What is two plus two?Four.")
     assert card.facts == (f"training data: train.jsonl, 10 rows, ~{chars // 4:,} tokens (characters / 4, chat "
                           "template not counted)", "validation split: val.jsonl, 1 rows, ~6 tokens")
@@ -79,7 +87,7 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
     assert (f"  tokens: ~{10 * per_example * 3:,} ({10 * per_example:,} tokens of 10 examples x 3 epoch(s), "
             "counted with the byte tokenizer of the tiny model the embedded backend trains in place of "
             "Qwen/Qwen3-0.6B)") in lines
-    assert "  wall time: unknown (SFT has no dry run to time)" in lines
+    assert "  wall time: unknown (the backend offers no dry training step to time)" in lines
     hosted = estimate(card.estimate.workload, None, Target("https://backend.example/api"))
     assert hosted.tokens == chars // 4 * 3 and not hosted.tokens_floor
     assert hosted.tokens_how == (f"~{chars // 4:,} tokens x 3 epoch(s); the backend's tokenizer and chat template "
@@ -92,22 +100,23 @@ def test_a_broken_dataset_is_the_problem_with_line_numbers(folder: Path) -> None
     card = _card(folder / "sft.toml", Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
     assert not card.ok and card.problem is not None
     assert "train.jsonl:2 [messages[0].role]" in card.problem and "train.jsonl:2 [messages]" in card.problem
-    assert card.lines()[-1] == "verdict: not ready (nothing was sent)"
+    assert card.lines()[-1] == "verdict: not ready (no job was sent)"
 
 
-def test_the_estimate_uses_the_dry_rollouts_latency_and_the_catalogues_price(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_estimate_uses_the_dry_rollouts_tokens_and_the_catalogues_price(monkeypatch: pytest.MonkeyPatch) -> None:
     work = Workload(rollouts=1000, formula="rollout.budget 1000", concurrency=10, model="gpt-4.1-mini")
     dry = DryRollout(True, seed=0, reward=1.0, latency_ms=500.0,
                      trace=[{"usage": {"total_tokens": 200}, "messages": [], "response": {}}])
     hosted = Target("https://backend.example/api")
     unknown = estimate(work, dry, hosted)
-    assert unknown.tokens == 200_000 and unknown.wall_seconds == 50.0
+    assert unknown.tokens == 200_000 and unknown.wall_seconds == 50.0 and unknown.wall == "at least 50 s"
     assert unknown.cost == "unknown (the model catalogue has no price for gpt-4.1-mini)"
     monkeypatch.setitem(catalogue.PRICES_USD_PER_MILLION_TOKENS, "GPT-4.1-mini", (0.4, 1.6))
     priced = estimate(work, dry, hosted)
     assert priced.cost == "$0.08-$0.32 (200,000 tokens at $0.4/$1.6 per million)"
-    assert "  wall time: 50s (a rough figure: 1,000 rollouts / 10 at a time x 500 ms per dry rollout; a warm " \
-           "or loaded machine, the search's and the training's own work move it)" in priced.lines()
+    assert "  wall time: at least 50 s (1,000 rollouts in 100 waves of 10, each at least one dry rollout's 500 ms on " \
+           "this machine now; not timed: the job's own work between them (training updates, a search's proposals), " \
+           "its start-up, and a busier machine)" in priced.lines()
     floor = estimate(Workload(rollouts=1000, formula="rollout.budget 1000", model="gpt-4.1-mini",
                               token_gaps=("how long the prompts the search writes are",)), dry, hosted)
     assert floor.tokens == 200_000 and floor.tokens_floor and floor.cost.startswith("at least $0.08-$0.32")
@@ -119,3 +128,39 @@ def test_the_estimate_uses_the_dry_rollouts_latency_and_the_catalogues_price(mon
                                      "  tokens: unknown (needs a bounded rollout count and a dry rollout that "
                                      "reports token usage)", "  wall time: unknown (no dry rollout to time)",
                                      "  cost: unknown (the model catalogue has no price for this model)"]
+
+
+def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # baseline on 10 validation seeds, then 5 iterations of 2 x 5 rollouts, 4 accepted proposals scored on the
+    # 10 (the fifth's does not fit the budget), then 20 held-out rollouts of the top candidate
+    schedule = GepaSchedule(budget=100, validation=10, minibatch=5, held_out=20, top_k=1, max_proposals=None,
+                            seeds=tuple(range(20)), concurrency=5)
+    work = Workload(rollouts=140, formula="rollout.budget 100", model="gpt-4.1-mini",
+                    token_gaps=("how long the prompts the search writes are",), search=schedule)
+    proposal = DryProposal(proposer="offline", seeds=5, baseline_tokens=100.0, proposed_tokens=150.0,
+                           baseline_score=0.6, proposed_score=1.0, chars_before=100, chars_after=300,
+                           demo_chars=None, proposer_tokens=0, warm_rollouts=20, warm_seconds=0.2,
+                           proposed_seconds=0.1, proposed_rollouts=5, propose_seconds=0.05)
+    dry = DryRollout(True, seed=0, reward=1.0, latency_ms=5.0, proposal=proposal,
+                     trace=[{"usage": {"total_tokens": 100}, "messages": [], "response": {}}])
+    monkeypatch.setitem(catalogue.PRICES_USD_PER_MILLION_TOKENS, "GPT-4.1-mini", (0.4, 1.6))
+    est = estimate(work, dry, Target("https://backend.example/api"))
+    mix = schedule.mix(accepted=True)
+    assert mix.proposer_calls == 5 and round(mix.proposal_rollouts, 3) == 167.833
+    assert est.tokens == round(140 * 100 + mix.proposal_rollouts * 50) == 22_392
+    assert not est.tokens_floor and est.gaps == () and est.basis == "the config, one dry rollout and one dry proposal"
+    assert est.cost == "$0.01-$0.04 (22,392 tokens at $0.4/$1.6 per million)"
+    # 140 rollouts at the warm pace (10 ms) + 5 proposals x (writing 0.05 s + first batch beyond that pace 0.05 s)
+    assert est.wall_seconds == pytest.approx(1.9) and est.wall == "at least 1.9 s" and est.wall_floor
+    assert "not estimated" not in "\n".join(est.lines())
+    rejected = schedule.mix(accepted=False)  # about half accepted: more, shallower proposals
+    assert rejected.proposer_calls > mix.proposer_calls and rejected.proposal_rollouts < mix.proposal_rollouts
+    solved = schedule.mix(accepted=True, solved=1.0)  # every minibatch solved whole: GEPA proposes nothing
+    assert solved.proposer_calls == 0 and solved.proposal_rollouts == 0
+
+
+def test_wall_time_is_never_said_as_0s() -> None:
+    assert wall_text(0.0) == "< 1 min (about 1 s)" and wall_text(0.2, floor=True) == "at least 0.2 s"
+    assert wall_text(0.01, floor=True) == "at least 0.1 s" and wall_text(42.4, floor=True) == "at least 42 s"
+    assert wall_text(59.4) == "< 1 min (about 59 s)" and wall_text(185) == "about 3 min"
+    assert wall_text(3725) == "about 1 h 02 min" and wall_text(None) == "unknown"

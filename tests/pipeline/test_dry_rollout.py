@@ -79,6 +79,31 @@ def test_the_trace_shows_the_prompt_the_policy_received_and_its_reply(folder: Pa
     assert ENV_KEY not in repr(result) + text
 
 
+def test_a_dry_proposal_is_one_proposal_of_the_jobs_own_proposer_scored_on_its_minibatch(
+        folder: Path, backend: Any, task_app: Any) -> None:
+    prepared = _prepared(folder, backend, task_app)
+    assert prepared.plan is not None
+    search = get_flow("prompt_learning").workload(prepared.plan).search
+    assert search is not None and search.seeds == tuple(range(8)) and search.minibatch == 4
+    target = Target(f"{backend.url}/api", backend.api_key)
+    result = dry_rollout(prepared.plan, target, backend.api_key, seed=0, split="train", proposal=search)
+    proposal = result.proposal
+    assert result.ok and proposal is not None and len(result.trace) == 1  # the trace is the one dry rollout's
+    assert proposal.proposer == "offline" and proposal.seeds == 4 and proposal.warm_rollouts == 8
+    # the keyword policy misses some of the first seeds, so the offline proposer adds their queries to the
+    # system message: longer text, more tokens per rollout, a better score on the same seeds
+    assert proposal.chars_after > proposal.chars_before and proposal.added_tokens > 0
+    assert proposal.proposed_score is not None and proposal.baseline_score is not None and proposal.improved
+    assert proposal.proposer_tokens == 0 and proposal.pace > 0
+    assert result.lines()[-1].startswith("dry proposal: the offline proposer rewrote the prompt from 4 rollouts: ")
+    assert prompt_learning_jobs(backend) == []
+    refused = httpx.post(f"{backend.url}/api/dry-rollout", timeout=60,
+                         headers={"Authorization": f"Bearer {backend.api_key}"},
+                         json={"kind": "prompt_learning", "body": prepared.plan.create_step.body,
+                               "proposal": {"seeds": ["x"]}})
+    assert refused.status_code == 422 and "proposal.seeds" in refused.text
+
+
 def test_a_backend_without_the_route_is_said_to_offer_none() -> None:
     from synth_nb.plan import Plan, Step
 

@@ -1,10 +1,15 @@
 """``--check``'s estimate against the real run, for every bundled example config on the embedded backend.
 
 Each example (as shipped; only its hand-run task-app URL points where nothing listens, so the embedded
-backend's bundled copy answers) is checked with ``--check --json``, then run for real; every figure the
-estimate gives is within 30 % of what the job reports at its end. A token figure the card marks as a floor
-("at least", with a "not estimated" line for each part it leaves out) must be at most the real count. Wall
-time is a rough figure, never compared.
+backend's bundled copy answers) is checked with ``--check --json``, then run for real; the rollouts and
+tokens the estimate gives are within 30 % of what the job reports at its end, none of them a floor (the
+prompt searches' longer prompts are sized by a dry proposal), and the cost is the $0 the job reports.
+
+Wall time is not compared: on a shared two-core machine the same job took 1.2 s to 14 s minutes apart, and
+a figure timed at the check (the dry proposal's pace) can be over or under the run that follows, so any
+bound would be a timed assertion that fails with the load. What is held is what the card says: wall time is
+a figure (never "0s"), a floor timed by a dry run that names what it leaves out; SFT, which has no dry run,
+says so. ``benchmarks/estimate_vs_real.py`` prints every figure beside the real one, wall time included.
 
 All four need the torch extras: the prompt-learning examples score with the offline embedding policy, and
 SFT and RL train the tiny model.
@@ -13,6 +18,7 @@ SFT and RL train the tiny model.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -46,8 +52,9 @@ def _copy_example(name: str, folder: Path) -> str:
     return f"configs/{name}"
 
 
-def _reported(backend: Any, folder: Path) -> dict[str, int]:
-    """What the job said at its end: rollouts (search + held-out, or training + evaluation) and tokens."""
+def _reported(backend: Any, folder: Path) -> dict[str, Any]:
+    """What the job said at its end: rollouts (search + held-out, or training + evaluation), tokens and,
+    where it reports one, its cost."""
     (record,) = JobRegistry(folder).list()
     client = SynthClient(normalize_backend_url(backend.url), backend.api_key)
     try:
@@ -59,7 +66,8 @@ def _reported(backend: Any, folder: Path) -> dict[str, int]:
         by_type.setdefault(event.type, []).append(dict(event.data or {}))
     if record.flow == "prompt_learning":
         (done,) = by_type["prompt.learning.completed"]
-        return {"rollouts": done["rollouts_completed"] + done["heldout_rollouts"], "tokens": done["token_count_total"]}
+        return {"rollouts": done["rollouts_completed"] + done["heldout_rollouts"], "tokens": done["token_count_total"],
+                "cost": done["total_usd"]}
     if record.flow == "sft":
         (finish,) = by_type["sft.training.finish"]
         return {"tokens": finish["tokens"]}
@@ -89,8 +97,20 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
     assert estimate["rollouts"] is not None or "rollouts" not in real
     if "rollouts" in real:
         assert _within(estimate["rollouts"], real["rollouts"]), (estimate, real)
-    if estimate["tokens_floor"]:  # the card names what it leaves out, and the figure is a floor
-        assert estimate["not_estimated"] and estimate["tokens"] <= real["tokens"], (estimate, real)
-    else:
-        assert not estimate["not_estimated"] and _within(estimate["tokens"], real["tokens"]), (estimate, real)
-    assert estimate["wall_seconds"] is None or "rough" in estimate["wall_how"]
+    assert not estimate["tokens_floor"] and not estimate["not_estimated"], estimate
+    assert _within(estimate["tokens"], real["tokens"]), (estimate, real)
+    assert estimate["cost"] == "$0 (the embedded backend runs on this machine)" and real.get("cost", 0) == 0
+    _assert_wall_time_is_said(estimate, flow=card["flow"])
+
+
+def _assert_wall_time_is_said(estimate: dict[str, Any], *, flow: str) -> None:
+    """Never "0s": a timed floor naming what it leaves out, or (SFT) "unknown" and why."""
+    wall = estimate["wall"]
+    assert not re.search(r"(^|\D)0 ?s\b", wall), wall
+    if flow == "sft":
+        assert estimate["wall_seconds"] is None and wall == "unknown", estimate
+        assert estimate["wall_how"] == "the backend offers no dry training step to time", estimate
+        return
+    assert estimate["wall_seconds"] > 0 and estimate["wall_floor"] and wall.startswith("at least "), estimate
+    timed_by = "the pace of the dry proposal's" if flow == "prompt_learning" else "at least one dry rollout's"
+    assert timed_by in estimate["wall_how"] and "not timed: " in estimate["wall_how"], estimate

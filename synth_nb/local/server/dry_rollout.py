@@ -5,7 +5,10 @@ sent with. The backend builds the policy that job would use, serves it on a temp
 asks the task app for one ``/rollout`` of ``seed`` exactly as the job's executor would; the answer is the
 reward, the latency and the trace (the messages the policy received and what it replied). Nothing is
 stored and no job exists afterwards. Prompt learning runs the job's own policy and prompt interceptor;
-RL serves the untrained starting model (needs the ``train`` extra).
+RL serves the untrained starting model (needs the ``train`` extra). A prompt-learning request may also ask
+for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n}``, see
+``dry_proposal``): its
+answer is then under ``proposal``.
 """
 
 from __future__ import annotations
@@ -60,13 +63,15 @@ def _serve(runner: JobRunner, owner: str) -> Callable[[Callable[[dict[str, Any]]
     return serve
 
 
-def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: str | None) -> dict[str, Any]:
+def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: str | None,
+                     proposal: dict[str, Any] | None = None) -> dict[str, Any]:
     """The job's policy behind the job's prompt interceptor, driven by the job's task-app runner."""
     from synth_nb.local.executors import prompt_learning_algorithm
     from synth_nb.local.executors.prompt_learning.rollouts import RolloutBudget, TaskAppRunner
     from synth_nb.local.executors.prompt_learning.router import CandidateRouter
     from synth_nb.local.executors.prompt_learning.settings import parse_prompt_settings
     from synth_nb.local.policies import build_policy
+    from synth_nb.local.server import dry_proposal
 
     settings = parse_prompt_settings(body, prompt_learning_algorithm(body) or "gepa")
     owner = f"dry_{secrets.token_hex(8)}"
@@ -77,13 +82,16 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
         router = CandidateRouter(_serve(runner, owner), _PolicyView(policy, recorded), settings.messages)
         tasks = TaskAppRunner(settings.task_app_url, key, job_id=owner, env_name=settings.env_name,
                               env_config=settings.env_config, policy_config=settings.policy_config,
-                              max_concurrent=1, budget=RolloutBudget(None), cancelled=threading.Event())
+                              max_concurrent=_concurrency(proposal), budget=RolloutBudget(None),
+                              cancelled=threading.Event())
         try:
             used_split = split or settings.train_split
             started = time.perf_counter()
             (rollout,) = tasks.run(router.url_for(settings.components), [seed], used_split, tag="dry",
                                    budgeted=False)
             latency = (time.perf_counter() - started) * 1000
+            proposed = None if proposal is None else dry_proposal.propose(
+                body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split)
         finally:
             tasks.close()
     finally:
@@ -92,7 +100,29 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
     return {"seed": seed, "split": used_split, "reward": None if rollout.error else rollout.score,
             "error": rollout.error, "latency_ms": round(latency, 1), "task_app_url": settings.task_app_url,
             "policy": {**settings.policy.describe(), "model": policy.model}, "trace": recorded.calls,
-            "expected": rollout.expected, "predicted": rollout.predicted}
+            "expected": rollout.expected, "predicted": rollout.predicted,
+            **({"proposal": proposed} if proposed is not None else {})}
+
+
+def _positive(value: Any, default: int) -> int:
+    return min(value, 64) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else default
+
+
+def _concurrency(proposal: dict[str, Any] | None) -> int:
+    return _positive((proposal or {}).get("concurrency"), 1)
+
+
+def _proposal(value: Any) -> dict[str, Any] | None:
+    """The request's ``proposal``: None, or seeds (non-negative integers), the minibatch a proposal grounds
+    itself on (default: all of them) and the concurrency."""
+    if value is None:
+        return None
+    seeds = value.get("seeds") if isinstance(value, dict) else None
+    if not isinstance(seeds, list) or not seeds or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
+        raise ApiError(422, "proposal.seeds must be a non-empty list of non-negative integer seeds")
+    return {"seeds": seeds, "minibatch": _positive(value.get("minibatch"), len(seeds)),
+            "concurrency": value.get("concurrency")}
 
 
 class _PolicyView:
@@ -136,8 +166,9 @@ async def dry_rollout(request: Request) -> Response:
     if split is not None and not isinstance(split, str):
         raise ApiError(422, "split must be a string")
     runner = state_of(request).runner
+    proposal = _proposal(doc.get("proposal"))
     if kind == "prompt_learning":
-        work = lambda: _prompt_learning(runner, body, seed, split)  # noqa: E731
+        work = lambda: _prompt_learning(runner, body, seed, split, proposal)  # noqa: E731
     elif kind == "rl":
         work = lambda: _rl(runner, body, seed)  # noqa: E731
     else:

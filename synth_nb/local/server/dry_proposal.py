@@ -1,0 +1,106 @@
+"""One proposal of a prompt-learning job that is not created, for the pre-flight estimate.
+
+Part of ``POST /dry-rollout`` when the request asks for it (``"proposal": {"seeds": [...], "minibatch":
+m}``). The job's baseline prompt is scored on those seeds; a proposal grounds itself on ``m`` of those
+rollouts, as a GEPA reflective minibatch or MIPRO's grounding rollouts do: the first ``m`` from the first
+one the baseline failed (a search proposes from a batch with a failure: GEPA skips perfect minibatches).
+The job's own proposer (offline, or its configured model) writes one new text of the first rewritable
+message from them, as each of the job's proposals does, and the new prompt is scored on the same ``m``
+seeds, which is how GEPA accepts a proposal. Last, the baseline is scored on all the seeds again: most of a
+search's rollouts repeat a prompt and a seed already seen (the offline policy then reuses its embeddings),
+and this batch shows their pace. The answer is what that shows, counted the way the job counts it (its policy route's token usage):
+tokens per rollout before and after, the proposer's calls and tokens, the score on the seeds before and
+after, and how long each batch (``baseline``, ``proposed``, ``warm``) and the proposal took. The pre-flight estimate multiplies these figures
+by the job's schedule. Nothing is stored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from synth_nb.local.executors import prompt_learning_algorithm
+from synth_nb.local.executors.prompt_learning.gepa import parse_gepa_settings
+from synth_nb.local.executors.prompt_learning.mipro import parse_mipro_settings
+from synth_nb.local.executors.prompt_learning.proposers import Proposer
+from synth_nb.local.executors.prompt_learning.rollouts import Rollout, TaskAppRunner
+from synth_nb.local.executors.prompt_learning.router import CandidateRouter
+from synth_nb.local.executors.prompt_learning.runtime import choose_proposer
+from synth_nb.local.executors.prompt_learning.search_mipro import render_demos
+from synth_nb.local.policies import Policy
+
+__all__ = ["MAX_SEEDS", "propose"]
+
+#: the most rollouts one batch of the dry proposal runs (a MIPRO grounding pool may be larger)
+MAX_SEEDS = 64
+
+
+def _batch(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, str], seeds: list[int],
+           split: str, tag: str) -> tuple[list[Rollout], dict[str, Any]]:
+    """Score ``components`` on ``seeds``: the rollouts, and tokens per rollout, mean score and seconds."""
+    tokens_before = router.prompt_tokens + router.completion_tokens
+    started = time.perf_counter()
+    rollouts = tasks.run(router.url_for(components), seeds, split, tag=tag, budgeted=False)
+    seconds = time.perf_counter() - started
+    tokens = router.prompt_tokens + router.completion_tokens - tokens_before
+    scored = [r for r in rollouts if not r.error]
+    return rollouts, {"rollouts": len(rollouts), "failed": len(rollouts) - len(scored),
+                      "tokens_per_rollout": round(tokens / max(1, len(scored)), 1),
+                      "score": round(sum(r.score for r in scored) / len(scored), 4) if scored else None,
+                      "seconds": round(seconds, 4)}
+
+
+def _records(rollouts: list[Rollout]) -> list[dict[str, Any]]:
+    """The reflective records both searches hand their proposer (GEPA's adapter, MIPRO's grounding)."""
+    return [{"query": r.query, "expected": r.expected, "correct": r.score >= 1.0, "Inputs": r.query,
+             "Generated Outputs": r.predicted or "", "Feedback": r.feedback} for r in rollouts if not r.error]
+
+
+def _demo_chars(text: str, rollouts: list[Rollout]) -> float | None:
+    """Characters one demo adds when MIPRO renders it into the prompt (``Example: <query> => <label>``)."""
+    demos = [(r.query, str(r.expected)) for r in rollouts if r.expected and not r.error]
+    if not demos:
+        return None
+    return round((len(render_demos(text, demos)) - len(text)) / len(demos), 1)
+
+
+def _grounding(rollouts: list[Rollout], size: int) -> list[Rollout]:
+    """``size`` rollouts in seed order from the first failed one (wrapping round), else the first ``size``."""
+    start = next((i for i, r in enumerate(rollouts) if r.score < 1.0 and not r.error), 0)
+    return [rollouts[(start + i) % len(rollouts)] for i in range(min(size, len(rollouts)))]
+
+
+def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, tasks: TaskAppRunner,
+            seeds: list[int], minibatch: int, split: str) -> dict[str, Any]:
+    """Baseline batch, one proposal from ``minibatch`` of its rollouts, the proposal's batch on their seeds."""
+    algorithm = prompt_learning_algorithm(body) or "gepa"
+    settings = (parse_mipro_settings(body) if algorithm == "mipro" else parse_gepa_settings(body)).common
+    spec, why = choose_proposer(settings.proposer)
+    warnings: list[str] = []
+    proposer = Proposer(spec, warn=warnings.append)
+    router = CandidateRouter(serve, policy, settings.messages)
+    base = settings.components
+    component = next(iter(base))
+    try:
+        seeds = list(dict.fromkeys(seeds))[:MAX_SEEDS]
+        rollouts, pool = _batch(router, tasks, base, seeds, split, "dry-baseline")
+        grounding = _grounding(rollouts, minibatch)
+        started = time.perf_counter()
+        text = proposer.rewrite(base[component], _records(grounding))
+        propose_seconds = time.perf_counter() - started
+        scored = [r for r in grounding if not r.error]
+        before = {"score": round(sum(r.score for r in scored) / len(scored), 4) if scored else None}
+        _, after = _batch(router, tasks, {**base, component: text}, [r.seed for r in grounding], split,
+                          "dry-proposal")
+        _, warm = _batch(router, tasks, base, seeds, split, "dry-warm")
+    finally:
+        proposer.close()
+    return {"algorithm": algorithm, "proposer": proposer.kind, "proposer_model": proposer.model,
+            "proposer_reason": why, "component": component, "seeds": len(grounding), "split": split,
+            "chars_before": len(base[component]), "chars_after": len(text),
+            "demo_chars": _demo_chars(text, grounding), "baseline": {**pool, **before, "pool_score": pool["score"]},
+            "proposed": after, "warm": warm,
+            "proposer_calls": proposer.calls, "proposer_fallbacks": proposer.fallbacks,
+            "proposer_tokens": proposer.prompt_tokens + proposer.completion_tokens,
+            "propose_seconds": round(propose_seconds, 4), "warnings": warnings[:3]}
