@@ -20,6 +20,7 @@ from typing import Any
 from synth_nb.local.executors import load_executor
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.own_task_apps import TaskAppKeys, job_task_url
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
 from synth_nb.local.storage import JobRecord, Storage, to_json
 
@@ -67,7 +68,7 @@ class LocalJobContext:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.cancelled = threading.Event()
         self.backend_url = runner.base_url
-        self.environment_api_key = runner.environment_api_key
+        self.environment_api_key = runner.task_app_key(job_task_url(job.kind, self.body))
         self.options = dict(runner.executor_options.get(job.executor, {}))
         self.closed = threading.Event()
         #: set by a cancel request (as opposed to the server stopping)
@@ -75,7 +76,7 @@ class LocalJobContext:
         self._storage = storage
         self._runner = runner
         self._non_finite: set[str] = set()
-        env_key = runner.environment_api_key
+        env_key = self.environment_api_key
         self._secrets = [*secret_values(self.body), *([env_key] if env_key else [])]
 
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
@@ -127,9 +128,10 @@ class JobRunner:
 
     def __init__(self, storage: Storage, *, environment_api_key: str | None = None,
                  cancel_grace_seconds: float = 30.0, executor_options: dict[str, dict[str, Any]] | None = None,
-                 executor_loader: Callable[[str], Executor] = load_executor) -> None:
+                 executor_loader: Callable[[str], Executor] = load_executor, example_key: str | None = None) -> None:
         self.storage = storage
         self.environment_api_key = environment_api_key
+        self._task_app_keys = TaskAppKeys(example_key, lambda: self.base_url)
         self.cancel_grace_seconds = cancel_grace_seconds
         self.executor_options = executor_options or {}
         self.policies = PolicyRoutes()
@@ -140,6 +142,11 @@ class JobRunner:
         self._threads: dict[str, threading.Thread] = {}
         self._withheld: dict[str, Withheld] = {}
         self._stopping = False
+
+    def task_app_key(self, url: str | None) -> str | None:
+        """The key to send to the task app at ``url``: the ``ENVIRONMENT_API_KEY`` held, else this backend's
+        example key when ``url`` is one of its own example apps (``own_task_apps``), else None."""
+        return self._task_app_keys.for_url(url, self.environment_api_key)
 
     def withhold(self, job_id: str, secrets: Withheld) -> None:
         """Keep the secrets taken out of a new job's body (memory only) until the job ends."""
