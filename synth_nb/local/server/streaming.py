@@ -81,6 +81,11 @@ class JobSignals:
             self._waiters.setdefault(job_id, set()).add(entry)
         return entry
 
+    def followed(self, job_id: str) -> bool:
+        """Whether an event stream of ``job_id`` is open."""
+        with self._lock:
+            return bool(self._waiters.get(job_id))
+
     def unsubscribe(self, job_id: str, entry: Waiter) -> None:
         with self._lock:
             waiters = self._waiters.get(job_id)
