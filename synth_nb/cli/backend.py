@@ -226,7 +226,8 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
         f"synth-nb local backend on {backend.url}  (data: {data_dir})",
         f"API key: {shown}  (from {source})",
         f"Connect: export SYNTH_API_KEY={key_hint}",
-        f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)",
+        f"         synth-nb train --backend {backend.url}   (synth-ai train: BACKEND_BASE_URL={backend.url}, "
+        "0.2.x: SYNTH_BACKEND_OVERRIDE; synth-nb backend --status says the rest)",
         "Example task apps: " + ", ".join(backend.task_app_url(name) for name in EXAMPLES),
     ], _stop_serving, gone=_folder_gone)
 
