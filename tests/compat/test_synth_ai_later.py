@@ -149,53 +149,52 @@ PROMPT_RUNS = [
 ]
 
 
+#: where each flow's jobs live on the backend
+_PATHS = {"gepa": "/prompt-learning/online/jobs", "mipro": "/prompt-learning/online/jobs", "rl": "/rl/jobs",
+          "sft": "/learning/jobs"}
+
+
+def _succeeded(started: Started, release: str, flow: str, folder: Path, *extra: str
+               ) -> tuple[str, str, dict[str, Any]]:
+    """Run it; it must end ``Final status: succeeded`` (exit 0) with the job succeeded on the backend.
+    Returns what it printed, its final block and the job's status document."""
+    result = _train(started, release, flow, folder, *extra)
+    out = result.stdout
+    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    block = _final_block(out)
+    assert block.startswith("Final status: succeeded")
+    with started.api() as api:
+        status: dict[str, Any] = api.get(f"{_PATHS[flow]}/{_job_id(out)}").json()
+    assert status["status"] == "succeeded"
+    for key in ("api_key", "task_app_key"):
+        assert (started.data_dir / key).read_text().strip() not in out + result.stderr
+    return out, block, status
+
+
 @pytest.mark.parametrize(("release", "flow", "metric_line"), PROMPT_RUNS,
                          ids=[f"{r}-{f}" for r, f, _ in PROMPT_RUNS])
 def test_prompt_learning_reaches_success_with_the_jobs_scores(release: str, flow: str, metric_line: str,
                                                               started: Started, tmp_path: Path) -> None:
-    result = _train(started, release, flow, tmp_path, "--task-url", started.task_url("banking"))
-    out = result.stdout
-    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
-    block = _final_block(out)
-    assert block.startswith("Final status: succeeded")
-    job = _job_id(out)
-    with started.api() as api:
-        status = api.get(f"/prompt-learning/online/jobs/{job}").json()
-    assert status["status"] == "succeeded" and isinstance(status["best_score"], float)
+    out, block, status = _succeeded(started, release, flow, tmp_path, "--task-url", started.task_url("banking"))
+    assert isinstance(status["best_score"], float)
     assert f'"best_score": {status["best_score"]}' in block  # filled before the event the stream stops at
     assert metric_line in out
-    events = _events(started, f"/prompt-learning/online/jobs/{job}")
-    _check_results_file(tmp_path, flow, job, status, events)
-    for key in ("api_key", "task_app_key"):
-        assert (started.data_dir / key).read_text().strip() not in out + result.stderr
+    events = _events(started, f"{_PATHS[flow]}/{status['job_id']}")
+    _check_results_file(tmp_path, flow, status["job_id"], status, events)
 
 
 @pytest.mark.parametrize("release", ["0.5.0", "0.2.24"])
 def test_rl_reaches_success_on_the_backends_own_task_app(release: str, started: Started, tmp_path: Path) -> None:
-    result = _train(started, release, "rl", tmp_path, "--task-url", started.task_url("charclass"))
-    out = result.stdout
-    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
+    out, block, status = _succeeded(started, release, "rl", tmp_path, "--task-url", started.task_url("charclass"))
     assert "Verification OK" in out  # the backend probed its own task app with that app's own key
-    block = _final_block(out)
-    assert block.startswith("Final status: succeeded")
-    job = _job_id(out)
-    with started.api() as api:
-        model = api.get(f"/rl/jobs/{job}").json()["fine_tuned_model"]
-    assert model and f'"fine_tuned_model": "{model}"' in block
+    assert status["fine_tuned_model"] and f'"fine_tuned_model": "{status["fine_tuned_model"]}"' in block
     # every release's RL stream asks for a GEPA metric name only: its progress is the step events
     assert re.search(r"rl\.train\.step \(info\): step 3/3 reward_mean=", out)
 
 
 def test_sft_reaches_success_with_its_loss_lines(started: Started, tmp_path: Path) -> None:
-    result = _train(started, "0.5.0", "sft", tmp_path)
-    out = result.stdout
-    assert result.returncode == 0, out[-3000:] + result.stderr[-3000:]
-    block = _final_block(out)
-    assert block.startswith("Final status: succeeded")
-    job = _job_id(out)
-    with started.api() as api:
-        model = api.get(f"/learning/jobs/{job}").json()["fine_tuned_model"]
-    assert model and f'"fine_tuned_model": "{model}"' in block
+    out, block, status = _succeeded(started, "0.5.0", "sft", tmp_path)
+    assert status["fine_tuned_model"] and f'"fine_tuned_model": "{status["fine_tuned_model"]}"' in block
     assert "[metric] train.loss=" in out and "[metric] val.loss=" in out
 
 
@@ -214,9 +213,8 @@ def test_jobs_the_backend_fails_or_refuses(started: Started, tmp_path: Path) -> 
     assert refused.returncode != 0 and "Job creation failed" in refused.stdout + refused.stderr
     assert "smaller than the 10 validation seeds" in refused.stdout
     assert _final_block(gepa.stdout).startswith("Final status: failed"), gepa.stdout[-3000:]
-    job = _job_id(gepa.stdout)
     with started.api() as api:
-        status = api.get(f"/prompt-learning/online/jobs/{job}").json()
+        status = api.get(f"{_PATHS['gepa']}/{_job_id(gepa.stdout)}").json()
     assert status["status"] == "failed" and "rejected the API key (HTTP 400)" in status["error"]
     assert rl.returncode != 0, rl.stdout[-3000:]
     assert "Task app verification failed (auth)" in rl.stdout + rl.stderr
