@@ -158,3 +158,23 @@ def test_the_end_waits_for_one_more_read_only_when_someone_polls() -> None:
     reads.note("job_b", time.monotonic())
     polled.join(timeout=60)
     assert not polled.is_alive()
+
+
+def test_synth_nb_own_client_is_not_waited_for(backend: LocalBackend, client: httpx.Client) -> None:
+    """synth-nb's client reads the status again after a job's end: its reads and streams hold no job's end."""
+    job = client.post("/learning/jobs", json=replay_body("sft", speed=1, auto_start=True)).json()["job_id"]
+    reads = backend.app.state.backend.runner.status_reads
+    ours = {"User-Agent": "synth-nb/0.1.0 httpx/0.28 python/3.11"}
+    try:
+        assert client.get(f"/learning/jobs/{job}", headers=ours).json()["status"] == "running"
+        assert not reads.watched(job)
+        with client.stream("GET", f"/learning/jobs/{job}/events/stream", headers=ours) as stream:
+            next(stream.iter_lines())
+            assert not reads.watched(job)
+        with client.stream("GET", f"/learning/jobs/{job}/events/stream") as stream:
+            next(stream.iter_lines())
+            assert reads.watched(job)  # any other client's stream counts while it is open
+        client.get(f"/learning/jobs/{job}")
+        assert reads.watched(job)
+    finally:
+        client.post(f"/learning/jobs/{job}/cancel")

@@ -174,7 +174,6 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
                        executor_options=_executor_options(executor_options, folder, recordings_dir),
                        example_key=held.example_key)
-    runner.status_reads.followed = signals.followed
     state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key, held_keys=held,
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
                          max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,

@@ -88,6 +88,11 @@ def status_document(job: JobRecord) -> dict[str, Any]:
     return doc
 
 
+def _from_synth_nb(request: Request) -> bool:
+    """synth-nb's own client, which reads the status again after a job's end (``status_reads``)."""
+    return request.headers.get("user-agent", "").startswith("synth-nb/")
+
+
 def _job_for(request: Request, flow: FlowRoutes) -> JobRecord:
     job_id = request.path_params["job_id"]
     job = state_of(request).storage.get_job(job_id)
@@ -156,7 +161,7 @@ def _status(flow: FlowRoutes) -> Handler:
     async def status(request: Request) -> Response:
         read_at = time.monotonic()  # before the job is read: a job about to end waits for such a read
         job = _job_for(request, flow)
-        if job.status == "running":
+        if job.status == "running" and not _from_synth_nb(request):
             state_of(request).runner.status_reads.note(job.id, read_at)
         return JSONResponse(status_document(job))
 
@@ -189,7 +194,8 @@ def _events(flow: FlowRoutes, *, stream_only: bool = False) -> Handler:
         job = _job_for(request, flow)
         state = state_of(request)
         if stream_only or wants_sse(request):
-            return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds)
+            watching = None if _from_synth_nb(request) else state.runner.status_reads.following(job.id)
+            return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds, watching)
         since = int_param(request, "since_seq", 0) or 0
         limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
         batch = state.storage.event_records(job.id, since, limit + 1)
