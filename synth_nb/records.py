@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ACTIVE_STATUSES", "TERMINAL_STATUSES", "UNPARSED_EVENT_TYPE", "Event", "MetricPoint", "normalize_status"]
+__all__ = ["ACTIVE_STATUSES", "METRIC_ALIASES", "TERMINAL_STATUSES", "UNPARSED_EVENT_TYPE", "Event", "MetricPoint",
+           "normalize_status"]
 
 #: the type of an event kept although it could not be read (``data.raw`` holds it as sent, ``data.reason`` why)
 UNPARSED_EVENT_TYPE = "unparsed"
@@ -20,6 +21,11 @@ _ALIASES = {
     "error": "error", "errored": "error", "queued": "queued", "pending": "queued", "created": "queued",
     "validating": "queued", "running": "running", "in_progress": "running", "training": "running",
 }
+
+
+#: a later backend's name for a metric -> the name it is kept under (the same series: a backend speaking
+#: both sends each point twice, and it is kept once)
+METRIC_ALIASES = {"gepa.transformation.mean_reward": "gepa.transformation.mean_score"}
 
 
 def normalize_status(raw: str | None) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -102,7 +103,35 @@ def _status(data_dir: Path) -> int:
     print(f"data folder: {data_dir}")
     print(f"jobs: {jobs or 'none yet'}")
     print("example task apps: " + ", ".join(backend.task_app_url(name) for name in EXAMPLES))
+    print("\n".join(synth_ai_lines(backend.url, data_dir)))
     return 0
+
+
+def synth_ai_lines(url: str, data_dir: Path) -> list[str]:
+    """What to paste to run synth-ai's own ``synth-ai train`` against this backend, per release family
+    (the keys as ``$(cat FILE)`` of the data folder, never their values)."""
+    from synth_nb.local.examples import task_app_path
+    from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE
+
+    def read(name: str) -> str:
+        return f'"$(cat {shlex.quote(str(data_dir / name))})"'
+
+    apps = {name: url + task_app_path(name) for name in EXAMPLES}
+    return [
+        "",
+        "synth-ai train against it (README: Use it from synth-ai); paste, for every release:",
+        f"  export SYNTH_API_KEY={read(API_KEY_FILE)}",
+        f"  export ENVIRONMENT_API_KEY={read(TASK_APP_KEY_FILE)}   # the example task apps' key",
+        "then the backend, for synth-ai 0.2.x:",
+        f"  export SYNTH_BACKEND_OVERRIDE={url}",
+        "or for synth-ai 0.3.0 to 0.5.0 (the last with train; 0.4.x also needs: pip install 'mcp<2'):",
+        f"  export BACKEND_BASE_URL={url}",
+        "and run a bundled config from its folder, with the task app this backend serves:",
+        f"  synth-ai train banking_gepa.toml --task-url {apps['banking']}   # MIPRO: up to 0.4.11",
+        f"  synth-ai train rl_tiny.toml --task-url {apps['charclass']}",
+        "  synth-ai train sft_tiny.toml",
+        "(0.3.0 and later refuse provider = \"openai\" configs without OPENAI_API_KEY set: any value, never sent)",
+    ]
 
 
 def _stop(data_dir: Path) -> int:
@@ -197,7 +226,8 @@ def _serve(data_dir: Path, args: argparse.Namespace) -> int:
         f"synth-nb local backend on {backend.url}  (data: {data_dir})",
         f"API key: {shown}  (from {source})",
         f"Connect: export SYNTH_API_KEY={key_hint}",
-        f"         synth-nb train --backend {backend.url}   (or SYNTH_BACKEND_OVERRIDE={backend.url} synth-ai train)",
+        f"         synth-nb train --backend {backend.url}   (synth-ai train: BACKEND_BASE_URL={backend.url}, "
+        "0.2.x: SYNTH_BACKEND_OVERRIDE; synth-nb backend --status says the rest)",
         "Example task apps: " + ", ".join(backend.task_app_url(name) for name in EXAMPLES),
     ], _stop_serving, gone=_folder_gone)
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from synth_nb.client import EventRecord, MetricPage, MetricRecord
 from synth_nb.errors import JobCancelledError, JobFailedError, SynthNbError
 from synth_nb.job.logs import EventLog, MetricLog
-from synth_nb.records import TERMINAL_STATUSES, Event, MetricPoint, normalize_status
+from synth_nb.records import METRIC_ALIASES, TERMINAL_STATUSES, Event, MetricPoint, normalize_status
 
 __all__ = ["DoneSignal", "JobHistory", "JobUpdate", "UpdateKind", "call_on_loop", "running_loop"]
 
@@ -93,6 +93,16 @@ class DoneSignal:
         await event.wait()
 
 
+def _canonical(record: MetricRecord) -> MetricRecord:
+    """``record`` under the name it is kept by (``METRIC_ALIASES``: a later backend's name for the same series)."""
+    name = METRIC_ALIASES.get(record.name)
+    if name is None:
+        return record
+    document = json.loads(record.document)
+    document["name"] = name
+    return MetricRecord(name, record.step, record.value, json.dumps(document, separators=(",", ":")).encode())
+
+
 class JobHistory:
     """A job's identity and everything observed about it; ``Job`` adds the backend connection."""
 
@@ -152,11 +162,11 @@ class JobHistory:
 
     def ingest_metric(self, point: MetricPoint | MetricRecord) -> bool:
         """Add a metric point unless (name, step) was seen; keeps ``metrics`` sorted by (step, name)."""
-        record = point if isinstance(point, MetricRecord) else MetricRecord.of(point)
+        record = _canonical(point if isinstance(point, MetricRecord) else MetricRecord.of(point))
         if not self.metrics.add(record):
             return False
         if self._listeners or self._queues:
-            model = point if isinstance(point, MetricPoint) else record.to_point()
+            model = point if isinstance(point, MetricPoint) and point.name == record.name else record.to_point()
             self._publish(JobUpdate("metric", self.status, metric=model))
         return True
 
@@ -173,11 +183,14 @@ class JobHistory:
         were new. A ``MetricPage``'s unreadable points are kept too (``ingest_unreadable_metrics``)."""
         if isinstance(records, MetricPage) and records.unreadable:
             self.ingest_unreadable_metrics(records.unreadable)
-        kept = self.metrics.extend(records)
+        folded = [_canonical(r) for r in records] if any(r.name in METRIC_ALIASES for r in records) else None
+        known = 0 if folded is None else sum(self.metrics.holds(r.name, r.step) for r in folded)
+        kept = self.metrics.extend(records if folded is None else folded)
         if kept and (self._listeners or self._queues):
             for record in kept:
                 self._publish(JobUpdate("metric", self.status, metric=record.to_point()))
-        return len(kept)
+        # a later name's twin of a point new on this page is new too (the caller pages back when all are new)
+        return len(kept) if folded is None else len(records) - known
 
     def ingest_unreadable_metrics(self, items: Sequence[dict[str, Any]]) -> int:
         """Keep metric points that could not be read (``{"raw", "reason"}``), each once; returns how many

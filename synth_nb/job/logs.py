@@ -261,6 +261,10 @@ class MetricLog(_RecordLog[MetricPoint]):
 
     _record_key = operator.attrgetter("step", "name")
 
+    def holds(self, name: str, step: int) -> bool:
+        """Whether a point with this name and step is held."""
+        return self._order.find((step, name)) is None
+
     def _append(self, records: Sequence[MetricRecord], keys: Sequence[tuple[int, str]]) -> None:
         first = len(self._step)
         names = [r.name for r in records]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import secrets
 from datetime import UTC, datetime
 
+from synth_nb.local.dialects import ending_events
+
 __all__ = [
     "ACTIVE",
     "KINDS",
@@ -48,8 +50,12 @@ def lifecycle_event(kind: str, phase: str) -> str:
 
 
 def server_event_types(kind: str) -> frozenset[str]:
-    """Every lifecycle event type for ``kind`` (replays skip recorded copies of these)."""
-    return frozenset(lifecycle_event(kind, phase) for phase in _SUFFIX)
+    """Every lifecycle event type for ``kind``, with the later clients' ending names the runner adds
+    (``dialects.ending_events``): replays skip recorded copies of these."""
+    algorithms = ("gepa", "mipro") if kind == "prompt_learning" else (None,)
+    later = {name for algorithm in algorithms for end in ("completed", "failed")
+             for name in ending_events(kind, algorithm, end)}
+    return frozenset({*(lifecycle_event(kind, phase) for phase in _SUFFIX), *later})
 
 
 def utc_now() -> str:

@@ -17,10 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from synth_nb.local.executors import load_executor
+from synth_nb.local.dialects import CLIENT_TERMINAL_EVENTS, METRIC_ALIASES, ending_events, with_later_names
+from synth_nb.local.executors import load_executor, prompt_learning_algorithm
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.own_task_apps import TaskAppKeys, job_task_url
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
+from synth_nb.local.status_reads import StatusReads
 from synth_nb.local.storage import JobRecord, Storage, to_json
 
 __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
@@ -67,7 +70,7 @@ class LocalJobContext:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.cancelled = threading.Event()
         self.backend_url = runner.base_url
-        self.environment_api_key = runner.environment_api_key
+        self.environment_api_key = runner.task_app_key(job_task_url(job.kind, self.body))
         self.options = dict(runner.executor_options.get(job.executor, {}))
         self.closed = threading.Event()
         #: set by a cancel request (as opposed to the server stopping)
@@ -75,13 +78,19 @@ class LocalJobContext:
         self._storage = storage
         self._runner = runner
         self._non_finite: set[str] = set()
-        env_key = runner.environment_api_key
+        #: set once the job's end was announced to clients (finished_at filled, status read once more)
+        self.end_announced = False
+        env_key = self.environment_api_key
         self._secrets = [*secret_values(self.body), *([env_key] if env_key else [])]
 
     def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None,
              level: str = "info") -> None:
+        """Store an event, with the names later clients read added (``dialects``); the first event some
+        client stops at waits until the job's results are on a status document it has read."""
         if not self.closed.is_set():
-            payload = to_json(data or {})  # serialised once: scrubbed and stored as this text
+            if type in CLIENT_TERMINAL_EVENTS:
+                self._runner.before_terminal_event(self)
+            payload = to_json(with_later_names(type, data or {}))  # serialised once: scrubbed, stored as this text
             if self._secrets:
                 message, payload = scrub(message, self._secrets), scrub(payload, self._secrets)
             self._storage.add_event_json(self.job_id, type, message, payload, level)
@@ -109,6 +118,8 @@ class LocalJobContext:
                           {"name": name, "step": step, "value": str(value)}, level="warning")
             return
         self._storage.add_metric(self.job_id, name, step, value, data)
+        if name in METRIC_ALIASES:
+            self._storage.add_metric(self.job_id, METRIC_ALIASES[name], step, value, data)
 
     def update_result(self, **fields: Any) -> None:
         if not self.closed.is_set():
@@ -127,9 +138,12 @@ class JobRunner:
 
     def __init__(self, storage: Storage, *, environment_api_key: str | None = None,
                  cancel_grace_seconds: float = 30.0, executor_options: dict[str, dict[str, Any]] | None = None,
-                 executor_loader: Callable[[str], Executor] = load_executor) -> None:
+                 executor_loader: Callable[[str], Executor] = load_executor, example_key: str | None = None) -> None:
         self.storage = storage
         self.environment_api_key = environment_api_key
+        self._task_app_keys = TaskAppKeys(example_key, lambda: self.base_url)
+        #: status reads of running jobs (the server notes them), for ``before_terminal_event``
+        self.status_reads = StatusReads()
         self.cancel_grace_seconds = cancel_grace_seconds
         self.executor_options = executor_options or {}
         self.policies = PolicyRoutes()
@@ -140,6 +154,20 @@ class JobRunner:
         self._threads: dict[str, threading.Thread] = {}
         self._withheld: dict[str, Withheld] = {}
         self._stopping = False
+
+    def task_app_key(self, url: str | None) -> str | None:
+        """The key to send to the task app at ``url``: the ``ENVIRONMENT_API_KEY`` held, else this backend's
+        example key when ``url`` is one of its own example apps (``own_task_apps``), else None."""
+        return self._task_app_keys.for_url(url, self.environment_api_key)
+
+    def before_terminal_event(self, ctx: LocalJobContext) -> None:
+        """Before the first event any client stops at: ``finished_at`` goes on the status document (with the
+        results the executor filled already) and, when someone polls the job, it waits for one more read."""
+        if ctx.end_announced:
+            return
+        ctx.end_announced = True
+        self.storage.mark_finished(ctx.job_id)
+        self.status_reads.wait_for_next(ctx.job_id, ctx.cancelled)
 
     def withhold(self, job_id: str, secrets: Withheld) -> None:
         """Keep the secrets taken out of a new job's body (memory only) until the job ends."""
@@ -210,13 +238,22 @@ class JobRunner:
         self.policies.remove_job(ctx.job_id)
         if error is not None:
             error, data = ctx.scrub(error, data)
-        if status == "failed":
+        algorithm = prompt_learning_algorithm(ctx.body) if ctx.kind == "prompt_learning" else None
+        if status == "succeeded":
+            self.before_terminal_event(ctx)
+            for name in ending_events(ctx.kind, algorithm, "completed"):
+                self.storage.add_event(ctx.job_id, name, f"{ctx.kind} job succeeded", {"status": "succeeded"})
+        elif status == "failed":
             self.storage.add_event(ctx.job_id, lifecycle_event(ctx.kind, "failed"), f"Job failed: {error}",
                                    data, level="error")
+            for name in ending_events(ctx.kind, algorithm, "failed"):
+                self.storage.add_event(ctx.job_id, name, f"{ctx.kind} job failed", {"status": "failed"},
+                                       level="error")
         elif status == "cancelled":
             self.storage.add_event(ctx.job_id, lifecycle_event(ctx.kind, "cancelled"), "Job cancelled",
                                    {}, level="warning")
         self.storage.set_status(ctx.job_id, status, error=error, expect=frozenset({"running"}))
+        self.status_reads.forget(ctx.job_id)
 
     def cancel(self, job_id: str) -> JobRecord:
         """Cancel a job: queued -> cancelled now; running -> ``ctx.cancelled`` set, cancelled when it returns.

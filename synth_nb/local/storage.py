@@ -233,12 +233,19 @@ class Storage:
             self._db.execute(
                 "UPDATE jobs SET status=?, updated_at=?, timeline=?, error=COALESCE(?, error),"
                 " started_at=CASE WHEN ?='running' THEN ? ELSE started_at END,"
-                " finished_at=CASE WHEN ? IN ('succeeded','failed','cancelled') THEN ? ELSE finished_at END"
+                " finished_at=CASE WHEN ? IN ('succeeded','failed','cancelled') THEN COALESCE(finished_at, ?)"
+                " ELSE finished_at END"
                 " WHERE id=?",
                 (status, now, json.dumps(timeline), error, status, now, status, now, job_id),
             )
         self._notify(job_id)
         return True
+
+    def mark_finished(self, job_id: str) -> None:
+        """Fill ``finished_at`` of a job about to end (kept when its status then becomes terminal): clients
+        that stop at its terminal event print the status document they read before the status changed."""
+        with self._locked():
+            self._db.execute("UPDATE jobs SET finished_at=COALESCE(finished_at, ?) WHERE id=?", (utc_now(), job_id))
 
     def request_cancel(self, job_id: str) -> None:
         with self._locked():

@@ -162,4 +162,5 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
         if second is not None:
             second.stop()
     assert [e.seq for e in job.events] == [e.seq for e in truth]
-    assert job.events[-1].type == "rl.job.failed" and "stopped" in job.events[-1].message
+    failed = next(e for e in reversed(job.events) if e.type == "rl.job.failed")
+    assert "stopped" in failed.message and job.events[-1].type == "learning.policy.rl.job.failed"

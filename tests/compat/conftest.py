@@ -1,7 +1,9 @@
-"""``compat`` tests drive the real synth-ai 0.2.24 CLI (a separate venv, ~4 min to build the first time).
+"""``compat`` tests drive released synth-ai CLIs (0.2.24, 0.4.11, 0.4.12, 0.5.0), each in a venv of its own
+built once under ``.ci-cache/`` (``synth_ai_venvs``).
 
 They are opt-in: collected only with ``--with-compat`` (what ``make test`` passes) or ``-m compat``. They
-share one xdist group, so one worker builds the venv while the others run the rest of the suite.
+share one xdist group, so one worker builds the venvs and runs them while the others run the rest of the
+suite.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "compat: drives synth-ai 0.2.24 against the local backend (opt-in: -m compat)")
+    config.addinivalue_line("markers", "compat: drives released synth-ai CLIs against the local backend (opt-in: -m compat)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

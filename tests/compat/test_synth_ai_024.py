@@ -2,12 +2,12 @@
 
 The backend replays its bundled recordings for every job (``default_executor="replay"``), so no GPU, model
 or LLM is needed; the stub task app answers the CLI's and the backend's ``/health`` + ``/task_info`` checks.
-The 0.2.24 venv is ``$SYNTH_AI_024_VENV`` if set, else built once under ``.ci-cache/synth-ai-0.2.24``.
+The 0.2.24 venv is ``$SYNTH_AI_024_VENV`` if set, else built once under ``.ci-cache/synth-ai-0.2.24``
+(``synth_ai_venvs``).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from synth_ai_venvs import synth_ai_cli
 
 from synth_nb.local import LocalBackend, start_backend
 
@@ -24,32 +25,13 @@ from task_app_stub import serve_stub_app  # noqa: E402
 
 pytestmark = [pytest.mark.compat, pytest.mark.xdist_group("compat")]
 
-REPO = Path(__file__).resolve().parents[2]
 CONFIGS = Path(__file__).resolve().parent / "configs"
 ENV_KEY = "sk_env_compat_canary_0123"
 
 
 @pytest.fixture(scope="module")
 def synth_ai() -> Path:
-    venv = Path(os.environ.get("SYNTH_AI_024_VENV") or REPO / ".ci-cache" / "synth-ai-0.2.24")
-    cli = venv / "bin" / "synth-ai"
-    venv.parent.mkdir(parents=True, exist_ok=True)
-    with (venv.parent / "synth-ai-0.2.24.lock").open("w") as lock:  # one builder, whichever worker comes first
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not cli.exists():
-            _build(venv)
-    return cli
-
-
-def _build(venv: Path) -> None:
-    uv = REPO / ".ci-tools" / "bin" / "uv"  # make's own uv: resolves and installs several times faster than pip
-    if uv.exists():
-        subprocess.run([str(uv), "venv", "-q", "--allow-existing", "--python", sys.executable, str(venv)], check=True)
-        subprocess.run([str(uv), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "synth-ai==0.2.24"],
-                       check=True)
-    else:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "synth-ai==0.2.24"], check=True)
+    return synth_ai_cli("0.2.24")
 
 
 @pytest.fixture(scope="module")

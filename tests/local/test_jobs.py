@@ -116,7 +116,11 @@ def test_gepa_by_algorithm_uses_its_recording(client: httpx.Client) -> None:
     assert {"prompt.learning.final.results", "prompt.learning.gepa.complete",
             "gepa.transformation.proposed", "prompt.learning.progress"} <= types
     points = client.get(f"/prompt-learning/online/jobs/{job}/metrics").json()["points"]
-    assert {p["name"] for p in points} == {"gepa.transformation.mean_score"}
+    # 0.5.0 follows the later name: each point stored under both
+    assert {p["name"] for p in points} == {"gepa.transformation.mean_score", "gepa.transformation.mean_reward"}
+    by_name = {name: [(p["step"], p["value"]) for p in points if p["name"] == name]
+               for name in ("gepa.transformation.mean_score", "gepa.transformation.mean_reward")}
+    assert by_name["gepa.transformation.mean_score"] == by_name["gepa.transformation.mean_reward"] != []
 
 
 def test_missing_executor_is_501_not_a_fake_run(client: httpx.Client, monkeypatch) -> None:

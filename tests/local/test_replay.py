@@ -43,7 +43,8 @@ def test_custom_recording_timing_results_and_speed(client: httpx.Client, recordi
     events = client.get(f"/learning/jobs/{job}/events").json()["events"]
     types = [e["type"] for e in events]
     assert types.count("sft.created") == 1  # the recorded lifecycle copy is skipped
-    assert types == ["sft.created", "sft.running", "replay.started", "sft.progress"]
+    assert types == ["sft.created", "sft.running", "replay.started", "sft.progress",
+                     "learning.policy.sft.job.completed"]  # the later clients' name for the end, added last
     replay_started = next(e for e in events if e["type"] == "replay.started")
     assert replay_started["data"]["speed"] == 2.0
     assert client.get(f"/learning/jobs/{job}/metrics").json()["points"][0]["value"] == 2.0
@@ -59,8 +60,9 @@ def test_recorded_failure_fails_the_job(client: httpx.Client, recordings: Path) 
     job = client.post("/rl/jobs", json=body).json()["job_id"]
     done = wait_terminal(client, f"/rl/jobs/{job}")
     assert done["status"] == "failed" and "CUDA out of memory" in done["error"]
-    last = client.get(f"/rl/jobs/{job}/events").json()["events"][-1]
-    assert last["type"] == "rl.job.failed" and last["level"] == "error"
+    *_, failed, later = client.get(f"/rl/jobs/{job}/events").json()["events"]
+    assert failed["type"] == "rl.job.failed" and failed["level"] == "error" and "CUDA out of memory" in failed["message"]
+    assert later["type"] == "learning.policy.rl.job.failed" and later["level"] == "error"
 
 
 def test_recorded_cancellation_ends_cancelled(client: httpx.Client, recordings: Path) -> None:

@@ -48,8 +48,9 @@ def test_executor_exception_fails_the_job_not_the_server(client: httpx.Client) -
     done = wait_terminal(client, f"/learning/jobs/{job}")
     assert done["status"] == "failed" and "deliberate executor failure" in done["error"]
     events = client.get(f"/learning/jobs/{job}/events").json()["events"]
-    assert events[-1]["type"] == "sft.job.failed" and events[-1]["level"] == "error"
-    assert "RuntimeError" in events[-1]["data"]["traceback"]
+    assert [e["type"] for e in events[-2:]] == ["sft.job.failed", "learning.policy.sft.job.failed"]
+    assert events[-2]["level"] == events[-1]["level"] == "error"
+    assert "RuntimeError" in events[-2]["data"]["traceback"]
     assert client.get("/health").status_code == 200
     everything = json.dumps(events) + json.dumps(done) + client.get(f"/learning/jobs/{job}/config").text
     assert SECRET not in everything and f"••••{SECRET[-4:]}" in everything

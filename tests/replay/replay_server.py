@@ -22,6 +22,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 SHAPES = Path(__file__).with_name("shapes")
+#: the API key the replay tests send (the replay server checks none)
+KEY = "sk_replay_0000000000000000wxyz"
 
 
 def load_shape(name: str) -> dict[str, Any]:
@@ -114,10 +116,17 @@ def _handler(replay: Replay) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve(name: str) -> Iterator[Replay]:
     """Serve shape ``name`` on 127.0.0.1 (a free port) in a thread until the block ends."""
-    replay = Replay("", load_shape(name))
+    with serve_shape(load_shape(name)) as replay:
+        yield replay
+
+
+@contextmanager
+def serve_shape(shape: dict[str, Any]) -> Iterator[Replay]:
+    """Serve a shape given as its document (``load_shape``'s), as ``serve`` does."""
+    replay = Replay("", shape)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(replay))
     replay.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, name=f"replay-{name}", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, name=f"replay-{replay.job_id}", daemon=True)
     thread.start()
     try:
         yield replay

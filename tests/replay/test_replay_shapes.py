@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from replay_server import Replay, serve, shape_names
+from replay_server import KEY, Replay, shape_names
 
 from synth_nb.cli import attach as attach_cli
 from synth_nb.client import AsyncSynthClient
@@ -22,21 +22,7 @@ from synth_nb.flows.prompt_learning.summary import job_summary
 from synth_nb.job import Job
 from synth_nb.job import attach as attach_job
 
-KEY = "sk_replay_0000000000000000wxyz"
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("SYNTH_API_KEY", raising=False)
-    monkeypatch.delenv("SYNTH_BACKEND_OVERRIDE", raising=False)
-    (tmp_path / ".env").write_text(f"SYNTH_API_KEY={KEY}\n")
-
-
-@pytest.fixture
-def replay(request: pytest.FixtureRequest) -> Iterator[Replay]:
-    with serve(request.param) as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("attach_env")
 
 
 def run_attach(replay: Replay, capsys: pytest.CaptureFixture) -> tuple[int, str]:
@@ -73,7 +59,9 @@ def final_block(out: str) -> str:
 
 
 def test_the_corpus_has_a_test_per_shape() -> None:
-    tested = {mark.args[1][0] for fn in (globals()[n] for n in dir(sys.modules[__name__]) if n.startswith("test_"))
+    modules = [sys.modules[__name__], importlib.import_module("test_later_dialect_shapes")]
+    tested = {mark.args[1][0] for module in modules
+              for fn in (getattr(module, n) for n in dir(module) if n.startswith("test_"))
               for mark in getattr(fn, "pytestmark", []) if mark.name == "parametrize" and mark.args[0] == "replay"}
     assert tested == set(shape_names())
     doc = (Path(__file__).parents[2] / "docs" / "hosted-response-shapes.md").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from synth_nb.flows.chart import ChartSpec, ReferenceSpec, SeriesSpec, number
-from synth_nb.flows.prompt_learning.scores import baseline_in
+from synth_nb.flows.prompt_learning.scores import baseline_in, score_value
 
 __all__ = ["CHART", "heldout_baseline", "heldout_best", "search_baseline", "trial_sample"]
 
@@ -55,7 +55,7 @@ def heldout_baseline(etype: str, data: Mapping[str, Any]) -> float | None:
     """The starting prompt's score on the held-out seeds (measured after the search)."""
     if etype == "prompt.learning.validation.summary":
         base = data.get("baseline")
-        return number(base) if not isinstance(base, Mapping) else number(base.get("accuracy"), base.get("score"))
+        return number(base) if not isinstance(base, Mapping) else score_value(base)
     if etype == "prompt.learning.validation.scored":  # flagged, or named only in the message (hosted)
         return baseline_in(etype, data, str(data.get("message") or ""))
     if etype == "mipro.baseline.test":
@@ -68,10 +68,10 @@ def heldout_best(etype: str, data: Mapping[str, Any]) -> float | None:
     if etype == "prompt.learning.validation.summary":
         results = data.get("results")
         first = results[0] if isinstance(results, list) and results else None
-        return number(first.get("accuracy"), first.get("score")) if isinstance(first, Mapping) else None
+        return score_value(first) if isinstance(first, Mapping) else None
     if (etype == "prompt.learning.validation.scored" and data.get("rank") == 0
             and baseline_in(etype, data, str(data.get("message") or "")) is None):
-        return number(data.get("accuracy"), data.get("score"))
+        return score_value(data)
     if etype == "mipro.topk.evaluated" and data.get("rank") == 1:
         return number(data.get("test_score"))
     return None

@@ -30,6 +30,7 @@ from synth_nb.flows.prompt_learning.explorer_log import (
 )
 from synth_nb.flows.prompt_learning.explorer_model import Candidate, Exploration, Proposal
 from synth_nb.flows.prompt_learning.prompt_diff import Message
+from synth_nb.flows.prompt_learning.scores import score_value
 from synth_nb.records import UNPARSED_EVENT_TYPE
 
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "explore"]
@@ -169,7 +170,7 @@ class _Join:
     def heldout(self) -> None:
         results = [r for r in (self.s.final.get("validation") or []) if isinstance(r, Mapping)]
         for entry in [*self.s.validation, *results]:
-            accuracy = number(entry.get("accuracy", entry.get("score")))
+            accuracy = score_value(entry)
             if accuracy is None:
                 continue
             if entry.get("is_baseline"):

@@ -14,7 +14,7 @@ from typing import Any
 
 from synth_nb.flows.prompt_learning.explorer_model import Candidate, MiproSearch, MiproTrial, messages_of
 from synth_nb.flows.prompt_learning.prompt_diff import Message
-from synth_nb.flows.prompt_learning.scores import baseline_in
+from synth_nb.flows.prompt_learning.scores import baseline_in, instance_values, score_value
 from synth_nb.records import UNPARSED_EVENT_TYPE
 
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "SearchLog", "apply_replacements", "candidate_from",
@@ -27,12 +27,15 @@ EXPLORER_EVENT_TYPES = frozenset({
     "prompt.learning.gepa.merge", "prompt.learning.gepa.start", "prompt.learning.gepa.complete",
     "prompt.learning.mipro.complete", "prompt.learning.completed", "mipro.job.started",
     "mipro.instruction.proposed", "mipro.trial.complete", "mipro.fulleval.complete", "mipro.topk.evaluated",
-    "mipro.baseline.test", "mipro.job.completed", UNPARSED_EVENT_TYPE,
+    "mipro.baseline.test", "mipro.job.completed", "learning.policy.gepa.job.completed",
+    "learning.policy.mipro.job.completed", UNPARSED_EVENT_TYPE,
 })
 #: GEPA's per-proposal minibatch score (step = proposal number)
 PROPOSAL_METRIC = "gepa.transformation.mean_score"
+#: the events after which the search is over (the last two: later releases' names for the job's end)
 _DONE = frozenset({"prompt.learning.final.results", "prompt.learning.gepa.complete",
-                   "prompt.learning.mipro.complete", "prompt.learning.completed"})
+                   "prompt.learning.mipro.complete", "prompt.learning.completed",
+                   "learning.policy.gepa.job.completed", "learning.policy.mipro.job.completed"})
 _PROPOSAL_NUMBER = re.compile(r"proposal\[(\d+)\]")
 
 
@@ -55,11 +58,12 @@ def field_of(item: Any, name: str) -> Any:
 
 
 def seed_scores(entry: Mapping[str, Any]) -> dict[Any, float]:
-    """``instance_scores`` keyed by ``seeds`` (by position when the backend sends no seeds)."""
-    scores = entry.get("instance_scores")
-    if not isinstance(scores, list):
+    """``instance_scores`` (or ``instance_rewards``) keyed by ``seeds`` (by position when the backend sends no
+    seeds)."""
+    scores = instance_values(entry)
+    if scores is None:
         score = entry.get("score")
-        scores = score.get("instance_scores") if isinstance(score, Mapping) else None
+        scores = instance_values(score) if isinstance(score, Mapping) else None
     if not isinstance(scores, list):
         return {}
     seeds = entry.get("seeds")
@@ -183,11 +187,12 @@ class SearchLog:
 
 
 def score_of(entry: Mapping[str, Any]) -> float | None:
-    """``score`` (a number, or ``{accuracy}`` in optimized candidates), else ``accuracy``."""
+    """``score`` (a number, or ``{accuracy}``/``{reward}`` in optimized candidates), else the entry's own
+    ``accuracy`` or reward (``scores.score_value``)."""
     score = entry.get("score")
     if isinstance(score, Mapping):
-        return number(score.get("accuracy", score.get("score")))
-    return number(score) if score is not None else number(entry.get("accuracy"))
+        return score_value(score)
+    return number(score) if score is not None else score_value(entry)
 
 
 def candidate_from(index: int, entry: Mapping[str, Any], stream: SearchLog, seq: int | None) -> Candidate:

@@ -5,6 +5,10 @@ synth-ai 0.2.24's results writer reads the best score from ``best.prompt``, ``ge
 ``is_baseline`` *or* whose message names the baseline. The hosted backend has been seen to send the best
 score as ``data.score`` and the baseline only in the message text ("baseline val_accuracy=0.400 (N=50)");
 both are read here, for the summary, the explorer and the CLI's final block alike.
+
+Later releases' backends write a candidate's or a baseline's score as a reward (``reward``,
+``outcome_objectives.reward``, ``objectives.reward`` or ``outcome_reward``) where 0.2.24's write
+``accuracy``: ``score_value`` reads either, so a job shows the same scores whichever dialect it came in.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SCORE_EVENT_TYPES", "Scores", "baseline_in", "best_in", "job_scores"]
+__all__ = ["SCORE_EVENT_TYPES", "Scores", "baseline_in", "best_in", "instance_values", "job_scores", "score_value"]
 
 #: completion events that carry the best score, most trusted first
 _BEST_TYPES = ("prompt.learning.final.results", "prompt.learning.best.prompt", "prompt.learning.mipro.complete",
@@ -30,10 +34,35 @@ class Scores:
     best: float | None
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, Mapping):  # ``{"accuracy": …}`` as candidates carry it
-        value = value.get("accuracy", value.get("score"))
+def _real(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def score_value(entry: Mapping[str, Any]) -> float | None:
+    """The score an entry states: ``accuracy`` (0.2.24), else the later releases' reward spellings, else
+    ``score`` (a number, or a mapping read the same way, as optimized candidates carry it)."""
+    for objectives in (entry.get("outcome_objectives"), entry.get("objectives")):
+        if isinstance(objectives, Mapping) and _real(objectives.get("reward")) is not None:
+            break
+    else:
+        objectives = {}
+    for value in (entry.get("accuracy"), entry.get("reward"), objectives.get("reward"), entry.get("outcome_reward")):
+        if _real(value) is not None:
+            return _real(value)
+    score = entry.get("score")
+    return score_value(score) if isinstance(score, Mapping) else _real(score)
+
+
+def instance_values(entry: Mapping[str, Any]) -> list[Any] | None:
+    """Per-seed scores as listed: ``instance_scores`` (0.2.24), else the later ``instance_rewards``."""
+    for key in ("instance_scores", "instance_rewards"):
+        if isinstance(entry.get(key), list):
+            return list(entry[key])
+    return None
+
+
+def _number(value: Any) -> float | None:
+    return score_value(value) if isinstance(value, Mapping) else _real(value)
 
 
 def _field(item: Any, name: str) -> Any:
@@ -55,7 +84,7 @@ def baseline_in(etype: str, data: Mapping[str, Any], message: str) -> float | No
         named = bool(data.get("is_baseline")) or "baseline" in message.lower()
         if not named:
             return None
-        found = _number(data.get("accuracy", data.get("score")))
+        found = score_value(data)
         match = _BASELINE_TEXT.search(message)
         return found if found is not None else (float(match.group(1)) if match else None)
     if etype == "prompt.learning.validation.summary":

@@ -18,7 +18,7 @@ from synth_nb.flows.prompt_learning.curve import curve_png
 from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
 from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
-from synth_nb.flows.prompt_learning.scores import job_scores
+from synth_nb.flows.prompt_learning.scores import instance_values, job_scores, score_value
 from synth_nb.records import UNPARSED_EVENT_TYPE
 from synth_nb.secrets import mask_text
 
@@ -147,7 +147,7 @@ def _best_prompt(status: dict[str, Any], log: _Log) -> list[str]:
 def _wins(candidates: list[dict[str, Any]]) -> dict[int, int]:
     by_seed: dict[Any, dict[int, float]] = {}
     for i, cand in enumerate(candidates):
-        for seed, score in zip(cand.get("seeds") or [], cand.get("instance_scores") or [], strict=False):
+        for seed, score in zip(cand.get("seeds") or [], instance_values(cand) or [], strict=False):
             by_seed.setdefault(seed, {})[i] = float(score)
     wins = {i: 0 for i in range(len(candidates))}
     for scores in by_seed.values():
@@ -163,7 +163,7 @@ def _candidates(log: _Log) -> list[str]:
     if not attempted:
         return []
     wins = _wins(attempted)
-    order = sorted(range(len(attempted)), key=lambda i: -(attempted[i].get("accuracy") or -1.0))
+    order = sorted(range(len(attempted)), key=lambda i: -(score_value(attempted[i]) or -1.0))
     lines = ["## Top candidates", "",
              "| Rank | Candidate | Search score | Held-out | Length | Parents | Generation | Per-seed wins |",
              "|---|---|---|---|---|---|---|---|"]
@@ -173,7 +173,7 @@ def _candidates(log: _Log) -> list[str]:
         origin = c.get("origin") or ""
         if "instruction_index" in c:
             parents, origin = f"instr {c['instruction_index']} / demos {c.get('demo_index')}", "mipro"
-        lines.append(f"| {rank} | {c.get('candidate_index', i)} | {_num(c.get('accuracy'))} | "
+        lines.append(f"| {rank} | {c.get('candidate_index', i)} | {_num(score_value(c))} | "
                      f"{_num(c.get('heldout_accuracy'))} | {c.get('prompt_length', 'n/a')} | {parents} | "
                      f"{c.get('generation', 'n/a')} {origin} | {wins.get(i, 0)} |")
     lines += ["", f"{len(attempted)} candidates in total. Per-seed wins: validation seeds on which the candidate "
@@ -191,8 +191,8 @@ def _optimized(log: _Log) -> list[str]:
     for i, c in enumerate(optimized[:10], start=1):
         raw = c.get("score")
         score: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        scores = score.get("instance_scores", c.get("instance_scores"))
-        accuracy = score.get("accuracy") if score else c.get("score", c.get("accuracy"))
+        scores = instance_values(score) if instance_values(score) is not None else instance_values(c)
+        accuracy = score_value(score) if score else score_value(c)
         lines.append(f"| {c.get('rank', i)} | {_num(accuracy)} | {score.get('prompt_length', c.get('prompt_length', 'n/a'))} "
                      f"| {c.get('payload_kind', 'n/a')} | {len(scores) if isinstance(scores, list) else 'n/a'} |")
     return lines

@@ -11,7 +11,8 @@ divides the recorded delays (default 1, or ``ctx.options["speed"]``, set with th
 
 Recorded statuses drive the ending: ``failed``/``error`` fails the job with the recorded error,
 ``cancelled`` ends it cancelled. Result fields of recorded status documents (``fine_tuned_model``,
-``best_score``…) are merged into the job's status. Lifecycle events the server emits itself are skipped.
+``best_score``…) are merged into the job's status, those recorded after the first event a client stops at
+(``dialects.CLIENT_TERMINAL_EVENTS``) before it. Lifecycle events the server emits itself are skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from synth_nb.local.dialects import CLIENT_TERMINAL_EVENTS
 from synth_nb.local.errors import ExecutorInputError, RecordingNotAllowed, ReplayedFailure
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.lifecycle import replay_speed_problem, server_event_types
@@ -180,7 +182,8 @@ class ReplayExecutor:
         ctx.emit("replay.started", f"Replaying a recorded {ctx.kind} job at {speed:g}x",
                  {"lines": len(lines), "speed": speed})
         start, began = lines[0].t, time.monotonic()
-        for line in lines:
+        ending_results_applied = False
+        for number, line in enumerate(lines):
             delay = began + (line.t - start) / speed - time.monotonic()
             if delay > _GRANULARITY and ctx.cancelled.wait(delay):
                 return
@@ -188,6 +191,11 @@ class ReplayExecutor:
                 return
             if line.kind == "event" and line.payload["type"] not in skipped:
                 p = line.payload
+                if p["type"] in CLIENT_TERMINAL_EVENTS and not ending_results_applied:
+                    ending_results_applied = True  # recorded after it, but later clients stop at this event
+                    for later in lines[number:]:
+                        if later.kind == "status":
+                            self._apply_results(ctx, later.payload)
                 data = p.get("data") if isinstance(p.get("data"), dict) else {}
                 ctx.emit(p["type"], str(p.get("message") or ""), data, str(p.get("level") or "info"))
             elif line.kind == "metric":
@@ -198,10 +206,14 @@ class ReplayExecutor:
                 self._apply_status(ctx, line.payload)
 
     @staticmethod
-    def _apply_status(ctx: JobContext, doc: dict[str, Any]) -> None:
+    def _apply_results(ctx: JobContext, doc: dict[str, Any]) -> None:
         results = {k: v for k, v in doc.items() if k not in _NOT_RESULTS}
         if results:
             ctx.update_result(**results)
+
+    @classmethod
+    def _apply_status(cls, ctx: JobContext, doc: dict[str, Any]) -> None:
+        cls._apply_results(ctx, doc)
         status = str(doc.get("status") or doc.get("state") or "").lower()
         if status in ("failed", "error"):
             raise ReplayedFailure(str(doc.get("error") or "the recorded job failed"))

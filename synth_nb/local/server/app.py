@@ -154,7 +154,8 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     ``environment_api_key`` (default: env ``ENVIRONMENT_API_KEY``) is the task-app key used to verify task
     apps and by RL, until a client hands over another (``POST /api/v1/env-keys``). The bundled example task
     apps are served at ``/task-apps/<name>`` and accept ``task_app_key`` (default: a new one) and every
-    environment key the backend holds. ``default_executor`` runs every job that names none (``"replay"``
+    environment key the backend holds; while it holds none, jobs and probes of those apps on its own URL are
+    sent ``task_app_key`` (``own_task_apps``). ``default_executor`` runs every job that names none (``"replay"``
     makes any client's jobs replay); ``executor_options[name]`` reaches that executor as ``ctx.options`` (e.g.
     ``{"replay": {"speed": 10}}``). Replays may read the bundled recordings and files in ``recordings_dir``
     (default ``<data_dir>/recordings``) only. Bodies over ``max_upload_bytes`` (uploads) or
@@ -169,9 +170,10 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     if interrupted:
         log.warning("marked %d interrupted job(s) as failed: %s", len(interrupted), ", ".join(interrupted))
     env_key = environment_api_key if environment_api_key is not None else os.environ.get("ENVIRONMENT_API_KEY")
-    runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
-                       executor_options=_executor_options(executor_options, folder, recordings_dir))
     held = HeldKeys(task_app_key or generate_task_app_key(), env_key or None)
+    runner = JobRunner(storage, environment_api_key=env_key or None, cancel_grace_seconds=cancel_grace_seconds,
+                       executor_options=_executor_options(executor_options, folder, recordings_dir),
+                       example_key=held.example_key)
     state = BackendState(storage=storage, runner=runner, signals=signals, api_key=api_key, held_keys=held,
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
                          max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,

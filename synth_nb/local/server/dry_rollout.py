@@ -27,6 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from synth_nb.local.errors import ApiError, ExecutorInputError
+from synth_nb.local.own_task_apps import job_task_url
 from synth_nb.local.redact import scrub, secret_values
 from synth_nb.local.runner import JobRunner
 from synth_nb.local.server.http import json_body
@@ -76,7 +77,8 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
     settings = parse_prompt_settings(body, prompt_learning_algorithm(body) or "gepa")
     owner = f"dry_{secrets.token_hex(8)}"
     policy = build_policy(settings.policy)
-    key = settings.task_app_api_key or runner.environment_api_key or os.environ.get("ENVIRONMENT_API_KEY")
+    key = (settings.task_app_api_key or runner.task_app_key(settings.task_app_url)
+           or os.environ.get("ENVIRONMENT_API_KEY"))
     recorded = _Recorded(policy.complete)
     try:
         router = CandidateRouter(_serve(runner, owner), _PolicyView(policy, recorded), settings.messages)
@@ -143,7 +145,7 @@ def _rl(runner: JobRunner, body: dict[str, Any], seed: int) -> dict[str, Any]:
         raise ApiError(501, "the RL dry rollout loads the starting model and needs the 'train' extra "
                             f"(pip install 'synth-nb[train]'): {exc}") from None
     owner = f"dry_{secrets.token_hex(8)}"
-    policy = starting_policy.StartingPolicy(body, runner.environment_api_key)
+    policy = starting_policy.StartingPolicy(body, runner.task_app_key(job_task_url("rl", body)))
     recorded = _Recorded(policy.complete)
     try:
         started = time.perf_counter()
@@ -177,7 +179,8 @@ async def dry_rollout(request: Request) -> Response:
         answer = await run_in_threadpool(work)
     except ExecutorInputError as exc:
         raise ApiError(400, str(exc)) from None
-    hidden = [*secret_values(body), *([runner.environment_api_key] if runner.environment_api_key else [])]
+    sent = runner.task_app_key(job_task_url(kind, body))
+    hidden = [*secret_values(body), *([sent] if sent else [])]
     return Response(scrub(json.dumps(answer, default=str), hidden), media_type="application/json")
 
 

@@ -9,6 +9,7 @@ in the runner's memory for the executor; every body served back has them masked.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -65,25 +66,31 @@ def status_document(job: JobRecord) -> dict[str, Any]:
     body = job.body
     raw_data = body.get("data")
     data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
+    # the job's outcome comes right after its status: later synth-ai releases print the first 600 characters
+    headline = {"best_score": None} if job.kind == "prompt_learning" else {"fine_tuned_model": None}
     doc: dict[str, Any] = {
         "job_id": job.id, "id": job.id, "object": "job", "type": job.kind, "job_type": job.kind,
-        "status": job.status, "created_at": job.created_at, "updated_at": job.updated_at,
+        "status": job.status, **headline, "created_at": job.created_at, "updated_at": job.updated_at,
         "started_at": job.started_at, "finished_at": job.finished_at, "error": job.error,
         "executor": job.executor, "cancel_requested": job.cancel_requested, "last_seq": job.last_seq,
     }
     if job.kind == "sft":
         doc.update(training_type=body.get("training_type") or "sft_offline", model=body.get("model"),
                    training_file_id=body.get("training_file_id") or body.get("training_file"),
-                   validation_file_id=_validation_file_id(body),
-                   fine_tuned_model=None, linked_job_id=None)
+                   validation_file_id=_validation_file_id(body), linked_job_id=None)
     elif job.kind == "rl":
         doc.update(training_type="rl", model=data.get("base_model") or data.get("model") or body.get("model"),
                    endpoint_base_url=data.get("endpoint_base_url") or body.get("endpoint_base_url"),
-                   fine_tuned_model=None, linked_job_id=None)
+                   linked_job_id=None)
     else:
-        doc.update(algorithm=prompt_learning_algorithm(body), best_score=None, best_prompt=None)
+        doc.update(algorithm=prompt_learning_algorithm(body), best_prompt=None)
     doc.update(redact(job.result))
     return doc
+
+
+def _from_synth_nb(request: Request) -> bool:
+    """synth-nb's own client, which reads the status again after a job's end (``status_reads``)."""
+    return request.headers.get("user-agent", "").startswith("synth-nb/")
 
 
 def _job_for(request: Request, flow: FlowRoutes) -> JobRecord:
@@ -152,7 +159,11 @@ def _start_route(flow: FlowRoutes) -> Handler:
 
 def _status(flow: FlowRoutes) -> Handler:
     async def status(request: Request) -> Response:
-        return JSONResponse(status_document(_job_for(request, flow)))
+        read_at = time.monotonic()  # before the job is read: a job about to end waits for such a read
+        job = _job_for(request, flow)
+        if job.status == "running" and not _from_synth_nb(request):
+            state_of(request).runner.status_reads.note(job.id, read_at)
+        return JSONResponse(status_document(job))
 
     return status
 
@@ -183,7 +194,8 @@ def _events(flow: FlowRoutes, *, stream_only: bool = False) -> Handler:
         job = _job_for(request, flow)
         state = state_of(request)
         if stream_only or wants_sse(request):
-            return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds)
+            watching = None if _from_synth_nb(request) else state.runner.status_reads.following(job.id)
+            return sse_response(request, state.storage, state.signals, job.id, state.keepalive_seconds, watching)
         since = int_param(request, "since_seq", 0) or 0
         limit = int_param(request, "limit", 200, minimum=1, maximum=10000) or 200
         batch = state.storage.event_records(job.id, since, limit + 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, nullcontext
 
 from starlette.requests import Request
 from starlette.responses import StreamingResponse
@@ -81,6 +82,11 @@ class JobSignals:
             self._waiters.setdefault(job_id, set()).add(entry)
         return entry
 
+    def followed(self, job_id: str) -> bool:
+        """Whether an event stream of ``job_id`` is open."""
+        with self._lock:
+            return bool(self._waiters.get(job_id))
+
     def unsubscribe(self, job_id: str, entry: Waiter) -> None:
         with self._lock:
             waiters = self._waiters.get(job_id)
@@ -104,12 +110,15 @@ def _start_seq(request: Request) -> int:
 
 
 def sse_response(request: Request, storage: Storage, signals: JobSignals, job_id: str,
-                 keepalive_seconds: float) -> StreamingResponse:
-    """Stream ``job_id``'s events after the requested seq, live, until the job is terminal."""
+                 keepalive_seconds: float, watching: AbstractContextManager[object] | None = None) -> StreamingResponse:
+    """Stream ``job_id``'s events after the requested seq, live, until the job is terminal; ``watching`` is
+    entered while the stream is open (``status_reads`` counts who follows a job)."""
     since = _start_seq(request)
 
     async def frames() -> AsyncIterator[str]:
         entry = signals.subscribe(job_id)
+        watched = watching or nullcontext()
+        watched.__enter__()
         cursor, streaming = since, False
         try:
             yield ": connected\n\n"
@@ -132,6 +141,7 @@ def sse_response(request: Request, storage: Storage, signals: JobSignals, job_id
                 except TimeoutError:
                     yield ": keep-alive\n\n"
         finally:
+            watched.__exit__(None, None, None)
             signals.unsubscribe(job_id, entry)
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

@@ -47,14 +47,15 @@ def _problem(base: str, attempt: dict[str, Any], *, holds_key: bool) -> str:
 
 
 async def verify_task_app(request: Request) -> Response:
-    """Probe ``{endpoint_base_url}/health`` and ``/task_info`` with the task-app key(s) this backend holds."""
+    """Probe ``{endpoint_base_url}/health`` and ``/task_info`` with the task-app key this backend holds (for its
+    own example apps, their own key when it holds none)."""
     body = await json_body(request)
     base = body.get("endpoint_base_url")
     if not isinstance(base, str) or not base.startswith(("http://", "https://")):
         raise ApiError(422, "endpoint_base_url must be an http(s) URL")
     base = base.rstrip("/")
     state = state_of(request)
-    env_key = state.runner.environment_api_key
+    env_key = state.runner.task_app_key(base)
     keys: list[str | None] = [env_key] if env_key else [None]
     attempts: list[dict[str, Any]] = []
     async with httpx.AsyncClient(timeout=state.probe_timeout, trust_env=False) as client:

@@ -15,8 +15,8 @@ Events: ``prompt.learning.gepa.start``, ``prompt.learning.proposer.selected``, `
 ``prompt.learning.rollouts.start``, ``prompt.learning.progress``, ``prompt.learning.trial.results``,
 ``prompt.learning.trial.complete``, ``gepa.transformation.proposed``, ``prompt.learning.proposal.scored``,
 ``prompt.learning.candidate.evaluated``, ``prompt.learning.gepa.new_best``, ``prompt.learning.gepa.merge``,
-``prompt.learning.heldout.start``, then the result events of ``report`` and
-``prompt.learning.gepa.complete``. Metric points (what our chart reads): ``gepa.trial.score`` and
+``prompt.learning.heldout.start``, then the result events of ``report`` and, last (later synth-ai releases
+stop streaming there), ``prompt.learning.gepa.complete``. Metric points (what our chart reads): ``gepa.trial.score`` and
 ``gepa.best_score`` (step = search rollouts used), ``gepa.candidate.val_score`` (step = candidate index),
 ``gepa.transformation.mean_score`` (step = proposal number; the one 0.2.24's CLI shows).
 """
@@ -191,10 +191,10 @@ class GepaExecutor(SearchExecutor):
             if stopped is None:
                 return
             outcome, reason = stopped
+            rt.reporter.complete(outcome, reason)  # results on the status document before the terminal event
             ctx.emit("prompt.learning.gepa.complete", f"GEPA finished: best score {outcome.best_score}",
                      {"best_score": outcome.best_score, "finish_reason": reason,
                       "candidates": len(tracker.candidates), "proposals": tracker.proposals})
-            rt.reporter.complete(outcome, reason)
 
 
 class _QuietLogger:

@@ -175,7 +175,15 @@ class MiproExecutor(SearchExecutor):
                 return
             outcome, reason = stopped
             self._mipro_results(ctx, rt, search, outcome, instructions, sets, component)
-            rt.reporter.complete(outcome, reason)
+            rt.reporter.complete(outcome, reason)  # results on the status document before the terminal events
+            local = rt.settings.policy.kind != "upstream" and rt.proposer.kind == "offline"
+            best_full = search.incumbent.score if search.incumbent else None
+            ctx.emit("mipro.job.completed", f"MIPRO finished: best score {outcome.best_score}",
+                     {"best_score": outcome.best_score, "best_full_score": best_full, "trials": search.trials,
+                      "instructions": len(instructions), "demo_sets": len(sets),
+                      **({"policy_cost_usd": 0.0, "proposal_cost_usd": 0.0} if local else {})})
+            ctx.emit("prompt.learning.mipro.complete", "MIPRO complete",
+                     {"best_prompt": outcome.best_prompt, "best_score": outcome.best_score})
 
     def _propose(self, ctx: JobContext, s: MiproSettings, rt: PromptRuntime, component: str,
                  rng: random.Random) -> tuple[list[str], list[list[tuple[str, str]]]] | None:
@@ -226,10 +234,3 @@ class MiproExecutor(SearchExecutor):
             "category_costs": {"rollout": 0.0, "proposal": 0.0} if local else {},
             "policy_tokens": rt.router.prompt_tokens + rt.router.completion_tokens,
             "proposer_tokens": rt.proposer.prompt_tokens + rt.proposer.completion_tokens})
-        best_full = search.incumbent.score if search.incumbent else None
-        ctx.emit("mipro.job.completed", f"MIPRO finished: best score {outcome.best_score}",
-                 {"best_score": outcome.best_score, "best_full_score": best_full, "trials": search.trials,
-                  "instructions": len(instructions), "demo_sets": len(sets),
-                  **({"policy_cost_usd": 0.0, "proposal_cost_usd": 0.0} if local else {})})
-        ctx.emit("prompt.learning.mipro.complete", "MIPRO complete",
-                 {"best_prompt": outcome.best_prompt, "best_score": outcome.best_score})

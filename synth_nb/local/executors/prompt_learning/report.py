@@ -217,7 +217,8 @@ class Reporter:
         return Outcome(best, best_score, baseline, base_held, best_prompt, ranked, heldout, heldout_seeds)
 
     def complete(self, outcome: Outcome, finish_reason: str) -> dict[str, Any]:
-        """``prompt.learning.completed`` + ``billing.end`` and the status-document fields (returned)."""
+        """The status-document fields (filled first, and returned), then ``prompt.learning.completed`` and
+        ``billing.end``; the executor's terminal event comes after (later clients stop there)."""
         best, best_score, baseline = outcome.best, outcome.best_score, outcome.baseline
         base_held, best_prompt = outcome.baseline_heldout, outcome.best_prompt
         elapsed = time.monotonic() - self.started
@@ -241,13 +242,6 @@ class Reporter:
             "policy": self.settings.policy.kind, "policy_model": getattr(self.router.policy, "model", None),
             "best_score": best_score, **cost,
         }
-        why = (f" (stopped at the rollout budget {self.budget_total})"
-               if finish_reason == "budget_exhausted" and self.budget_total else "")
-        self.ctx.emit("prompt.learning.completed", f"finished: {finish_reason}{why}; {rollouts} rollouts "
-                      f"(+{heldout_n} held-out) in {elapsed:.1f}s", data)
-        self.ctx.emit("prompt.learning.billing.end", f"local run, {elapsed:.1f}s",
-                      {"seconds": round(elapsed, 3), "total_usd": 0.0 if local_only else None,
-                       "tokens_usd": 0.0 if local_only else None})
         result = {
             "best_score": best_score, "best_prompt": best_prompt, "best_snapshot": {"best_prompt": best_prompt},
             "baseline_score": base_held if base_held is not None else baseline.score,
@@ -258,4 +252,11 @@ class Reporter:
                                    "best_score": best_score, "total_time_seconds": round(elapsed, 3)}},
         }
         self.ctx.update_result(**result)
+        why = (f" (stopped at the rollout budget {self.budget_total})"
+               if finish_reason == "budget_exhausted" and self.budget_total else "")
+        self.ctx.emit("prompt.learning.completed", f"finished: {finish_reason}{why}; {rollouts} rollouts "
+                      f"(+{heldout_n} held-out) in {elapsed:.1f}s", data)
+        self.ctx.emit("prompt.learning.billing.end", f"local run, {elapsed:.1f}s",
+                      {"seconds": round(elapsed, 3), "total_usd": 0.0 if local_only else None,
+                       "tokens_usd": 0.0 if local_only else None})
         return result
