@@ -2,7 +2,9 @@
 
 Works on what any backend returns — the status document, the event log and
 the metric points — so it serves the hosted backend, the local one and recordings alike. Every string
-that looks like a credential, and every value found under a key-like field, is masked before output.
+that looks like a credential, and every value found under a key-like field, is masked first; every string
+the backend sent is then written as literal text (``synth_nb.markup``): a table cell or sentence escaped,
+prompt text in a fenced block, never markup of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
 from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
 from synth_nb.flows.prompt_learning.scores import job_scores
+from synth_nb.markup import md_block, md_code, md_text
 from synth_nb.records import UNPARSED_EVENT_TYPE
 from synth_nb.secrets import mask_text
 
@@ -54,15 +57,29 @@ def _secret_values(node: Any, found: set[str]) -> None:
             _secret_values(value, found)
 
 
+def _masked(node: Any, secrets: tuple[str, ...]) -> Any:
+    """``node`` with every secret value and key-shaped string in its strings masked (before any escaping,
+    which would hide them from the masks)."""
+    if isinstance(node, str):
+        return mask_key_shapes(mask_text(node, secrets))
+    if isinstance(node, dict):
+        return {key: _masked(value, secrets) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_masked(value, secrets) for value in node]
+    return node
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _num(value: Any, digits: int = 4) -> str:
-    return f"{value:.{digits}f}" if isinstance(value, int | float) and not isinstance(value, bool) else "n/a"
+    return f"{value:.{digits}f}" if _is_number(value) else "n/a"
 
 
-def _fence(text: str) -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}text\n{text}\n{ticks}"
+def _count(value: Any) -> str:
+    """A whole count with thousands separators; anything else the backend put there, as text."""
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else md_text(value)
 
 
 class _Log:
@@ -97,20 +114,22 @@ def _overview(job_id: str, status: dict[str, Any], log: _Log, algorithm: str) ->
     proposer = log.last("prompt.learning.proposer.selected")
     task = log.last("prompt.learning.task_app.ready")
     done = log.last("prompt.learning.completed")
-    rows = [("Job", f"`{job_id}`"), ("Status", str(status.get("status", "unknown"))), ("Algorithm", algorithm)]
+    rows = [("Job", md_code(job_id, cell=True)), ("Status", md_text(status.get("status", "unknown"))),
+            ("Algorithm", md_text(algorithm))]
     model = policy.get("model") or done.get("policy_model")
     if model or policy:
-        rows.append(("Policy", f"{model or 'n/a'} ({policy.get('policy', done.get('policy', 'n/a'))})"))
+        rows.append(("Policy", f"{md_text(model or 'n/a')} ({md_text(policy.get('policy', done.get('policy', 'n/a')))})"))
     if proposer or done.get("proposer"):
-        rows.append(("Proposer", f"{proposer.get('proposer', done.get('proposer'))} "
-                                 f"({proposer.get('model') or done.get('proposer_model') or 'n/a'})"))
+        rows.append(("Proposer", f"{md_text(proposer.get('proposer', done.get('proposer')))} "
+                                 f"({md_text(proposer.get('model') or done.get('proposer_model') or 'n/a')})"))
     if task:
-        rows.append(("Task app", f"{task.get('task_app_url')} ({task.get('task_id') or task.get('env_name')})"))
+        rows.append(("Task app", f"{md_text(task.get('task_app_url'))} "
+                                 f"({md_text(task.get('task_id') or task.get('env_name'))})"))
     for label, key in (("Created", "created_at"), ("Started", "started_at"), ("Finished", "finished_at")):
         if status.get(key):
-            rows.append((label, str(status[key])))
+            rows.append((label, md_text(status[key])))
     seconds = done.get("elapsed_seconds") or log.last("prompt.learning.billing.end").get("seconds")
-    if isinstance(seconds, int | float):
+    if _is_number(seconds):
         rows.append(("Optimisation time", f"{seconds:.1f} s"))
     return ["| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
 
@@ -139,8 +158,8 @@ def _best_prompt(status: dict[str, Any], log: _Log) -> list[str]:
     lines = ["## Best prompt", ""]
     for section in sections:
         name = section.get("name")
-        lines += [f"**{section.get('role', 'message')}**" + (f" (`{name}`)" if name else ""), "",
-                  _fence(str(section.get("content", ""))), ""]
+        lines += [f"**{md_text(section.get('role', 'message'))}**" + (f" ({md_code(name)})" if name else ""), "",
+                  md_block(section.get("content", "")), ""]
     return lines
 
 
@@ -173,9 +192,10 @@ def _candidates(log: _Log) -> list[str]:
         origin = c.get("origin") or ""
         if "instruction_index" in c:
             parents, origin = f"instr {c['instruction_index']} / demos {c.get('demo_index')}", "mipro"
-        lines.append(f"| {rank} | {c.get('candidate_index', i)} | {_num(c.get('accuracy'))} | "
-                     f"{_num(c.get('heldout_accuracy'))} | {c.get('prompt_length', 'n/a')} | {parents} | "
-                     f"{c.get('generation', 'n/a')} {origin} | {wins.get(i, 0)} |")
+        lines.append(f"| {rank} | {md_text(c.get('candidate_index', i))} | {_num(c.get('accuracy'))} | "
+                     f"{_num(c.get('heldout_accuracy'))} | {md_text(c.get('prompt_length', 'n/a'))} | "
+                     f"{md_text(parents)} | {md_text(c.get('generation', 'n/a'))} {md_text(origin)} | "
+                     f"{wins.get(i, 0)} |")
     lines += ["", f"{len(attempted)} candidates in total. Per-seed wins: validation seeds on which the candidate "
               "has the best score while some other candidate scored lower."]
     return lines
@@ -193,8 +213,9 @@ def _optimized(log: _Log) -> list[str]:
         score: dict[str, Any] = raw if isinstance(raw, dict) else {}
         scores = score.get("instance_scores", c.get("instance_scores"))
         accuracy = score.get("accuracy") if score else c.get("score", c.get("accuracy"))
-        lines.append(f"| {c.get('rank', i)} | {_num(accuracy)} | {score.get('prompt_length', c.get('prompt_length', 'n/a'))} "
-                     f"| {c.get('payload_kind', 'n/a')} | {len(scores) if isinstance(scores, list) else 'n/a'} |")
+        length = score.get("prompt_length", c.get("prompt_length", "n/a"))
+        lines.append(f"| {md_text(c.get('rank', i))} | {_num(accuracy)} | {md_text(length)} "
+                     f"| {md_text(c.get('payload_kind', 'n/a'))} | {len(scores) if isinstance(scores, list) else 'n/a'} |")
     return lines
 
 
@@ -204,7 +225,7 @@ def _unparsed(log: _Log) -> list[str]:
         return []
     reasons = sorted({str((e.get("data") or {}).get("reason", "unknown shape")) for e in kept})
     return [f"**Note:** {len(kept)} item(s) the backend sent could not be interpreted; they are kept as "
-            f"`{UNPARSED_EVENT_TYPE}` events ({'; '.join(reasons)})."]
+            f"`{UNPARSED_EVENT_TYPE}` events ({md_text('; '.join(reasons))})."]
 
 
 def _proposals(log: _Log) -> list[str]:
@@ -221,15 +242,15 @@ def _proposals(log: _Log) -> list[str]:
         verdicts = {s.get("proposal"): s for s in scored}
         for n, prop in enumerate(gepa[:15], start=1):
             verdict = verdicts.get(n, {})
-            text = str(prop.get("transformation_text", "")).replace("\n", " ").replace("|", "\\|")
-            lines.append(f"| {n} | {prop.get('parent_id', '—')} | {_num(verdict.get('score'), 3)} | "
-                         f"{'yes' if verdict.get('accepted') else 'no'} | {text[-90:]} |")
+            text = str(prop.get("transformation_text", ""))
+            lines.append(f"| {n} | {md_text(prop.get('parent_id', '—'))} | {_num(verdict.get('score'), 3)} | "
+                         f"{'yes' if verdict.get('accepted') else 'no'} | {md_text(text[-90:])} |")
     if mipro:
         lines += [f"{len(mipro)} MIPRO instructions proposed (besides the original).", ""]
         for prop in mipro[:10]:
             text = str(prop.get("instruction_text", ""))
-            lines.append(f"- `{prop.get('proposal_id', prop.get('instruction_id'))}` ({len(text)} chars): "
-                         f"{text.splitlines()[-1][:100] if text else ''}")
+            lines.append(f"- {md_code(prop.get('proposal_id', prop.get('instruction_id')))} ({len(text)} chars): "
+                         f"{md_text(text.splitlines()[-1][:100]) if text.strip() else ''}")
     return lines
 
 
@@ -239,15 +260,15 @@ def _run_section(log: _Log) -> list[str]:
     rollouts = done.get("rollouts_completed", max((p.get("rollouts_completed") or 0 for p in progress), default=None))
     total_usd = log.last("prompt.learning.billing.end").get("total_usd", done.get("total_usd"))
     tokens = done.get("token_count_total")
-    rows = [("Rollouts", f"{rollouts if rollouts is not None else 'n/a'}"
-             + (f" (+{done['heldout_rollouts']} held-out)" if done.get("heldout_rollouts") else ""))]
+    rows = [("Rollouts", (_count(rollouts) if rollouts is not None else "n/a")
+             + (f" (+{_count(done['heldout_rollouts'])} held-out)" if done.get("heldout_rollouts") else ""))]
     if tokens is not None:
-        rows.append(("Tokens", f"{tokens:,} (policy {done.get('token_count_rollouts', 0):,}, "
-                               f"proposer {done.get('token_count_mutation', 0):,})"))
-    rows.append(("Cost", f"${total_usd:.4f}" if isinstance(total_usd, int | float) else "unknown"))
-    if isinstance(done.get("rollouts_per_minute"), int | float):
+        rows.append(("Tokens", f"{_count(tokens)} (policy {_count(done.get('token_count_rollouts', 0))}, "
+                               f"proposer {_count(done.get('token_count_mutation', 0))})"))
+    rows.append(("Cost", f"\\${total_usd:.4f}" if _is_number(total_usd) else "unknown"))
+    if _is_number(done.get("rollouts_per_minute")):
         rows.append(("Throughput", f"{done['rollouts_per_minute'] / 60:.1f} rollouts/s"))
-    rows.append(("Finish reason", str(done.get("finish_reason", "n/a"))))
+    rows.append(("Finish reason", md_text(done.get("finish_reason", "n/a"))))
     return ["## Run", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
 
 
@@ -258,11 +279,16 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     status = dict(status_doc or {})
     event_dicts = [_plain(e) for e in events]
     metric_dicts = [_plain(m) for m in metrics]
+    secrets: set[str] = set()
+    _secret_values([status, event_dicts, metric_dicts], secrets)
+    hidden = tuple(sorted(secrets))
+    status, event_dicts, metric_dicts = (_masked(status, hidden), _masked(event_dicts, hidden),
+                                         _masked(metric_dicts, hidden))
     log = _Log(event_dicts)
     algorithm = _algorithm(status, log)
     baseline, best = _scores(status, log)
     png = curve_png(metric_dicts, log.events, title=f"{algorithm} optimisation — {job_id}")
-    parts = [[f"# Prompt-learning summary: `{job_id}`", ""], _overview(job_id, status, log, algorithm), [""],
+    parts = [[f"# Prompt-learning summary: {md_code(job_id)}", ""], _overview(job_id, status, log, algorithm), [""],
              _score_section(baseline, best, status, log), [""], _best_prompt(status, log),
              diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
              _candidates(log), [""], _optimized(log), [""],
@@ -272,14 +298,23 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     if png is not None and link_curve:
         parts.append(["", "## Optimisation curve", "", f"![optimisation curve]({CURVE_NAME})"])
     if status.get("error"):
-        parts.append(["", f"**Error:** {status['error']}"])
+        parts.append(["", f"**Error:** {md_text(status['error'])}"])
     markdown = "\n".join(line for part in parts for line in part).rstrip() + "\n"
-    markdown = re.sub(r"\n{3,}", "\n\n", markdown)
-    secrets: set[str] = set()
-    _secret_values([status, event_dicts, metric_dicts], secrets)
-    markdown = mask_text(markdown, tuple(sorted(secrets)))
-    markdown = mask_key_shapes(markdown)
-    return Summary(markdown=markdown, curve_png=png)
+    return Summary(markdown=_collapse_blank_lines(markdown), curve_png=png)
+
+
+def _collapse_blank_lines(markdown: str) -> str:
+    """At most one blank line in a row, except inside fenced blocks (prompt text keeps its own)."""
+    out: list[str] = []
+    fence = ""
+    for line in markdown.split("\n"):
+        ticks = re.match(r"`{3,}", line)
+        if ticks and (not fence or ticks.group(0) == fence and line.strip() == fence):
+            fence = "" if fence else ticks.group(0)
+        elif not fence and not line and out and not out[-1]:
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def job_summary(job: FinishedJob, *, link_curve: bool = False) -> Summary:
