@@ -22,19 +22,11 @@ from pathlib import Path
 import pytest
 
 from synth_nb.cli.backend import main as backend_main
+from synth_nb.local.processes import pid_alive
 from synth_nb.local.shared import INFO_FILE, ensure_backend, read_info, stop_backend
 
 #: what a script of the user's might be: long-lived, its command line naming synth_nb
 LOOKALIKE = [sys.executable, "-c", "import time; time.sleep(600)", "--", "python -m synth_nb.cli.backend"]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not stat.exists() or stat.read_text().rpartition(")")[2].split()[0] != "Z"
 
 
 @pytest.fixture
@@ -78,7 +70,7 @@ def test_a_reused_pid_behind_a_silent_listener_is_not_signalled(tmp_path: Path, 
     folder = _stale_file(tmp_path / "backend", lookalike.pid, silent_port, process_start=f"{_boot()}:1")
     assert backend_main(["--stop", "--data-dir", str(folder)]) == 1
     assert "no embedded backend is running" in capsys.readouterr().out
-    assert _alive(lookalike.pid) and lookalike.poll() is None
+    assert pid_alive(lookalike.pid) and lookalike.poll() is None
     assert not (folder / INFO_FILE).exists()  # stale: removed
 
 
@@ -89,7 +81,7 @@ def test_a_file_without_the_start_time_naming_a_silent_lookalike_is_refused_not_
     assert backend_main(["--stop", "--data-dir", str(folder)]) == 1
     err = capsys.readouterr().err
     assert f"pid {lookalike.pid}" in err and "was not signalled" in err and f"kill {lookalike.pid}" in err
-    assert _alive(lookalike.pid) and lookalike.poll() is None
+    assert pid_alive(lookalike.pid) and lookalike.poll() is None
 
 
 def test_a_stale_file_whose_pid_is_free_is_removed_and_nothing_signalled(tmp_path: Path, silent_port: int) -> None:
@@ -109,9 +101,9 @@ def test_a_hung_backend_is_still_stopped_it_is_the_process_the_file_names(tmp_pa
         stopped = stop_backend(folder, timeout=2)
         assert stopped is not None and stopped.pid == backend.pid
         deadline = time.monotonic() + 60
-        while _alive(backend.pid) and time.monotonic() < deadline:
+        while pid_alive(backend.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _alive(backend.pid) and not (folder / INFO_FILE).exists()
+        assert not pid_alive(backend.pid) and not (folder / INFO_FILE).exists()
     finally:
-        if _alive(backend.pid):
+        if pid_alive(backend.pid):
             os.kill(backend.pid, signal.SIGKILL)

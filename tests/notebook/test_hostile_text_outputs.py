@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _display_capture import capture_display
 from hostile_text_backend import (
     FENCE_BREAKER,
     KEY,
@@ -78,34 +79,10 @@ def made(bundle: dict[str, Any]) -> Made:
     return Made(markup if isinstance(markup, str) else "".join(markup))
 
 
-class Outputs:
-    """Every bundle the panel showed, by display id, in order (IPython's display functions, recorded)."""
-
-    def __init__(self) -> None:
-        self.shown: dict[str, list[dict[str, Any]]] = {}
-
-    def display(self, obj: Any, raw: bool = False, display_id: Any = None, **_: Any) -> None:
-        if isinstance(display_id, str):
-            self.shown.setdefault(display_id, []).append(obj)
-
-    def update_display(self, obj: Any, *, display_id: str, **_: Any) -> None:
-        self.shown.setdefault(display_id, []).append(obj)
-
-
 @pytest.fixture(scope="module")
 def backend() -> Iterator[HostileBackend]:
     with serve() as running:
         yield running
-
-
-@pytest.fixture
-def outputs(monkeypatch: pytest.MonkeyPatch) -> Outputs:
-    import IPython.display
-
-    recorded = Outputs()
-    monkeypatch.setattr(IPython.display, "display", recorded.display)
-    monkeypatch.setattr(IPython.display, "update_display", recorded.update_display)
-    return recorded
 
 
 def follow_in_panels(backend: HostileBackend) -> dict[str, Job]:
@@ -126,10 +103,11 @@ def follow_in_panels(backend: HostileBackend) -> dict[str, Job]:
     return asyncio.run(run())
 
 
-def test_every_output_shows_the_backends_text_and_runs_none_of_it(backend: HostileBackend, outputs: Outputs,
-                                                                   tmp_path: Path) -> None:
+def test_every_output_shows_the_backends_text_and_runs_none_of_it(backend: HostileBackend, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    outputs = capture_display(monkeypatch)
     jobs = follow_in_panels(backend)
-    shown = [bundle for bundles in outputs.shown.values() for bundle in bundles if isinstance(bundle, dict)]
+    shown = [bundle for output in outputs.by_id.values() for bundle in output.shown if isinstance(bundle, dict)]
     assert len(shown) > 6
     for bundle in shown:
         assert made(bundle).found == [], bundle
