@@ -17,17 +17,11 @@ from pydantic import SecretStr
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
 from synth_nb.secrets._mask import mask, mask_userinfo
+from synth_nb.secrets.redact import is_secret_key, redact
 
 __all__ = ["Plan", "Step", "TaskApp", "mask_payload", "resolve_refs"]
 
 StepKind = Literal["json", "upload", "check"]
-
-#: key names whose string values are always masked in previews, wherever they sit in a body
-SECRET_KEY_NAMES = frozenset(
-    {"api_key", "task_app_api_key", "environment_api_key", "synth_api_key", "authorization", "x-api-key",
-     "openai_api_key", "groq_api_key", "password", "token", "secret"}
-)
-
 
 @dataclass(frozen=True)
 class Step:
@@ -84,7 +78,7 @@ class Plan:
             "flow": self.flow,
             "algorithm": self.algorithm,
             "steps": [
-                {"method": st.method, "path": st.path, "body": mask_payload(st.body, values)}
+                {"method": st.method, "path": st.path, "body": mask_payload(st.body, values, shapes=True)}
                 for st in self.steps
             ],
         }
@@ -102,8 +96,13 @@ class Plan:
                           "nothing would create a job", path=self.config_path)
 
 
-def mask_payload(value: Any, secret_values: list[str] | None = None) -> Any:
-    """Deep-copy ``value`` masking secret-named keys and any string containing a known secret."""
+def mask_payload(value: Any, secret_values: list[str] | None = None, *, shapes: bool = False) -> Any:
+    """Deep-copy ``value`` masking the strings under secret-named keys (``secrets.redact.is_secret_key``:
+    ``api_key``, ``auth``, ``authorization``, ``credentials``...) and every known secret in any string.
+
+    ``shapes``: also key-shaped strings wherever they sit (``sk-…``, ``Bearer …``, long random tokens), for
+    what a config holds (plan previews); not for a backend's documents, whose ids and digests look the same.
+    """
     secret_values = sorted([v for v in (secret_values or []) if v], key=len, reverse=True)
 
     def walk(v: Any, key: str | None) -> Any:
@@ -114,12 +113,12 @@ def mask_payload(value: Any, secret_values: list[str] | None = None) -> Any:
         if isinstance(v, SecretStr):
             return mask(v)
         if isinstance(v, str):
-            if key is not None and key.lower() in SECRET_KEY_NAMES:
+            if key is not None and is_secret_key(key):
                 return mask(v)
             for raw in secret_values:
                 if raw in v:
                     v = v.replace(raw, mask(raw))
-            return mask_userinfo(v)
+            return redact(v) if shapes else mask_userinfo(v)
         return v
 
     return walk(value, None)

@@ -237,8 +237,8 @@ def render_plan(job: Prepared) -> str:
         if step.upload is not None:
             out.append(f"  file: {step.upload}")
         for header, value in step.headers.items():
-            out.append(f"  header {header}: {mask_payload(value, secret_values)}")
-        out.append(_pretty(mask_payload(step.body, secret_values)))
+            out.append(f"  header {header}: {mask_payload(value, secret_values, shapes=True)}")
+        out.append(_pretty(mask_payload(step.body, secret_values, shapes=True)))  # as plan.preview()
     return "\n".join(out)
 
 

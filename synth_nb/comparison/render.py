@@ -8,13 +8,13 @@ shown, one under the other; its keys are its own, not the notebook's), then the 
 from __future__ import annotations
 
 import base64
-import html
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from synth_nb.comparison.curves import AXES, Axis
 from synth_nb.comparison.table import MISSING, shown_value
+from synth_nb.markup import html_text, md_code, md_text, no_math_html
 from synth_nb.untrusted import inert
 
 __all__ = ["COLUMNS", "comparison_html", "comparison_markdown", "comparison_text", "metric_cell"]
@@ -64,7 +64,7 @@ def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Seq
                     labels: Sequence[str], sources: Sequence[str], charts: dict[Axis, tuple[bytes, str]],
                     notes: Sequence[str], first: Axis) -> str:
     uid = f"synth-cmp-{uuid.uuid4().hex[:10]}"
-    e = html.escape
+    e = html_text
     hide = "\n".join(f"#{uid}:has(#{uid}-{a}:checked) figure:not(.fig-{a}) {{display: none;}}" for a in charts)
     parts = [f"<h3>{e(title)}</h3>", *(f"<p class='note'>{e(n)}</p>" for n in notes)]
     if charts:
@@ -83,13 +83,13 @@ def comparison_html(title: str, rows: Sequence[dict[str, Any]], differences: Seq
     parts.append(f"<h4>Final metrics</h4><p class='note'>{e(SCORES_NOTE)}</p>"
                  f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>")
     parts.append(_differences_html(differences, labels, sources))
-    return (f"<div class='synth-compare' id='{uid}' role='region' aria-label='{e(title)}'>"
-            f"<style>{_CSS.format(id=uid, hide=hide)}</style>{''.join(parts)}</div>")
+    return no_math_html(f"<div class='synth-compare' id='{uid}' role='region' aria-label='{e(title)}'>"
+                        f"<style>{_CSS.format(id=uid, hide=hide)}</style>{''.join(parts)}</div>")
 
 
 def _differences_html(differences: Sequence[tuple[str, list[Any]]], labels: Sequence[str],
                       sources: Sequence[str]) -> str:
-    e = html.escape
+    e = html_text
     if not differences:
         return ("<h4>Config differences</h4><p class='note'>No differing config keys (configs are compared between "
                 "runs of the same flow, when at least two of them are known).</p>")
@@ -105,25 +105,23 @@ def _differences_html(differences: Sequence[tuple[str, list[Any]]], labels: Sequ
             f"<div class='scroll'><table><tr>{head}</tr>{source}{rows}</table></div>{more}")
 
 
-def _table(headings: Sequence[str], rows: Sequence[Sequence[str]], escape: Callable[[str], str]) -> list[str]:
-    lines = ["| " + " | ".join(escape(h) for h in headings) + " |", "|" + "---|" * len(headings)]
-    lines += ["| " + " | ".join(escape(c) for c in row) + " |" for row in rows]
+def _table(headings: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A Markdown table of cells already written as Markdown (``md_text``, ``md_code``)."""
+    lines = ["| " + " | ".join(md_text(h) for h in headings) + " |", "|" + "---|" * len(headings)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines
 
 
 def comparison_markdown(title: str, rows: Sequence[dict[str, Any]], differences: Sequence[tuple[str, list[Any]]],
                         labels: Sequence[str], notes: Sequence[str]) -> str:
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", " ")
-
-    lines = [f"# {title}", "", *(f"> {n}" for n in notes), ""]
+    lines = [f"# {md_text(title)}", "", *(f"> {md_text(n)}" for n in notes), ""]
     lines += ["## Final metrics", "", SCORES_NOTE, ""]
     lines += _table([h for _, h in COLUMNS] + ["Other final values"],
-                    [[metric_cell(k, r.get(k)) for k, _ in COLUMNS] + [_others(r)] for r in rows], esc)
+                    [[md_text(metric_cell(k, r.get(k))) for k, _ in COLUMNS] + [md_text(_others(r))] for r in rows])
     if differences:
         lines += ["", f"## Config differences ({len(differences)} keys)", ""]
-        lines += _table(["Key", *labels], [[f"`{k}`", *(shown_value(v) for v in vals)]
-                                           for k, vals in differences[:MAX_KEYS]], esc)
+        lines += _table(["Key", *labels], [[md_code(k, cell=True), *(md_text(shown_value(v)) for v in vals)]
+                                           for k, vals in differences[:MAX_KEYS]])
     return "\n".join(lines).rstrip() + "\n"
 
 

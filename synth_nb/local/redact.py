@@ -16,7 +16,11 @@ from synth_nb.local.lifecycle import mask_secret
 
 __all__ = ["Withheld", "redact", "restore_secrets", "scrub", "secret_values", "withhold_secrets"]
 
-_SECRET_KEY = re.compile(r"(api_?key|secret|token|password|authorization)$", re.IGNORECASE)
+#: the names whose values are withheld (the client's ``secrets.redact.is_secret_key`` says the same of them:
+#: this package imports nothing of synth_nb outside it): ``api_key``, ``api_key_header``, ``auth``,
+#: ``authorization``, ``bearer``, ``credentials``, ``password``, ``client_secret``, ``access_token``...
+_SECRET_KEY = re.compile(r"(api_?key(_?header)?|secret|token|passw(or)?d|passphrase|authorization|(^|[_-])auth"
+                         r"|bearer|credentials?|cookie|private_?key)$", re.IGNORECASE)
 # token counters are numbers, not secrets
 _NOT_SECRET = re.compile(r"(max_tokens|tokens?_(used|budget|count)|counting)", re.IGNORECASE)
 _MASK_PREFIX = mask_secret("x" * 12)[:4]

@@ -1,4 +1,8 @@
-"""Run the local backend with uvicorn in a background thread (for notebooks, tests and the CLI)."""
+"""Run the local backend with uvicorn in a background thread (for notebooks, tests and the CLI).
+
+Its connections are bounded (``synth_nb.local.connections``): how many are open, how long a request's head
+may take, and a refused body is answered before the connection closes.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any
 
 import uvicorn
 
+from synth_nb.local.connections import HEADER_TIMEOUT, MAX_CONNECTIONS, guarded_protocol
 from synth_nb.local.errors import DataFolderError
 from synth_nb.local.examples import task_app_path
 from synth_nb.local.server.app import close_app, create_app
@@ -80,12 +85,14 @@ class LocalBackend:
         self.stop()
 
 
-def start_backend(port: int = 0, data_dir: str | Path | None = None, api_key: str | None = None,
+def start_backend(port: int = 0, data_dir: str | Path | None = None, api_key: str | None = None, *,
+                  header_timeout: float = HEADER_TIMEOUT, max_connections: int = MAX_CONNECTIONS,
                   **options: Any) -> LocalBackend:
     """Start a backend on ``127.0.0.1:port`` (0 = a free port) and return once it accepts requests.
 
     ``data_dir=None`` uses a temporary folder removed by ``stop()``; ``api_key=None`` generates one.
-    ``options`` go to ``create_app`` (e.g. ``default_executor="replay"``, ``environment_api_key``).
+    ``header_timeout`` (seconds for a request's headers) and ``max_connections`` (open at once) bound what
+    clients may hold. ``options`` go to ``create_app`` (e.g. ``default_executor="replay"``, ``environment_api_key``).
     """
     owns = data_dir is None
     folder = Path(tempfile.mkdtemp(prefix="synth-nb-backend-")) if data_dir is None else Path(data_dir)
@@ -105,7 +112,8 @@ def start_backend(port: int = 0, data_dir: str | Path | None = None, api_key: st
     url = f"http://{HOST}:{sock.getsockname()[1]}"
     app.state.backend.runner.base_url = url
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2,
-                            access_log=False)
+                            access_log=False,
+                            http=guarded_protocol(header_timeout=header_timeout, max_connections=max_connections))
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="synth-nb-backend",
                               daemon=True)

@@ -1,14 +1,17 @@
 """One embedded backend process per data folder, shared by every kernel and command that uses it.
 
 Found again the way ``%tensorboard`` finds its server: once it listens, the process writes
-``<data folder>/backend.json`` (url, pid, started_at, version; 0600) and it removes the file when it
-stops. A later kernel or command reads the file, checks that the process is alive and is the one the file
+``<data folder>/backend.json`` (url, pid, the pid's start time, started_at, version; 0600) and it removes
+the file when it stops. A later kernel or command reads the file, checks that the process is alive and is the one the file
 names, and reuses it. The listener must first prove it holds the folder's ``api_key`` without receiving it
 (``GET /local-backend/proof`` answers an HMAC of a random nonce), and only then is the key sent (``GET
 /api/v1/local-backend`` answers its pid): a file left by a backend killed without cleaning up may name a
 port another program listens on now. A stale file is removed and the folder's keys are replaced (an older
 client may have sent them there), under the start lock, so a backend being started keeps its key. The process runs in a session of its own, so neither a kernel restart
-nor a Ctrl-C in a terminal stops it; ``stop_backend`` (``synth-nb backend --stop``) does.
+nor a Ctrl-C in a terminal stops it; ``stop_backend`` (``synth-nb backend --stop``) does, and signals a pid
+only when it is proven to be the folder's backend: it answers the key proof with that pid, or it is the very
+process the file names (its start time, read from ``/proc``, is the one recorded). A pid given since to
+another process, or a listener that took the old port, is never signalled.
 
 Nothing heavy is imported here: kernels call it before anything tells whether the ``local`` extra is
 installed (the started process needs it).
@@ -45,6 +48,7 @@ from synth_nb.local.key_files import (
     rotate_keys,
     write_private,
 )
+from synth_nb.local.processes import pid_alive, process_start, runs_synth_nb
 
 __all__ = [
     "DIR_VARIABLE",
@@ -95,6 +99,9 @@ class BackendInfo:
     started_at: str
     version: str
     data_dir: str
+    #: ``<boot id>:<start time in clock ticks>`` of ``pid`` (``/proc``), "" where it cannot be read: a pid
+    #: given to another process since has another
+    process_start: str = ""
 
     @property
     def uptime_seconds(self) -> float:
@@ -105,7 +112,7 @@ class BackendInfo:
 def write_info(url: str, data_dir: Path, version: str) -> BackendInfo:
     """Say that this process serves ``data_dir`` at ``url`` (call once it listens)."""
     info = BackendInfo(url, os.getpid(), datetime.now(UTC).isoformat(timespec="seconds"), version,
-                       str(Path(data_dir).resolve()))
+                       str(Path(data_dir).resolve()), process_start(os.getpid()) or "")
     write_private(Path(data_dir) / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
     return info
 
@@ -115,7 +122,7 @@ def read_info(data_dir: Path) -> BackendInfo | None:
     try:
         doc = json.loads((Path(data_dir) / INFO_FILE).read_text(encoding="utf-8"))
         return BackendInfo(str(doc["url"]), int(doc["pid"]), str(doc["started_at"]), str(doc.get("version", "")),
-                           str(doc.get("data_dir", data_dir)))
+                           str(doc.get("data_dir", data_dir)), str(doc.get("process_start") or ""))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -127,27 +134,19 @@ def remove_info(data_dir: Path, pid: int) -> None:
         (Path(data_dir) / INFO_FILE).unlink(missing_ok=True)
 
 
-def _pid_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting for its parent counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc here: trust the signal
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+def _same_process(info: BackendInfo) -> bool | None:
+    """Whether ``info.pid`` is still the process that wrote ``info`` (its start time is the recorded one);
+    None when that cannot be told (a file without the start time, or no ``/proc``)."""
+    if not info.process_start or not Path("/proc").is_dir():
+        return None
+    return process_start(info.pid) == info.process_start
 
 
-def _runs_synth_nb(pid: int) -> bool:
-    """Whether ``pid`` runs synth_nb (Linux tells through /proc; elsewhere assume it does)."""
-    try:
-        return b"synth_nb" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return not Path("/proc").is_dir()
+def _may_be_ours(info: BackendInfo) -> bool:
+    """Whether a pid that does not answer the key proof may still be the folder's backend (hung, busy): it is
+    the very process that wrote the file, or, for a file without its start time, it runs synth_nb."""
+    same = _same_process(info)
+    return same if same is not None else runs_synth_nb(info.pid)
 
 
 def _proves_key(url: str, api_key: str, timeout: float) -> str:
@@ -234,11 +233,11 @@ def _look(folder: Path) -> tuple[SharedBackend | None, BackendInfo | None]:
     if info is None:
         return None, None
     key = read_key(folder / API_KEY_FILE)
-    if key and _pid_alive(info.pid):
+    if key and pid_alive(info.pid) and _same_process(info) is not False:
         state, about = describe_backend(info.url, key)
         if state == "ours" and about.get("pid") == info.pid:
             return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=False), None
-        if state in ("busy", "refused") and _runs_synth_nb(info.pid):
+        if state in ("busy", "refused") and _may_be_ours(info):
             raise _not_answering(info, state)
     return None, info
 
@@ -358,37 +357,56 @@ def ensure_backend(data_dir: Path, *, options: tuple[str, ...] = (), timeout: fl
         return _start(folder, options, timeout)
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
+def _gone(info: BackendInfo) -> bool:
+    """The process ``info`` names has ended (its pid is free, or now another process's)."""
+    return not pid_alive(info.pid) or _same_process(info) is False
+
+
+def _wait_gone(info: BackendInfo, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
-    while _pid_alive(pid):
+    while not _gone(info):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.1)
     return True
 
 
+def _unproven(info: BackendInfo, state: str) -> SharedBackendError:
+    why = "does not answer" if state == "busy" else "does not prove it holds the folder's key"
+    return SharedBackendError(
+        f"the process named in {Path(info.data_dir) / INFO_FILE} (pid {info.pid}, {info.url}) {why}, and that "
+        f"file was written without the start time that would prove the pid is still the backend's: it was not "
+        f"signalled. If it is the backend, stop it yourself (kill {info.pid}); then remove that file")
+
+
 def stop_backend(data_dir: Path, *, timeout: float = STOP_TIMEOUT) -> BackendInfo | None:
     """Stop the backend process of ``data_dir`` (SIGTERM, then SIGKILL after ``timeout``); what it was, or None.
 
-    A pid is signalled only when it is the backend the info file names (it answers with that pid), or
-    runs synth_nb but does not answer; a stale file is just removed.
+    A pid is signalled only when it is proven to be the folder's backend: it answers the key proof with that
+    pid, or it is the very process that wrote the info file (the start time recorded there, a hung backend).
+    A pid that is free or now another process's, whatever listens on the old port, leaves a stale file that
+    is removed, nothing signalled. A file without the start time naming a live synth_nb process that does
+    not answer raises ``SharedBackendError``: it cannot be told from a process given that pid since.
     """
     folder = Path(data_dir).resolve()
     info = read_info(folder)
     if info is None:
         return None
-    key = read_key(folder / API_KEY_FILE)
-    state, about = describe_backend(info.url, key) if key else ("refused", {})
-    ours = (state == "ours" and about.get("pid") == info.pid) or (
-        state in ("busy", "refused") and _runs_synth_nb(info.pid))
-    if not (ours and _pid_alive(info.pid)):
+    proven = False
+    if not _gone(info):
+        key = read_key(folder / API_KEY_FILE)
+        state, about = describe_backend(info.url, key) if key else ("refused", {})
+        proven = (state == "ours" and about.get("pid") == info.pid) or _same_process(info) is True
+        if not proven and state in ("busy", "refused") and _same_process(info) is None and runs_synth_nb(info.pid):
+            raise _unproven(info, state)
+    if not proven or _gone(info):
         with _start_lock(folder):
             _retire(folder, info)
         return None
     with suppress(ProcessLookupError):
         os.kill(info.pid, signal.SIGTERM)
-        if not _wait_gone(info.pid, timeout):
-            os.kill(info.pid, signal.SIGKILL)
-            _wait_gone(info.pid, 10.0)
+        if not _wait_gone(info, timeout) and not _gone(info):
+            os.kill(info.pid, signal.SIGKILL)  # still the same process (checked just now), never a newcomer
+            _wait_gone(info, 10.0)
     remove_info(folder, info.pid)
     return info

@@ -9,7 +9,6 @@ final status) follows folded, with a data-URL download link; flows mask what the
 from __future__ import annotations
 
 import base64
-import html
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import quote
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import Artifact, FinishedJob, job_results_dir, status_json
+from synth_nb.markup import html_text, md_text, no_math_html, no_math_markdown
 
 __all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status", "export_summary",
            "render_artifact", "write_results_at_end", "written_sentence"]
@@ -27,23 +27,23 @@ def _document_page(artifact: Artifact) -> str:
     assert artifact.document is not None
     document = artifact.document
     b64 = base64.b64encode(document.text.encode()).decode("ascii")
-    name = html.escape(document.name)
+    name = html_text(document.name)
     lines = document.text.count("\n") + 1
-    facts = "".join(f"<li>{html.escape(fact)}</li>" for fact in artifact.facts)
-    intro = f"<div>{html.escape(artifact.markdown)}</div>" if artifact.markdown else ""
-    return (f"<div class='synth-artifacts'><p><strong>{html.escape(artifact.title)}</strong></p>"
+    facts = "".join(f"<li>{html_text(fact)}</li>" for fact in artifact.facts)
+    intro = f"<div>{html_text(artifact.markdown)}</div>" if artifact.markdown else ""
+    return (f"<div class='synth-artifacts'><p><strong>{html_text(artifact.title)}</strong></p>"
             f"{f'<ul>{facts}</ul>' if facts else ''}{intro}"
             f"<details><summary>{name} ({lines} lines)</summary>"
-            f"<p><a download='{name}' href='data:{html.escape(document.media_type)};base64,{b64}'>download {name}</a>"
-            f"</p><pre>{html.escape(document.text)}</pre></details></div>")
+            f"<p><a download='{name}' href='data:{html_text(document.media_type)};base64,{b64}'>download {name}</a>"
+            f"</p><pre>{html_text(document.text)}</pre></details></div>")
 
 
 def render_artifact(artifact: Artifact) -> dict[str, Any]:
     """The mimebundle of an artifact: Markdown to read, or its facts and a folded, downloadable document."""
     if artifact.document is None:
-        return {"text/markdown": artifact.markdown, "text/plain": artifact.markdown}
+        return {"text/markdown": no_math_markdown(artifact.markdown), "text/plain": artifact.markdown}
     facts = "".join(f"\n- {fact}" for fact in artifact.facts)
-    return {"text/html": _document_page(artifact),
+    return {"text/html": no_math_html(_document_page(artifact)),
             "text/plain": f"{artifact.title}{facts}\n{artifact.document.name}:\n{artifact.document.text}"}
 
 
@@ -86,7 +86,7 @@ def write_results_at_end(job: FinishedJob, results_folder: Path | None, base: Pa
     except Exception as exc:  # said in the summary and the row, never swallowed
         folder = job_results_dir(job.id, results_folder)
         text = f"Could not write the result files to {folder}/: {type(exc).__name__}: {exc}"
-        return {"text/markdown": f"**{text}**", "text/plain": text}, text
+        return {"text/markdown": f"**{md_text(text)}**", "text/plain": text}, text
     if not written:
         return None, ""
     return export_bundle(written, base), written_sentence(written, base)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import overload
 
 from synth_nb.job import JobRecord, JobRegistry
+from synth_nb.markup import NO_MATH, html_text
 
 __all__ = ["NO_END_SEEN", "JobList", "jobs_bundle", "list_jobs"]
 
@@ -53,9 +53,9 @@ def jobs_bundle(records: Sequence[JobRecord]) -> dict[str, str]:
              Path(r.config_path).name if r.config_path else "") for r in records]
     text = "\n".join("  ".join(str(c) for c in row) for row in [head, *rows])
     text += "\nRe-attach with: %synth_train --attach JOB_ID"
-    cells = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+    cells = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows)
     header = "".join(f"<th scope='col'>{h}</th>" for h in head)
     markup = (f"<table class='synth-jobs'><caption>Jobs submitted from this folder</caption><thead><tr>{header}"
-              f"</tr></thead><tbody>{cells}</tbody></table><p>Re-attach with <code>%synth_train --attach "
+              f"</tr></thead><tbody class='{NO_MATH}'>{cells}</tbody></table><p>Re-attach with <code>%synth_train --attach "
               f"JOB_ID</code>.</p>")
     return {"text/plain": text, "text/html": markup}

@@ -7,7 +7,6 @@ stream filters); errors are never hidden.
 
 from __future__ import annotations
 
-import html
 import statistics
 from collections import deque
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from synth_nb.job.describe import (
     phases_line,
 )
 from synth_nb.job.progress import Progress, format_duration, progress_of
+from synth_nb.markup import html_text, no_math_html
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = [
@@ -228,7 +228,7 @@ def _without_status(note: str | None, status: str) -> str:
 def render_html(state: PanelState) -> str:
     """The status output. No live-region roles here: the output is re-rendered on every refresh, so the
     panel announces through its ``LiveRegion`` widget instead (``status_announcement``)."""
-    esc = html.escape
+    esc = html_text
     flow = state.flow + (f" / {state.algorithm}" if state.algorithm else "")
     parts = [
         f"<div class='synth-monitor' data-job-id='{esc(state.job_id)}' data-status='{esc(state.status)}'>",
@@ -266,4 +266,4 @@ def render_html(state: PanelState) -> str:
     hidden = "" if state.show_all or not state.hidden_count else f" ({state.hidden_count} routine hidden)"
     parts.append(f"<div class='synth-events-head'>latest events{hidden}</div><ol class='synth-events'>{items}</ol>")
     parts.append("</div>")
-    return "".join(parts)
+    return no_math_html("".join(parts))

@@ -26,7 +26,7 @@ from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_i
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.plan import mask_payload
 from synth_nb.secrets import mask, mask_text
-from synth_nb.secrets.redact import is_secret_key, looks_like_secret
+from synth_nb.secrets.redact import is_secret_key, looks_like_secret, redact
 from synth_nb.untrusted import contained, job_id_problem, shown_id
 
 if TYPE_CHECKING:
@@ -38,8 +38,11 @@ __all__ = ["BUNDLE_FILE", "RUNS_DIR", "RunRecord", "bundle_folder", "find_bundle
 #: the bundle's own description; its presence makes a folder a bundle
 BUNDLE_FILE = BUNDLE_RECORD  # config discovery leaves a folder holding it out
 RUNS_DIR = Path(".synth_nb") / "runs"
-#: ``key = "value"`` lines of a TOML file
-_TOML_STRING = re.compile(r'^(\s*"?([A-Za-z0-9_.-]+)"?\s*=\s*)(["\'])(.*)\3(\s*(#.*)?)$')
+#: ``key = "value"`` of a TOML file, on a line of its own or in an inline table (``headers = { auth = "…" }``)
+_TOML_PAIR = re.compile(r"""(?P<key>[A-Za-z0-9_.-]+|"[^"\n]*"|'[^'\n]*')(?P<eq>[ \t]*=[ \t]*)"""
+                        r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')""")
+#: every string of a TOML file (multi-line ones first) and every comment: where free text may hold a key
+_TOML_TEXT = re.compile(r'''"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|#[^\n]*''')
 
 
 def sha256_of(path: Path) -> str:
@@ -60,17 +63,21 @@ def _public_overrides(overrides: dict[str, Any], hidden: list[str]) -> dict[str,
     return public
 
 
+def _mask_pair(match: re.Match[str]) -> str:
+    """``key = "value"`` with the value masked when the key names a secret (``${VAR}`` references stay)."""
+    key, value = match.group("key").strip("\"'"), match.group("value")
+    inner = value[1:-1]
+    if not is_secret_key(key.rsplit(".", 1)[-1]) or not inner or inner.startswith("${"):
+        return match.group(0)
+    return f"{match.group('key')}{match.group('eq')}{value[0]}{mask(inner)}{value[-1]}"
+
+
 def mask_toml(text: str, secrets: Iterable[str]) -> str:
-    """Config text with known secrets masked and every secret-named key's string value masked."""
-    lines = []
-    for line in mask_text(text, tuple(secrets)).splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        match = _TOML_STRING.match(body)
-        if match and is_secret_key(match.group(2).rsplit(".", 1)[-1]) and not match.group(4).startswith("${"):
-            quote = match.group(3)
-            body = f"{match.group(1)}{quote}{mask(match.group(4))}{quote}{match.group(5)}"
-        lines.append(body + line[len(line.rstrip("\r\n")):])
-    return "".join(lines)
+    """Config text with known secrets masked, the string value of every secret-named key masked (``api_key``,
+    ``auth``, ``authorization``, ``credentials``...), and every key-shaped string in any other string or
+    comment (``sk-…``, ``Bearer …``, a long random token) masked; the rest as written."""
+    named = _TOML_PAIR.sub(_mask_pair, mask_text(text, tuple(secrets)))
+    return _TOML_TEXT.sub(lambda m: redact(m.group(0)), named)
 
 
 @dataclass

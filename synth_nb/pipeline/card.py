@@ -11,7 +11,6 @@ saving. Building a card never creates a job.
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import httpx
 
 from synth_nb.backend import display_url
+from synth_nb.markup import html_text, no_math_html
 from synth_nb.pipeline.dry_rollout import DryRollout, dry_rollout
 from synth_nb.pipeline.estimate import Estimate, estimate
 from synth_nb.pipeline.preflight import (
@@ -126,20 +126,20 @@ class PreflightCard:
 def _section(title: str, rows: Sequence[str], *, pre: bool = False) -> str:
     if not rows:
         return ""
-    body = (f"<pre style='white-space:pre-wrap;margin:0'>{html.escape(chr(10).join(rows))}</pre>" if pre
-            else "<ul style='margin:0;padding-left:1.2em'>" + "".join(f"<li>{html.escape(r)}</li>" for r in rows)
+    body = (f"<pre style='white-space:pre-wrap;margin:0'>{html_text(chr(10).join(rows))}</pre>" if pre
+            else "<ul style='margin:0;padding-left:1.2em'>" + "".join(f"<li>{html_text(r)}</li>" for r in rows)
             + "</ul>")
-    return f"<section><h4 style='margin:.5em 0 .2em'>{html.escape(title)}</h4>{body}</section>"
+    return f"<section><h4 style='margin:.5em 0 .2em'>{html_text(title)}</h4>{body}</section>"
 
 
 def card_html(card: PreflightCard) -> str:
     """Static HTML of the card (no script, no widget), so it stays in the saved notebook as it is."""
     verdict = card.verdict
     colour = "#2e7d32" if card.ok else "#8a6d00" if verdict == "backend not contacted" else "#c62828"
-    parts = [f"<div role='region' aria-label='{html.escape(card.title)}' "
+    parts = [f"<div role='region' aria-label='{html_text(card.title)}' "
              "style='border:1px solid #bbb;border-radius:6px;padding:.6em 1em;max-width:60em'>",
-             f"<h3 style='margin:.2em 0'>{html.escape(card.title)}</h3>",
-             f"<p style='margin:.2em 0'>backend {html.escape(card.backend)} &middot; "
+             f"<h3 style='margin:.2em 0'>{html_text(card.title)}</h3>",
+             f"<p style='margin:.2em 0'>backend {html_text(card.backend)} &middot; "
              f"<strong style='color:{colour}'>{verdict}</strong> (no job was sent)</p>"]
     if card.problem is not None:
         parts.append(_section("problem", [card.problem], pre=True))
@@ -159,7 +159,7 @@ def card_html(card: PreflightCard) -> str:
         head, *rows = card.estimate.lines()
         parts.append(_section(head.rstrip(":"), [r.strip() for r in rows]))
     parts.append(_section("warnings", card.warnings))
-    return "".join(parts) + "</div>"
+    return no_math_html("".join(parts) + "</div>")
 
 
 def build_card(item: Prepared, target: Target, api_key: str | None, *,

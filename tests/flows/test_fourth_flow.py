@@ -124,7 +124,7 @@ def test_the_live_chart_draws_its_series_and_noise_is_its_own(toy: Flow) -> None
 def test_its_artifact_is_rendered_and_it_writes_no_results(toy: Flow, tmp_path: Path) -> None:
     job = ToyJob(metrics=[MetricPoint(name="toy.score", step=1, value=0.5)])
     bundle = artifacts.artifact_bundle(job)
-    assert bundle == {"text/markdown": "### Toy `toy_42`: best score 0.5",
+    assert bundle == {"text/markdown": "<div class='mathjax_ignore'>\n\n### Toy `toy_42`: best score 0.5\n\n</div>",
                       "text/plain": "### Toy `toy_42`: best score 0.5"}
     assert artifacts.export_summary(job, tmp_path) == [] and not toy.has_summary
 

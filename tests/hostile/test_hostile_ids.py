@@ -11,8 +11,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-from conftest import Tree, assert_clean, synth_nb
 from hostile_backend import HOSTILE_IDS, HostileBackend, HostileJob, good_job
+from hostile_sandbox import Tree, assert_clean, synth_nb
 from minimal_configs import MINIMAL_GEPA
 
 

@@ -10,7 +10,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from conftest import Tree, assert_clean, synth_nb
 from hostile_backend import (
     Body,
     HostileBackend,
@@ -21,6 +20,7 @@ from hostile_backend import (
     huge_body,
     nested_body,
 )
+from hostile_sandbox import Tree, assert_clean, synth_nb
 
 from synth_nb.client import AsyncSynthClient, EventStream
 from synth_nb.errors import BackendAnswerError

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pexpect
-from conftest import COMMAND_SECONDS, RAW_CONTROL, Tree, assert_clean, environment, synth_nb
 from hostile_backend import HOSTILE_TEXT, HostileBackend, control_text_job, good_job
+from hostile_sandbox import COMMAND_SECONDS, RAW_CONTROL, Tree, assert_clean, environment, synth_nb
 
 from synth_nb.job import JobRecord, JobRegistry
 

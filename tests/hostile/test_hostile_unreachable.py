@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Tree, assert_clean, synth_nb
+from hostile_sandbox import Tree, assert_clean, synth_nb
 from IPython.core.error import UsageError
 
 

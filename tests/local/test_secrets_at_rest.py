@@ -101,3 +101,15 @@ def test_a_queued_job_started_after_a_restart_says_its_key_was_not_kept(tmp_path
     assert done["status"] == "succeeded" and done["key_digest"] is None and done["env_key_seen"] is True
     warning = next(e for e in events if e["type"] == "job.secrets.unavailable")
     assert warning["level"] == "warning" and "lost when the backend restarted" in warning["message"]
+
+
+@pytest.mark.parametrize("name", ["auth", "authorization", "api_key_header", "credentials", "credential", "bearer",
+                                  "passwd", "client-auth", "cookie", "private_key"])
+def test_secrets_under_other_names_are_withheld_too(name: str) -> None:
+    from synth_nb.local.redact import restore_secrets, withhold_secrets
+
+    body = {"config_body": {"policy": {"headers": {name: SECRET}, "max_tokens": 64, "author": "me"}}}
+    stored, withheld = withhold_secrets(body)
+    assert SECRET not in json.dumps(stored) and stored["config_body"]["policy"]["headers"][name].endswith(SECRET[-4:])
+    assert stored["config_body"]["policy"]["max_tokens"] == 64 and stored["config_body"]["policy"]["author"] == "me"
+    assert restore_secrets(stored, withheld) == body

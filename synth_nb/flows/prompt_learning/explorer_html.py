@@ -10,7 +10,6 @@ Styles are scoped to the output's own id.
 
 from __future__ import annotations
 
-import html
 import uuid
 from typing import Any
 
@@ -24,6 +23,7 @@ from synth_nb.flows.prompt_learning.explorer_model import Exploration, LineageNo
 from synth_nb.flows.prompt_learning.explorer_svg import pareto_svg
 from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
 from synth_nb.flows.prompt_learning.prompt_diff import MessageDiff
+from synth_nb.markup import html_text, no_math_html
 
 __all__ = ["diff_html", "explorer_html"]
 
@@ -50,7 +50,8 @@ _CSS = """
 
 
 def _e(value: Any) -> str:
-    return html.escape(mask_key_shapes(str(value)))
+    """Backend text as HTML text or a quoted attribute value, key shapes masked."""
+    return html_text(mask_key_shapes(str(value)))
 
 
 def diff_html(diffs: list[MessageDiff]) -> str:
@@ -140,7 +141,7 @@ def _lineage(ex: Exploration, uid: str) -> str:
         kids = "".join(node(k) for k in n.children)
         kids += "".join(f"<li class='note'>✗ proposal {_e(p.transformation_id or p.number)} rejected (minibatch "
                         f"{fmt(p.minibatch_score)})</li>" for p in n.rejected)
-        label = f"<a href='#{uid}-c{n.candidate.index}'>{_e(lineage_label(ex, n)).replace('**', '')}</a>"
+        label = f"<a href='#{uid}-c{n.candidate.index}'>{_e(lineage_label(ex, n, markdown=False))}</a>"
         return f"<li>{label}" + (f"<ul class='tree'>{kids}</ul>" if kids else "") + "</li>"
 
     roots = ex.lineage()
@@ -267,8 +268,9 @@ def explorer_html(ex: Exploration) -> str:
     diff_part = f"<h4>Baseline → best prompt (best by search score)</h4>{diff_html(diff)}" if diff else ""
     body = (f"<h3>{_e(ex.summary_line())}</h3><p class='note'>{_e(ex.best_note())}</p>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
             f"{_lineage(ex, uid)}{diff_part}{_mipro(ex)}")
-    return (f"<div class='synth-explorer' id='{uid}' role='region' aria-label='Prompt-learning explorer for job "
-            f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'>"
-            f"<style>{_CSS.format(id=uid)}</style><a class='skip' href='#{uid}-end'>Skip the explorer</a>{body}"
-            f"<div id='{uid}-end' class='note' tabindex='-1'>End of the explorer.</div>"
-            f"<script>{_SCRIPT.replace('__ID__', uid)}</script></div>")
+    return no_math_html(
+        f"<div class='synth-explorer' id='{uid}' role='region' aria-label='Prompt-learning explorer for job "
+        f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'>"
+        f"<style>{_CSS.format(id=uid)}</style><a class='skip' href='#{uid}-end'>Skip the explorer</a>{body}"
+        f"<div id='{uid}-end' class='note' tabindex='-1'>End of the explorer.</div>"
+        f"<script>{_SCRIPT.replace('__ID__', uid)}</script></div>")

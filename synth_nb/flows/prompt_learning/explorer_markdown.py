@@ -1,7 +1,9 @@
 """The explorer as Markdown: what a saved notebook shows outside Jupyter and what an export writes.
 
 Diffs use wdiff marks (``[-removed-]``, ``{+added+}``) inside a fenced block, which read the same in a
-terminal, on GitHub and in Jupyter, whatever characters the prompt contains.
+terminal, on GitHub and in Jupyter, whatever characters the prompt contains. Every string the backend sent
+(roles, origins, ids, seeds, prompt text) is key-shape masked, then written as literal text
+(``synth_nb.markup``), never as Markdown or HTML of its own.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from synth_nb.flows.prompt_learning.explorer_model import Exploration, LineageNode
+from synth_nb.flows.prompt_learning.key_shapes import mask_key_shapes
 from synth_nb.flows.prompt_learning.prompt_diff import MessageDiff
+from synth_nb.markup import md_block, md_code, md_text
 
 __all__ = ["MAX_ROWS", "diff_markdown", "explorer_markdown", "fmt", "lineage_label"]
 
@@ -28,15 +32,9 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _fence(text: str) -> str:
-    ticks = "```"
-    while ticks in text:
-        ticks += "`"
-    return f"{ticks}text\n{text}\n{ticks}"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _t(value: Any) -> str:
+    """Backend text as Markdown inline text (a cell, a sentence), key shapes masked."""
+    return md_text(mask_key_shapes(str(value)))
 
 
 def diff_markdown(diffs: Sequence[MessageDiff], *, title: str = "Baseline → best prompt") -> list[str]:
@@ -45,11 +43,11 @@ def diff_markdown(diffs: Sequence[MessageDiff], *, title: str = "Baseline → be
         return []
     lines = [f"## {title}", "", "Word-level changes per message: `[-removed-]`, `{+added+}`.", ""]
     for d in diffs:
-        label = f"**{d.role}**" + (f" (`{d.name}`)" if d.name else "")
+        label = f"**{_t(d.role)}**" + (f" ({md_code(mask_key_shapes(d.name))})" if d.name else "")
         if not d.changed:
             lines += [f"{label}: unchanged", ""]
             continue
-        lines += [f"{label}: +{d.words('added')} / −{d.words('removed')} words", "", _fence(d.wdiff()), ""]
+        lines += [f"{label}: +{d.words('added')} / −{d.words('removed')} words", "", md_block(mask_key_shapes(d.wdiff())), ""]
     return lines
 
 
@@ -59,7 +57,9 @@ def shown_candidates(ex: Exploration) -> list[int]:
     return sorted(c.index for c in order[:MAX_ROWS])
 
 
-def lineage_label(ex: Exploration, node: LineageNode) -> str:
+def lineage_label(ex: Exploration, node: LineageNode, *, markdown: bool = True) -> str:
+    """``#3 · reflection · of #1 · score 0.570 · …``: as Markdown (escaped, the marks in bold) or as plain text
+    (``markdown=False``, for a caller that escapes it for where it lands)."""
     c = node.candidate
     parts = [f"#{c.index}", c.origin]
     if c.parents:
@@ -72,7 +72,10 @@ def lineage_label(ex: Exploration, node: LineageNode) -> str:
     if c.rollouts is not None:
         parts.append(f"after {c.rollouts} rollouts")
     marks = [m for m, on in (("baseline", c.index == ex.baseline), ("best", c.index == ex.best)) if on]
-    return " · ".join(parts) + (f" **({', '.join(marks)})**" if marks else "")
+    said = f"({', '.join(marks)})" if marks else ""
+    if not markdown:
+        return " · ".join(parts) + (f" {said}" if said else "")
+    return _t(" · ".join(parts)) + (f" **{said}**" if said else "")
 
 
 def _lineage(ex: Exploration) -> list[str]:
@@ -83,7 +86,7 @@ def _lineage(ex: Exploration) -> list[str]:
         for child in node.children:
             walk(child, depth + 1)
         for p in node.rejected:
-            lines.append(f"{'  ' * (depth + 1)}- ✗ proposal {p.transformation_id or p.number} rejected "
+            lines.append(f"{'  ' * (depth + 1)}- ✗ proposal {_t(p.transformation_id or p.number)} rejected "
                          f"(minibatch {fmt(p.minibatch_score)})")
 
     for root in ex.lineage():
@@ -103,7 +106,7 @@ def _candidates(ex: Exploration) -> list[str]:
         if row["candidate"] not in shown:
             continue
         mark = " (baseline)" if row["baseline"] else " (best by search score)" if row["best"] else ""
-        lines.append(f"| {row['candidate']}{mark} | {row['origin']} | "
+        lines.append(f"| {row['candidate']}{mark} | {_t(row['origin'])} | "
                      f"{', '.join(f'#{p}' for p in row['parents']) or '—'} | {fmt(row['score'])} | "
                      f"{fmt(row['heldout'])} | {fmt(row['minibatch_score'])} | {fmt(row['prompt_tokens'])} | "
                      f"{fmt(row['rollouts'])} | {row['seeds_owned']} | {'yes' if row['candidate'] in front else ''} |")
@@ -121,7 +124,7 @@ def _wins(ex: Exploration) -> list[str]:
              "scores the same are owned by none).", ""]
     shown = [i for i in wins.candidates if i in set(shown_candidates(ex))]
     if len(wins.seeds) <= MAX_SEED_COLUMNS:
-        lines += ["| # | " + " | ".join(str(s) for s in wins.seeds) + " |",
+        lines += ["| # | " + " | ".join(_t(s) for s in wins.seeds) + " |",
                   "|---|" + "---|" * len(wins.seeds)]
         for i in shown:
             cells = [fmt(wins.scores.get((i, s)), 2) + (" ★" if i in wins.owners.get(s, ()) else "")
@@ -131,7 +134,7 @@ def _wins(ex: Exploration) -> list[str]:
     lines += ["| # | Seeds owned |", "|---|---|"]
     for i in shown:
         owned = wins.owned_by(i)
-        lines.append(f"| {i} | {len(owned)}: {_cell(', '.join(map(str, owned[:30])))}"
+        lines.append(f"| {i} | {len(owned)}: {_t(', '.join(map(str, owned[:30])))}"
                      + (" …" if len(owned) > 30 else "") + " |")
     return lines
 
@@ -162,15 +165,15 @@ def _mipro(ex: Exploration) -> list[str]:
         lines += ["", "Cells: mean minibatch score × trials, full-evaluation score; ✓ the chosen pair.", ""]
     lines += [f"{len(m.trials)} trials; best minibatch score {fmt(max((t.score for t in m.trials), default=None))}."]
     for i, text in sorted(m.instructions.items()):
-        lines.append(f"- instruction {i}: {_cell(text.splitlines()[0] if text else '')[:120]}")
+        lines.append(f"- instruction {i}: {_t((text.splitlines() or [''])[0][:120])}")
     return lines
 
 
 def explorer_markdown(ex: Exploration) -> str:
-    parts: list[list[str]] = [[f"# Prompt-learning explorer: `{ex.job_id}`", "", ex.summary_line(), "",
-                               ex.best_note(), ""]]
+    parts: list[list[str]] = [[f"# Prompt-learning explorer: {md_code(ex.job_id)}", "", _t(ex.summary_line()), "",
+                               _t(ex.best_note()), ""]]
     if ex.notes:
-        parts.append([*(f"> {note}" for note in ex.notes), ""])
+        parts.append([*(f"> {_t(note)}" for note in ex.notes), ""])
     front = ex.frontier("length")
     if front:
         parts.append([f"Pareto frontier (search score vs ≈ tokens): {', '.join(f'#{i}' for i in front)}.", ""])

@@ -9,10 +9,10 @@ opens the prompt). Baseline and best are told apart by shape and a text label, n
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from synth_nb.flows.prompt_learning.explorer_model import Axis, Exploration
+from synth_nb.markup import html_text
 
 __all__ = ["pareto_svg"]
 
@@ -56,7 +56,7 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
         return TOP + (1 - (y - y_lo) / (y_hi - y_lo)) * plot_h
 
     title = f"Score vs {AXIS_LABEL[axis]}"
-    parts = [f'<svg class="synth-pareto" role="group" aria-label="{html.escape(title)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
+    parts = [f'<svg class="synth-pareto" role="group" aria-label="{html_text(title)}" viewBox="0 0 {WIDTH} {HEIGHT}" '
              f'width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
              f'<line class="ax" x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}"/>',
              f'<line class="ax" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}"/>']
@@ -66,7 +66,7 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
     for t in _ticks(y_lo, y_hi):
         parts.append(f'<text class="tick" x="{LEFT - 4}" y="{sy(t) + 3:.1f}" text-anchor="end">{_label(t, False)}</text>')
     parts.append(f'<text class="axl" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">'
-                 f'{html.escape(AXIS_LABEL[axis])}</text>')
+                 f'{html_text(AXIS_LABEL[axis])}</text>')
     parts.append(f'<text class="axl" transform="translate(12 {TOP + plot_h / 2:.0f}) rotate(-90)" '
                  f'text-anchor="middle">search score (validation)</text>')
     by_index = {c.index: (x, y) for c, x, y in points}
@@ -101,4 +101,4 @@ def _point(ex: Exploration, index: int, px: float, py: float, x: float, y: float
     label = (f'<text class="ptl" x="{px - 8 if right else px + 8:.1f}" y="{py - 6:.1f}" '
              f'text-anchor="{"end" if right else "start"}">{role} #{index}</text>' if role else "")
     return (f'<g class="point" data-candidate="{index}" data-target="{anchor}-c{index}" data-order="{rank}">'
-            f"<title>{html.escape(what)}</title>{mark}{label}</g>")
+            f"<title>{html_text(what)}</title>{mark}{label}</g>")

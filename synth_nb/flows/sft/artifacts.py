@@ -1,5 +1,6 @@
 """What a finished SFT job shows: the fine-tuned model id (or where a stopped job kept its checkpoint), the
-loss at the start and at the end, and the files it trained and validated on."""
+loss at the start and at the end, and the files it trained and validated on. What the backend named (the
+model, the files, an error) is written into the Markdown as literal text (``synth_nb.markup``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from synth_nb.flows.artifacts import Artifact, FinishedJob, ending_facts
 from synth_nb.flows.chart import ChartData
 from synth_nb.flows.sft.chart import CHART
+from synth_nb.markup import md_code, md_text
 
 __all__ = ["fine_tuned_model", "loss_fact", "sft_artifact", "training_files"]
 
@@ -85,13 +87,13 @@ def loss_fact(job: FinishedJob) -> str | None:
 def sft_artifact(job: FinishedJob) -> Artifact:
     model = fine_tuned_model(job) if job.status == "succeeded" else None
     facts = [f for f in (loss_fact(job), *ending_facts(job)) if f]
-    md = [f"### SFT result: `{job.id}` ({job.status})", ""]
+    md = [f"### SFT result: {md_code(job.id)} ({md_text(job.status)})", ""]
     if job.status == "succeeded":
-        md += [f"**Model id:** `{model}`" if model else "**Model id:** not reported by the backend", ""]
-    md += [f"- {fact}" for fact in facts]
+        md += [f"**Model id:** {md_code(model)}" if model else "**Model id:** not reported by the backend", ""]
+    md += [f"- {md_text(fact)}" for fact in facts]
     files = training_files(job)
     if files:
         counts = _example_counts(job)
         md += ["", "| file | id | examples |", "|---|---|---|",
-               *[f"| {role} | `{name}` | {counts.get(role, '')} |" for role, name in files]]
+               *[f"| {role} | {md_code(name, cell=True)} | {counts.get(role, '')} |" for role, name in files]]
     return Artifact(title=f"SFT result: {job.id}", markdown="\n".join(md).rstrip() + "\n", facts=tuple(facts))
