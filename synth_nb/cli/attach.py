@@ -45,10 +45,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def follow(request: Request) -> int:
     """Re-attach to the request's job and follow it (``synth-nb attach`` and ``synth-nb train --attach``)."""
-    from synth_nb.cli.follow import FollowOptions, run_attach
+    from synth_nb.cli.follow import run_attach
 
     found = actions.attachment(request, start_local=False)
-    return run_attach(found, FollowOptions.of(request))
+    return run_attach(found, request)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -133,7 +133,7 @@ def _submit(request: Request) -> int:
     The embedded backend of ``local`` keeps running afterwards, for ``attach`` and other commands.
     """
     from synth_nb.cli.confirm import confirmed
-    from synth_nb.cli.follow import FollowOptions, run_submit
+    from synth_nb.cli.follow import run_submit
 
     with _notes_on_stderr():
         batch = actions.prepare(request, HOOKS)
@@ -141,7 +141,7 @@ def _submit(request: Request) -> int:
     if not confirmed(batch, ask=not request.yes):
         print("nothing was sent", file=sys.stderr)
         return 1
-    return run_submit(batch, FollowOptions.of(request), folder=request.folder)
+    return run_submit(batch, request)
 
 
 def _check(request: Request) -> int:
@@ -166,7 +166,7 @@ def _rerun(request: Request) -> int:
     Any difference (the config or a dataset changed, the plan would differ) is shown and exits 2 with
     nothing sent. With ``--dry-run`` the diff is all there is: exit 0 when empty, 2 otherwise, nothing sent.
     """
-    from synth_nb.cli.follow import FollowOptions, run_submit
+    from synth_nb.cli.follow import run_submit
 
     with _notes_on_stderr():
         rerunning = actions.rerun(request)
@@ -176,7 +176,7 @@ def _rerun(request: Request) -> int:
     if request.dry_run:
         print(f"dry run: the re-run of {request.rerun} was not sent", file=sys.stderr)
         return 0
-    return run_submit(rerunning.batch, FollowOptions.of(rerunning.request), folder=request.folder)
+    return run_submit(rerunning.batch, rerunning.request)
 
 
 def _fork(request: Request) -> int:

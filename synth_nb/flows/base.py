@@ -144,8 +144,6 @@ class Flow(ABC):
     #: how to write a TOML this flow claims, for "not a training config" messages
     detect_hint: ClassVar[str] = ""
     chart: ClassVar[ChartSpec]
-    #: True when ``write_results`` writes files (``job.export_summary``, the panel at the job's end)
-    has_summary: ClassVar[bool] = False
     #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
     explorer_event_types: ClassVar[frozenset[str]] = frozenset()
     #: event types hidden by default for this flow
@@ -239,3 +237,8 @@ class Flow(ABC):
     def write_results(self, job: FinishedJob, folder: Path) -> Path | None:
         """Write the job's result files into ``folder``; the main file's path, or None if it has none."""
         return None
+
+    @property
+    def has_summary(self) -> bool:
+        """Whether this flow writes result files (it has its own ``write_results``), for messages about it."""
+        return type(self).write_results is not Flow.write_results

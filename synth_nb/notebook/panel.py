@@ -7,9 +7,9 @@ event loop, so other cells keep running while a job streams.
 It shows three plain display outputs (status HTML, chart PNG with an ``<img>`` and alt text, summary
 Markdown: ``PanelOutputs``), updated in place by display id, and one ipywidgets row (Cancel, show-all)
 beside them; the saved notebook, nbviewer and ``nbconvert`` keep the outputs' last state. When the job
-ends, its result files (prompt learning: ``summary.md`` and its curve) are written to
-``<results folder>/<job id>/`` and linked in the summary, as the terminal writes them, and the row becomes
-text: nothing in it is left to press.
+ends, its result files (prompt learning: ``summary.md`` and its curve) and bundle, written to
+``<results folder>/<job id>/`` whichever door followed it, are linked in the summary and said in the row,
+and the row becomes text: nothing in it is left to press.
 
 Embedding: every output and update goes through IPython's display publisher in the output context that
 was current when :meth:`MonitorPanel.display` ran (button presses run in it too). To show a panel in
@@ -33,6 +33,7 @@ from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.progress import parse_time
+from synth_nb.job.results import write_results
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
@@ -226,10 +227,11 @@ class MonitorPanel:
         self._publish_summary()
         return written
 
-    async def _write_results(self) -> None:
-        """At the end: the result files, linked in the summary and said in the row (a problem too)."""
-        self.summary.exported, said = await asyncio.to_thread(
-            artifacts.write_results_at_end, self.job, self.job.results_folder, self.notebook_folder)
+    async def _show_results(self) -> None:
+        """At the end: the job's result files and bundle (written as it ended, by the follow stage; here for a
+        job nobody followed), linked in the summary and said in the row (a problem too)."""
+        results = await asyncio.to_thread(write_results, self.job)
+        self.summary.exported, said = artifacts.results_bundle(results, self.notebook_folder)
         if said and self.controls is not None:
             self.controls.say(said)
 
@@ -319,8 +321,7 @@ class MonitorPanel:
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
             self.summary.result = artifacts.artifact_bundle(self.job)
-            if self.flow.has_summary:
-                await self._write_results()
+            await self._show_results()
             self._publish_summary()
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)

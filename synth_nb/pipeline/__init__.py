@@ -14,7 +14,9 @@ arguments into one request and show what its action returns:
 * ``backend_keys``: the resolved ENVIRONMENT_API_KEY handed to the embedded backend (``share_keys``);
 * ``prepare``: config discovery (``discover``, ``choose_configs``), ``Prepared`` configs and the checks
   several configs must pass together;
-* ``launch``: submission, re-attaching, and ``--record`` files;
+* ``launch``: submission and re-attaching;
+* ``follow``: what happens to sent or attached jobs until they end (watchdog, results and bundle, reporters,
+  ``--record`` files);
 * ``preflight``: the task app's ``/health`` checked from here before a job is created;
 * ``card`` (with ``dry_rollout`` and ``estimate``): the pre-flight card of ``--check``;
 * ``bundle``: what a job was submitted with and what it did, written when it ends; ``rerun`` submits a
@@ -22,13 +24,12 @@ arguments into one request and show what its action returns:
 """
 
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import RunRecord, find_bundle, keep_bundle, record_run
+from synth_nb.pipeline.bundle import RunRecord, find_bundle, record_run
+from synth_nb.pipeline.follow import record_path, start_recording
 from synth_nb.pipeline.launch import (
     attach,
     attach_target,
-    record_path,
     secret_values,
-    start_recording,
     submit,
 )
 from synth_nb.pipeline.preflight import (
@@ -78,7 +79,6 @@ __all__ = [
     "choose_configs",
     "discover",
     "find_bundle",
-    "keep_bundle",
     "example_task_app_url",
     "local_backend",
     "preflight",

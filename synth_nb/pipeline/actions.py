@@ -1,27 +1,32 @@
 """The actions a ``Request`` asks for, each the whole sequence, shared by the terminal, the magic and the wizard.
 
-``prepare`` (what ``--dry-run`` shows), ``check`` (``--check``'s pre-flight cards), ``send`` (the sequence
-of every submission: the target resolved once, the overrides built once, the API key once, then the keys
-shared with the embedded backend, the task apps' pre-flight, the run recorded, the plan submitted, the
-bundle kept and the budget watchdog set), ``rerun``, ``fork``, ``attach`` (and ``cancel``) and ``jobs``;
-the ``compare`` action is ``synth_nb.comparison.compare_request`` (a comparison reads jobs through this
-package, so this package does not import it). A door builds one ``Request``, runs the action
-``request.action`` names and only renders what comes back or asks its user a question (``Hooks``).
+``prepare`` (what ``--dry-run`` shows; the only place, with ``rerun``, a ``Batch`` is made), ``check``
+(``--check``'s pre-flight cards), ``send`` (the sequence of every submission: the keys shared with the
+embedded backend, the task apps' pre-flight, then per plan its run recorded, the plan submitted and the
+record kept in the job's folder), ``follow`` (``synth_nb.pipeline.follow``: what happens to sent or attached
+jobs until they end), ``rerun``, ``fork``, ``attach`` (and ``cancel``) and ``jobs``; the ``compare`` action is
+``synth_nb.comparison.compare_request`` (a comparison reads jobs through this package, so this package does
+not import it). A door builds one ``Request``, runs the action ``request.action`` names and only renders what
+comes back or asks its user a question (``Hooks``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, overload
 
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
+from synth_nb.job.results import keep_bundle
+from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import keep_bundle, record_run
+from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
+from synth_nb.pipeline.follow import Following, follow
 from synth_nb.pipeline.launch import attach as attach_on
 from synth_nb.pipeline.launch import attach_target, secret_values
 from synth_nb.pipeline.launch import submit as submit_on
@@ -44,28 +49,18 @@ from synth_nb.pipeline.target import Target, api_key, resolve_target
 if TYPE_CHECKING:
     from synth_nb.flows.overrides import Overrides
     from synth_nb.job import Job, JobRegistry
-    from synth_nb.job.watchdog import Limits
     from synth_nb.pipeline.bundle import RunRecord
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
     from synth_nb.pipeline.rerun import Rerun
     from synth_nb.plan import Plan
 
-__all__ = ["Attachment", "Batch", "Checked", "Hooks", "Rerunning", "attach", "attachment", "cancel", "check",
-           "check_batch", "fork", "jobs", "prepare", "rerun", "send", "wizard_batch"]
+__all__ = ["Attachment", "Batch", "Checked", "Following", "Hooks", "Rerunning", "attach", "attachment", "cancel",
+           "check", "check_batch", "follow", "fork", "jobs", "prepare", "rerun", "send"]
 
 
 def _quiet(_: str) -> None:
     return None
-
-
-def _limits(limits: Limits | Mapping[str, Any] | None) -> Limits | None:
-    """The budget watchdog's limits (None: no watchdog); flag values are checked here."""
-    from synth_nb.job.watchdog import Limits
-
-    if limits is None or isinstance(limits, Limits):
-        return limits
-    return Limits.from_values(limits)
 
 
 @dataclass(frozen=True)
@@ -138,96 +133,102 @@ def _sources(request: Request, hooks: Hooks, paths: list[Path], target: Target) 
     return sources
 
 
-def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = True, several: bool = False) -> Batch:
+@overload
+def prepare(request: Request, hooks: Hooks = ..., *, start_local: bool = ..., several: bool = ...,
+            errors: Literal["raise"] = ...) -> Batch: ...
+@overload
+def prepare(request: Request, hooks: Hooks = ..., *, start_local: bool = ..., several: bool = ...,
+            errors: Literal["by_field"]) -> tuple[Batch | None, dict[str, str]]: ...
+def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = True, several: bool = False,
+            errors: Literal["raise", "by_field"] = "raise") -> Batch | tuple[Batch | None, dict[str, str]]:
     """The request's configs as plans (``--dry-run`` shows them; ``send`` submits them).
 
     Bad override flags fail before configs are looked for. ``start_local``: start (or find) the embedded
     backend for ``--backend local`` now, so plans carry its URL. ``several``: with no config named, take every
-    valid one found (a preview) rather than exactly one.
+    valid one found (a preview) rather than exactly one. ``errors="by_field"`` (the wizard's form): nothing is
+    raised for the target or the overrides; each such problem is returned as the error of its field, with
+    the batch (None when there is no target).
     """
-    target = resolve_target(request.backend, start_local=start_local)
-    overrides = build_overrides(request.overrides, target)
+    problems: dict[str, str] = {}
+    try:
+        target = resolve_target(request.backend, start_local=start_local, environ=request.environ)
+    except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
+        if errors == "raise":
+            raise
+        return None, {"backend": str(exc)}
+    try:
+        overrides = build_overrides(request.overrides, target)
+    except OverrideError as exc:
+        if errors == "raise":
+            raise
+        return Batch(target, None, []), {exc.field or "backend": str(exc)}
     paths = _configs(request, hooks, several)
     sources = _sources(request, hooks, paths, target)
     prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources) for p in paths]
-    limit_rollouts(prepared, _rollout_limit(request.limits))
-    check_together(overrides, prepared)
-    return Batch(target, overrides, prepared)
-
-
-def wizard_batch(backend: str | None, environ: Mapping[str, str], values: Mapping[str, Any], paths: Sequence[Path],
-                 sources: SecretSources) -> tuple[Batch | None, dict[str, str]]:
-    """The wizard's form prepared as ``prepare`` would, with each problem as an error of its field."""
+    limit_rollouts(prepared, request.limits.max_rollouts)
+    batch = Batch(target, overrides, prepared, forked_from=request.fork)
     try:
-        target = resolve_target(backend, environ=environ)
-    except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
-        return None, {"backend": str(exc)}
-    try:
-        overrides = build_overrides(values, target)
+        check_together(overrides, prepared)
     except OverrideError as exc:
-        return Batch(target, None, []), {exc.field or "backend": str(exc)}
-    batch = Batch(target, overrides, [prepare_one(p, overrides=overrides, target=target, sources=sources)
-                                      for p in paths])
-    try:
-        check_together(overrides, batch.prepared)
-    except OverrideError as exc:
-        return batch, {exc.field or "idempotency": str(exc)}
-    return batch, {}
+        if errors == "raise":
+            raise
+        problems[exc.field or "idempotency"] = str(exc)
+    return batch if errors == "raise" else (batch, problems)
 
 
-def _given(limits: Limits | None) -> dict[str, float]:
-    """The limits given, by flag dest (what a job's bundle keeps, so a re-run repeats them)."""
-    return {} if limits is None else {k: v for k, v in dataclasses.asdict(limits).items() if v is not None}
+def _check_writable(folder: Path, batch: Batch) -> None:
+    """Before anything is sent: the project folder must take the job registry and each job's folder, or a job
+    would be created and then lost (its id never said). One ``ConfigError``, nothing sent."""
+    places = [folder / ".synth_nb", *(bundle_folder(item, folder) for item in batch.prepared if batch.keep_bundles)]
+    for place in dict.fromkeys(places):
+        try:
+            place.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=place):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"cannot write to {place} ({exc.strerror or exc}): the job registry and each job's "
+                              "results are kept there, so nothing was sent",
+                              hint="make the folder writable, or run from a writable copy of the project") from None
 
 
-def _rollout_limit(limits: Limits | Mapping[str, Any] | None) -> int | None:
-    checked = _limits(limits)
-    return None if checked is None or checked.max_rollouts is None else int(checked.max_rollouts)
-
-
-async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
-               say: Callable[[str], None] = _quiet, jobs: list[Job] | None = None,
+async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _quiet, jobs: list[Job] | None = None,
                on_job: Callable[[Job, Prepared, RunRecord | None], None] | None = None,
                on_failure: Callable[[Prepared, SynthNbError], None] | None = None) -> list[Job]:
-    """Submit every plan of ``batch``, in order, on the running loop; one client per job.
+    """Submit every plan of ``batch`` (made by ``prepare`` or ``rerun``), in order, on the running loop; one
+    client per job. Following the jobs is ``follow``'s.
 
-    The embedded backend is given the resolved task-app keys, the task apps are checked (``say`` gets each
-    line), then per plan: its run is recorded, it is submitted, its job keeps its bundle (written when it ends)
-    and gets a budget watchdog when ``limits`` are given. ``jobs`` collects the jobs as they are created (a
-    caller interrupted half way knows which to cancel). With ``on_failure``, a failed submission among several
-    is reported there and the rest go on; otherwise it raises.
+    The project folder is checked writable first. The embedded backend is given the resolved task-app keys,
+    the task apps are checked (``say`` gets each line), then per plan: its run is recorded, it is submitted
+    and its record kept in its folder, so its bundle is written when it ends, whoever follows it. ``jobs``
+    collects the jobs as they are created (a caller interrupted half way knows which to cancel). With
+    ``on_failure``, a failed submission among several is reported there and the rest go on; otherwise it
+    raises.
     """
     from synth_nb.job import JobRegistry
-    from synth_nb.job.watchdog import watch
 
-    for item in batch.prepared:
-        if not item.ok:
-            raise item.error or ConfigError(f"{item.path}: not ready to submit")
-    watchdog = _limits(limits)
-    limit_rollouts(batch.prepared, _rollout_limit(watchdog))  # the wizard's and a fork's plans get it here
-    raise_problems(batch.prepared)
-    target, key, created = batch.target, batch.key, [] if jobs is None else jobs
+    folder, created = request.folder, [] if jobs is None else jobs
+    await asyncio.to_thread(_check_writable, folder, batch)
+    target, key = batch.target, batch.key
     await asyncio.to_thread(share_keys, target, [p.secrets for p in batch.prepared])
     for line in await asyncio.to_thread(preflight, batch.prepared, target):
         say(line.line())
     registry = JobRegistry(folder)
     for item in batch.prepared:
-        assert item.plan is not None
+        assert item.plan is not None  # ``prepare`` made it; the door raised its problems before sending
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
                                          parent=batch.parent, forked_from=batch.forked_from,
-                                         limits=_given(watchdog)) \
+                                         limits=request.limits.given()) \
             if batch.keep_bundles else None
         try:
-            job = await submit_on(item.plan, target, key, registry=registry, poll_interval=poll_interval)
+            job = await submit_on(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
         except SynthNbError as exc:
             if on_failure is None or len(batch.prepared) == 1:
                 raise
             on_failure(item, exc)
             continue
         if record is not None:
+            await asyncio.to_thread(record.save, job.id)
             keep_bundle(job, record)
-        if watchdog is not None:
-            watch(job, watchdog)
         created.append(job)
         if on_job is not None:
             on_job(job, item, record)
@@ -303,12 +304,12 @@ def rerun(request: Request) -> Rerunning:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
     target = resolve_target(request.backend or parent_backend(job_id, request.folder))
-    if not request.limits:  # the job's own limits, as it was sent with them (the backend is given some)
-        request = dataclasses.replace(request, limits=parent_limits(job_id, request.folder))
+    if not request.limits.any:  # the job's own limits, as it was sent with them (the backend is given some)
+        request = dataclasses.replace(request, limits=Limits.from_values(parent_limits(job_id, request.folder)))
     task_url = request.overrides.get("task_url")  # where the task app listens now: given, it beats the job's
     planned = plan_rerun(job_id, request.folder, target, request.sources(),
                          task_url=None if task_url is None else str(task_url),
-                         rollout_limit=_rollout_limit(request.limits))
+                         rollout_limit=request.limits.max_rollouts)
     return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id), request)
 
 
@@ -358,15 +359,15 @@ def attachment(request: Request, job_id: str | None = None, *, start_local: bool
     return Attachment(job_id, target, key, [h for h in hidden if h], request.flow, registry)
 
 
-async def attach(found: Attachment, *, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None) -> Job:
-    """The job's history rebuilt from its backend (not yet followed), with a budget watchdog when ``limits``."""
-    from synth_nb.job.watchdog import watch
-
+async def attach(found: Attachment, request: Request) -> Job:
+    """The job's history rebuilt from its backend (followed by ``follow``); a job submitted from this folder
+    that has not ended yet keeps its record, so its bundle is written when it ends, here or elsewhere."""
     job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          poll_interval=poll_interval, hidden=found.hidden)
-    found_limits = _limits(limits)
-    if found_limits is not None:
-        watch(job, found_limits)
+                          poll_interval=request.poll_interval, hidden=found.hidden)
+    if job.results_folder is not None:
+        record = await asyncio.to_thread(submitted_run, job.results_folder / job.id)
+        if record is not None:
+            keep_bundle(job, record)
     return job
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
@@ -19,10 +18,10 @@ from synth_nb.pipeline.target import Target, resolve_target
 
 if TYPE_CHECKING:
     from synth_nb.client import AsyncSynthClient
-    from synth_nb.job import Job, JobRegistry, Recorder
+    from synth_nb.job import Job, JobRegistry
     from synth_nb.plan import Plan
 
-__all__ = ["attach", "attach_target", "record_path", "secret_values", "start_recording", "submit"]
+__all__ = ["attach", "attach_target", "secret_values", "submit"]
 
 
 def _client(target: Target, api_key: str) -> AsyncSynthClient:
@@ -103,25 +102,6 @@ def _answers(url: str) -> bool:
     except httpx.HTTPError:
         return False
     return True
-
-
-def record_path(base: Path, job_id: str, several: bool) -> Path:
-    """``--record PATH``: ``PATH`` for one job, ``<stem>-<job id><suffix>`` for each of several."""
-    return base.with_name(f"{base.stem}-{job_id}{base.suffix or '.jsonl'}") if several else base
-
-
-def start_recording(jobs: Sequence[Job], base: Path | None, secrets: Sequence[str]) -> list[Recorder]:
-    """One JSONL recording per job from now on (what each job already holds is written first)."""
-    if base is None:
-        return []
-    from synth_nb.job import Recorder
-
-    recorders = []
-    for job in jobs:
-        recorder = Recorder(record_path(base, job.id, len(jobs) > 1), secrets=secrets)
-        recorder.follow(job)
-        recorders.append(recorder)
-    return recorders
 
 
 def secret_values(api_key: str, plans: Iterable[Plan]) -> list[str]:

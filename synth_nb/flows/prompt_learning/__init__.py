@@ -62,7 +62,6 @@ class PromptLearningFlow(Flow):
     config_model = PromptLearningConfig
     detect_hint = '[prompt_learning] with algorithm = "gepa" or "mipro" (prompt learning)'
     chart = CHART
-    has_summary = True
     explorer_event_types = EXPLORER_EVENT_TYPES
     #: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
     noise_event_types = frozenset({
