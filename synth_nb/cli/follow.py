@@ -31,10 +31,15 @@ from synth_nb.pipeline.actions import Attachment, Batch
 from synth_nb.pipeline.request import Request
 from synth_nb.secrets import mask_text
 
-__all__ = ["run_attach", "run_submit"]
+__all__ = ["note", "run_attach", "run_submit"]
 
 #: how often an outage notice is repeated while the backend does not answer
 OUTAGE_EVERY = 60.0
+
+
+def note(text: str) -> None:
+    """What an action says on the way (the embedded backend found, task-app checks): stderr, beside the preview."""
+    print(text, file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -113,8 +118,7 @@ async def _submit_and_follow(batch: Batch, run: _Run) -> int:
 
     before = _registered(run)
     try:
-        await actions.send(batch, request, say=lambda line: print(line, file=sys.stderr, flush=True), jobs=jobs,
-                           on_job=submitted, on_failure=not_submitted)
+        await actions.send(batch, request, say=note, jobs=jobs, on_job=submitted, on_failure=not_submitted)
     except asyncio.CancelledError:  # the jobs submitted so far are cancelled; the one being submitted was
         _say_cancelled_in_submission(run, before, jobs)
         await _cancel_all(jobs, run)

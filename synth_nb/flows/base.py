@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from synth_nb.records import Event
     from synth_nb.secrets import SecretBundle
 
-__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "Workload"]
+__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "TaskAppRef", "Workload"]
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
@@ -80,6 +80,14 @@ class Explorer(Protocol):
     def to_markdown(self) -> str: ...
     def frame(self) -> Any: ...
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class TaskAppRef:
+    """The task app a config is written for: the task names it gives (first wins) and the URL written in it."""
+
+    names: tuple[str, ...] = ()
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +142,8 @@ class Flow(ABC):
     ignored_overrides: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: override -> the config keys it replaces, first one written wins (the wizard prefills its field)
     override_keys: ClassVar[Mapping[str, tuple[tuple[str, ...], ...]]] = MappingProxyType({})
+    #: the bundled example task app this flow's example configs are written for (None: none)
+    example_task_app: ClassVar[str | None] = None
     #: overrides of this flow's own (``OverrideRow`` with the config keys each replaces): a flag, a wizard
     #: field, honoured by this flow only
     override_rows: ClassVar[tuple[OverrideRow, ...]] = ()
@@ -186,6 +196,10 @@ class Flow(ABC):
     def config_notes(self, config: ConfigLike) -> list[str]:
         """Warnings about a loaded config that need its path (e.g. the default results folder)."""
         return []
+
+    def task_app_ref(self, config: ConfigLike) -> TaskAppRef | None:
+        """The task app a config of this flow is written for (None: the flow uses none)."""
+        return None
 
     # ------------------------------------------------------------------ submission
     @abstractmethod

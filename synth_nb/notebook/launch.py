@@ -20,9 +20,9 @@ from synth_nb.errors import ConfigError
 from synth_nb.job.describe import format_phase
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.monitor_view import _event_line, is_error, is_noise
-from synth_nb.notebook.preview_text import warning_lines
 from synth_nb.pipeline import actions
 from synth_nb.pipeline.actions import Batch
+from synth_nb.pipeline.preview import warning_lines
 from synth_nb.pipeline.request import Request
 
 if TYPE_CHECKING:

@@ -28,7 +28,6 @@ from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.launch import follow
 from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
-from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.show import submitted_bundle
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
@@ -41,6 +40,7 @@ from synth_nb.notebook.wizard_inputs import (
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
 from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, Target, actions
+from synth_nb.pipeline.preview import preview_text
 from synth_nb.pipeline.request import Request
 from synth_nb.secrets.redact import redact
 

@@ -25,6 +25,7 @@ arguments into one request and show what its action returns:
 
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import RunRecord, find_bundle, record_run
+from synth_nb.pipeline.bundled_apps import example_task_app_url
 from synth_nb.pipeline.follow import record_path, start_recording
 from synth_nb.pipeline.launch import (
     attach,
@@ -55,7 +56,6 @@ from synth_nb.pipeline.target import (
     EmbeddedBackend,
     Target,
     api_key,
-    example_task_app_url,
     local_backend,
     resolve_target,
     stop_local_backend,

@@ -21,24 +21,28 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
+from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
 from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
 from synth_nb.pipeline.follow import Following, follow
+from synth_nb.pipeline.jobs import JobList, list_jobs
 from synth_nb.pipeline.launch import attach as attach_on
 from synth_nb.pipeline.launch import attach_target, secret_values
 from synth_nb.pipeline.launch import submit as submit_on
 from synth_nb.pipeline.preflight import preflight
 from synth_nb.pipeline.prepare import (
     Prepared,
+    Say,
     SecretSources,
     build_overrides,
     check_together,
     choose_configs,
     limit_rollouts,
     raise_problems,
+    required_secrets,
 )
 from synth_nb.pipeline.prepare import (
     prepare as prepare_one,
@@ -65,12 +69,15 @@ def _quiet(_: str) -> None:
 
 @dataclass(frozen=True)
 class Hooks:
-    """What only a door can do: ask which configs (none named, several found) and which ``.env`` file."""
+    """What only a door can do: ask which configs (none named, several found) and which ``.env`` file, and say
+    what is worth knowing on the way (the embedded backend found, a bundled task app standing in)."""
 
     #: ``(folder, several)`` -> the configs to use when the request names none
     pick_configs: Callable[[Path, bool], list[Path]] | None = None
-    #: ``(config paths, target)`` -> the ``.env`` files to read, when the request names none
-    pick_env_files: Callable[[list[Path], Target], tuple[Path, ...]] | None = None
+    #: ``(config paths, keys their flows need)`` -> the ``.env`` files to read, when the request names none
+    pick_env_files: Callable[[list[Path], list[str]], tuple[Path, ...]] | None = None
+    #: where notes go (a library caller's stdout by default; the terminal's stderr)
+    say: Say = print
 
 
 @dataclass
@@ -123,14 +130,24 @@ def _configs(request: Request, hooks: Hooks, several: bool) -> list[Path]:
     return [c.path for c in choose_configs(request.folder, several=several)]
 
 
-def _sources(request: Request, hooks: Hooks, paths: list[Path], target: Target) -> SecretSources:
+def _sources(request: Request, hooks: Hooks, configs: list[tuple[Path, LoadedConfig | None]], target: Target
+             ) -> SecretSources:
+    """The request's secret sources; with no ``.env`` named, the one the door picks for the keys the configs'
+    flows need (a config that does not load needs none, and fails on its own later)."""
     sources = request.sources()
     if not request.env_files and hooks.pick_env_files is not None:
-        picked = hooks.pick_env_files(paths, target)
+        needed = [key for _, config in configs if config is not None for key in required_secrets(config.flow, target)]
+        picked = hooks.pick_env_files([path for path, _ in configs], list(dict.fromkeys(needed)))
         if picked:
-            sources = SecretSources(env_files=picked, modal_secrets=sources.modal_secrets, environ=sources.environ,
-                                    cwd=sources.cwd)
+            sources = dataclasses.replace(sources, env_files=picked)
     return sources
+
+
+def _loaded(path: Path) -> LoadedConfig | None:
+    try:
+        return load_config(path)
+    except ConfigError:
+        return None
 
 
 @overload
@@ -151,7 +168,7 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
     """
     problems: dict[str, str] = {}
     try:
-        target = resolve_target(request.backend, start_local=start_local, environ=request.environ)
+        target = resolve_target(request.backend, start_local=start_local, environ=request.environ, say=hooks.say)
     except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
         if errors == "raise":
             raise
@@ -163,8 +180,11 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
             raise
         return Batch(target, None, []), {exc.field or "backend": str(exc)}
     paths = _configs(request, hooks, several)
-    sources = _sources(request, hooks, paths, target)
-    prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources) for p in paths]
+    picking = hooks.pick_env_files is not None and not request.env_files
+    configs = [(p, _loaded(p) if picking else None) for p in paths]  # loaded once: for the .env picker, then here
+    sources = _sources(request, hooks, configs, target)
+    prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
+                for p, config in configs]
     limit_rollouts(prepared, request.limits.max_rollouts)
     batch = Batch(target, overrides, prepared, forked_from=request.fork)
     try:
@@ -254,7 +274,7 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
     The dry rollout needs a running backend, so ``local`` starts (or finds) the embedded one.
     """
     if request.rerun:
-        rerunning = rerun(request)
+        rerunning = rerun(request, say=hooks.say)
         checked = check_batch(rerunning.batch)
         checked.notes = rerunning.rerun.lines()
         return checked
@@ -290,7 +310,7 @@ class Rerunning:
         return mask_text("\n".join(self.rerun.lines()), tuple(self.batch.secrets())).splitlines()
 
 
-def rerun(request: Request) -> Rerunning:
+def rerun(request: Request, *, say: Say = print) -> Rerunning:
     """``--rerun JOB_ID``: the job's plan rebuilt from its bundle, against ``--backend`` or where the job ran.
 
     ``--task-url`` is the one override taken (where the task app listens now, like ``--backend``). The caller
@@ -303,17 +323,17 @@ def rerun(request: Request) -> Rerunning:
     if request.configs or given:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
-    target = resolve_target(request.backend or parent_backend(job_id, request.folder))
+    target = resolve_target(request.backend or parent_backend(job_id, request.folder), say=say)
     if not request.limits.any:  # the job's own limits, as it was sent with them (the backend is given some)
         request = dataclasses.replace(request, limits=Limits.from_values(parent_limits(job_id, request.folder)))
     task_url = request.overrides.get("task_url")  # where the task app listens now: given, it beats the job's
     planned = plan_rerun(job_id, request.folder, target, request.sources(),
                          task_url=None if task_url is None else str(task_url),
-                         rollout_limit=request.limits.max_rollouts)
+                         rollout_limit=request.limits.max_rollouts, say=say)
     return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id), request)
 
 
-def fork(request: Request, *, copy: bool) -> Fork:
+def fork(request: Request, *, copy: bool, say: Say = print) -> Fork:
     """``--fork JOB_ID``: the job's config, overrides and backend from its bundle; flags given beat the parent's.
 
     ``copy``: always write the config to a new file (the terminal, where the user edits it). Sends nothing.
@@ -325,7 +345,7 @@ def fork(request: Request, *, copy: bool) -> Fork:
     forked = fork_job(request.fork or "", request.folder, out=request.fork_out, copy=copy)
     forked.backend = request.backend or forked.backend
     if "task_url" not in request.overrides:  # a flag given now beats the parent's
-        follow_bundled_app(forked)
+        follow_bundled_app(forked, say)
     forked.overrides.update(request.overrides)
     return forked
 
@@ -343,13 +363,14 @@ class Attachment:
     registry: JobRegistry
 
 
-def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True) -> Attachment:
+def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True, say: Say = print
+               ) -> Attachment:
     """``--attach`` / ``attach`` / ``cancel``: ``--backend``, else the backend the registry says, else the default."""
     from synth_nb.job import JobRegistry
 
     job_id = job_id or request.attach or ""
     registry = JobRegistry(request.folder)
-    target = attach_target(job_id, request.backend, registry, start_local=start_local)
+    target = attach_target(job_id, request.backend, registry, start_local=start_local, say=say)
     if not target.started:
         raise ConfigError("re-attaching needs the URL of a running backend, not 'local'", key="backend",
                           hint="start one with `synth-nb backend` and pass --backend URL")
@@ -381,8 +402,9 @@ async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
         await job.client.aclose()
 
 
-def jobs(request: Request) -> JobRegistry:
-    """``--jobs``: the folder's job registry (``.synth_nb/jobs.json``)."""
+async def jobs(request: Request) -> JobList:
+    """``--jobs`` / ``synth-nb jobs``: the folder's jobs (``.synth_nb/jobs.json``), each as its backend says it
+    is now (``synth_nb.pipeline.jobs``)."""
     from synth_nb.job import JobRegistry
 
-    return JobRegistry(request.folder)
+    return await list_jobs(JobRegistry(request.folder))

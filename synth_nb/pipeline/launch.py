@@ -7,7 +7,7 @@ belongs to the job (``job.client``) and whoever follows the job closes it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
@@ -71,7 +71,8 @@ async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None 
         raise
 
 
-def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
+def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True,
+                  say: Callable[[str], None] = print) -> Target:
     """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
 
     A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
@@ -82,14 +83,14 @@ def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, st
     ``ConfigError``: asking the hosted default would only answer with a network error about somewhere else.
     """
     if backend:
-        return resolve_target(backend, start_local=start_local)
+        return resolve_target(backend, start_local=start_local, say=say)
     record = registry.get(job_id)
     if record is None and not os.environ.get("SYNTH_BACKEND_OVERRIDE", "").strip():
         raise ConfigError(f"job {job_id} is not in this folder's jobs ({registry.folder})", key="backend",
                           hint="`synth-nb jobs` lists them; for a job sent from elsewhere pass --backend URL")
-    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local)
+    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local, say=say)
     if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
-        return resolve_target(LOCAL)
+        return resolve_target(LOCAL, say=say)
     return target
 
 

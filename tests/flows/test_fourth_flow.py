@@ -24,7 +24,7 @@ from synth_nb.flows import Flow, flow_names, get_flow, registered
 from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
-from synth_nb.notebook.preview_text import preview_text
+from synth_nb.pipeline.preview import preview_text
 from synth_nb.records import Event, MetricPoint
 
 from .toy_flow import FLOW, ToyFlow

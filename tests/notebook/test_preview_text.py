@@ -9,7 +9,15 @@ from minimal_configs import MINIMAL_GEPA
 
 from synth_nb.errors import ConfigError
 from synth_nb.flows import get_flow
-from synth_nb.notebook.preview_layout import (
+from synth_nb.pipeline import Prepared
+from synth_nb.pipeline.preview import (
+    FOLDED_NOTE,
+    preview_text,
+    secrets_rows,
+    source_words,
+    warning_lines,
+)
+from synth_nb.pipeline.preview_layout import (
     fold_summary,
     human_size,
     payload_lines,
@@ -17,14 +25,6 @@ from synth_nb.notebook.preview_layout import (
     step_line,
     step_rows,
 )
-from synth_nb.notebook.preview_text import (
-    FOLDED_NOTE,
-    preview_text,
-    secrets_rows,
-    source_words,
-    warning_lines,
-)
-from synth_nb.pipeline import Prepared
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import resolve_secrets
 
