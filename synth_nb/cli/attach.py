@@ -22,7 +22,7 @@ from synth_nb.pipeline.flags import (
 )
 from synth_nb.pipeline.request import Request
 
-__all__ = ["add_job_arguments", "configure", "follow", "run"]
+__all__ = ["add_job_arguments", "attach_and_follow", "configure", "run"]
 
 
 def add_job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_flags(parser, FOLLOW_FLAGS, (ALL_EVENTS,), REPORT_FLAGS)
 
 
-def follow(request: Request) -> int:
+def attach_and_follow(request: Request) -> int:
     """Re-attach to the request's job and follow it (``synth-nb attach`` and ``synth-nb train --attach``)."""
     from synth_nb.cli.follow import note, run_attach
 
@@ -51,4 +51,4 @@ def follow(request: Request) -> int:
 
 def run(args: argparse.Namespace) -> int:
     args.attach = args.job_id
-    return follow(Request.from_args(args, Path.cwd(), anchor=False))
+    return attach_and_follow(Request.from_args(args, Path.cwd(), anchor=False))

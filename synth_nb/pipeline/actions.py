@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Literal, overload
 
 from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
+from synth_nb.job import JobRegistry
 from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
+from synth_nb.pipeline.clients import attach_target, rebuild_job, secret_values, submit_plan
 from synth_nb.pipeline.follow import Following, follow
+from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
 from synth_nb.pipeline.jobs import JobList, list_jobs
-from synth_nb.pipeline.launch import attach as attach_on
-from synth_nb.pipeline.launch import attach_target, secret_values
-from synth_nb.pipeline.launch import submit as submit_on
 from synth_nb.pipeline.preflight import preflight
 from synth_nb.pipeline.prepare import (
     Prepared,
@@ -41,22 +41,20 @@ from synth_nb.pipeline.prepare import (
     check_together,
     choose_configs,
     limit_rollouts,
+    prepare_config,
     raise_problems,
     required_secrets,
 )
-from synth_nb.pipeline.prepare import (
-    prepare as prepare_one,
-)
 from synth_nb.pipeline.request import Request
+from synth_nb.pipeline.rerun import Rerun, parent_backend, parent_limits, plan_rerun
 from synth_nb.pipeline.target import Target, api_key, resolve_target
+from synth_nb.secrets import mask_text
 
 if TYPE_CHECKING:
     from synth_nb.flows.overrides import Overrides
-    from synth_nb.job import Job, JobRegistry
+    from synth_nb.job import Job
     from synth_nb.pipeline.bundle import RunRecord
     from synth_nb.pipeline.card import PreflightCard
-    from synth_nb.pipeline.fork import Fork
-    from synth_nb.pipeline.rerun import Rerun
     from synth_nb.plan import Plan
 
 __all__ = ["Attachment", "Batch", "Checked", "Following", "Hooks", "Rerunning", "attach", "attachment", "cancel",
@@ -183,7 +181,7 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
     picking = hooks.pick_env_files is not None and not request.env_files
     configs = [(p, _loaded(p) if picking else None) for p in paths]  # loaded once: for the .env picker, then here
     sources = _sources(request, hooks, configs, target)
-    prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
+    prepared = [prepare_config(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
                 for p, config in configs]
     limit_rollouts(prepared, request.limits.max_rollouts)
     batch = Batch(target, overrides, prepared, forked_from=request.fork)
@@ -224,8 +222,6 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
     ``on_failure``, a failed submission among several is reported there and the rest go on; otherwise it
     raises.
     """
-    from synth_nb.job import JobRegistry
-
     folder, created = request.folder, [] if jobs is None else jobs
     await asyncio.to_thread(_check_writable, folder, batch)
     target, key = batch.target, batch.key
@@ -240,7 +236,7 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
                                          limits=request.limits.given()) \
             if batch.keep_bundles else None
         try:
-            job = await submit_on(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
+            job = await submit_plan(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
         except SynthNbError as exc:
             if on_failure is None or len(batch.prepared) == 1:
                 raise
@@ -283,7 +279,7 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
 
 def check_batch(batch: Batch) -> Checked:
     """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job."""
-    from synth_nb.pipeline.card import check_configs
+    from synth_nb.pipeline.card import check_configs  # measured: 10 ms, the card loads only for --check
 
     cards, hidden = check_configs(batch.prepared, batch.target)
     return Checked(cards, hidden)
@@ -305,8 +301,6 @@ class Rerunning:
 
     def lines(self) -> list[str]:
         """The diff, masked (a config's secrets may appear in it)."""
-        from synth_nb.secrets import mask_text
-
         return mask_text("\n".join(self.rerun.lines()), tuple(self.batch.secrets())).splitlines()
 
 
@@ -316,8 +310,6 @@ def rerun(request: Request, *, say: Say = print) -> Rerunning:
     ``--task-url`` is the one override taken (where the task app listens now, like ``--backend``). The caller
     sends ``batch`` only when ``sendable`` and not a dry run; a difference sends nothing.
     """
-    from synth_nb.pipeline.rerun import parent_backend, parent_limits, plan_rerun
-
     job_id = request.rerun or ""
     given = [f"--{name.replace('_', '-')}" for name in request.overrides if name != "task_url"]
     if request.configs or given:
@@ -338,8 +330,6 @@ def fork(request: Request, *, copy: bool, say: Say = print) -> Fork:
 
     ``copy``: always write the config to a new file (the terminal, where the user edits it). Sends nothing.
     """
-    from synth_nb.pipeline.fork import follow_bundled_app, fork_job
-
     if request.configs:
         raise ConfigError("--fork starts from the job's own config; drop --config (or submit it without --fork)")
     forked = fork_job(request.fork or "", request.folder, out=request.fork_out, copy=copy)
@@ -366,8 +356,6 @@ class Attachment:
 def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True, say: Say = print
                ) -> Attachment:
     """``--attach`` / ``attach`` / ``cancel``: ``--backend``, else the backend the registry says, else the default."""
-    from synth_nb.job import JobRegistry
-
     job_id = job_id or request.attach or ""
     registry = JobRegistry(request.folder)
     target = attach_target(job_id, request.backend, registry, start_local=start_local, say=say)
@@ -383,8 +371,8 @@ def attachment(request: Request, job_id: str | None = None, *, start_local: bool
 async def attach(found: Attachment, request: Request) -> Job:
     """The job's history rebuilt from its backend (followed by ``follow``); a job submitted from this folder
     that has not ended yet keeps its record, so its bundle is written when it ends, here or elsewhere."""
-    job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          poll_interval=request.poll_interval, hidden=found.hidden)
+    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
+                            poll_interval=request.poll_interval, hidden=found.hidden)
     if job.results_folder is not None:
         record = await asyncio.to_thread(submitted_run, job.results_folder / job.id)
         if record is not None:
@@ -394,8 +382,8 @@ async def attach(found: Attachment, request: Request) -> Job:
 
 async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
     """Ask the backend to cancel the job and wait for it to say so: the job's status then."""
-    job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          hidden=found.hidden)
+    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
+                            hidden=found.hidden)
     try:
         return await job.cancel(timeout=timeout)
     finally:
@@ -405,6 +393,4 @@ async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
 async def jobs(request: Request) -> JobList:
     """``--jobs`` / ``synth-nb jobs``: the folder's jobs (``.synth_nb/jobs.json``), each as its backend says it
     is now (``synth_nb.pipeline.jobs``)."""
-    from synth_nb.job import JobRegistry
-
     return await list_jobs(JobRegistry(request.folder))

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth_nb._version import __version__
 from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError
 from synth_nb.flows import catalogue, get_flow
@@ -152,8 +153,6 @@ def submitted_run(folder: Path) -> RunRecord | None:
 
 
 def _versions() -> dict[str, str]:
-    from synth_nb._version import __version__
-
     return {"synth_nb": __version__, "python": platform.python_version(), "platform": platform.platform()}
 
 

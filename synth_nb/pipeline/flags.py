@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from synth_nb.flows import override_rows
 from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
@@ -151,15 +152,11 @@ def add_flags(parser: argparse.ArgumentParser, *groups: Sequence[ArgSpec]) -> ar
 
 def override_dests() -> tuple[str, ...]:
     """The dests of every flag that overrides a config value, the registered flows' own included."""
-    from synth_nb.flows import override_rows
-
     return tuple(row.name for row in override_rows())
 
 
 def train_arguments() -> tuple[ArgSpec, ...]:
     """``TRAIN_ARGUMENTS`` and the flags of the registered flows' own override rows."""
-    from synth_nb.flows import override_rows
-
     own = [row for row in override_rows() if row.name not in OVERRIDE_FLAGS]
     return (*TRAIN_ARGUMENTS, *(_a(row.flag, **row.argparse_kwargs()) for row in own))
 

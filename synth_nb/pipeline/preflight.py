@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from synth_nb.backend import display_url
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
 from synth_nb.pipeline import bundled_apps
 from synth_nb.plan import Plan, TaskApp
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SecretBundle
@@ -157,8 +158,6 @@ class PreparedJob(Protocol):
 def task_app_for(item: PreparedJob) -> TaskApp | None:
     """The task app a prepared job talks to: its plan's, else (RL, checked by the backend at submission)
     the one its flow reads from the plan, with the resolved ``ENVIRONMENT_API_KEY``."""
-    from synth_nb.flows import get_flow
-
     plan = item.plan
     if plan is None:
         return None

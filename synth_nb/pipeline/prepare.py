@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
-from synth_nb.config import load_config
+from synth_nb.config import discover_configs, load_config
 from synth_nb.errors import ConfigError, SynthNbError
-from synth_nb.flows import get_flow, plan_for
+from synth_nb.flows import get_flow, override_rows, plan_for
+from synth_nb.flows.overrides import Overrides, check_multi_config
 from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.preflight import check_task_app, task_app_for
 from synth_nb.pipeline.target import Target, api_key
@@ -23,7 +24,6 @@ from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle, r
 
 if TYPE_CHECKING:
     from synth_nb.config import DiscoveredConfig, LoadedConfig
-    from synth_nb.flows.overrides import Overrides
     from synth_nb.plan import Plan
 
 #: where an action says what is worth knowing on the way (the door's: a notebook cell, the terminal's stderr)
@@ -38,7 +38,7 @@ __all__ = [
     "choose_configs",
     "discover",
     "limit_rollouts",
-    "prepare",
+    "prepare_config",
     "raise_problems",
     "required_secrets",
 ]
@@ -49,8 +49,6 @@ def discover(folder: Path) -> list[DiscoveredConfig]:
 
     TOML files that parse but are not training configs (``pyproject.toml``) are left out.
     """
-    from synth_nb.config import discover_configs
-
     return [c for c in discover_configs(folder) if c.is_training_config or _unreadable(c)]
 
 
@@ -124,9 +122,6 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 
     A bad value raises ``OverrideError`` naming the flag and carrying its ``field``.
     """
-    from synth_nb.flows import override_rows
-    from synth_nb.flows.overrides import Overrides
-
     data = {k: v for k, v in values.items() if v is not None and k != "backend"}
     return Overrides.build(override_rows(), **data, backend=target.url)
 
@@ -134,8 +129,6 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 def limit_rollouts(items: Sequence[Prepared], limit: int | None) -> None:
     """Write ``--max-rollouts`` into each plan's job body where its flow has a field for it, so the backend stops
     at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead."""
-    from synth_nb.flows import get_flow
-
     if limit is None:
         return
     for item in items:
@@ -170,8 +163,8 @@ class Prepared:
         return self.secrets.missing(self.required) if self.secrets is not None else list(self.required)
 
 
-def prepare(path: Path, *, overrides: Overrides, target: Target, sources: SecretSources, say: Say = print,
-            config: LoadedConfig | None = None) -> Prepared:
+def prepare_config(path: Path, *, overrides: Overrides, target: Target, sources: SecretSources, say: Say = print,
+                   config: LoadedConfig | None = None) -> Prepared:
     """Load (unless ``config`` is the config at ``path``, loaded already), resolve secrets and build the plan
     for one config; never raises a ``SynthNbError``. ``say`` gets what is worth knowing on the way (a bundled
     task app standing in for the config's own)."""
@@ -219,16 +212,12 @@ def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
 
 def required_secrets(flow: str, target: Target) -> tuple[str, ...]:
     """The flow's required secrets; the embedded backend brings its own SYNTH_API_KEY."""
-    from synth_nb.flows import get_flow
-
     keys = tuple(get_flow(flow).required_secrets)
     return tuple(k for k in keys if k != SYNTH_API_KEY) if target.is_embedded else keys
 
 
 def check_together(overrides: Overrides, prepared: Sequence[Prepared]) -> None:
     """Overrides several jobs cannot share (one ``--idempotency`` key) raise ``OverrideError``."""
-    from synth_nb.flows.overrides import check_multi_config
-
     flows = [p.config.flow for p in prepared if p.config is not None]
     if len(flows) > 1:
         check_multi_config(overrides, flows)

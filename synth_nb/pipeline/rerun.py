@@ -21,7 +21,14 @@ from synth_nb.errors import ConfigError
 from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.bundle import find_bundle, mask_toml, read_bundle, sha256_of
 from synth_nb.pipeline.preflight import task_app_for
-from synth_nb.pipeline.prepare import Prepared, Say, SecretSources, build_overrides, limit_rollouts, prepare
+from synth_nb.pipeline.prepare import (
+    Prepared,
+    Say,
+    SecretSources,
+    build_overrides,
+    limit_rollouts,
+    prepare_config,
+)
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import mask_payload
 
@@ -190,7 +197,8 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
         notes.append(f"task app: the job used the embedded backend's bundled "
                      f"{bundled_apps.name_at(recorded, str(parent.get('backend_url')))!r} task app at {recorded}; "
                      f"the re-run uses its copy on the backend now running, at {moved}")
-    prepared = prepare(path, overrides=build_overrides(values, target), target=target, sources=sources, say=say)
+    prepared = prepare_config(path, overrides=build_overrides(values, target), target=target, sources=sources,
+                              say=say)
     limit_rollouts([prepared], rollout_limit)
     if not prepared.ok:
         raise prepared.error or ConfigError(f"{path}: the config of job {job_id} no longer prepares")

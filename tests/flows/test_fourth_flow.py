@@ -102,7 +102,7 @@ def test_train_dry_run_json_is_the_public_plan_document(toy: Flow, toy_toml: Pat
 def test_the_notebook_text_preview_shows_it(toy: Flow, toy_toml: Path) -> None:
     target = pipeline.resolve_target("http://127.0.0.1:9", start_local=False)
     overrides = pipeline.build_overrides({}, target)
-    prepared = pipeline.prepare(toy_toml, overrides=overrides, target=target, sources=pipeline.SecretSources())
+    prepared = pipeline.prepare_config(toy_toml, overrides=overrides, target=target, sources=pipeline.SecretSources())
     assert prepared.ok, prepared.error
     text = preview_text([prepared], backend_url=target.url)
     assert "== toy.toml  (toy)" in text and '"path": "/toy/jobs"' in text

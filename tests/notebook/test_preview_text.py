@@ -94,7 +94,7 @@ def test_preview_text_lists_plan_warnings_and_folds_seeds(tmp_path: Path) -> Non
     overrides = pipeline.build_overrides({"examples": 3}, target)
     sources = pipeline.SecretSources(environ={"SYNTH_API_KEY": CANARY_SYNTH, "ENVIRONMENT_API_KEY": CANARY_ENV},
                                      cwd=tmp_path)
-    item = pipeline.prepare(config, overrides=overrides, target=target, sources=sources)
+    item = pipeline.prepare_config(config, overrides=overrides, target=target, sources=sources)
     assert item.ok, item.error
     text = preview_text([item], backend_url=target.url)
     assert "warning: unknown key prompt_learning.gepa.budgett" in text

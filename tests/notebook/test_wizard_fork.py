@@ -27,7 +27,7 @@ def write_parent_bundle(folder: Path, config: str = "gepa.toml") -> Path:
     path = folder / config
     target = pipeline.resolve_target(None, environ=clean_environ())
     overrides = pipeline.build_overrides({"task_url": PARENT_TASK_URL, "idempotency": "parent-key-1"}, target)
-    prepared = pipeline.prepare(path, overrides=overrides, target=target,
+    prepared = pipeline.prepare_config(path, overrides=overrides, target=target,
                                 sources=pipeline.SecretSources(environ=clean_environ(), cwd=folder))
     assert prepared.ok and prepared.plan is not None, prepared.error
     bundle = folder / ".synth_nb" / "runs" / PARENT

@@ -121,7 +121,7 @@ def _public_objects(folder: Path) -> Iterator[object]:
     bundle = resolve_secrets(environ={"SYNTH_API_KEY": SYNTH, "ENVIRONMENT_API_KEY": ENV}, cwd=folder)
     yield from (bundle, *bundle, *bundle.values())
     target = pipeline.resolve_target(url, start_local=False)
-    prepared = pipeline.prepare(config, overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(config, overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=pipeline.SecretSources(environ={"SYNTH_API_KEY": SYNTH, "ENVIRONMENT_API_KEY": ENV},
                                                                  cwd=folder))
     assert prepared.plan is not None, prepared.error

@@ -1,7 +1,8 @@
-"""Send plans to a backend and re-attach to jobs: one client per job, so a job can move on its own.
+"""One client per job: a plan submitted over a client of its own (``submit_plan``), a job rebuilt from its
+backend over one (``rebuild_job``), and where a job lives (``attach_target``), so each job can move on its own.
 
-A job's client is closed here only when the submission or the attach failed; afterwards the client
-belongs to the job (``job.client``) and whoever follows the job closes it.
+A job's client is closed here only when the submission or the rebuild failed; afterwards the client belongs
+to the job (``job.client``) and whoever follows the job closes it.
 """
 
 from __future__ import annotations
@@ -10,37 +11,36 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import httpx
 from pydantic import SecretStr
 
+from synth_nb import job as job_layer
 from synth_nb.backend import LOCAL
+from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import flow_named_in, get_flow, guess_flow
 from synth_nb.pipeline.target import Target, resolve_target
 
 if TYPE_CHECKING:
-    from synth_nb.client import AsyncSynthClient
     from synth_nb.job import Job, JobRegistry
     from synth_nb.plan import Plan
 
-__all__ = ["attach", "attach_target", "secret_values", "submit"]
+__all__ = ["attach_target", "rebuild_job", "secret_values", "submit_plan"]
 
 
 def _client(target: Target, api_key: str) -> AsyncSynthClient:
-    from synth_nb.client import AsyncSynthClient
-
     if not target.started:
         raise ConfigError("the embedded backend was not started, so there is nothing to send to",
                           key="backend", hint="pass --backend local without --dry-run, or a backend URL")
     return AsyncSynthClient(target.url, api_key)
 
 
-async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegistry | None = None,
-                 poll_interval: float = 5.0) -> Job:
+async def submit_plan(plan: Plan, target: Target, api_key: str, *, registry: JobRegistry | None = None,
+                      poll_interval: float = 5.0) -> Job:
     """Run the plan's requests against ``target`` and return the created job (not yet followed)."""
-    from synth_nb.job import submit as submit_plan
-
     client = _client(target, api_key)
     try:
-        job = await submit_plan(plan, client, registry=registry, poll_interval=poll_interval)
+        job = await job_layer.submit(plan, client, registry=registry, poll_interval=poll_interval)
     except BaseException:
         await client.aclose()
         raise
@@ -49,22 +49,19 @@ async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegis
     return job
 
 
-async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
-                 registry: JobRegistry | None = None, poll_interval: float = 5.0,
-                 hidden: Sequence[str] = ()) -> Job:
+async def rebuild_job(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
+                      registry: JobRegistry | None = None, poll_interval: float = 5.0,
+                      hidden: Sequence[str] = ()) -> Job:
     """Rebuild a job's history (status, events, metrics) from ``target``; not yet followed.
 
     The job is looked for under ``flow``'s endpoints, else under each registered flow's, the likeliest for
     its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job
     masks its plan's secrets).
     """
-    from synth_nb.flows import flow_named_in, get_flow, guess_flow
-    from synth_nb.job import attach as attach_job
-
     flows = {name: get_flow(name).endpoints for name in ([flow] if flow else guess_flow(job_id))}
     client = _client(target, api_key)
     try:
-        return await attach_job(job_id, client, flows, kind_of=flow_named_in, registry=registry,
+        return await job_layer.attach(job_id, client, flows, kind_of=flow_named_in, registry=registry,
                                 poll_interval=poll_interval, hidden=hidden)
     except BaseException:
         await client.aclose()
@@ -96,8 +93,6 @@ def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, st
 
 def _answers(url: str) -> bool:
     """Whether a server answers at ``url`` at all (any HTTP status counts)."""
-    import httpx
-
     try:
         httpx.get(url.rstrip("/") + "/health", timeout=5.0)
     except httpx.HTTPError:
