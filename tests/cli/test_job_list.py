@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from minimal_configs import LOCAL_GEPA
+from shared_fixtures import run_magic
 
 from synth_nb.cli.main import main
 from synth_nb.job import JobRegistry
@@ -64,8 +65,7 @@ def _unfollowed(folder: Path, job_id: str) -> None:
 
 @pytest.mark.parametrize("door", ["synth-nb jobs", "%synth_train --jobs"])
 def test_both_doors_list_a_job_as_it_ended_on_the_backend_now_running(
-        door: str, folder: Path, ended_elsewhere: tuple[str, Any], ip: Any,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        door: str, folder: Path, ended_elsewhere: tuple[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     job_id, restarted = ended_elsewhere
     _unfollowed(folder, job_id)
     last_seq = _status(restarted, job_id)["last_seq"]
@@ -74,11 +74,7 @@ def test_both_doors_list_a_job_as_it_ended_on_the_backend_now_running(
         (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(job_id)]
         assert " succeeded " in row and "recorded" not in row and f" {last_seq} " in row
     else:
-        ip.user_ns["__session__"] = str(folder / "jobs.ipynb")
-        try:
-            table = ip.run_line_magic("synth_train", "--jobs")
-        finally:
-            ip.user_ns.pop("__session__", None)
+        table = run_magic(folder, "--jobs", "jobs.ipynb")
         (row,) = [line for line in table._repr_mimebundle_()["text/plain"].splitlines() if line.startswith(job_id)]
         assert "  succeeded  " in row and "recorded" not in row
     recorded = JobRegistry(folder).get(job_id)  # remembered for the next listing

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from minimal_configs import LOCAL_GEPA
+from shared_fixtures import run_magic
 
 from synth_nb.cli.main import main
 from synth_nb.pipeline.request import Request
@@ -74,25 +75,17 @@ def test_train_attach_writes_the_bundle_of_a_no_poll_job(folder: Path, backend: 
     _assert_rerun_and_fork_work(folder, backend, job_id, capsys)
 
 
-def _magic(ip: Any, folder: Path, line: str) -> Any:
-    ip.user_ns["__session__"] = str(folder / "follow.ipynb")
-    try:
-        return ip.run_line_magic("synth_train", line)
-    finally:
-        ip.user_ns.pop("__session__", None)
-
-
-def test_the_magics_attach_writes_the_bundle_of_a_no_poll_job(folder: Path, backend: Any, task_app: Any, ip: Any,
+def test_the_magics_attach_writes_the_bundle_of_a_no_poll_job(folder: Path, backend: Any, task_app: Any,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     job_id = _sent_without_following(folder, backend, task_app, capsys)
-    job = _magic(ip, folder, f"--attach {job_id}")  # headless: the cell blocks until the job ends
+    job = run_magic(folder, f"--attach {job_id}")  # headless: the cell blocks until the job ends
     assert job.status == "succeeded"
-    _assert_bundled_once(folder, job_id, lambda: _magic(ip, folder, f"--attach {job_id}"))
+    _assert_bundled_once(folder, job_id, lambda: run_magic(folder, f"--attach {job_id}"))
     _assert_rerun_and_fork_work(folder, backend, job_id, capsys)
 
 
 async def test_a_job_the_wizard_sent_with_no_poll_gets_its_bundle_once_attached(
-        folder: Path, backend: Any, task_app: Any, ip: Any, capsys: pytest.CaptureFixture[str]) -> None:
+        folder: Path, backend: Any, task_app: Any, capsys: pytest.CaptureFixture[str]) -> None:
     from synth_nb.notebook.wizard import Wizard
 
     (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=24))
@@ -104,7 +97,7 @@ async def test_a_job_the_wizard_sent_with_no_poll_gets_its_bundle_once_attached(
     (sent,) = await wizard.submit_task
     assert wizard.submit_error == "" and wizard.panels == []  # --no-poll: nothing follows it
     await sent.client.aclose()
-    job = _magic(ip, folder, f"--attach {sent.id}")
+    job = run_magic(folder, f"--attach {sent.id}")
     assert job.status == "succeeded"
-    _assert_bundled_once(folder, sent.id, lambda: _magic(ip, folder, f"--attach {sent.id}"))
+    _assert_bundled_once(folder, sent.id, lambda: run_magic(folder, f"--attach {sent.id}"))
     _assert_rerun_and_fork_work(folder, backend, sent.id, capsys)
