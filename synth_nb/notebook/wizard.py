@@ -318,14 +318,14 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
     def _start_preflight(self) -> None:
         """"Run pre-flight check": ``--check``'s card for each payload the Preview shows; it sends no job."""
         self._recompute()
-        if self.preflight_running or not self._prepared or self._target is None:
+        if self.preflight_running or not self._prepared or self._batch is None:
             return
         self.preflight_running, self.preflight_error = True, ""
-        self.preflight_task = self._loop.loop.create_task(self._preflight(list(self._prepared), self._target))
+        self.preflight_task = self._loop.loop.create_task(self._preflight(self._batch))
 
-    async def _preflight(self, prepared: list[Prepared], target: Target) -> None:
+    async def _preflight(self, batch: actions.Batch) -> None:
         try:  # task app, dry rollout: network calls, off the kernel loop
-            self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
+            self._preflight_rows = await asyncio.to_thread(preflight_rows, batch, self._rel)
         except Exception as exc:  # keep the wizard alive; library messages are masked already
             self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
         finally:  # the card first: the front end announces the outcome when the running flag clears
