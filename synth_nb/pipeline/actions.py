@@ -242,10 +242,10 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
                 raise
             on_failure(item, exc)
             continue
+        created.append(job)  # at once: an interrupt from here on finds it to cancel
         if record is not None:
             await asyncio.to_thread(record.save, job.id)
             keep_bundle(job, record)
-        created.append(job)
         if on_job is not None:
             on_job(job, item, record)
     return created

@@ -291,7 +291,7 @@ def find_bundle(job_id: str, folder: Path) -> Path:
             return candidate
     where = " or ".join(str(c) for c in candidates)
     raise ConfigError(f"no bundle of job {job_id} in {where}; a bundle is written when a job submitted from "
-                      "this folder ends while it is being followed")
+                      f"this folder ends while it is being followed (`synth-nb attach {job_id}` follows it)")
 
 
 def read_bundle(folder: Path) -> dict[str, Any]:
