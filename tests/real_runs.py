@@ -46,9 +46,9 @@ async def _submit(runs: RealRuns, target: Target, name: str, text: str) -> Job:
     path.write_text(text, encoding="utf-8")
     sources = SecretSources(environ={"ENVIRONMENT_API_KEY": runs.task_app.api_key}, cwd=runs.folder)
     overrides = pipeline.build_overrides({"task_url": runs.task_app.url}, target)
-    prepared = pipeline.prepare(path, overrides=overrides, target=target, sources=sources)
+    prepared = pipeline.prepare_config(path, overrides=overrides, target=target, sources=sources)
     assert prepared.ok and prepared.plan is not None, prepared.error
-    return await pipeline.submit(prepared.plan, target, runs.api_key, registry=runs.registry(), poll_interval=0.5)
+    return await pipeline.submit_plan(prepared.plan, target, runs.api_key, registry=runs.registry(), poll_interval=0.5)
 
 
 async def _replay(runs: RealRuns, target: Target, flow: str) -> Job:

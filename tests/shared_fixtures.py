@@ -20,7 +20,8 @@ import pytest
 from fake_backend import fake_backend, faulty_transport, no_backoff
 
 __all__ = ["ENV_KEY", "assert_ended_by_ctrl_c", "backend", "backend_options", "env_key", "fake_backend",
-           "faulty_transport", "folder", "ip", "killed_at_exit", "no_backoff", "prompt_learning_jobs", "signed_in_folder", "task_app"]
+           "faulty_transport", "folder", "ip", "killed_at_exit", "no_backoff", "prompt_learning_jobs", "run_magic",
+           "signed_in_folder", "task_app"]
 
 #: the task-app key of a module that names none of its own
 ENV_KEY = "sk_env_CANARY_pipeline_aaaaaa_7777"
@@ -99,6 +100,19 @@ def ip() -> Any:
     shell = get_ipython()
     shell.run_line_magic("load_ext", "synth_nb")
     return shell
+
+
+def run_magic(folder: Path, line: str, notebook: str = "train.ipynb") -> Any:
+    """``%synth_train line`` run in a notebook ``notebook`` of ``folder`` (its relative paths mean ``folder``)."""
+    from IPython.testing.globalipapp import get_ipython
+
+    shell = get_ipython()
+    shell.run_line_magic("load_ext", "synth_nb")
+    shell.user_ns["__session__"] = str(folder / notebook)
+    try:
+        return shell.run_line_magic("synth_train", line)
+    finally:
+        shell.user_ns.pop("__session__", None)
 
 
 def assert_ended_by_ctrl_c(proc: subprocess.Popen[str], out: str, err: str, secret: str) -> None:

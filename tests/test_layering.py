@@ -211,3 +211,39 @@ def test_the_local_backend_imports_nothing_else_from_synth_nb() -> None:
              for module, edges in _graph().items() if _inside(module, "synth_nb.local")
              for target, line in edges.items() if not _inside(target, "synth_nb.local")]
     assert not found, "\n".join(found)
+
+
+def _imports_into(package: str, forbidden: str, allowed: tuple[str, ...] = ()) -> list[str]:
+    return [f"{module}:{line} imports {target}"
+            for module, edges in _graph().items() if _inside(module, package)
+            for target, line in edges.items() if _inside(target, forbidden) and (module, target) not in allowed]
+
+
+def test_the_flows_import_nothing_of_the_local_backend() -> None:
+    """A flow says what a job is; the embedded backend is reached over HTTP like any other (its bundled task
+    apps through ``synth_nb.pipeline.bundled_apps``). The SFT estimate's exact count with the embedded trainer's
+    tokenizer is the one written-down exception, until the backend answers it."""
+    allowed = tuple(("synth_nb.flows.sft.estimate", f"synth_nb.local.{name}")
+                    for name in ("errors", "training.chat_data", "training.model_choice", "training.tokenizer"))
+    found = _imports_into("synth_nb.flows", "synth_nb.local", allowed)
+    assert not found, "\n".join(found)
+
+
+def test_the_terminal_imports_nothing_of_the_notebook() -> None:
+    """The terminal's preview is ``synth_nb.pipeline.preview``; ``synth-nb enable`` writing the kernel profile
+    is the one written-down exception."""
+    found = _imports_into("synth_nb.cli", "synth_nb.notebook",
+                          (("synth_nb.cli.enable", "synth_nb.notebook.kernel_profile"),))
+    assert not found, "\n".join(found)
+
+
+def test_the_pipeline_prints_nothing() -> None:
+    """An action says what it has to say through its ``say`` hook: the door decides where (the terminal's
+    stderr, a notebook cell), so no door redirects stdout around an action."""
+    found = []
+    for module, path in _modules().items():
+        if _inside(module, "synth_nb.pipeline"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                    found.append(f"{module}:{node.lineno} calls print")
+    assert not found, "\n".join(found)

@@ -11,6 +11,7 @@ import asyncio
 from pathlib import Path
 
 from synth_nb.cli.attach import add_job_arguments
+from synth_nb.cli.follow import note
 from synth_nb.pipeline import actions
 from synth_nb.pipeline.flags import seconds
 from synth_nb.pipeline.request import Request
@@ -29,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = Request.from_args(args, Path.cwd(), anchor=False)
-    found = actions.attachment(request, args.job_id, start_local=False)
+    found = actions.attachment(request, args.job_id, start_local=False, say=note)
     status = asyncio.run(actions.cancel(found, timeout=args.timeout))
     print(mask_text(f"job {found.job_id}: {inert(status)}", tuple(found.hidden)))
     return 0 if status in TERMINAL_STATUSES else 1

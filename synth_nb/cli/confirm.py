@@ -1,6 +1,6 @@
 """What ``synth-nb train`` shows before it submits, and the question a terminal answers.
 
-The preview is the notebook's compact one (``synth_nb.notebook.preview_text``: masked keys, folded seed
+The preview is the compact one the notebook shows too (``synth_nb.pipeline.preview``: masked keys, folded seed
 lists, upload files with their sizes) closed by "N jobs → URL". It goes to stderr, so whatever reads stdout
 (job ids with ``--no-poll``) is unaffected. On a terminal (stdin and stdout) the user confirms, Enter meaning
 yes; ``--yes`` skips the question. Elsewhere (CI, pipes) the submission goes on, as synth-ai 0.2.24's does.
@@ -13,8 +13,8 @@ from typing import TextIO
 
 from synth_nb.backend import display_url
 from synth_nb.cli.pickers import is_interactive
-from synth_nb.notebook.preview_text import preview_text
 from synth_nb.pipeline.actions import Batch
+from synth_nb.pipeline.preview import preview_text
 
 __all__ = ["confirmed", "preview"]
 

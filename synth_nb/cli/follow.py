@@ -15,78 +15,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import sys
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-from synth_nb import report
 from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import LinePrinter, final_block
-from synth_nb.errors import ConfigError, JobTimeoutError, SynthNbError
+from synth_nb.errors import JobTimeoutError, SynthNbError
 from synth_nb.flows.chart_png import import_in_background
 from synth_nb.job import Job, JobRegistry
 from synth_nb.job.interrupt import UNCONFIRMED, cancel_job_after_interrupt
-from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline import actions
 from synth_nb.pipeline.actions import Attachment, Batch
-from synth_nb.pipeline.bundle import RunRecord
-from synth_nb.pipeline.launch import start_recording
 from synth_nb.pipeline.request import Request
-from synth_nb.report import ReportOptions
 from synth_nb.secrets import mask_text
-from synth_nb.untrusted import contained, inert, inert_lines
+from synth_nb.untrusted import inert, inert_lines
 
-__all__ = ["FollowOptions", "run_attach", "run_submit"]
+__all__ = ["note", "run_attach", "run_submit"]
+
+#: how often an outage notice is repeated while the backend does not answer
+OUTAGE_EVERY = 60.0
 
 
-@dataclass(frozen=True)
-class FollowOptions:
-    """How to follow: ``--poll/--no-poll``, ``--poll-interval``, ``--poll-timeout``, ``--record``,
-    ``--stream-format`` (``chart`` draws live panels when the output is a terminal, lines otherwise),
-    ``--all-events``."""
-
-    poll: bool = True
-    poll_interval: float = 5.0
-    poll_timeout: float | None = None
-    record: Path | None = None
-    stream_format: str = "cli"
-    #: how often an outage notice is repeated while the backend does not answer
-    outage_every: float = 60.0
-    #: the budget watchdog's limits (``--max-minutes``, ``--max-rollouts``, ``--max-tokens``, ``--stop-on-plateau``)
-    limits: Limits = field(default_factory=Limits)
-    #: ``--report-to``, ``--report-dir``, ``--mlflow-experiment``
-    report: ReportOptions = field(default_factory=ReportOptions)
-    #: ``--all-events``: print every event of an attached job's history, not a note and the newest lines
-    all_events: bool = False
-
-    def __post_init__(self) -> None:
-        for flag, value in (("--poll-interval", self.poll_interval), ("--poll-timeout", self.poll_timeout)):
-            if value is not None and not (math.isfinite(value) and value > 0):
-                raise ConfigError(f"{flag} must be a finite number of seconds above 0, got {value!r}", key=flag)
-
-    @classmethod
-    def of(cls, request: Request) -> FollowOptions:
-        return cls(poll=request.poll, poll_interval=request.poll_interval, poll_timeout=request.poll_timeout,
-                   record=request.record, stream_format=request.stream_format,
-                   limits=Limits.from_values(request.limits), report=request.report, all_events=request.all_events)
+def note(text: str) -> None:
+    """What an action says on the way (the embedded backend found, task-app checks): stderr, beside the preview."""
+    print(text, file=sys.stderr, flush=True)
 
 
 @dataclass
 class _Run:
-    """What one command follows, and where it prints."""
+    """What one command follows (``--poll-timeout``, ``--stream-format``, ``--all-events`` of its request),
+    and where it prints."""
 
-    options: FollowOptions
+    request: Request
     secrets: list[str]
     out: TextIO
     registry: JobRegistry
+    outage_every: float = OUTAGE_EVERY
     #: while live chart panels own the terminal, final blocks wait here and print once they stop
     held: list[str] | None = None
-    #: job id -> what it was submitted with (its bundle)
-    bundles: dict[str, RunRecord] = field(default_factory=dict)
     #: True for the jobs this command created: Ctrl-C cancels them; False: it only stops watching
     owns: bool = True
     #: when ``--poll-timeout`` ends (``time.monotonic``), set when its count started before following
@@ -94,7 +63,7 @@ class _Run:
 
     def wait_budget(self) -> float | None:
         """What is left of ``--poll-timeout`` for waiting on the jobs."""
-        timeout = self.options.poll_timeout
+        timeout = self.request.poll_timeout
         if timeout is None or self.deadline is None:
             return timeout
         return max(0.001, self.deadline - time.monotonic())
@@ -114,17 +83,17 @@ class _Run:
             self.say(text)
 
 
-def run_submit(batch: Batch, options: FollowOptions, *, out: TextIO | None = None, folder: Path | None = None) -> int:
+def run_submit(batch: Batch, request: Request, *, out: TextIO | None = None,
+               outage_every: float = OUTAGE_EVERY) -> int:
     """Send ``batch`` (``synth_nb.pipeline.actions.send``) and follow every job to its end (``--no-poll``: print
-    the ids)."""
-    folder = folder or Path.cwd()
-    run = _Run(options, batch.secrets(), out or sys.stdout, JobRegistry(folder))
-    return _run_until_done(_submit_and_follow(batch, folder, run))
+    the ids, and only them, on stdout)."""
+    run = _Run(request, batch.secrets(), out or sys.stdout, JobRegistry(request.folder), outage_every)
+    return _run_until_done(_submit_and_follow(batch, run))
 
 
-def run_attach(found: Attachment, options: FollowOptions, *, out: TextIO | None = None) -> int:
+def run_attach(found: Attachment, request: Request, *, out: TextIO | None = None) -> int:
     """Rebuild a job's history, print it and follow the job to its end. Ctrl-C detaches: the job keeps running."""
-    run = _Run(options, list(found.hidden), out or sys.stdout, found.registry, owns=False)
+    run = _Run(request, list(found.hidden), out or sys.stdout, found.registry, owns=False)
     return _run_until_done(_attach_and_follow(found, run), job_id=found.job_id)
 
 
@@ -142,18 +111,17 @@ def _run_until_done(main: Coroutine[Any, Any, int], job_id: str | None = None) -
         return 130
 
 
-async def _submit_and_follow(batch: Batch, folder: Path, run: _Run) -> int:
+async def _submit_and_follow(batch: Batch, run: _Run) -> int:
     jobs: list[Job] = []
-    results: dict[str, Path | None] = {}
     failed: list[str] = []
+    request = run.request
 
-    def submitted(job: Job, item: Any, record: RunRecord | None) -> None:
-        print(f"submitted {job.flow} job {job.id} to {job.client.shown_url}", file=run.out, flush=True)
-        results[job.id] = item.plan.results_folder
-        if item.plan.results_folder is not None:  # its chart is drawn when it ends
+    def submitted(job: Job, item: Any, _record: Any) -> None:
+        # with --no-poll stdout holds the job ids alone (``JOB=$(synth-nb train … --no-poll)``)
+        print(f"submitted {job.flow} job {job.id} to {job.client.shown_url}",
+              file=run.out if request.poll else sys.stderr, flush=True)
+        if request.poll and item.plan.results_folder is not None:  # its chart is drawn when it ends
             import_in_background()
-        if record is not None:
-            run.bundles[job.id] = record
 
     def not_submitted(item: Any, exc: SynthNbError) -> None:
         failed.append(str(item.path))
@@ -161,21 +129,18 @@ async def _submit_and_follow(batch: Batch, folder: Path, run: _Run) -> int:
 
     before = _registered(run)
     try:
-        await actions.send(batch, folder=folder, poll_interval=run.options.poll_interval,
-                           limits=run.options.limits if run.options.poll else None,
-                           say=lambda line: print(line, file=sys.stderr, flush=True), jobs=jobs,
-                           on_job=submitted, on_failure=not_submitted)
+        await actions.send(batch, request, say=note, jobs=jobs, on_job=submitted, on_failure=not_submitted)
     except asyncio.CancelledError:  # the jobs submitted so far are cancelled; the one being submitted was
         _say_cancelled_in_submission(run, before, jobs)
         await _cancel_all(jobs, run)
         await _close(jobs)
         raise
-    if not run.options.poll:
+    if not request.poll:
         for job in jobs:
             print(job.id, file=run.out, flush=True)
         await _close(jobs)
         return 1 if failed else 0
-    succeeded = await _follow(jobs, results, run)
+    succeeded = await _follow(jobs, run)
     return 0 if succeeded and not failed else 1
 
 
@@ -197,37 +162,34 @@ def _say_cancelled_in_submission(run: _Run, before: dict[str, str | None], jobs:
 
 async def _attach_and_follow(found: Attachment, run: _Run) -> int:
     """Rebuild the job's history and follow it, both within ``--poll-timeout``."""
-    timeout = run.options.poll_timeout
+    timeout = run.request.poll_timeout
     run.deadline = None if timeout is None else time.monotonic() + timeout
-    job = await actions.attach(found, poll_interval=run.options.poll_interval,
-                               limits=run.options.limits if run.options.poll else None, timeout=timeout,
-                               say=lambda line: print(line, file=sys.stderr, flush=True))
+    job = await actions.attach(found, run.request, say=note)
     print(f"attached to {job.flow} job {job.id} ({inert(job.status)}, {len(job.events)} events so far)",
           file=run.out, flush=True)
-    return 0 if await _follow([job], {}, run) else 1
+    return 0 if await _follow([job], run) else 1
 
 
 def _draws_chart(run: _Run) -> bool:
     isatty = getattr(run.out, "isatty", None)
-    return run.options.stream_format == "chart" and callable(isatty) and bool(isatty())
+    return run.request.stream_format == "chart" and callable(isatty) and bool(isatty())
 
 
 def _print_lines(jobs: list[Job], run: _Run) -> None:
     several = len(jobs) > 1
     for job in jobs:
         printer = LinePrinter(job, run.secrets, prefix=f"{job.id} " if several else "", out=run.out)
-        printer.history(all_events=run.options.all_events)
+        printer.history(all_events=run.request.all_events)
         job.add_listener(printer)
 
 
-async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -> bool:
-    """Show every job's history and live updates (lines, or live chart panels), record them, and wait
-    for all of them to end."""
-    recorders = start_recording(jobs, run.options.record, run.secrets)
-    report.start(jobs, run.options.report)
+async def _follow(jobs: list[Job], run: _Run) -> bool:
+    """Follow the jobs (``actions.follow``: watchdog, results, reporters, recordings), show every job's history
+    and live updates (lines, or live chart panels), and wait for all of them to end."""
+    following = actions.follow(jobs, run.request, secrets=run.secrets)
     board = None
     if _draws_chart(run):
-        from synth_nb.cli.live_chart import ChartBoard
+        from synth_nb.cli.live_chart import ChartBoard  # measured: 15 ms, paid only when a chart is drawn
 
         board = ChartBoard(jobs, run.secrets, out=run.out)
         run.held = []
@@ -237,8 +199,8 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         if job.watchdog is not None:
             meters = "; ".join(m.line() for m in job.watchdog.meters())
             print(f"watchdog on {job.id}: {meters}", file=run.out, flush=True)
-    watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
-    outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.options.outage_every))
+    watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, run) for job in jobs)))
+    outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.outage_every))
     try:
         if board is not None:
             await board.run(watching)
@@ -254,16 +216,15 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         raise
     finally:
         outages.cancel()
-        for recorder in recorders:
-            recorder.close()
+        following.close()
         for job in jobs:
             await job.stop_monitoring()
         await _close(jobs)
     return all(outcomes)
 
 
-async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
-    timeout = run.options.poll_timeout
+async def _watch(job: Job, run: _Run) -> bool:
+    timeout = run.request.poll_timeout
     try:
         await job.wait(timeout=run.wait_budget())
     except JobTimeoutError as exc:
@@ -277,28 +238,16 @@ async def _watch(job: Job, results_folder: Path | None, run: _Run) -> bool:
     stopped = job.watchdog is not None and job.watchdog.tripped is not None
     if job.watchdog is not None and job.watchdog.stopped is not None:
         run.say(f"  {job.watchdog.report()}")
-    if results_folder is not None and not _write_results(job, results_folder, run):
-        return False
-    bundle = run.bundles.get(job.id)
-    if bundle is not None and bundle.written is not None:
-        run.say(f"  bundle:   {bundle.written}")
-    elif bundle is not None and bundle.problem is not None:
-        run.error(f"error: {bundle.problem}")
-    return job.succeeded or (stopped and job.status == "cancelled")  # stopped at the limit asked for
-
-
-def _write_results(job: Job, folder: Path, run: _Run) -> bool:
-    """The flow's result files (prompt learning: ``summary.md`` and its curve) in ``folder/<job id>/``."""
-    from synth_nb.flows import get_flow
-
-    try:
-        path = get_flow(job.flow).write_results(job, contained(folder, job.id))
-    except (OSError, SynthNbError) as exc:
-        run.error(f"error: could not write results to {folder}: {exc}")
-        return False
-    if path is not None:
-        run.say(f"  summary:  {path}")
-    return True
+    results = job.write_results()  # written as the job ended (the follow stage): what, and where
+    if results.files:
+        run.say(f"  summary:  {results.files[0]}")
+    if results.bundle is not None:
+        run.say(f"  bundle:   {results.bundle}")
+    for problem in (results.problem, results.bundle_problem):
+        if problem is not None:
+            run.error(f"error: {problem}")
+    ok = job.succeeded or (stopped and job.status == "cancelled")  # stopped at the limit asked for
+    return ok and results.problem is None
 
 
 async def _cancel_all(jobs: list[Job], run: _Run) -> None:

@@ -1,8 +1,8 @@
 """``synth-nb jobs``: list the jobs submitted from this folder (``.synth_nb/jobs.json``).
 
-The status a record holds is the one last seen by a command that followed the job; a job still running
-then has usually ended since. Each such job's status is asked of its backend first (all at once, within
-``REFRESH_SECONDS``); when a backend cannot answer, the recorded status is shown and marked as such.
+What is listed is ``synth_nb.pipeline.actions.jobs``'s answer, the one ``%synth_train --jobs`` shows too: each
+job not recorded as ended is asked of its backend first (all at once, within a bound); when a backend cannot
+answer, the recorded status is shown and marked as such.
 """
 
 from __future__ import annotations
@@ -15,16 +15,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
 
-from synth_nb.backend import display_url
-from synth_nb.errors import SynthNbError
-from synth_nb.job.registry import JobRecord, JobRegistry
-from synth_nb.records import TERMINAL_STATUSES, normalize_status
+from synth_nb.pipeline import actions
+from synth_nb.pipeline.jobs import JobList
+from synth_nb.pipeline.request import Request
 from synth_nb.untrusted import inert
 
-#: the whole refresh, however many backends: a listing must not hang on an unreachable one
-REFRESH_SECONDS = 10.0
-
 __all__ = ["configure", "print_jobs", "run"]
+
+#: the columns shown (``JobList.rows`` cells), with their headers; the last one is not padded
+COLUMNS = {"job_id": "JOB ID", "flow": "FLOW", "status": "STATUS", "submitted": "SUBMITTED", "last_seq": "LAST SEQ",
+           "backend": "BACKEND"}
+#: right-aligned columns
+NUMBERS = ("last_seq",)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,80 +35,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", dest="json_output", action="store_true", help="Print the records as JSON.")
 
 
-async def _status_of(record: JobRecord) -> str:
-    """The job's status as its backend says it now (raises when the backend cannot say)."""
-    from synth_nb import pipeline
-    from synth_nb.client import AsyncSynthClient
-    from synth_nb.flows import get_flow
-
-    target = pipeline.resolve_target(record.backend_url, start_local=False)
-    key = pipeline.SecretSources().api_key(target)
-    async with AsyncSynthClient(target.url, key, timeout=REFRESH_SECONDS, max_attempts=1) as client:
-        doc = await client.get_status(get_flow(record.flow).endpoints, record.job_id)
-    return normalize_status(doc.get("status"))
-
-
-async def _refresh_all(records: list[JobRecord]) -> list[str | BaseException]:
-    """Every record's status, asked at once; a backend that does not answer in time gives ``TimeoutError``."""
-    tasks = [asyncio.ensure_future(_status_of(r)) for r in records]
-    if tasks:
-        await asyncio.wait(tasks, timeout=REFRESH_SECONDS)
-    answers: list[str | BaseException] = []
-    for task in tasks:
-        if not task.done():
-            task.cancel()
-            answers.append(TimeoutError(f"no answer within {REFRESH_SECONDS:.0f} s"))
-        else:
-            answers.append(task.exception() or task.result())
-    return answers
-
-
-def refresh_statuses(registry: JobRegistry) -> tuple[set[str], list[str]]:
-    """Ask the backend of every job not recorded as ended for its status, and record what it says.
-
-    Returns the jobs whose backend could not answer (they keep their recorded status) and one note per
-    such backend.
-    """
-    active = [r for r in registry.list() if (r.status or "") not in TERMINAL_STATUSES]
-    stale: set[str] = set()
-    notes: dict[str, str] = {}
-    for record, answer in zip(active, asyncio.run(_refresh_all(active)), strict=True):
-        if isinstance(answer, str):
-            if answer and answer != record.status:
-                registry.update(record.job_id, status=answer)
-            continue
-        reason = str(answer).splitlines()[0][:160] if isinstance(answer, SynthNbError | TimeoutError) \
-            else type(answer).__name__
-        stale.add(record.job_id)
-        notes.setdefault(record.backend_url, f"{display_url(record.backend_url)} did not answer ({reason})")
-    return stale, list(notes.values())
-
-
-def print_jobs(registry: JobRegistry, *, as_json: bool = False, out: TextIO | None = None,
-               refresh: bool = True) -> int:
+def print_jobs(listed: JobList, *, as_json: bool = False, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    stale, notes = refresh_statuses(registry) if refresh else (set(), [])
-    records = registry.list()
+    records = listed.records
     if as_json:
         print(json.dumps([asdict(r) for r in records], indent=2), file=out)
         return 0
     if not records:
-        print(f"no jobs recorded in {registry.path}", file=out)
+        print(f"no jobs recorded in {listed.registry.path if listed.registry else 'this folder'}", file=out)
         return 0
-    head = ("JOB ID", "FLOW", "STATUS", "SUBMITTED", "LAST SEQ", "BACKEND")
-    rows = [tuple(map(inert, (r.job_id, r.flow + (f"/{r.algorithm}" if r.algorithm else ""),
-                              (r.status or "-") + (" (recorded)" if r.job_id in stale else ""), r.submitted_at,
-                              str(r.last_seq), r.backend_url))) for r in records]  # statuses are the backend's
-    widths = [max(len(row[i]) for row in (head, *rows)) for i in range(len(head) - 1)]
-    for row in (head, *rows):  # columns as wide as their longest cell; LAST SEQ right-aligned
-        cells = [cell.rjust(width) if i == 4 else cell.ljust(width)
-                 for i, (cell, width) in enumerate(zip(row[:-1], widths, strict=True))]
-        print("  ".join([*cells, row[-1]]), file=out)
-    for note in notes:
+    rows = [COLUMNS, *({name: inert(cell) for name, cell in row.items()} for row in listed.rows())]  # the backend's
+    *padded, last = COLUMNS
+    widths = {name: max(len(row[name]) for row in rows) for name in padded}
+    for row in rows:  # columns as wide as their longest cell
+        cells = [row[n].rjust(widths[n]) if n in NUMBERS else row[n].ljust(widths[n]) for n in padded]
+        print("  ".join([*cells, row[last]]), file=out)
+    for note in listed.notes:
         print(f"\nstatus marked (recorded) is the last one seen: {inert(note)}", file=out)
     print("\nre-attach with: synth-nb attach JOB_ID", file=out)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    return print_jobs(JobRegistry(Path(args.folder) if args.folder else Path.cwd()), as_json=args.json_output)
+    request = Request(Path(args.folder) if args.folder else Path.cwd())
+    return print_jobs(asyncio.run(actions.jobs(request)), as_json=args.json_output)

@@ -12,19 +12,14 @@ import secrets
 import sys
 
 from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.pipeline import bundled_apps
 from synth_nb.secrets import mask
 
 __all__ = ["configure", "run"]
 
-#: kept in sync with synth_nb.local.examples.TASK_APPS (not imported here: the CLI must load without extras)
-EXAMPLES = ("banking", "charclass")
-#: the config table that names the task app URL, per example
-_URL_KEY = {"banking": "task_app_url = \"{url}\" in [prompt_learning]",
-            "charclass": "task_url = \"{url}\" in [services]"}
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("name", choices=EXAMPLES, help="Which example task app to serve.")
+    parser.add_argument("name", choices=bundled_apps.NAMES, help="Which example task app to serve.")
     parser.add_argument("--port", type=int, default=8102, help="Port on 127.0.0.1 (0 = any free port). Default 8102.")
     parser.add_argument("--api-key", default=None,
                         help="Key callers must send as X-API-Key (default: ENVIRONMENT_API_KEY, else a new one).")
@@ -52,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
     return serve_until_stopped([
         f"synth-nb example task app '{args.name}' on {handle.url}",
         f"X-API-Key: {key if args.print_key else mask(key)}  ({source})",
-        f"Use it: {_URL_KEY[args.name].format(url=handle.url)} (or --task-url {handle.url})",
+        f"Use it: {bundled_apps.usage(args.name, handle.url)} (or --task-url {handle.url})",
     ], handle.stop)

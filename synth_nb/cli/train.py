@@ -21,17 +21,19 @@ combination of them runs, is ``synth_nb.pipeline.request``'s; this module render
 from __future__ import annotations
 
 import argparse
-import contextlib
+import asyncio
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from synth_nb import pipeline
 from synth_nb.backend import LOCAL, display_url
+from synth_nb.cli import follow
+from synth_nb.cli.follow import note
 from synth_nb.errors import ConfigError
-from synth_nb.pipeline import Prepared, Target, actions
+from synth_nb.pipeline import Prepared, actions
 from synth_nb.pipeline.flags import add_train_arguments
 from synth_nb.pipeline.request import Request
 from synth_nb.plan import mask_payload
@@ -52,13 +54,13 @@ def run(args: argparse.Namespace) -> int:
 def _jobs(request: Request) -> int:
     from synth_nb.cli.jobs import print_jobs
 
-    return print_jobs(actions.jobs(request))
+    return print_jobs(asyncio.run(actions.jobs(request)))
 
 
 def _attach(request: Request) -> int:
-    from synth_nb.cli.attach import follow
+    from synth_nb.cli.attach import attach_and_follow
 
-    return follow(request)
+    return attach_and_follow(request)
 
 
 def _compare(request: Request) -> int:
@@ -83,8 +85,9 @@ def _pick_configs(folder: Path, several: bool) -> list[Path]:
     return [found.path]
 
 
-def _pick_env_files(paths: list[Path], target: Target) -> tuple[Path, ...]:
-    """On a terminal with several candidate ``.env`` files, the one picked."""
+def _pick_env_files(paths: list[Path], required: list[str]) -> tuple[Path, ...]:
+    """On a terminal with several candidate ``.env`` files, the one picked (each described by the ``required``
+    keys it holds)."""
     from synth_nb.cli.pickers import env_file_candidates, is_interactive, pick_env_file
 
     if not is_interactive():
@@ -92,37 +95,17 @@ def _pick_env_files(paths: list[Path], target: Target) -> tuple[Path, ...]:
     candidates = env_file_candidates([p.parent for p in paths], Path.cwd())
     if len(candidates) < 2:
         return ()
-    return (pick_env_file(candidates, _required_keys(paths, target), Path.cwd()),)
+    return (pick_env_file(candidates, required, Path.cwd()),)
 
 
-def _required_keys(paths: list[Path], target: Target) -> list[str]:
-    """The secrets the configs' flows need (configs that do not load yet count as needing none)."""
-    from synth_nb.config import load_config
-
-    keys: list[str] = []
-    for path in paths:
-        try:
-            flow = load_config(path).flow
-        except ConfigError:
-            continue
-        keys += [k for k in pipeline.required_secrets(flow, target) if k not in keys]
-    return keys
-
-
-HOOKS = actions.Hooks(pick_configs=_pick_configs, pick_env_files=_pick_env_files)
-
-
-def _notes_on_stderr() -> contextlib.redirect_stdout[TextIO]:
-    """What preparing says (the embedded backend found, a bundled task app standing in) goes to stderr, beside
-    the preview: stdout holds only what the command is asked for (a ``--json`` document, a card, the job's lines).
-    The notebook shows the same notes as ordinary output."""
-    return contextlib.redirect_stdout(sys.stderr)
+#: what only the terminal does: the pickers, and notes on stderr beside the preview (stdout holds only what the
+#: command is asked for: a ``--json`` document, a card, the job's lines); the notebook shows them as output
+HOOKS = actions.Hooks(pick_configs=_pick_configs, pick_env_files=_pick_env_files, say=note)
 
 
 def _dry_run(request: Request) -> int:
     """``--dry-run``: every plan in full (masked), or the public plan documents with ``--json``; sends nothing."""
-    with _notes_on_stderr():
-        batch = actions.prepare(request, HOOKS, start_local=False)
+    batch = actions.prepare(request, HOOKS, start_local=False)
     batch.raise_problems()
     _print_dry_run(batch.prepared, request.json_output)
     return 0
@@ -134,15 +117,13 @@ def _submit(request: Request) -> int:
     The embedded backend of ``local`` keeps running afterwards, for ``attach`` and other commands.
     """
     from synth_nb.cli.confirm import confirmed
-    from synth_nb.cli.follow import FollowOptions, run_submit
 
-    with _notes_on_stderr():
-        batch = actions.prepare(request, HOOKS)
+    batch = actions.prepare(request, HOOKS)
     batch.raise_problems()
     if not confirmed(batch, ask=not request.yes):
         print("nothing was sent", file=sys.stderr)
         return 1
-    return run_submit(batch, FollowOptions.of(request), folder=request.folder)
+    return follow.run_submit(batch, request)
 
 
 def _check(request: Request) -> int:
@@ -151,8 +132,7 @@ def _check(request: Request) -> int:
     from synth_nb.pipeline.card import cards_json
     from synth_nb.secrets import mask_text
 
-    with _notes_on_stderr():
-        checked = actions.check(request, HOOKS)
+    checked = actions.check(request, HOOKS)
     if checked.notes:
         print(mask_text("\n".join(checked.notes), tuple(checked.hidden)), file=sys.stderr)
     cards = checked.cards
@@ -167,17 +147,14 @@ def _rerun(request: Request) -> int:
     Any difference (the config or a dataset changed, the plan would differ) is shown and exits 2 with
     nothing sent. With ``--dry-run`` the diff is all there is: exit 0 when empty, 2 otherwise, nothing sent.
     """
-    from synth_nb.cli.follow import FollowOptions, run_submit
-
-    with _notes_on_stderr():
-        rerunning = actions.rerun(request)
+    rerunning = actions.rerun(request, say=note)
     print("\n".join(rerunning.lines()), file=sys.stderr)
     if not rerunning.sendable:
         return 2
     if request.dry_run:
         print(f"dry run: the re-run of {request.rerun} was not sent", file=sys.stderr)
         return 0
-    return run_submit(rerunning.batch, FollowOptions.of(rerunning.request), folder=request.folder)
+    return follow.run_submit(rerunning.batch, rerunning.request)
 
 
 def _fork(request: Request) -> int:
@@ -185,7 +162,7 @@ def _fork(request: Request) -> int:
 
     Sends nothing. ``--out PATH`` names the file (default: beside the job's config).
     """
-    fork = actions.fork(request, copy=True)
+    fork = actions.fork(request, copy=True, say=note)
     print("\n".join(fork.lines(request.folder)))
     return 0
 

@@ -116,7 +116,7 @@ async def _fetch_all(job_ids: Sequence[str], registry: JobRegistry, backend: str
 
     async def one(job_id: str) -> tuple[Job, Mapping[str, Any] | None]:
         target = pipeline.attach_target(job_id, backend, registry)
-        job = await pipeline.attach(job_id, target, sources.api_key(target), registry=registry)
+        job = await pipeline.rebuild_job(job_id, target, sources.api_key(target), registry=registry)
         try:
             return job, await _backend_config(job)
         finally:

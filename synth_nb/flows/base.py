@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from synth_nb.records import Event
     from synth_nb.secrets import SecretBundle
 
-__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "Workload"]
+__all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "TaskAppRef", "Workload"]
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
@@ -81,6 +81,14 @@ class Explorer(Protocol):
     def to_markdown(self) -> str: ...
     def frame(self) -> Any: ...
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class TaskAppRef:
+    """The task app a config is written for: the task names it gives (first wins) and the URL written in it."""
+
+    names: tuple[str, ...] = ()
+    url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,8 @@ class Flow(ABC):
     ignored_overrides: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: override -> the config keys it replaces, first one written wins (the wizard prefills its field)
     override_keys: ClassVar[Mapping[str, tuple[tuple[str, ...], ...]]] = MappingProxyType({})
+    #: the bundled example task app this flow's example configs are written for (None: none)
+    example_task_app: ClassVar[str | None] = None
     #: overrides of this flow's own (``OverrideRow`` with the config keys each replaces): a flag, a wizard
     #: field, honoured by this flow only
     override_rows: ClassVar[tuple[OverrideRow, ...]] = ()
@@ -147,8 +157,6 @@ class Flow(ABC):
     #: how to write a TOML this flow claims, for "not a training config" messages
     detect_hint: ClassVar[str] = ""
     chart: ClassVar[ChartSpec]
-    #: True when ``write_results`` writes files (``job.export_summary``, the panel at the job's end)
-    has_summary: ClassVar[bool] = False
     #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
     explorer_event_types: ClassVar[frozenset[str]] = frozenset()
     #: event types hidden by default for this flow
@@ -191,6 +199,10 @@ class Flow(ABC):
     def config_notes(self, config: ConfigLike) -> list[str]:
         """Warnings about a loaded config that need its path (e.g. the default results folder)."""
         return []
+
+    def task_app_ref(self, config: ConfigLike) -> TaskAppRef | None:
+        """The task app a config of this flow is written for (None: the flow uses none)."""
+        return None
 
     # ------------------------------------------------------------------ submission
     @abstractmethod
@@ -242,3 +254,8 @@ class Flow(ABC):
     def write_results(self, job: FinishedJob, folder: Path) -> Path | None:
         """Write the job's result files into ``folder``; the main file's path, or None if it has none."""
         return None
+
+    @property
+    def has_summary(self) -> bool:
+        """Whether this flow writes result files (it has its own ``write_results``), for messages about it."""
+        return type(self).write_results is not Flow.write_results

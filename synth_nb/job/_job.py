@@ -19,10 +19,12 @@ from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, JobTimeoutError, NotFoundError, SynthNbError
 from synth_nb.flows import all_flows, flow_named_in, get_flow, guess_flow
 from synth_nb.flows.artifacts import job_results_dir
+from synth_nb.job import results
 from synth_nb.job._find import find_job
-from synth_nb.job._monitor import FollowOptions, JobMonitor
+from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
+from synth_nb.job.registry import RUNS_DIR
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
@@ -70,8 +72,10 @@ class Job(JobHistory):
         self.use_sse = use_sse
         self.registry = registry
         self.metrics_limit = metrics_limit
-        #: the config's ``results_folder``: exports go to ``<results_folder>/<job id>/`` (None: not known)
-        self.results_folder = results_folder
+        #: where the job's folder is (``<results_folder>/<job id>/``: result files, bundle): the config's
+        #: ``results_folder``, else its registry folder's ``.synth_nb/runs`` (None: not known)
+        self.results_folder = results_folder if results_folder is not None or registry is None \
+            else Path(registry.folder) / RUNS_DIR
         #: the budget watchdog following this job (``--max-minutes`` ...): ``watchdog.meters()`` is each
         #: limit with what is used and left, ``watchdog.report()`` which one stopped the job
         self.watchdog: Watchdog | None = None
@@ -150,17 +154,24 @@ class Job(JobHistory):
             self._fatal = None
             self._done.clear()
 
+    def write_results(self) -> results.Results:
+        """Write the job's result files (prompt learning: ``summary.md`` and its curve) and, for a job submitted
+        from this folder, its bundle into ``<results_folder>/<job id>/``, once (a second call answers what the
+        first did). The follow stage calls it when the job ends, whichever door follows it."""
+        return results.write_results(self)
+
     def export_summary(self, folder: str | Path | None = None) -> Path:
-        """Write the flow's result files (prompt learning: ``summary.md`` and its curve) into ``folder``,
-        by default ``<results_folder>/<job id>/`` (where the panel writes them when the job ends)."""
+        """Write the flow's result files (prompt learning: ``summary.md`` and its curve) into ``<folder>/<job id>/``
+        (by default the job's own folder, where they are written when it ends), so exports of several jobs to
+        one folder never overwrite each other."""
         flow = get_flow(self.flow)
-        target = Path(folder) if folder is not None else job_results_dir(self.id, self.results_folder)
-        path = flow.write_results(self, target) if flow.has_summary else None
-        if path is None:
+        target = job_results_dir(self.id, Path(folder) if folder is not None else self.results_folder)
+        written = results.write_files(self, target)
+        if not written:
             which = ", ".join(f.label for f in all_flows() if f.has_summary) or "no"
             raise ConfigError(f"job {self.id} is a {flow.label} job, which has no summary to export "
                               f"(only {which} jobs write one)")
-        return path
+        return written[0]
 
     def report_to(self, *targets: str, report_dir: str | Path = "runs", experiment: str | None = None) -> list[Reporter]:
         """Write this job to experiment trackers ("tensorboard", "mlflow"), then follow it (``synth_nb.report``)."""
@@ -304,7 +315,7 @@ class Job(JobHistory):
     # -- internals ------------------------------------------------------------------------------
 
     def _new_monitor(self) -> JobMonitor:
-        options = FollowOptions(poll_interval=self.poll_interval, min_interval=self.min_interval,
+        options = PollSettings(poll_interval=self.poll_interval, min_interval=self.min_interval,
                                 use_sse=self.use_sse, metrics_limit=self.metrics_limit)
         return JobMonitor(self, self.client, self.endpoints, options,
                           linked=self._follow_linked if self._follows_links else None)

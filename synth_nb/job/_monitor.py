@@ -19,7 +19,7 @@ from synth_nb.errors import NotFoundError
 from synth_nb.job._find import linked_job_id
 from synth_nb.job.history import JobHistory
 
-__all__ = ["BACKFILL_PAGE", "FollowOptions", "JobMonitor"]
+__all__ = ["BACKFILL_PAGE", "PollSettings", "JobMonitor"]
 
 #: page size when paging through metric history (the local backend's maximum; others may cap it lower)
 BACKFILL_PAGE = 10_000
@@ -33,7 +33,7 @@ STREAMED_POLL = 1.0
 
 
 @dataclass(frozen=True)
-class FollowOptions:
+class PollSettings:
     """How a job is followed: polling ceiling and floor (seconds), SSE or not, newest-metrics page size."""
 
     poll_interval: float = 5.0
@@ -46,7 +46,7 @@ class JobMonitor:
     """One run of following a job through one client (a ``Job`` makes a new one after ``rebind``)."""
 
     def __init__(self, history: JobHistory, client: AsyncSynthClient, endpoints: FlowEndpoints,
-                 options: FollowOptions, *, linked: Callable[[str], Awaitable[None]] | None = None) -> None:
+                 options: PollSettings, *, linked: Callable[[str], Awaitable[None]] | None = None) -> None:
         self.history = history
         #: called with the ``linked_job_id`` the status document names, after every status read
         self.linked = linked

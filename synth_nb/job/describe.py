@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
+from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.job.logs import MetricLog
-from synth_nb.records import Event, MetricPoint
+from synth_nb.records import MetricPoint
 
-__all__ = ["LinkedJob", "format_phase", "latest_metrics", "linked_followed", "linked_summary",
+__all__ = ["format_phase", "latest_metrics", "linked_followed", "linked_summary",
            "linked_unfollowable", "metric_values", "phase_names", "phases_line"]
-
-
-class LinkedJob(Protocol):
-    """What the wording reads of a linked job."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def flow(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def events(self) -> Sequence[Event]: ...
-    @property
-    def metrics(self) -> Sequence[MetricPoint]: ...
 
 
 def _phase(entry: Mapping[str, Any]) -> str | None:
@@ -83,14 +69,14 @@ def metric_values(points: Iterable[MetricPoint]) -> str:
     return ", ".join(f"{p.name}={p.value:.4f} (step {p.step})" for p in points)
 
 
-def linked_followed(linked: LinkedJob, attach: str, *, marked: str = "") -> str:
+def linked_followed(linked: FinishedJob, attach: str, *, marked: str = "") -> str:
     """The line saying the linked job is followed alongside, and how to follow it alone (``attach``: the
     door's command before the id); ``marked``: how its own lines are told apart, if they are shown."""
     return (f"linked job {linked.id} ({linked.flow}, {linked.status}, {len(linked.events)} events so far) is "
             f"followed too{'; ' + marked if marked else ''} ({attach} {linked.id} follows it alone)")
 
 
-def linked_summary(linked: LinkedJob, attach: str) -> str:
+def linked_summary(linked: FinishedJob, attach: str) -> str:
     """The linked job once followed to the end: ``ID (flow): status, N events, M metrics (ATTACH ID)``."""
     return (f"{linked.id} ({linked.flow}): {linked.status}, {len(linked.events)} events, {len(linked.metrics)} "
             f"metrics ({attach} {linked.id})")

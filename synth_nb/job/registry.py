@@ -14,12 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from synth_nb.errors import ConfigError
+from synth_nb.errors import ConfigError, SynthNbError
 
-__all__ = ["JobRecord", "JobRegistry", "config_hash"]
+__all__ = ["RUNS_DIR", "JobRecord", "JobRegistry", "config_hash"]
 
 REGISTRY_DIR = ".synth_nb"
 REGISTRY_FILE = "jobs.json"
+#: where a job's files go when its config names no results folder: ``<folder>/.synth_nb/runs/<job id>/``
+RUNS_DIR = Path(REGISTRY_DIR) / "runs"
 
 
 @dataclass
@@ -92,10 +94,20 @@ class JobRegistry:
             raise
 
     def record(self, record: JobRecord) -> JobRecord:
-        """Add (or replace) the entry for ``record.job_id``."""
+        """Add (or replace) the entry for ``record.job_id``.
+
+        The job exists on its backend by now: when it cannot be recorded (a read-only folder), the error says
+        its id and how to reach it, so it is not lost."""
         records = [r for r in self._load() if r.job_id != record.job_id]
         records.append(record)
-        self._save(records)
+        try:
+            self._save(records)
+        except OSError as exc:
+            where = f" --backend {record.backend_url}"
+            raise SynthNbError(
+                f"job {record.job_id} was created on {record.backend_url}, but it could not be recorded in "
+                f"{self.path} ({exc.strerror or exc}); it runs on. Follow it with: synth-nb attach {record.job_id}"
+                f"{where}; cancel it with: synth-nb cancel {record.job_id}{where}") from None
         return record
 
     def update(self, job_id: str, **changes: Any) -> JobRecord | None:

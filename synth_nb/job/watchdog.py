@@ -72,6 +72,19 @@ class Limits:
         return any(v is not None for v in (self.max_minutes, self.max_rollouts, self.max_tokens,
                                            self.stop_on_plateau))
 
+    def given(self) -> dict[str, float]:
+        """The limits given, by flag dest (what a job's bundle keeps, so a re-run repeats them)."""
+        return {name: value for name, value in vars(self).items() if value is not None}
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the same limits, or to a mapping of the given ones by flag dest (``{"max_rollouts": 60}``)."""
+        if isinstance(other, Mapping):
+            return self.given() == dict(other)
+        return isinstance(other, Limits) and self.given() == other.given()
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.given().items())))
+
 
 @dataclass(frozen=True)
 class Meter:

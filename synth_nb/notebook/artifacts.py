@@ -17,10 +17,11 @@ from urllib.parse import quote
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import Artifact, FinishedJob, job_results_dir, status_json
-from synth_nb.markup import html_text, md_text, no_math_html, no_math_markdown
+from synth_nb.job.results import Results, write_files
+from synth_nb.markup import html_text, md_code, md_text, no_math_html, no_math_markdown
 
 __all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status", "export_summary",
-           "render_artifact", "write_results_at_end", "written_sentence"]
+           "render_artifact", "results_bundle", "written_sentence"]
 
 
 def _document_page(artifact: Artifact) -> str:
@@ -56,47 +57,33 @@ def artifact_bundle(job: FinishedJob) -> dict[str, Any] | None:
 def export_summary(job: FinishedJob, folder: str | Path | None = None) -> list[Path]:
     """Write the job's result files into ``folder`` as given; returns the main file written (none for a
     flow without results)."""
-    target = Path(folder) if folder is not None else Path.cwd()
-    main = get_flow(job.flow).write_results(job, target)
-    return [main] if main is not None else []
+    return write_files(job, Path(folder) if folder is not None else Path.cwd())[:1]
 
 
 def export_results(job: FinishedJob, results_folder: Path | None) -> list[Path]:
     """Write the job's result files into ``<results_folder>/<job id>/`` (``results/<job id>/`` in the
     working directory when the folder is not known); returns the files written, the main one first.
 
-    The folder may hold other files of the job (its run record); only those this export wrote are named.
+    The folder may hold other files of the job (its bundle); only those this export wrote are named.
     """
-    target = job_results_dir(job.id, results_folder)
-    before = _stamps(target)
-    main = get_flow(job.flow).write_results(job, target)
-    if main is None:
-        return []
-    written = [p for p, stamp in _stamps(target).items() if before.get(p) != stamp and p != main]
-    return [main, *sorted(written)]
+    return write_files(job, job_results_dir(job.id, results_folder))
 
 
-def write_results_at_end(job: FinishedJob, results_folder: Path | None, base: Path
-                         ) -> tuple[dict[str, Any] | None, str]:
-    """What a panel does when its job ends: write the result files into ``<results_folder>/<job id>/``, as
-    the terminal does; returns the summary's links and the sentence the row says. A problem is said the
-    same way (nothing is raised: the job's result stays shown and the panel still ends)."""
-    try:
-        written = export_results(job, results_folder)
-    except Exception as exc:  # said in the summary and the row, never swallowed
-        folder = job_results_dir(job.id, results_folder)
-        text = f"Could not write the result files to {folder}/: {type(exc).__name__}: {exc}"
+def results_bundle(results: Results, base: Path) -> tuple[dict[str, Any] | None, str]:
+    """What a panel shows of a finished job's results (``synth_nb.job.results``): the summary's links and the
+    sentence its row says, a problem included (the job's result stays shown and the panel still ends)."""
+    problem = results.problem or results.bundle_problem
+    if problem is not None:
+        text = problem[0].upper() + problem[1:]
         return {"text/markdown": f"**{md_text(text)}**", "text/plain": text}, text
-    if not written:
+    if results.files:
+        return export_bundle(results.files, base), written_sentence(results.files, base)
+    if results.bundle is None:
         return None, ""
-    return export_bundle(written, base), written_sentence(written, base)
-
-
-def _stamps(folder: Path) -> dict[Path, tuple[int, int]]:
-    """(modification time, size) of each file in ``folder``: what changed tells what was written."""
-    if not folder.is_dir():
-        return {}
-    return {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir() if p.is_file()}
+    folder = _link_path(results.bundle, base)
+    verb = "Its bundle is in" if results.earlier else "Wrote the job's bundle to"
+    text = f"{verb} {folder}/"
+    return {"text/markdown": f"**{verb}** {md_code(folder + '/')}", "text/plain": text}, text
 
 
 def _link_path(path: Path, base: Path) -> str:

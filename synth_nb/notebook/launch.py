@@ -16,14 +16,13 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
-from synth_nb import report
 from synth_nb.errors import ConfigError
 from synth_nb.job.describe import format_phase
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.monitor_view import _event_line, is_error, is_noise
-from synth_nb.notebook.preview_text import warning_lines
 from synth_nb.pipeline import actions
 from synth_nb.pipeline.actions import Batch
+from synth_nb.pipeline.preview import warning_lines
 from synth_nb.pipeline.request import Request
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from synth_nb.pipeline.card import PreflightCard
     from synth_nb.pipeline.fork import Fork
 
-__all__ = ["attach_job", "follow", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "submit_and_show"]
+__all__ = ["attach_job", "fork_of", "hand_over", "print_history", "rerun_job", "show_cards", "show_live", "submit_and_show"]
 
 #: lines per write when a cell prints a whole history
 HISTORY_CHUNK = 2000
@@ -43,8 +42,7 @@ def submit_and_show(batch: Batch, request: Request, *, widgets: bool) -> list[Jo
     """The magic's ``--yes`` path: send every plan (on the background loop), then hand the jobs to the panels."""
     for line in warning_lines(batch.prepared):  # a typo'd key must not train silently
         print(line)
-    jobs = run_sync(actions.send(batch, folder=request.folder, poll_interval=request.poll_interval,
-                                 limits=request.limits if request.poll else None, say=print))
+    jobs = run_sync(actions.send(batch, request, say=print))
     for job in jobs:
         print(f"submitted {job.flow} job {job.id}" + (f" (re-run of {batch.parent})" if batch.parent else ""))
     return hand_over(jobs, request, secrets=batch.secrets(), widgets=widgets)
@@ -100,9 +98,7 @@ def attach_job(request: Request, *, widgets: bool) -> Job:
     Interrupting a blocked cell only stops watching: the job keeps running (``job.cancel()`` cancels it).
     """
     found = actions.attachment(request)
-    job = run_sync(actions.attach(found, poll_interval=request.poll_interval,
-                                  limits=request.limits if request.poll else None, timeout=request.poll_timeout,
-                                  say=print))
+    job = run_sync(actions.attach(found, request, say=print))
     if request.all_events:
         print_history(job)
     return hand_over([job], request, secrets=found.hidden, widgets=widgets, owned=False)[0]
@@ -126,21 +122,19 @@ def print_history(job: Job, out: TextIO | None = None) -> None:
 
 def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widgets: bool,
               owned: bool = True) -> list[Job]:
-    """Show one panel per job (blocking the cell with ``--wait`` or headless) and move the jobs to the kernel.
+    """Follow the jobs (``actions.follow``) and show one panel per job, blocking the cell with ``--wait`` or
+    headless; the jobs end up on the kernel's loop.
 
-    ``--no-poll`` shows nothing. ``--record`` starts one recording per job before the panels follow it.
-    ``owned``: the jobs were created here, so interrupting the blocked cell cancels them; otherwise the
-    interrupt only stops watching and says how to cancel.
+    ``--no-poll`` shows nothing. ``owned``: the jobs were created here, so interrupting the blocked cell
+    cancels them; otherwise the interrupt only stops watching and says how to cancel.
     """
     from synth_nb.notebook.show import show_jobs
-    from synth_nb.pipeline.launch import start_recording
 
     if not request.poll:
         move_to_kernel(jobs)
         return jobs
     if request.wait or not widgets:
-        report.start(jobs, request.report)  # before any panel follows: every point streamed is written
-        start_recording(jobs, request.record, secrets)
+        following = actions.follow(jobs, request, secrets=secrets)  # before any panel: every point is written
         try:  # every panel is shown before the cell blocks; --poll-timeout bounds the wait (JobTimeoutError)
             show_jobs(jobs, wait=True, timeout=request.poll_timeout, cancel_on_interrupt=owned)
         except KeyboardInterrupt:
@@ -150,31 +144,30 @@ def hand_over(jobs: list[Job], request: Request, *, secrets: Sequence[str], widg
                 print(f"interrupted: stopped watching job {job.id}; it keeps running. Cancel it with "
                       f"`await job.cancel()` or: synth-nb cancel {job.id}")
         finally:
+            following.close()
             move_to_kernel(jobs)
         for job in jobs:
             if job.watchdog is not None and job.watchdog.stopped is not None:
                 print(f"job {job.id}: {job.watchdog.report()}")
         return jobs
     move_to_kernel(jobs)
-    follow(jobs, request, secrets=secrets)
+    show_live(jobs, request, secrets=secrets)
     return jobs
 
 
-def follow(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
-           ) -> list[MonitorPanel]:
-    """Follow jobs that live on the kernel's loop without blocking: ``--report-to`` writers, ``--record``
-    recordings, then a panel each; nothing with ``--no-poll``.
+def show_live(jobs: Sequence[Job], request: Request, *, secrets: Sequence[str], panels: bool = True
+              ) -> list[MonitorPanel]:
+    """Follow jobs that live on the kernel's loop without blocking (``actions.follow``), then a panel each;
+    nothing with ``--no-poll``.
 
     The magic's ``--yes`` path and the wizard's Submit both end here, so a flag means the same from either.
     ``panels=False``: the caller shows the jobs itself.
     """
     from synth_nb.notebook.show import show_jobs
-    from synth_nb.pipeline.launch import start_recording
 
     if not request.poll:
         return []
-    report.start(jobs, request.report)  # before any panel follows: every point streamed is written
-    start_recording(jobs, request.record, secrets)
+    actions.follow(jobs, request, secrets=secrets)
     return show_jobs(jobs, wait=False) if panels else []
 
 

@@ -22,11 +22,12 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from synth_nb.errors import SynthNbError
 from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
+from synth_nb.notebook.folder import notebook_folder
+from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.live_output import install_shutdown_hook
-from synth_nb.notebook.preview_text import preview_text
-from synth_nb.notebook.request import notebook_folder
 from synth_nb.pipeline import actions, stop_local_backend
 from synth_nb.pipeline.flags import add_train_arguments, train_arguments
+from synth_nb.pipeline.preview import preview_text
 from synth_nb.pipeline.request import Request
 
 __all__ = ["SynthMagics", "load_ipython_extension", "unload_ipython_extension"]
@@ -113,7 +114,7 @@ class SynthMagics(Magics):
         return has_widget_frontend(self.shell)
 
     def _jobs(self, request: Request) -> Any:
-        return job_table.list_jobs(request.folder)
+        return job_table.JobTable(run_sync(actions.jobs(request)))
 
     def _attach(self, request: Request) -> Any:
         return launch.attach_job(request, widgets=self.widgets)

@@ -1,21 +1,17 @@
 """The live monitor panel: status line, progress/ETA, newest events, chart, Cancel, summary and result files.
 
 The panel only *reads* a ``synth_nb.job.Job`` (``updates()``, ``status``, ``events``, ``status_doc``) and
-calls ``job.cancel()``; all HTTP lives in the client/job layer. It runs as one task on the kernel's
-event loop, so other cells keep running while a job streams.
-
-It shows three plain display outputs (status HTML, chart PNG with an ``<img>`` and alt text, summary
-Markdown: ``PanelOutputs``), updated in place by display id, and one ipywidgets row (Cancel, show-all)
-beside them; the saved notebook, nbviewer and ``nbconvert`` keep the outputs' last state. When the job
-ends, its result files (prompt learning: ``summary.md`` and its curve) are written to
-``<results folder>/<job id>/`` and linked in the summary, as the terminal writes them, and the row becomes
-text: nothing in it is left to press.
+calls ``job.cancel()``; all HTTP lives in the client/job layer. It runs as one task on the kernel's event
+loop, so other cells keep running while a job streams. It shows three plain display outputs (status HTML,
+chart PNG with an ``<img>`` and alt text, summary Markdown: ``PanelOutputs``), updated in place by display
+id, and one ipywidgets row (Cancel, show-all); the saved notebook, nbviewer and ``nbconvert`` keep the
+outputs' last state. When the job ends, its result files and bundle (``<results folder>/<job id>/``, written
+whichever door followed it) are linked in the summary and said in the row, which becomes text.
 
 Embedding: every output and update goes through IPython's display publisher in the output context that
 was current when :meth:`MonitorPanel.display` ran (button presses run in it too). To show a panel in
 another cell, call ``panel.display()`` while that cell's context is current (e.g. in a task made by
-``output_redirect.CellContext``); ``panel.outputs`` names the display ids, ``panel.bundles()`` gives the
-current content of each.
+``output_redirect.CellContext``); ``panel.outputs`` names the display ids, ``panel.bundles()`` the content.
 """
 
 from __future__ import annotations
@@ -33,6 +29,7 @@ from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.progress import parse_time
+from synth_nb.job.results import write_results
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
@@ -170,15 +167,12 @@ class MonitorPanel:
         """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""
         if update.kind == "event" and update.event is not None:
             self.chart.add_event(update.event)
-            if self.flow.is_noise(update.event):
-                self.hidden_count += 1
-            if self._live:
-                self.stall.observe(self.clock())
+            self.hidden_count += self.flow.is_noise(update.event)
         elif update.kind == "metric" and update.metric is not None:
             self.chart.add_metric(update.metric)
-            if self._live:
-                self.stall.observe(self.clock())
-        elif update.kind == "done":
+        if self._live and update.kind in ("event", "metric"):
+            self.stall.observe(self.clock())
+        if update.kind == "done":
             self.final_status = str(update.status or self.status)
         self._status_dirty = True
 
@@ -217,19 +211,17 @@ class MonitorPanel:
         self.render_status(force=True)
 
     def export_results(self, folder: str | Path | None = None) -> list[Path]:
-        """Write the job's result files (prompt learning: ``summary.md`` and its curve) into
-        ``<folder>/<job id>/`` (default folder: the config's ``results_folder``) and link them in the
-        summary output; returns the files written, the main one first. The panel does this by itself
-        when the job ends; call it to write them somewhere else too."""
+        """Write the job's result files into ``<folder>/<job id>/`` (default: its own folder, where they are
+        written when it ends) and link them in the summary; returns the files written, the main one first."""
         written = artifacts.export_results(self.job, Path(folder) if folder is not None else self.job.results_folder)
         self.summary.exported = artifacts.export_bundle(written, self.notebook_folder)
         self._publish_summary()
         return written
 
-    async def _write_results(self) -> None:
-        """At the end: the result files, linked in the summary and said in the row (a problem too)."""
-        self.summary.exported, said = await asyncio.to_thread(
-            artifacts.write_results_at_end, self.job, self.job.results_folder, self.notebook_folder)
+    async def _show_results(self) -> None:
+        """At the end: the job's result files and bundle (written once, as it ended), linked and said."""
+        results = await asyncio.to_thread(write_results, self.job)
+        self.summary.exported, said = artifacts.results_bundle(results, self.notebook_folder)
         if said and self.controls is not None:
             self.controls.say(said)
 
@@ -319,8 +311,7 @@ class MonitorPanel:
         self.render_status(force=True)
         if self.show_artifacts and self.final_status is not None:
             self.summary.result = artifacts.artifact_bundle(self.job)
-            if self.flow.has_summary:
-                await self._write_results()
+            await self._show_results()
             self._publish_summary()
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)

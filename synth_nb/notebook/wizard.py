@@ -13,6 +13,7 @@ replaced by what it sent (``live_output.LiveOutput``).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import html
 import os
 from pathlib import Path
@@ -22,12 +23,10 @@ import anywidget
 import traitlets
 from pydantic import SecretStr
 
-from synth_nb.errors import OverrideError, SecretsError, SynthNbError
+from synth_nb.errors import OverrideError, SecretsError
 from synth_nb.notebook.kernel_loop import KernelLoop
-from synth_nb.notebook.launch import follow
 from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
-from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.show import submitted_bundle
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
@@ -38,8 +37,10 @@ from synth_nb.notebook.wizard_inputs import (
     prefill_overrides,
 )
 from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
-from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
-from synth_nb.pipeline import Prepared, SecretSources, Target, actions
+from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row
+from synth_nb.notebook.wizard_submit import SubmitStep
+from synth_nb.pipeline import Prepared, Target, actions
+from synth_nb.pipeline.preview import preview_text
 from synth_nb.pipeline.request import Request
 from synth_nb.secrets.redact import redact
 
@@ -49,9 +50,11 @@ if TYPE_CHECKING:
 __all__ = ["Wizard", "open_wizard"]
 
 STEPS = ("configs", "secrets", "overrides", "preview", "submit")
+#: the wizard asks nothing of the pipeline: the configs ticked are the ones sent (none ticked: none)
+WIZARD_HOOKS = actions.Hooks(pick_configs=lambda _folder, _several: [])
 
 
-class Wizard(anywidget.AnyWidget):
+class Wizard(SubmitStep, anywidget.AnyWidget):
     """One composite panel; ``.jobs`` holds the submitted ``Job`` objects."""
 
     #: the most recently created wizard in this kernel (``Wizard.latest.jobs`` after submitting)
@@ -103,12 +106,13 @@ class Wizard(anywidget.AnyWidget):
         self._folder = Path(folder).resolve()
         #: the magic's request: how submitted jobs are followed (--record, --no-poll, --poll-interval,
         #: --report-to, the --max-minutes & co. watchdog), the same as its --yes path
-        self._request = request if request is not None else Request(self._folder)
+        self._request = Request(self._folder) if request is None else dataclasses.replace(request, folder=self._folder)
         self._environ = dict(os.environ if environ is None else environ)
         self._loop = loop or KernelLoop.capture()
         self._pasted: dict[str, SecretStr] = {}
         self._prepared: list[Prepared] = []
         self._target: Target | None = None
+        self._batch: actions.Batch | None = None
         #: the masked payloads last submitted from this notebook's folder: the same again needs a second action
         self._submitted_previews = load_last(self._folder)
         #: the cell that displayed the wizard: the monitor panels of submitted jobs are shown there
@@ -286,19 +290,25 @@ class Wizard(anywidget.AnyWidget):
                 blockers.append(self._short(f"{rel} is invalid: {info['error']}"))
         return blockers
 
+    def _form_request(self, changed: dict[str, Any]) -> Request:
+        """The form as the request the magic would make of the same flags (the keys pasted among its sources)."""
+        valid = {c["path"] for c in self.configs if c["valid"]}
+        modal = self.modal_secret.strip() if self.use_modal else ""
+        return dataclasses.replace(
+            self._request, folder=self._folder, configs=[self._folder / rel for rel in self.selected if rel in valid],
+            env_files=[self._folder / self.env_file] if self.env_file else [], modal_secrets=[modal] if modal else [],
+            backend=self.backend.strip() or None, overrides=changed, pasted=dict(self._pasted), environ=self._environ,
+            fork=self._fork.job_id if self._fork is not None else None)  # a fork's jobs name it in their bundles
+
     def _prepare(self, changed: dict[str, Any], errors: dict[str, str]) -> list[Prepared]:
         """Every valid selected config through the pipeline; form-level problems go into ``errors``."""
-        env_files = (self._folder / self.env_file,) if self.env_file else ()
-        modal = (self.modal_secret.strip(),) if self.use_modal and self.modal_secret.strip() else ()
-        sources = SecretSources(env_files=env_files, modal_secrets=modal, pasted=dict(self._pasted),
-                                environ=self._environ, cwd=self._folder)
-        valid = {c["path"] for c in self.configs if c["valid"]}
-        paths = [self._folder / rel for rel in self.selected if rel in valid]
-        batch, problems = actions.wizard_batch(self.backend.strip() or None, self._environ, changed, paths, sources)
+        batch, problems = actions.prepare(self._form_request(changed), WIZARD_HOOKS, errors="by_field")
         errors.update({k: self._short(v) if k == "backend" else v for k, v in problems.items()})
         if batch is None:
+            self._batch = None
             self.backend_url, self.backend_embedded = "", False
             return []
+        self._batch = batch
         self._target = batch.target
         self.backend_url, self.backend_embedded = redact(batch.target.url), batch.target.is_embedded
         return batch.prepared
@@ -308,14 +318,14 @@ class Wizard(anywidget.AnyWidget):
     def _start_preflight(self) -> None:
         """"Run pre-flight check": ``--check``'s card for each payload the Preview shows; it sends no job."""
         self._recompute()
-        if self.preflight_running or not self._prepared or self._target is None:
+        if self.preflight_running or not self._prepared or self._batch is None:
             return
         self.preflight_running, self.preflight_error = True, ""
-        self.preflight_task = self._loop.loop.create_task(self._preflight(list(self._prepared), self._target))
+        self.preflight_task = self._loop.loop.create_task(self._preflight(self._batch))
 
-    async def _preflight(self, prepared: list[Prepared], target: Target) -> None:
+    async def _preflight(self, batch: actions.Batch) -> None:
         try:  # task app, dry rollout: network calls, off the kernel loop
-            self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
+            self._preflight_rows = await asyncio.to_thread(preflight_rows, batch, self._rel)
         except Exception as exc:  # keep the wizard alive; library messages are masked already
             self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
         finally:  # the card first: the front end announces the outcome when the running flag clears
@@ -325,59 +335,6 @@ class Wizard(anywidget.AnyWidget):
     def _show_preflight(self) -> None:
         self.preflight = [{k: v for k, v in row.items() if k != "preview"}
                           for row in still_current(self._preflight_rows, self.previews)]
-
-    # ------------------------------------------------------------------ submit
-
-    def _start_submit(self, duplicate: bool = False) -> None:
-        """Submit what the preview shows; the same payloads again only when asked for (``duplicate``)."""
-        self._recompute()
-        if self.submitting:
-            return
-        if not self.can_submit:
-            self.submit_error = "Nothing was sent: " + " ".join(self.blockers) if self.blockers else ""
-            return
-        if self.duplicate and not duplicate:
-            self.submit_error = ("Nothing was sent: these are the payloads last submitted from this notebook. "
-                                 "Use \"Submit the same again…\" to send them once more.")
-            return
-        self.submitting = True
-        self.submit_error = ""
-        assert self._target is not None  # can_submit needs prepared configs, which need a target
-        self.submit_task = self._loop.loop.create_task(self._submit(list(self._prepared), self._target))
-
-    async def _submit(self, prepared: list[Prepared], target: Target) -> list[Any]:
-        forked_from = self._fork.job_id if self._fork is not None else None  # kept in the bundles
-        batch = actions.Batch(target, prepared[0].overrides if prepared else None, prepared, forked_from=forked_from)
-        request = self._request
-        submitting = actions.send(batch, folder=self._folder, poll_interval=request.poll_interval,
-                                  limits=request.limits if request.poll else None, say=print)
-        try:  # what it prints (task-app checks) belongs to the wizard's cell
-            jobs = await self._cell.create_task(self._loop.loop, submitting)
-        except SynthNbError as exc:
-            self.submit_error = str(exc)
-            return []
-        except Exception as exc:  # keep the panel alive; the message is already masked by the client
-            self.submit_error = f"{type(exc).__name__}: {exc}"
-            return []
-        finally:
-            self.submitting = False
-        self.jobs = jobs
-        sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
-        save_last(self._folder, sent)
-        self._submitted_previews = load_last(self._folder)
-        self._sent_text = preview_text(prepared, backend_url=target.url)
-        self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
-                          for job, p in zip(jobs, prepared, strict=False)]
-        self.submitted_to = redact(target.url)
-        self.step = "submit"
-        self._recompute()
-        self.output.freeze()  # the wizard is over: what it sent stays as static output, saved with the notebook
-        # then, as plain outputs of its cell, one panel per job (the magic's --yes path does the same)
-        self.panels = self._cell.run(follow, jobs, request, secrets=batch.secrets(),
-                                     panels=self._on_submitted is None)
-        if self._on_submitted is not None:
-            self._on_submitted(jobs)
-        return jobs
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

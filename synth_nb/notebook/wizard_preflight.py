@@ -12,17 +12,19 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from synth_nb.pipeline import Prepared, Target, actions
+from synth_nb.pipeline import actions
 from synth_nb.secrets import mask_text
 
 __all__ = ["preflight_rows", "still_current"]
 
 
-def preflight_rows(prepared: Sequence[Prepared], target: Target, rel: Callable[[Any], str]) -> list[dict[str, Any]]:
-    """One row per config: ``{path, ok, title, html, preview}``, masked; ``preview`` is the payload checked."""
+def preflight_rows(batch: actions.Batch, rel: Callable[[Any], str]) -> list[dict[str, Any]]:
+    """One row per config the wizard's form prepared: ``{path, ok, title, html, preview}``, masked; ``preview``
+    is the payload checked."""
     from synth_nb.pipeline.card import card_html
 
-    checked = actions.check_batch(actions.Batch(target, None, list(prepared)))
+    prepared = batch.prepared
+    checked = actions.check_batch(batch)
     cards, hidden = checked.cards, checked.hidden
     hidden += [html.escape(value) for value in hidden if html.escape(value) != value]
     return [{"path": rel(item.path), "ok": card.ok, "title": card.title,

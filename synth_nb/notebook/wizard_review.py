@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.notebook.preview_layout import payload_lines, step_rows
-from synth_nb.notebook.preview_text import secrets_rows, warnings_of
 from synth_nb.pipeline import Prepared
+from synth_nb.pipeline.preview import secrets_rows, warnings_of
+from synth_nb.pipeline.preview_layout import payload_lines, step_rows
 
 __all__ = ["LAST_SUBMISSION", "Baseline", "load_last", "merge_secret_rows", "preview_row", "save_last"]
 

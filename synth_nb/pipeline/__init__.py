@@ -14,7 +14,9 @@ arguments into one request and show what its action returns:
 * ``backend_keys``: the resolved ENVIRONMENT_API_KEY handed to the embedded backend (``share_keys``);
 * ``prepare``: config discovery (``discover``, ``choose_configs``), ``Prepared`` configs and the checks
   several configs must pass together;
-* ``launch``: submission, re-attaching, and ``--record`` files;
+* ``clients``: a plan submitted, or a job rebuilt, over a client of its own;
+* ``follow``: what happens to sent or attached jobs until they end (watchdog, results and bundle, reporters,
+  ``--record`` files);
 * ``preflight``: the task app's ``/health`` checked from here before a job is created;
 * ``card`` (with ``dry_rollout`` and ``estimate``): the pre-flight card of ``--check``;
 * ``bundle``: what a job was submitted with and what it did, written when it ends; ``rerun`` submits a
@@ -22,15 +24,10 @@ arguments into one request and show what its action returns:
 """
 
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import RunRecord, find_bundle, keep_bundle, record_run
-from synth_nb.pipeline.launch import (
-    attach,
-    attach_target,
-    record_path,
-    secret_values,
-    start_recording,
-    submit,
-)
+from synth_nb.pipeline.bundle import RunRecord, find_bundle, record_run
+from synth_nb.pipeline.bundled_apps import example_task_app_url
+from synth_nb.pipeline.clients import attach_target, rebuild_job, secret_values, submit_plan
+from synth_nb.pipeline.follow import record_path, start_recording
 from synth_nb.pipeline.preflight import (
     TaskAppCheck,
     TaskAppUnhealthy,
@@ -46,7 +43,7 @@ from synth_nb.pipeline.prepare import (
     check_together,
     choose_configs,
     discover,
-    prepare,
+    prepare_config,
     raise_problems,
     required_secrets,
 )
@@ -54,7 +51,6 @@ from synth_nb.pipeline.target import (
     EmbeddedBackend,
     Target,
     api_key,
-    example_task_app_url,
     local_backend,
     resolve_target,
     stop_local_backend,
@@ -70,7 +66,6 @@ __all__ = [
     "TaskAppUnhealthy",
     "Target",
     "api_key",
-    "attach",
     "attach_target",
     "build_overrides",
     "check_task_app",
@@ -78,12 +73,12 @@ __all__ = [
     "choose_configs",
     "discover",
     "find_bundle",
-    "keep_bundle",
     "example_task_app_url",
     "local_backend",
     "preflight",
-    "prepare",
+    "prepare_config",
     "raise_problems",
+    "rebuild_job",
     "record_path",
     "record_run",
     "require_healthy_task_apps",
@@ -94,6 +89,6 @@ __all__ = [
     "skip_requested",
     "start_recording",
     "stop_local_backend",
-    "submit",
+    "submit_plan",
     "use_local_backend",
 ]

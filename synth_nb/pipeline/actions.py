@@ -1,81 +1,81 @@
 """The actions a ``Request`` asks for, each the whole sequence, shared by the terminal, the magic and the wizard.
 
-``prepare`` (what ``--dry-run`` shows), ``check`` (``--check``'s pre-flight cards), ``send`` (the sequence
-of every submission: the target resolved once, the overrides built once, the API key once, then the keys
-shared with the embedded backend, the task apps' pre-flight, the run recorded, the plan submitted, the
-bundle kept and the budget watchdog set), ``rerun``, ``fork``, ``attach`` (and ``cancel``) and ``jobs``;
-the ``compare`` action is ``synth_nb.comparison.compare_request`` (a comparison reads jobs through this
-package, so this package does not import it). A door builds one ``Request``, runs the action
-``request.action`` names and only renders what comes back or asks its user a question (``Hooks``).
+``prepare`` (what ``--dry-run`` shows; the only place, with ``rerun``, a ``Batch`` is made), ``check``
+(``--check``'s pre-flight cards), ``send`` (the sequence of every submission: the keys shared with the
+embedded backend, the task apps' pre-flight, then per plan its run recorded, the plan submitted and the
+record kept in the job's folder), ``follow`` (``synth_nb.pipeline.follow``: what happens to sent or attached
+jobs until they end), ``rerun``, ``fork``, ``attach`` (and ``cancel``) and ``jobs``; the ``compare`` action is
+``synth_nb.comparison.compare_request`` (a comparison reads jobs through this package, so this package does
+not import it). A door builds one ``Request``, runs the action ``request.action`` names and only renders what
+comes back or asks its user a question (``Hooks``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, overload
 
+from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
+from synth_nb.job import JobRegistry
+from synth_nb.job.results import keep_bundle
+from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import keep_bundle, record_run
-from synth_nb.pipeline.launch import attach as attach_on
-from synth_nb.pipeline.launch import attach_target, say_connecting, secret_values
-from synth_nb.pipeline.launch import submit as submit_on
+from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
+from synth_nb.pipeline.clients import attach_target, rebuild_job, say_connecting, secret_values, submit_plan
+from synth_nb.pipeline.follow import Following, follow
+from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
+from synth_nb.pipeline.jobs import JobList, list_jobs
 from synth_nb.pipeline.preflight import preflight
 from synth_nb.pipeline.prepare import (
     Prepared,
+    Say,
     SecretSources,
     build_overrides,
     check_together,
     choose_configs,
     limit_rollouts,
+    prepare_config,
     raise_problems,
-)
-from synth_nb.pipeline.prepare import (
-    prepare as prepare_one,
+    required_secrets,
 )
 from synth_nb.pipeline.request import Request
+from synth_nb.pipeline.rerun import Rerun, parent_backend, parent_limits, plan_rerun
 from synth_nb.pipeline.target import Target, api_key, resolve_target
+from synth_nb.secrets import mask_text
 
 if TYPE_CHECKING:
     from synth_nb.flows.overrides import Overrides
-    from synth_nb.job import Job, JobRegistry
-    from synth_nb.job.watchdog import Limits
+    from synth_nb.job import Job
     from synth_nb.pipeline.bundle import RunRecord
     from synth_nb.pipeline.card import PreflightCard
-    from synth_nb.pipeline.fork import Fork
-    from synth_nb.pipeline.rerun import Rerun
     from synth_nb.plan import Plan
 
-__all__ = ["Attachment", "Batch", "Checked", "Hooks", "Rerunning", "attach", "attachment", "cancel", "check",
-           "check_batch", "fork", "jobs", "prepare", "rerun", "send", "wizard_batch"]
+__all__ = ["Attachment", "Batch", "Checked", "Following", "Hooks", "Rerunning", "attach", "attachment", "cancel",
+           "check", "check_batch", "follow", "fork", "jobs", "prepare", "rerun", "send"]
 
 
 def _quiet(_: str) -> None:
     return None
 
 
-def _limits(limits: Limits | Mapping[str, Any] | None) -> Limits | None:
-    """The budget watchdog's limits (None: no watchdog); flag values are checked here."""
-    from synth_nb.job.watchdog import Limits
-
-    if limits is None or isinstance(limits, Limits):
-        return limits
-    return Limits.from_values(limits)
-
-
 @dataclass(frozen=True)
 class Hooks:
-    """What only a door can do: ask which configs (none named, several found) and which ``.env`` file."""
+    """What only a door can do: ask which configs (none named, several found) and which ``.env`` file, and say
+    what is worth knowing on the way (the embedded backend found, a bundled task app standing in)."""
 
     #: ``(folder, several)`` -> the configs to use when the request names none
     pick_configs: Callable[[Path, bool], list[Path]] | None = None
-    #: ``(config paths, target)`` -> the ``.env`` files to read, when the request names none
-    pick_env_files: Callable[[list[Path], Target], tuple[Path, ...]] | None = None
+    #: ``(config paths, keys their flows need)`` -> the ``.env`` files to read, when the request names none
+    pick_env_files: Callable[[list[Path], list[str]], tuple[Path, ...]] | None = None
+    #: where notes go (a library caller's stdout by default; the terminal's stderr)
+    say: Say = print
 
 
 @dataclass
@@ -128,108 +128,127 @@ def _configs(request: Request, hooks: Hooks, several: bool) -> list[Path]:
     return [c.path for c in choose_configs(request.folder, several=several)]
 
 
-def _sources(request: Request, hooks: Hooks, paths: list[Path], target: Target) -> SecretSources:
+def _sources(request: Request, hooks: Hooks, configs: list[tuple[Path, LoadedConfig | None]], target: Target
+             ) -> SecretSources:
+    """The request's secret sources; with no ``.env`` named, the one the door picks for the keys the configs'
+    flows need (a config that does not load needs none, and fails on its own later)."""
     sources = request.sources()
     if not request.env_files and hooks.pick_env_files is not None:
-        picked = hooks.pick_env_files(paths, target)
+        needed = [key for _, config in configs if config is not None for key in required_secrets(config.flow, target)]
+        picked = hooks.pick_env_files([path for path, _ in configs], list(dict.fromkeys(needed)))
         if picked:
-            sources = SecretSources(env_files=picked, modal_secrets=sources.modal_secrets, environ=sources.environ,
-                                    cwd=sources.cwd)
+            sources = dataclasses.replace(sources, env_files=picked)
     return sources
 
 
-def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = True, several: bool = False) -> Batch:
+def _loaded(path: Path) -> LoadedConfig | None:
+    try:
+        return load_config(path)
+    except ConfigError:
+        return None
+
+
+@overload
+def prepare(request: Request, hooks: Hooks = ..., *, start_local: bool = ..., several: bool = ...,
+            errors: Literal["raise"] = ...) -> Batch: ...
+@overload
+def prepare(request: Request, hooks: Hooks = ..., *, start_local: bool = ..., several: bool = ...,
+            errors: Literal["by_field"]) -> tuple[Batch | None, dict[str, str]]: ...
+def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = True, several: bool = False,
+            errors: Literal["raise", "by_field"] = "raise") -> Batch | tuple[Batch | None, dict[str, str]]:
     """The request's configs as plans (``--dry-run`` shows them; ``send`` submits them).
 
     Bad override flags fail before configs are looked for. ``start_local``: start (or find) the embedded
     backend for ``--backend local`` now, so plans carry its URL. ``several``: with no config named, take every
-    valid one found (a preview) rather than exactly one.
+    valid one found (a preview) rather than exactly one. ``errors="by_field"`` (the wizard's form): nothing is
+    raised for the target or the overrides; each such problem is returned as the error of its field, with
+    the batch (None when there is no target).
     """
-    target = resolve_target(request.backend, start_local=start_local)
-    overrides = build_overrides(request.overrides, target)
-    paths = _configs(request, hooks, several)
-    sources = _sources(request, hooks, paths, target)
-    prepared = [prepare_one(p, overrides=overrides, target=target, sources=sources) for p in paths]
-    limit_rollouts(prepared, _rollout_limit(request.limits))
-    check_together(overrides, prepared)
-    return Batch(target, overrides, prepared)
-
-
-def wizard_batch(backend: str | None, environ: Mapping[str, str], values: Mapping[str, Any], paths: Sequence[Path],
-                 sources: SecretSources) -> tuple[Batch | None, dict[str, str]]:
-    """The wizard's form prepared as ``prepare`` would, with each problem as an error of its field."""
+    problems: dict[str, str] = {}
     try:
-        target = resolve_target(backend, environ=environ)
+        target = resolve_target(request.backend, start_local=start_local, environ=request.environ, say=hooks.say)
     except SynthNbError as exc:  # a value that is not a URL, or the embedded backend cannot start here
+        if errors == "raise":
+            raise
         return None, {"backend": str(exc)}
     try:
-        overrides = build_overrides(values, target)
+        overrides = build_overrides(request.overrides, target)
     except OverrideError as exc:
+        if errors == "raise":
+            raise
         return Batch(target, None, []), {exc.field or "backend": str(exc)}
-    batch = Batch(target, overrides, [prepare_one(p, overrides=overrides, target=target, sources=sources)
-                                      for p in paths])
+    paths = _configs(request, hooks, several)
+    picking = hooks.pick_env_files is not None and not request.env_files
+    configs = [(p, _loaded(p) if picking else None) for p in paths]  # loaded once: for the .env picker, then here
+    sources = _sources(request, hooks, configs, target)
+    prepared = [prepare_config(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
+                for p, config in configs]
+    limit_rollouts(prepared, request.limits.max_rollouts)
+    batch = Batch(target, overrides, prepared, forked_from=request.fork)
     try:
-        check_together(overrides, batch.prepared)
+        check_together(overrides, prepared)
     except OverrideError as exc:
-        return batch, {exc.field or "idempotency": str(exc)}
-    return batch, {}
+        if errors == "raise":
+            raise
+        problems[exc.field or "idempotency"] = str(exc)
+    return batch if errors == "raise" else (batch, problems)
 
 
-def _given(limits: Limits | None) -> dict[str, float]:
-    """The limits given, by flag dest (what a job's bundle keeps, so a re-run repeats them)."""
-    return {} if limits is None else {k: v for k, v in dataclasses.asdict(limits).items() if v is not None}
+def _check_writable(folder: Path, batch: Batch) -> None:
+    """Before anything is sent: the project folder must take the job registry and each job's folder, or a job
+    would be created and then lost (its id never said). One ``ConfigError``, nothing sent. Nothing is left
+    behind: a folder not made yet is tried in the nearest one that exists (a job that is never created leaves
+    no empty results folder)."""
+    places = [folder / ".synth_nb", *(bundle_folder(item, folder) for item in batch.prepared if batch.keep_bundles)]
+    for place in dict.fromkeys(places):
+        try:
+            existing = next(p for p in (place, *place.parents) if p.exists())
+            with tempfile.TemporaryFile(dir=existing):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"cannot write to {place} ({exc.strerror or exc}): the job registry and each job's "
+                              "results are kept there, so nothing was sent",
+                              hint="make the folder writable, or run from a writable copy of the project") from None
 
 
-def _rollout_limit(limits: Limits | Mapping[str, Any] | None) -> int | None:
-    checked = _limits(limits)
-    return None if checked is None or checked.max_rollouts is None else int(checked.max_rollouts)
-
-
-async def send(batch: Batch, *, folder: Path, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
-               say: Callable[[str], None] = _quiet, jobs: list[Job] | None = None,
+async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _quiet, jobs: list[Job] | None = None,
                on_job: Callable[[Job, Prepared, RunRecord | None], None] | None = None,
                on_failure: Callable[[Prepared, SynthNbError], None] | None = None) -> list[Job]:
-    """Submit every plan of ``batch``, in order, on the running loop; one client per job.
+    """Submit every plan of ``batch`` (made by ``prepare`` or ``rerun``), in order, on the running loop; one
+    client per job. Following the jobs is ``follow``'s.
 
-    The embedded backend is given the resolved task-app keys, the task apps are checked (``say`` gets each
-    line), then per plan: its run is recorded, it is submitted, its job keeps its bundle (written when it ends)
-    and gets a budget watchdog when ``limits`` are given. ``jobs`` collects the jobs as they are created (a
-    caller interrupted half way knows which to cancel). With ``on_failure``, a failed submission among several
-    is reported there and the rest go on; otherwise it raises.
+    The project folder is checked writable first. The embedded backend is given the resolved task-app keys,
+    the task apps are checked (``say`` gets each line), then per plan: its run is recorded, it is submitted
+    and its record kept in its folder, so its bundle is written when it ends, whoever follows it. ``jobs``
+    collects the jobs as they are created (a caller interrupted half way knows which to cancel). With
+    ``on_failure``, a failed submission among several is reported there and the rest go on; otherwise it
+    raises.
     """
-    from synth_nb.job import JobRegistry
-    from synth_nb.job.watchdog import watch
-
-    for item in batch.prepared:
-        if not item.ok:
-            raise item.error or ConfigError(f"{item.path}: not ready to submit")
-    watchdog = _limits(limits)
-    limit_rollouts(batch.prepared, _rollout_limit(watchdog))  # the wizard's and a fork's plans get it here
-    raise_problems(batch.prepared)
-    target, key, created = batch.target, batch.key, [] if jobs is None else jobs
+    folder, created = request.folder, [] if jobs is None else jobs
+    await asyncio.to_thread(_check_writable, folder, batch)
+    target, key = batch.target, batch.key
     await asyncio.to_thread(share_keys, target, [p.secrets for p in batch.prepared])
     for line in await asyncio.to_thread(preflight, batch.prepared, target):
         say(line.line())
     say_connecting(target, say)
     registry = JobRegistry(folder)
     for item in batch.prepared:
-        assert item.plan is not None
+        assert item.plan is not None  # ``prepare`` made it; the door raised its problems before sending
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
                                          parent=batch.parent, forked_from=batch.forked_from,
-                                         limits=_given(watchdog)) \
+                                         limits=request.limits.given()) \
             if batch.keep_bundles else None
         try:
-            job = await submit_on(item.plan, target, key, registry=registry, poll_interval=poll_interval)
+            job = await submit_plan(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
         except SynthNbError as exc:
             if on_failure is None or len(batch.prepared) == 1:
                 raise
             on_failure(item, exc)
             continue
+        created.append(job)  # at once: an interrupt from here on finds it to cancel
         if record is not None:
+            await asyncio.to_thread(record.save, job.id)
             keep_bundle(job, record)
-        if watchdog is not None:
-            watch(job, watchdog)
-        created.append(job)
         if on_job is not None:
             on_job(job, item, record)
     return created
@@ -254,7 +273,7 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
     The dry rollout needs a running backend, so ``local`` starts (or finds) the embedded one.
     """
     if request.rerun:
-        rerunning = rerun(request)
+        rerunning = rerun(request, say=hooks.say)
         checked = check_batch(rerunning.batch)
         checked.notes = rerunning.rerun.lines()
         return checked
@@ -263,7 +282,7 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
 
 def check_batch(batch: Batch) -> Checked:
     """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job."""
-    from synth_nb.pipeline.card import check_configs
+    from synth_nb.pipeline.card import check_configs  # measured: 10 ms, the card loads only for --check
 
     cards, hidden = check_configs(batch.prepared, batch.target)
     return Checked(cards, hidden)
@@ -285,47 +304,41 @@ class Rerunning:
 
     def lines(self) -> list[str]:
         """The diff, masked (a config's secrets may appear in it)."""
-        from synth_nb.secrets import mask_text
-
         return mask_text("\n".join(self.rerun.lines()), tuple(self.batch.secrets())).splitlines()
 
 
-def rerun(request: Request) -> Rerunning:
+def rerun(request: Request, *, say: Say = print) -> Rerunning:
     """``--rerun JOB_ID``: the job's plan rebuilt from its bundle, against ``--backend`` or where the job ran.
 
     ``--task-url`` is the one override taken (where the task app listens now, like ``--backend``). The caller
     sends ``batch`` only when ``sendable`` and not a dry run; a difference sends nothing.
     """
-    from synth_nb.pipeline.rerun import parent_backend, parent_limits, plan_rerun
-
     job_id = request.rerun or ""
     given = [f"--{name.replace('_', '-')}" for name in request.overrides if name != "task_url"]
     if request.configs or given:
         raise ConfigError(f"--rerun repeats the job's own config and overrides; drop {', '.join(given or ['--config'])}"
                           " (or submit a new job without --rerun)")
-    target = resolve_target(request.backend or parent_backend(job_id, request.folder))
-    if not request.limits:  # the job's own limits, as it was sent with them (the backend is given some)
-        request = dataclasses.replace(request, limits=parent_limits(job_id, request.folder))
+    target = resolve_target(request.backend or parent_backend(job_id, request.folder), say=say)
+    if not request.limits.any:  # the job's own limits, as it was sent with them (the backend is given some)
+        request = dataclasses.replace(request, limits=Limits.from_values(parent_limits(job_id, request.folder)))
     task_url = request.overrides.get("task_url")  # where the task app listens now: given, it beats the job's
     planned = plan_rerun(job_id, request.folder, target, request.sources(),
                          task_url=None if task_url is None else str(task_url),
-                         rollout_limit=_rollout_limit(request.limits))
+                         rollout_limit=request.limits.max_rollouts, say=say)
     return Rerunning(planned, Batch(target, planned.prepared.overrides, [planned.prepared], parent=job_id), request)
 
 
-def fork(request: Request, *, copy: bool) -> Fork:
+def fork(request: Request, *, copy: bool, say: Say = print) -> Fork:
     """``--fork JOB_ID``: the job's config, overrides and backend from its bundle; flags given beat the parent's.
 
     ``copy``: always write the config to a new file (the terminal, where the user edits it). Sends nothing.
     """
-    from synth_nb.pipeline.fork import follow_bundled_app, fork_job
-
     if request.configs:
         raise ConfigError("--fork starts from the job's own config; drop --config (or submit it without --fork)")
     forked = fork_job(request.fork or "", request.folder, out=request.fork_out, copy=copy)
     forked.backend = request.backend or forked.backend
     if "task_url" not in request.overrides:  # a flag given now beats the parent's
-        follow_bundled_app(forked)
+        follow_bundled_app(forked, say)
     forked.overrides.update(request.overrides)
     return forked
 
@@ -343,13 +356,12 @@ class Attachment:
     registry: JobRegistry
 
 
-def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True) -> Attachment:
+def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True, say: Say = print
+               ) -> Attachment:
     """``--attach`` / ``attach`` / ``cancel``: ``--backend``, else the backend the registry says, else the default."""
-    from synth_nb.job import JobRegistry
-
     job_id = job_id or request.attach or ""
     registry = JobRegistry(request.folder)
-    target = attach_target(job_id, request.backend, registry, start_local=start_local)
+    target = attach_target(job_id, request.backend, registry, start_local=start_local, say=say)
     if not target.started:
         raise ConfigError("re-attaching needs the URL of a running backend, not 'local'", key="backend",
                           hint="start one with `synth-nb backend` and pass --backend URL")
@@ -359,33 +371,31 @@ def attachment(request: Request, job_id: str | None = None, *, start_local: bool
     return Attachment(job_id, target, key, [h for h in hidden if h], request.flow, registry)
 
 
-async def attach(found: Attachment, *, poll_interval: float = 5.0, limits: Limits | Mapping[str, Any] | None = None,
-                 timeout: float | None = None, say: Callable[[str], None] = _quiet) -> Job:
-    """The job's history rebuilt from its backend (not yet followed), with a budget watchdog when ``limits``;
-    ``timeout``: the most the rebuild may take (``--poll-timeout``)."""
-    from synth_nb.job.watchdog import watch
-
+async def attach(found: Attachment, request: Request, *, say: Say = _quiet) -> Job:
+    """The job's history rebuilt from its backend within ``--poll-timeout`` (followed by ``follow``); a job
+    submitted from this folder that has not ended yet keeps its record, so its bundle is written when it ends,
+    here or elsewhere."""
     say_connecting(found.target, say)
-    job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          poll_interval=poll_interval, hidden=found.hidden, timeout=timeout)
-    found_limits = _limits(limits)
-    if found_limits is not None:
-        watch(job, found_limits)
+    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
+                            poll_interval=request.poll_interval, hidden=found.hidden, timeout=request.poll_timeout)
+    if job.results_folder is not None:
+        record = await asyncio.to_thread(submitted_run, job.results_folder / job.id)
+        if record is not None:
+            keep_bundle(job, record)
     return job
 
 
 async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
     """Ask the backend to cancel the job and wait for it to say so: the job's status then."""
-    job = await attach_on(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                          hidden=found.hidden)
+    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
+                            hidden=found.hidden)
     try:
         return await job.cancel(timeout=timeout)
     finally:
         await job.client.aclose()
 
 
-def jobs(request: Request) -> JobRegistry:
-    """``--jobs``: the folder's job registry (``.synth_nb/jobs.json``)."""
-    from synth_nb.job import JobRegistry
-
-    return JobRegistry(request.folder)
+async def jobs(request: Request) -> JobList:
+    """``--jobs`` / ``synth-nb jobs``: the folder's jobs (``.synth_nb/jobs.json``), each as its backend says it
+    is now (``synth_nb.pipeline.jobs``)."""
+    return await list_jobs(JobRegistry(request.folder))

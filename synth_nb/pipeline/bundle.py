@@ -1,10 +1,12 @@
 """A job's reproducible bundle: what was submitted and everything that came back, in one folder.
 
 ``record_run`` captures at submission what cannot be known later (the config as it was, the masked plan,
-the overrides, sha256 of each uploaded file, the task app's ``/info``, the versions); ``keep_bundle``
-writes it with the job's full history, summary and artifacts when the job ends, into
-``results_folder/<job_id>/`` or, for configs without one, ``.synth_nb/runs/<job_id>/``. Every file is
-masked: known secret values, secret-named keys, and key-shaped values in the config text.
+the overrides, sha256 of each uploaded file, the task app's ``/info``, the versions) and ``save`` keeps it
+in the job's folder at once (``submitted.json``), so whichever command or kernel follows the job to its end,
+a ``--no-poll`` job attached to later included, writes the bundle (``RunRecord.write``, called through
+``Job.write_results``) with the job's full history, beside its result files: ``results_folder/<job_id>/`` or,
+for configs without one, ``.synth_nb/runs/<job_id>/``. Every file is masked: known secret values,
+secret-named keys, and key-shaped values in the config text.
 """
 
 from __future__ import annotations
@@ -14,14 +16,16 @@ import json
 import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth_nb._version import __version__
 from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError, SynthNbError
-from synth_nb.flows import catalogue
+from synth_nb.flows import catalogue, get_flow
+from synth_nb.job.registry import RUNS_DIR, JobRegistry
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.plan import mask_payload
@@ -30,14 +34,15 @@ from synth_nb.secrets.redact import is_secret_key, looks_like_secret, redact
 from synth_nb.untrusted import contained, job_id_problem, shown_id
 
 if TYPE_CHECKING:
-    from synth_nb.job import Job, JobUpdate
+    from synth_nb.job import Job
 
-__all__ = ["BUNDLE_FILE", "RUNS_DIR", "RunRecord", "bundle_folder", "find_bundle", "keep_bundle", "read_bundle",
-           "record_run", "write_bundle"]
+__all__ = ["BUNDLE_FILE", "RUNS_DIR", "SUBMITTED_FILE", "RunRecord", "bundle_folder", "find_bundle", "read_bundle",
+           "record_run", "submitted_run", "write_bundle"]
 
 #: the bundle's own description; its presence makes a folder a bundle
 BUNDLE_FILE = BUNDLE_RECORD  # config discovery leaves a folder holding it out
-RUNS_DIR = Path(".synth_nb") / "runs"
+#: what a job was submitted with, kept in its folder until its bundle is written
+SUBMITTED_FILE = "submitted.json"
 #: ``key = "value"`` of a TOML file, on a line of its own or in an inline table (``headers = { auth = "…" }``)
 _TOML_PAIR = re.compile(r"""(?P<key>[A-Za-z0-9_.-]+|"[^"\n]*"|'[^'\n]*')(?P<eq>[ \t]*=[ \t]*)"""
                         r"""(?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')""")
@@ -119,10 +124,43 @@ class RunRecord:
                 "embedded": self.embedded, "parent": self.parent, "forked_from": self.forked_from,
                 "limits": self.limits}
 
+    def save(self, job_id: str) -> None:
+        """Keep this record in the job's folder (``submitted.json``, masked), so that whoever follows the job to
+        its end, in this process or another, writes its bundle; ``problem`` says why it could not be kept."""
+        kept = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_KEPT}
+        kept.update(folder=str(self.folder), datasets=mask_payload(self.datasets, self.secrets),
+                    task_app=mask_payload(self.task_app, self.secrets))  # the rest is masked already
+        try:
+            folder = contained(self.folder, job_id)
+            folder.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(kept, indent=2, ensure_ascii=False, default=str)
+            (folder / SUBMITTED_FILE).write_text(mask_text(text, tuple(self.secrets)) + "\n", encoding="utf-8")
+        except (OSError, TypeError, ValueError, SynthNbError) as exc:
+            self.problem = f"could not write the bundle to {self.folder / job_id}: {exc}"
+
+    def write(self, job: Job, files: Sequence[Path]) -> Path:
+        """Write the bundle of ``job``, whose result files ``files`` are written already (``job.write_results``)."""
+        watchdog = job.watchdog
+        self.written = write_bundle(job, self, files, stopped_by=watchdog.stopped_by() if watchdog else None)
+        (self.written / SUBMITTED_FILE).unlink(missing_ok=True)
+        return self.written
+
+
+#: what ``save`` leaves out: secrets are never written, the rest is known only later
+_NOT_KEPT = ("secrets", "written", "problem", "folder")
+
+
+def submitted_run(folder: Path) -> RunRecord | None:
+    """The record ``RunRecord.save`` kept in a job's folder (None: none, or unreadable)."""
+    try:
+        doc = json.loads((folder / SUBMITTED_FILE).read_text(encoding="utf-8"))
+        known = {f.name for f in fields(RunRecord)} - set(_NOT_KEPT)
+        return RunRecord(folder=Path(doc["folder"]), **{k: v for k, v in doc.items() if k in known})
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
 
 def _versions() -> dict[str, str]:
-    from synth_nb._version import __version__
-
     return {"synth_nb": __version__, "python": platform.python_version(), "platform": platform.platform()}
 
 
@@ -203,14 +241,11 @@ def _readme(job: Job, files: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _artifacts(job: Job, folder: Path) -> None:
-    """The flow's result files (prompt learning: summary and curve), else its artifact as Markdown/JSON."""
-    from synth_nb.flows import get_flow
-
-    flow = get_flow(job.flow)
-    if flow.has_summary and flow.write_results(job, folder) is not None:
+def _artifacts(job: Job, folder: Path, files: Sequence[Path]) -> None:
+    """A flow without result files of its own (``files``): its artifact as Markdown and its document."""
+    if files:
         return
-    artifact = flow.artifacts(job)
+    artifact = get_flow(job.flow).artifacts(job)
     if artifact is None:
         return
     if artifact.markdown:
@@ -219,11 +254,13 @@ def _artifacts(job: Job, folder: Path) -> None:
         contained(folder, artifact.document.name).write_text(artifact.document.text, encoding="utf-8")
 
 
-def write_bundle(job: Job, run: RunRecord, *, stopped_by: dict[str, Any] | None = None) -> Path:
-    """Write ``run`` and ``job``'s whole history into ``run.folder/<job id>/``; returns that folder."""
+def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
+                 stopped_by: dict[str, Any] | None = None) -> Path:
+    """Write ``run`` and ``job``'s whole history into ``run.folder/<job id>/``, beside the job's result files
+    (``files``); returns that folder."""
     folder = contained(run.folder, job.id)
     folder.mkdir(parents=True, exist_ok=True)
-    secrets = tuple(run.secrets)
+    secrets = (*run.secrets, *job.hidden)
 
     def put(name: str, text: str) -> None:
         (folder / name).write_text(mask_text(text, secrets), encoding="utf-8")
@@ -232,7 +269,7 @@ def write_bundle(job: Job, run: RunRecord, *, stopped_by: dict[str, Any] | None 
         safe = value if masked else mask_payload(value, list(secrets))
         put(name, json.dumps(safe, indent=2, ensure_ascii=False, default=str) + "\n")
 
-    _artifacts(job, folder)
+    _artifacts(job, folder, files)
     if run.config_text is not None:
         put("config.toml", run.config_text)
     put_json("plan.json", run.plan, masked=True)  # ``plan.preview()``: masking it again would change it
@@ -245,31 +282,13 @@ def write_bundle(job: Job, run: RunRecord, *, stopped_by: dict[str, Any] | None 
     put_json("status.json", dict(job.status_doc or {}))
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by})
-    files = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name != "README.md")
-    put("README.md", _readme(job, files))
+    names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in ("README.md", SUBMITTED_FILE))
+    put("README.md", _readme(job, names))
     return folder
-
-
-def keep_bundle(job: Job, run: RunRecord) -> None:
-    """Write ``job``'s bundle when it ends (``run.written``, or ``run.problem`` when it could not be)."""
-
-    def on_update(update: JobUpdate) -> None:
-        if update.kind != "done" or run.written is not None:
-            return
-        watchdog = getattr(job, "watchdog", None)
-        stopped = watchdog.stopped_by() if watchdog is not None else None
-        try:
-            run.written = write_bundle(job, run, stopped_by=stopped)
-        except (OSError, SynthNbError, TypeError, ValueError) as exc:
-            run.problem = f"could not write the bundle to {run.folder / job.id}: {exc}"
-
-    job.add_listener(on_update)
 
 
 def find_bundle(job_id: str, folder: Path) -> Path:
     """The bundle of ``job_id``: in the results folder the registry remembers, else ``.synth_nb/runs``."""
-    from synth_nb.job import JobRegistry
-
     problem = job_id_problem(job_id)
     if problem is not None:
         raise ConfigError(f"{shown_id(job_id)} is not a job id: {problem}", key="JOB_ID")
@@ -283,7 +302,7 @@ def find_bundle(job_id: str, folder: Path) -> Path:
             return candidate
     where = " or ".join(str(c) for c in candidates)
     raise ConfigError(f"no bundle of job {job_id} in {where}; a bundle is written when a job submitted from "
-                      "this folder ends while it is being followed")
+                      f"this folder ends while it is being followed (`synth-nb attach {job_id}` follows it)")
 
 
 def read_bundle(folder: Path) -> dict[str, Any]:

@@ -205,7 +205,7 @@ def check_configs(prepared: Sequence[Prepared], target: Target) -> tuple[list[Pr
     """
     from synth_nb.errors import SecretsError
     from synth_nb.pipeline.backend_keys import share_keys
-    from synth_nb.pipeline.launch import secret_values
+    from synth_nb.pipeline.clients import secret_values
     from synth_nb.pipeline.target import api_key
 
     try:

@@ -2,7 +2,10 @@
 
 ``TRAIN_ARGUMENTS`` is data (argparse ``add_argument`` calls) so the IPython magic can apply the same
 list through ``magic_arguments.argument`` and ``%synth_train?`` shows the same help. It lives beside the
-actions that read the flags, so neither door imports the other.
+actions that read the flags, so neither door imports the other. Its groups (where jobs go, where secrets come
+from, how a job is followed, where it is reported) are what ``synth-nb attach`` and ``cancel`` add too, so a
+flag means the same, with the same help, on every command; a new follow-side flag is one line in
+``FOLLOW_FLAGS`` and one field of ``Request.following``.
 """
 
 from __future__ import annotations
@@ -10,16 +13,19 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from synth_nb.flows import override_rows
 from synth_nb.flows.override_rows import CORE_ROWS, count_argument
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
 from synth_nb.untrusted import job_id_problem, shown_id
 
-__all__ = ["ALL_EVENTS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_train_arguments", "build_train_parser",
-           "job_id", "override_dests", "path_text", "seconds", "train_arguments"]
+__all__ = ["ALL_EVENTS", "FOLLOW_FLAGS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "REPORT_FLAGS", "SECRET_FLAGS", "TARGET_FLAGS",
+           "TRAIN_ARGUMENTS", "ArgSpec", "add_flags", "add_train_arguments", "build_train_parser", "job_id",
+           "override_dests", "path_text", "seconds", "train_arguments"]
 
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
 #: as argparse dests; flows add their own (``override_dests``)
@@ -79,29 +85,56 @@ def path_text(text: str) -> str:
     return text
 
 
-#: shared with ``synth-nb attach``, which has a parser of its own
+#: where jobs go (``--backend``): every command that talks to a backend
+TARGET_FLAGS: tuple[ArgSpec, ...] = (
+    _a("--backend", default=None, metavar="URL",
+       help="Backend base URL (the /api suffix is added), or 'local' for the embedded local backend."),
+)
+
+#: where secrets come from
+SECRET_FLAGS: tuple[ArgSpec, ...] = (
+    _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
+       help="A .env file to read secrets from (repeatable; beats the process environment)."),
+    _a("--modal-secret", dest="modal_secrets", action="append", default=None, metavar="NAME",
+       help="Also read secrets from this Modal secret (needs the modal client)."),
+)
+
+#: ``--all-events``: how an attached job's history is shown
 ALL_EVENTS = _a("--all-events", dest="all_events", action="store_true",
                 help="When attaching: print every event of the job's history (default: how many there were "
                      "and the newest 20; new events are always printed as they come).")
+
+#: how a job is followed until it ends (``Request.following``): polling, the recording, the budget watchdog
+FOLLOW_FLAGS: tuple[ArgSpec, ...] = (
+    _a("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
+       help="Slowest polling interval when the backend has no event stream."),
+    _a("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
+       help="Stop watching (exit 1; the job keeps running on the backend) after this long."),
+    _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
+    _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M",
+       help="Cancel the job after M minutes, keeping the best result the backend reports."),
+    _a("--max-rollouts", dest="max_rollouts", type=count_argument, default=None, metavar="N",
+       help="Stop at N rollouts: sent with a prompt-learning job (the backend stops there), "
+            "and the job is cancelled if it goes past N."),
+    _a("--max-tokens", dest="max_tokens", type=count_argument, default=None, metavar="N",
+       help="Cancel the job once it has used N tokens (as the backend reports them)."),
+    _a("--stop-on-plateau", dest="stop_on_plateau", type=count_argument, default=None, metavar="N",
+       help="Cancel the job after N evaluations without a new best score."),
+)
+
+#: ``--report-to`` & co.
+REPORT_FLAGS: tuple[ArgSpec, ...] = tuple(ArgSpec(flags, kwargs) for flags, kwargs in REPORT_ARGUMENTS)
 
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("config_paths", nargs="*", default=None, metavar="CONFIG", type=path_text,
        help="Training TOML(s), as with --config (synth-ai 0.2.24's `synth-ai train configs/x.toml`)."),
     _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH", type=path_text,
        help="Training TOML (repeatable: one job per config). Omitted: discover configs in the folder."),
-    _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
-       help="A .env file to read secrets from (repeatable; beats the process environment)."),
-    _a("--modal-secret", dest="modal_secrets", action="append", default=None, metavar="NAME",
-       help="Also read secrets from this Modal secret (needs the modal client)."),
-    _a("--backend", default=None, metavar="URL",
-       help="Backend base URL (the /api suffix is added), or 'local' for the embedded local backend."),
+    *SECRET_FLAGS,
+    *TARGET_FLAGS,
     *(_a(row.flag, **row.argparse_kwargs()) for row in CORE_ROWS),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
        help="Stream the job until it ends (default) or return after submission."),
-    _a("--poll-interval", type=seconds, default=5.0, metavar="SECONDS",
-       help="Slowest polling interval when the backend has no event stream."),
-    _a("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
-       help="Give up watching (and exit 1) after this long."),
     _a("--stream-format", choices=("cli", "chart"), default="cli", help="Line output or live chart."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
     _a("--json", dest="json_output", action="store_true", help="With --dry-run: print the plan as JSON."),
@@ -114,7 +147,6 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("--jobs", dest="list_jobs", action="store_true", help="List jobs submitted from this folder."),
     _a("--compare", nargs="*", default=None, metavar="JOB_ID", type=job_id,
        help="Compare runs (curves, final metrics, config differences); no ids: every job from this folder."),
-    _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
     _a("--check", action="store_true",
        help="Pre-flight card: task app, one dry rollout, dataset and an estimate; sends no job (implies --dry-run)."),
     _a("--rerun", default=None, metavar="JOB_ID", type=job_id,
@@ -125,41 +157,36 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
             "or its config written to a new TOML to edit (terminal)."),
     _a("--out", dest="fork_out", default=None, metavar="PATH", type=path_text,
        help="With --fork: write the forked config here (default: beside the job's config)."),
-    _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M",
-       help="Cancel the job after M minutes, keeping the best result the backend reports."),
-    _a("--max-rollouts", dest="max_rollouts", type=count_argument, default=None, metavar="N",
-       help="Stop at N rollouts: sent with a prompt-learning job (the backend stops there), "
-            "and the job is cancelled if it goes past N."),
-    _a("--max-tokens", dest="max_tokens", type=count_argument, default=None, metavar="N",
-       help="Cancel the job once it has used N tokens (as the backend reports them)."),
-    _a("--stop-on-plateau", dest="stop_on_plateau", type=count_argument, default=None, metavar="N",
-       help="Cancel the job after N evaluations without a new best score."),
-    *(ArgSpec(flags, kwargs) for flags, kwargs in REPORT_ARGUMENTS),
+    *FOLLOW_FLAGS,
+    *REPORT_FLAGS,
 )
 
 #: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)
 LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
 
 
+def add_flags(parser: argparse.ArgumentParser, *groups: Sequence[ArgSpec]) -> argparse.ArgumentParser:
+    """Add each group's flags (``TARGET_FLAGS``, ``SECRET_FLAGS``, ``FOLLOW_FLAGS``, ``REPORT_FLAGS``) to
+    ``parser``: ``attach`` and ``cancel`` take the same flags, with the same help, as ``train``."""
+    for group in groups:
+        for spec in group:
+            parser.add_argument(*spec.flags, **spec.kwargs)
+    return parser
+
+
 def override_dests() -> tuple[str, ...]:
     """The dests of every flag that overrides a config value, the registered flows' own included."""
-    from synth_nb.flows import override_rows
-
     return tuple(row.name for row in override_rows())
 
 
 def train_arguments() -> tuple[ArgSpec, ...]:
     """``TRAIN_ARGUMENTS`` and the flags of the registered flows' own override rows."""
-    from synth_nb.flows import override_rows
-
     own = [row for row in override_rows() if row.name not in OVERRIDE_FLAGS]
     return (*TRAIN_ARGUMENTS, *(_a(row.flag, **row.argparse_kwargs()) for row in own))
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    for spec in train_arguments():
-        parser.add_argument(*spec.flags, **spec.kwargs)
-    return parser
+    return add_flags(parser, train_arguments())
 
 
 def build_train_parser(prog: str = "synth-nb train") -> argparse.ArgumentParser:

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.backend import LOCAL, display_url
-from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.errors import ConfigError
+from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.bundle import find_bundle, read_bundle, sha256_of
-from synth_nb.pipeline.prepare import bundled_app_name
-from synth_nb.pipeline.rerun import NOT_REPEATED, backend_of, bundled_app_at, moved_bundled_app
+from synth_nb.pipeline.prepare import Say
+from synth_nb.pipeline.rerun import NOT_REPEATED, backend_of
 from synth_nb.pipeline.target import resolve_target
 from synth_nb.untrusted import contained
 
@@ -148,34 +149,23 @@ def fork_job(job_id: str, folder: Path, *, out: Path | None = None, copy: bool =
                 written=written, notes=notes)
 
 
-def follow_bundled_app(fork: Fork) -> None:
+def follow_bundled_app(fork: Fork, say: Say = print) -> None:
     """A parent's ``--task-url`` naming its embedded backend's own bundled task app must not pin the old port.
 
     The embedded backend serves its copy wherever it listens now: the override is dropped when the config
     names that task app (the backend's copy is then found by name), else it points at the running backend.
     """
     url = fork.overrides.get("task_url")
-    name = bundled_app_at(url, fork.parent_backend_url) if isinstance(url, str) else None
+    name = bundled_apps.name_at(url, fork.parent_backend_url) if isinstance(url, str) else None
     if fork.backend != LOCAL or not fork.parent_embedded or name is None:
         return
     assert isinstance(url, str)
     said = f"the job used the embedded backend's bundled {name!r} task app at {url}: the fork uses "
-    if name == _config_app(fork.config):
+    if name == bundled_apps.named_in(fork.config):
         del fork.overrides["task_url"]
         fork.notes.append(said + "the embedded backend's copy, wherever it listens now")
         return
-    moved = moved_bundled_app(url, {"backend_url": fork.parent_backend_url, "embedded": True},
-                              resolve_target(LOCAL))
+    moved = bundled_apps.moved(url, fork.parent_backend_url, True, resolve_target(LOCAL, say=say))
     if moved is not None:
         fork.overrides["task_url"] = moved
         fork.notes.append(said + f"its copy on the backend now running, at {moved}")
-
-
-def _config_app(path: Path) -> str | None:
-    """The bundled task app a config names; None when it names none or does not load."""
-    from synth_nb.config import load_config
-
-    try:
-        return bundled_app_name(load_config(path))
-    except SynthNbError:
-        return None

@@ -23,6 +23,8 @@ from pydantic import SecretStr
 from synth_nb.backend import display_url
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError
+from synth_nb.flows import get_flow
+from synth_nb.pipeline import bundled_apps
 from synth_nb.plan import Plan, TaskApp
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
@@ -212,18 +214,9 @@ def preflight(prepared: Sequence[Any], target: Target | None = None, *, timeout:
     """
     if skip_requested([p.secrets for p in prepared]):
         return []
-    hint = _bundled_apps_hint(target) if target is not None and target.is_embedded and target.started else ""
+    hint = bundled_apps.hint(target) if target is not None and target.is_embedded and target.started else ""
     return require_healthy_task_apps([p.plan for p in prepared if p.plan is not None], timeout=timeout,
                                      transport=transport, hint=hint)
-
-
-def _bundled_apps_hint(target: Target) -> str:
-    from synth_nb.local.examples import TASK_APPS, task_app_path
-
-    served = target.url.removesuffix("/api")
-    urls = " or ".join(f"{served}{task_app_path(name)} ({name})" for name in TASK_APPS)
-    return (f"For the bundled examples, the embedded backend serves the task apps itself: pass --task-url {urls} "
-            "(in a shell: --task-url \"$(synth-nb backend --task-app-url banking)\").")
 
 
 class PreparedJob(Protocol):
@@ -239,8 +232,6 @@ class PreparedJob(Protocol):
 def task_app_for(item: PreparedJob) -> TaskApp | None:
     """The task app a prepared job talks to: its plan's, else (RL, checked by the backend at submission)
     the one its flow reads from the plan, with the resolved ``ENVIRONMENT_API_KEY``."""
-    from synth_nb.flows import get_flow
-
     plan = item.plan
     if plan is None:
         return None

@@ -6,33 +6,39 @@ CLI can report every broken config at once and the wizard can show each one's se
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
+from synth_nb.config import discover_configs, load_config
 from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.flows import get_flow, override_rows, plan_for
+from synth_nb.flows.overrides import Overrides, check_multi_config
+from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.preflight import check_task_app, task_app_for
 from synth_nb.pipeline.target import Target, api_key
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle, resolve_secrets
 
 if TYPE_CHECKING:
     from synth_nb.config import DiscoveredConfig, LoadedConfig
-    from synth_nb.flows.overrides import Overrides
     from synth_nb.plan import Plan
+
+#: where an action says what is worth knowing on the way (the door's: a notebook cell, the terminal's stderr)
+Say = Callable[[str], None]
 
 __all__ = [
     "Prepared",
+    "Say",
     "SecretSources",
     "build_overrides",
-    "bundled_app_name",
     "check_together",
     "choose_configs",
     "discover",
     "limit_rollouts",
-    "prepare",
+    "prepare_config",
     "raise_problems",
     "required_secrets",
 ]
@@ -43,8 +49,6 @@ def discover(folder: Path) -> list[DiscoveredConfig]:
 
     TOML files that parse but are not training configs (``pyproject.toml``) are left out.
     """
-    from synth_nb.config import discover_configs
-
     return [c for c in discover_configs(folder) if c.is_training_config or _unreadable(c)]
 
 
@@ -118,9 +122,6 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 
     A bad value raises ``OverrideError`` naming the flag and carrying its ``field``.
     """
-    from synth_nb.flows import override_rows
-    from synth_nb.flows.overrides import Overrides
-
     data = {k: v for k, v in values.items() if v is not None and k != "backend"}
     return Overrides.build(override_rows(), **data, backend=target.url)
 
@@ -128,8 +129,6 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
 def limit_rollouts(items: Sequence[Prepared], limit: int | None) -> None:
     """Write ``--max-rollouts`` into each plan's job body where its flow has a field for it, so the backend stops
     at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead."""
-    from synth_nb.flows import get_flow
-
     if limit is None:
         return
     for item in items:
@@ -164,19 +163,19 @@ class Prepared:
         return self.secrets.missing(self.required) if self.secrets is not None else list(self.required)
 
 
-def prepare(path: Path, *, overrides: Overrides, target: Target, sources: SecretSources) -> Prepared:
-    """Load, resolve secrets and build the plan for one config; never raises a ``SynthNbError``."""
-    from synth_nb.config import load_config
-    from synth_nb.flows import plan_for
-
+def prepare_config(path: Path, *, overrides: Overrides, target: Target, sources: SecretSources, say: Say = print,
+                   config: LoadedConfig | None = None) -> Prepared:
+    """Load (unless ``config`` is the config at ``path``, loaded already), resolve secrets and build the plan
+    for one config; never raises a ``SynthNbError``. ``say`` gets what is worth knowing on the way (a bundled
+    task app standing in for the config's own)."""
     out = Prepared(path=path, overrides=overrides)
     try:
-        out.config = load_config(path)
+        out.config = config if config is not None else load_config(path)
         out.required = required_secrets(out.config.flow, target)
         out.secrets = sources.resolve(target, config_path=path)
         out.secrets.require(out.required)
         out.plan = plan_for(out.config, overrides, out.secrets)
-        bundled = _bundled_task_app_url(out, target)
+        bundled = _stand_in(out, target, say)
         if bundled is not None:
             out.plan = plan_for(out.config, overrides.model_copy(update={"task_url": bundled}), out.secrets)
             out.plan.warnings[:] = [w for w in out.plan.warnings if not w.startswith(f"--task-url {bundled} ")]
@@ -185,70 +184,40 @@ def prepare(path: Path, *, overrides: Overrides, target: Target, sources: Secret
     return out
 
 
-def bundled_app_name(config: LoadedConfig) -> str | None:
-    """The bundled example task app a config is written for, by the task it names (not by its URL).
-
-    Prompt learning names it in ``[prompt_learning].task_app_id`` (or the algorithm's ``env_name``), RL
-    in ``[rollout].env_name``.
-    """
-    from synth_nb.local.examples import TASK_APPS
-
-    raw = config.raw
-    if config.flow == "prompt_learning":
-        section = raw.get("prompt_learning") or {}
-        names = [section.get("task_app_id"), *((section.get(a) or {}).get("env_name") for a in ("gepa", "mipro"))]
-    else:
-        names = [(raw.get("rollout") or {}).get("env_name")]
-    return next((n for n in names if isinstance(n, str) and n in TASK_APPS), None)
-
-
-def _bundled_task_app_url(item: Prepared, target: Target) -> str | None:
+def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
     """On the embedded backend, the bundled copy of a config's task app when its own URL does not answer.
 
     The bundled example configs name a task app on 127.0.0.1:8102 for one run by hand; the embedded
-    backend serves the same app itself, so the example runs as it is. A URL given with ``--task-url`` or
-    ``TASK_APP_URL`` is the user's choice and is never replaced; neither is a task app that answers (even
-    with an error), nor one of a task the embedded backend does not bundle.
+    backend serves the same app itself, so the example runs as it is (``say`` gets the line saying so). A URL
+    given with ``--task-url`` or ``TASK_APP_URL`` is the user's choice and is never replaced; neither is a task
+    app that answers (even with an error), nor one of a task the embedded backend does not bundle.
     """
-    from synth_nb.local.examples import task_app_path
-
     if not (target.is_embedded and target.started) or item.config is None or item.overrides is None:
         return None
     if item.overrides.task_url is not None:
         return None
-    name = bundled_app_name(item.config)
+    ref = get_flow(item.config.flow).task_app_ref(item.config)
+    name = bundled_apps.named_by(item.config)
     app = task_app_for(item)
-    if name is None or app is None or app.url != _written_task_url(item.config):
+    if name is None or ref is None or app is None or app.url != ref.url:
         return None
     if check_task_app(app).status is not None:
         return None
-    url = target.url.removesuffix("/api") + task_app_path(name)
+    url = bundled_apps.served_at(name, target.url)
     if app.url.rstrip("/") == url:
         return None
-    print(f"task app {app.url} does not answer: using the embedded backend's bundled {name!r} task app at {url}",
-          flush=True)
+    say(f"task app {app.url} does not answer: using the embedded backend's bundled {name!r} task app at {url}")
     return url
-
-
-def _written_task_url(config: LoadedConfig) -> str | None:
-    raw = config.raw
-    if config.flow == "prompt_learning":
-        return (raw.get("prompt_learning") or {}).get("task_app_url")
-    return (raw.get("services") or {}).get("task_url")
 
 
 def required_secrets(flow: str, target: Target) -> tuple[str, ...]:
     """The flow's required secrets; the embedded backend brings its own SYNTH_API_KEY."""
-    from synth_nb.flows import get_flow
-
     keys = tuple(get_flow(flow).required_secrets)
     return tuple(k for k in keys if k != SYNTH_API_KEY) if target.is_embedded else keys
 
 
 def check_together(overrides: Overrides, prepared: Sequence[Prepared]) -> None:
     """Overrides several jobs cannot share (one ``--idempotency`` key) raise ``OverrideError``."""
-    from synth_nb.flows.overrides import check_multi_config
-
     flows = [p.config.flow for p in prepared if p.config is not None]
     if len(flows) > 1:
         check_multi_config(overrides, flows)

@@ -4,25 +4,31 @@
 Every flag means the same on every door: the request is what the actions (``synth_nb.pipeline.actions``)
 read, so no door interprets a flag on its own. A notebook's relative paths mean "next to the notebook",
 so the notebook builds its request with ``anchor=True`` (every path resolved against its folder, once);
-the terminal keeps paths as typed (relative to the working directory, which is its folder).
+the terminal keeps paths as typed (relative to the working directory, which is its folder). Values are
+checked as the request is made (the limits parsed into ``Limits``, the poll durations), so a bad one fails
+before anything is sent, whoever built the request.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from synth_nb.config import config_path
 from synth_nb.errors import ConfigError
+from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.flags import LIMIT_FLAGS, override_dests
 from synth_nb.pipeline.prepare import SecretSources
 from synth_nb.report import ReportOptions
 
-__all__ = ["ACTIONS", "Request"]
+__all__ = ["ACTIONS", "Following", "Request"]
 
 #: the action a request asks for, by the flag that selects it (at most one); none of them: a new job
 SELECTORS: tuple[tuple[str, str], ...] = (
@@ -64,6 +70,23 @@ def _config(folder: Path, raw: str | Path, anchor: bool) -> Path:
     return config_path(text)
 
 
+@dataclass(frozen=True)
+class Following:
+    """How the jobs a request sends or attaches to are followed (``synth_nb.pipeline.follow``)."""
+
+    #: False (``--no-poll``): nothing follows them; the command returns once they exist
+    poll: bool = True
+    #: ``--poll-interval``, ``--poll-timeout`` (None: no bound)
+    interval: float = 5.0
+    timeout: float | None = None
+    #: the budget watchdog's limits; None when nothing is to watch (none given, or ``--no-poll``)
+    limits: Limits | None = None
+    #: ``--record``: one JSONL recording per job
+    record: Path | None = None
+    #: ``--report-to`` & co.
+    report: ReportOptions = field(default_factory=ReportOptions)
+
+
 @dataclass
 class Request:
     """The parsed ``train`` flags, paths resolved where the door says they are relative to."""
@@ -99,18 +122,31 @@ class Request:
     #: ``--fork JOB_ID``: start a new job from that job's bundle (``--out``: where its config goes)
     fork: str | None = None
     fork_out: Path | None = None
-    #: the watchdog's limits (``--max-minutes`` ...), by flag dest; only those given
-    limits: dict[str, float] = field(default_factory=dict)
+    #: the watchdog's limits (``--max-minutes`` ...); given as flag values by dest, they are parsed here
+    limits: Limits = field(default_factory=Limits)
     #: ``--report-to`` & co. (a notebook's relative ``--report-dir`` is under its folder)
     report: ReportOptions = field(default_factory=ReportOptions)
+    #: keys pasted into the wizard, and the environment secrets are read from (None: the process's own)
+    pasted: dict[str, SecretStr] = field(default_factory=dict, repr=False)
+    environ: Mapping[str, str] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.limits, Limits):  # flag values by dest, from a caller that did not parse them
+            self.limits = Limits.from_values(self.limits)
+        for flag, value in (("--poll-interval", self.poll_interval), ("--poll-timeout", self.poll_timeout)):
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ConfigError(f"{flag} must be a finite number of seconds above 0, got {value!r}", key=flag)
+
+    @property
+    def following(self) -> Following:
+        """How its jobs are followed: with ``--no-poll`` not at all (no watchdog either)."""
+        limits = self.limits if self.poll and self.limits.any else None
+        return Following(self.poll, self.poll_interval, self.poll_timeout, limits, self.record, self.report)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, folder: Path, *, anchor: bool = True) -> Request:
         """The request of parsed flags; a bad limit fails here, before anything is sent."""
-        from synth_nb.job.watchdog import Limits
-
         values = vars(args)
-        Limits.from_values(values)
         overrides = {name: values.get(name) for name in override_dests()}
         if overrides.get("dataset"):
             overrides["dataset"] = str(_anchored(folder, str(overrides["dataset"]), anchor))
@@ -145,7 +181,7 @@ class Request:
             rerun=values.get("rerun"),
             fork=values.get("fork"),
             fork_out=None if fork_out is None else _anchored(folder, fork_out, anchor),
-            limits={k: values[k] for k in LIMIT_FLAGS if values.get(k) is not None},
+            limits=Limits.from_values({k: values.get(k) for k in LIMIT_FLAGS}),
             report=ReportOptions.from_values(values, folder if anchor else None),
         )
 
@@ -184,5 +220,6 @@ class Request:
 
     def sources(self, environ: Mapping[str, str] | None = None) -> SecretSources:
         """Where this request's secrets come from (``.env`` files are looked for from its folder)."""
+        environ = environ if environ is not None else self.environ if self.environ is not None else os.environ
         return SecretSources(env_files=tuple(self.env_files), modal_secrets=tuple(self.modal_secrets),
-                             environ=dict(os.environ if environ is None else environ), cwd=self.folder)
+                             pasted=dict(self.pasted), environ=dict(environ), cwd=self.folder)

@@ -18,14 +18,21 @@ from typing import Any
 
 from synth_nb.backend import LOCAL
 from synth_nb.errors import ConfigError
+from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.bundle import find_bundle, mask_toml, read_bundle, sha256_of
 from synth_nb.pipeline.preflight import task_app_for
-from synth_nb.pipeline.prepare import Prepared, SecretSources, build_overrides, limit_rollouts, prepare
+from synth_nb.pipeline.prepare import (
+    Prepared,
+    Say,
+    SecretSources,
+    build_overrides,
+    limit_rollouts,
+    prepare_config,
+)
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import mask_payload
 
-__all__ = ["NOT_REPEATED", "Rerun", "backend_of", "bundled_app_at", "moved_bundled_app", "parent_backend",
-           "parent_limits", "plan_rerun"]
+__all__ = ["NOT_REPEATED", "Rerun", "backend_of", "parent_backend", "parent_limits", "plan_rerun"]
 
 #: overrides a re-run (or a fork) never repeats: a fresh key per submission, and the backend it is sent to now
 NOT_REPEATED = ("idempotency", "backend")
@@ -78,26 +85,9 @@ def backend_of(parent: dict[str, Any]) -> str:
     return LOCAL if parent.get("embedded") else str(parent.get("backend_url") or "")
 
 
-def bundled_app_at(url: str, backend_url: str) -> str | None:
-    """The bundled example task app (``banking``...) that the embedded backend at ``backend_url`` serves at
-    ``url``, if ``url`` is one of those."""
-    from synth_nb.local.examples import TASK_APP_PREFIX, TASK_APPS
-
-    prefix = backend_url.removesuffix("/api").rstrip("/") + TASK_APP_PREFIX + "/"
-    if not backend_url or not url.startswith(prefix):
-        return None
-    name = url[len(prefix):].split("/", 1)[0]
-    return name if name in TASK_APPS else None
-
-
-def moved_bundled_app(url: str, parent: dict[str, Any], target: Target) -> str | None:
-    """Where the running embedded backend serves the bundled task app the parent's embedded backend served at
-    ``url``, when that backend now listens elsewhere (a restart takes a new port); None otherwise."""
-    old = str(parent.get("backend_url") or "")
-    if not (parent.get("embedded") and target.is_embedded and target.started) or bundled_app_at(url, old) is None:
-        return None
-    old_base, new_base = old.removesuffix("/api").rstrip("/"), target.url.removesuffix("/api").rstrip("/")
-    return None if old_base == new_base else new_base + url[len(old_base):]
+def _moved(url: str, parent: dict[str, Any], target: Target) -> str | None:
+    """Where the bundled task app the parent's embedded backend served at ``url`` is served now, if it moved."""
+    return bundled_apps.moved(url, str(parent.get("backend_url") or ""), bool(parent.get("embedded")), target)
 
 
 def _diff(old: str, new: str, old_name: str, new_name: str) -> list[str]:
@@ -167,7 +157,7 @@ def _moved_task_app(parent: dict[str, Any], prepared: Prepared, target: Target, 
         return None
     if given is not None and app.url == given:
         notes.append(f"task app: the job used {then}, the re-run uses {now} (--task-url)")
-    elif moved_bundled_app(then, parent, target) != app.url:
+    elif _moved(then, parent, target) != app.url:
         return None
     return then, now
 
@@ -187,7 +177,7 @@ def _plan_diff(parent: dict[str, Any], prepared: Prepared, notes: list[str],
 
 
 def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources, *,
-               task_url: str | None = None, rollout_limit: int | None = None) -> Rerun:
+               task_url: str | None = None, rollout_limit: int | None = None, say: Say = print) -> Rerun:
     """Rebuild job ``job_id``'s plan from its bundle against ``target``, with every difference found.
 
     ``task_url`` (``--task-url``) beats the task app the job was given; ``rollout_limit`` (``--max-rollouts``)
@@ -202,12 +192,13 @@ def plan_rerun(job_id: str, folder: Path, target: Target, sources: SecretSources
     recorded = values.get("task_url")
     if task_url is not None:
         values["task_url"] = task_url
-    elif isinstance(recorded, str) and (moved := moved_bundled_app(recorded, parent, target)) is not None:
+    elif isinstance(recorded, str) and (moved := _moved(recorded, parent, target)) is not None:
         values["task_url"] = moved
         notes.append(f"task app: the job used the embedded backend's bundled "
-                     f"{bundled_app_at(recorded, str(parent.get('backend_url')))!r} task app at {recorded}; "
+                     f"{bundled_apps.name_at(recorded, str(parent.get('backend_url')))!r} task app at {recorded}; "
                      f"the re-run uses its copy on the backend now running, at {moved}")
-    prepared = prepare(path, overrides=build_overrides(values, target), target=target, sources=sources)
+    prepared = prepare_config(path, overrides=build_overrides(values, target), target=target, sources=sources,
+                              say=say)
     limit_rollouts([prepared], rollout_limit)
     if not prepared.ok:
         raise prepared.error or ConfigError(f"{path}: the config of job {job_id} no longer prepares")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 from urllib.parse import urlsplit
@@ -25,9 +25,9 @@ __all__ = [
     "EmbeddedBackend",
     "Target",
     "api_key",
-    "example_task_app_url",
     "local_backend",
     "resolve_target",
+    "running_local_target",
     "stop_local_backend",
     "use_local_backend",
 ]
@@ -89,17 +89,19 @@ def _needs_local_extra() -> None:
                           f"missing: {', '.join(missing)}", key="backend")
 
 
-def local_backend() -> EmbeddedBackend:
+def local_backend(say: Callable[[str], None] = print) -> EmbeddedBackend:
     """The embedded backend for ``--backend local``: the one handed over, else the data folder's process.
 
     That process is started on first use and keeps running after this kernel or command ends; its URL and
-    data folder are stated once per process. The folder comes from this process's environment and working
-    folder, like everything else the process keeps on disk.
+    data folder are stated once per process (to ``say``: a door's own, the process's stdout for a library
+    caller). The folder comes from this process's environment and working folder, like everything else the
+    process keeps on disk.
     """
     with _lock:
         if _adopted is not None:
             return _adopted
     _needs_local_extra()
+    # the embedded backend's modules (measured: 11 ms) load only when it is asked for, as in every function here
     from synth_nb.local.errors import SharedBackendError
     from synth_nb.local.shared import default_data_dir, ensure_backend
 
@@ -113,7 +115,7 @@ def local_backend() -> EmbeddedBackend:
         _announced.add(backend.url)
     if first:
         lasts = "; it keeps running in the background (synth-nb backend --stop stops it)" if backend.started else ""
-        print(f"embedded backend on {backend.url} (data in {folder}){lasts}", flush=True)
+        say(f"embedded backend on {backend.url} (data in {folder}){lasts}")
     return backend
 
 
@@ -140,14 +142,6 @@ def stop_local_backend() -> None:
         backend.stop()
 
 
-def example_task_app_url(name: str) -> str:
-    """Where the embedded backend serves the bundled example task app ``name`` (started if need be).
-
-    ``name`` is ``banking`` (prompt learning) or ``charclass`` (RL); pass the URL as ``--task-url``.
-    """
-    return local_backend().task_app_url(name)
-
-
 def _target_of(backend: EmbeddedBackend) -> Target:
     return Target(normalize_backend_url(backend.url), backend.api_key, backend.task_app_key)
 
@@ -172,17 +166,32 @@ def _embedded_at(url: str) -> EmbeddedBackend | None:
         return None
 
 
-def resolve_target(backend: str | None, *, start_local: bool = True,
-                   environ: Mapping[str, str] | None = None) -> Target:
+def running_local_target() -> Target | None:
+    """The embedded backend running now (handed over, or the data folder's process), without starting one."""
+    adopted = _adopted
+    if adopted is not None:
+        return _target_of(adopted)
+    from synth_nb.local.errors import SharedBackendError
+    from synth_nb.local.shared import default_data_dir, find_backend
+
+    try:
+        running = find_backend(default_data_dir())
+    except SharedBackendError:
+        return None
+    return _target_of(running) if running is not None else None
+
+
+def resolve_target(backend: str | None, *, start_local: bool = True, environ: Mapping[str, str] | None = None,
+                   say: Callable[[str], None] = print) -> Target:
     """``--backend`` (or ``SYNTH_BACKEND_OVERRIDE``, or the hosted default) as a ``Target``.
 
     ``local`` starts (or finds) the embedded backend unless ``start_local`` is False (a CLI dry run shows
-    ``local`` and starts nothing). A URL that is the embedded backend's own gets its key too, so jobs
-    re-attached from the registry, even from a new kernel, keep working.
+    ``local`` and starts nothing); ``say`` gets where it is. A URL that is the embedded backend's own gets its
+    key too, so jobs re-attached from the registry, even from a new kernel, keep working.
     """
     url = resolve_backend(backend, environ)
     if url == LOCAL:
-        return _target_of(local_backend()) if start_local else Target(LOCAL)
+        return _target_of(local_backend(say)) if start_local else Target(LOCAL)
     running = _embedded_at(url)
     return _target_of(running) if running is not None else Target(url)
 

@@ -24,29 +24,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError, SynthNbError
+from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.secrets import mask_text
 
 __all__ = ["EXTRA_HINT", "Point", "ReportedJob", "Reporter", "missing_modules"]
 
 EXTRA_HINT = "pip install 'synth-nb[report]'"
-#: where ``synth_nb.pipeline.bundle`` writes a job's bundle when its config has no results folder
-RUNS_DIR = Path(".synth_nb") / "runs"
-BUNDLE_FILE = "run.json"
 #: MLflow's ``log_batch`` takes at most 1000 metrics a call; TensorBoard takes any number
 BATCH = 1000
 
 
-class ReportedJob(Protocol):
-    """The part of ``synth_nb.job.Job`` a reporter reads (``registry``: its folder's ``JobRegistry``)."""
+class ReportedJob(FinishedJob, Protocol):
+    """The part of ``synth_nb.job.Job`` a reporter reads (``registry``: its folder's ``JobRegistry``; the job's
+    files, its bundle among them, are in ``<results_folder>/<job id>/``)."""
 
-    id: str
-    flow: str
     algorithm: str | None
-    status: str
     backend_url: str
     registry: Any
-    metrics: Any
+    results_folder: Path | None
 
     @property
     def hidden(self) -> Sequence[str]: ...
@@ -232,15 +229,10 @@ class Reporter(ABC):
         return path if path.is_absolute() else Path(self.job.registry.folder) / path
 
     def bundle_folder(self) -> Path | None:
-        """The job's bundle (written when it ended, ``synth_nb.pipeline.bundle``), if there is one."""
-        registry, record = self.job.registry, self._record()
-        if registry is None:
-            return None
-        candidates = [Path(registry.folder) / RUNS_DIR / self.job.id]
-        if record is not None and getattr(record, "results_folder", None):
-            results = Path(record.results_folder)
-            candidates.insert(0, (results if results.is_absolute() else Path(registry.folder) / results) / self.job.id)
-        return next((c for c in candidates if (c / BUNDLE_FILE).is_file()), None)
+        """The job's bundle (written in its folder when it ended, ``synth_nb.job.results``), if there is one."""
+        folder = self.job.results_folder
+        bundle = Path(folder) / self.job.id if folder is not None else None
+        return bundle if bundle is not None and (bundle / BUNDLE_RECORD).is_file() else None
 
     def _record(self) -> Any:
         registry = self.job.registry

@@ -100,3 +100,15 @@ def test_config_paths_without_the_flag_are_configs(project: Path, monkeypatch: p
     assert main(["train", "sft.toml", "-c", "other.toml", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "== sft.toml" in out and "== other.toml" in out and "dry run: 2 valid plan(s)" in out
+
+
+def test_a_script_captures_exactly_the_job_id_with_no_poll(project: Path, fake_backend) -> None:  # type: ignore[no-untyped-def]
+    """``JOB=$(synth-nb train … --no-poll)``: stdout holds the id alone; the sentence goes to stderr."""
+    script = 'JOB=$("$@") && printf "<%s>" "$JOB"'
+    done = subprocess.run(["bash", "-c", script, "capture", *CLI, "train", "sft.toml", "--backend", fake_backend.url,
+                           "--no-poll"], cwd=project, env=_env(fake_backend), text=True, capture_output=True,
+                          timeout=WAIT, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    (job_id,) = fake_backend.state.jobs
+    assert done.stdout == f"<{job_id}>"
+    assert f"submitted sft job {job_id} to " in done.stderr

@@ -14,21 +14,22 @@ from pathlib import Path
 import pytest
 
 from synth_nb.backend import normalize_backend_url
-from synth_nb.cli.follow import FollowOptions, run_submit
+from synth_nb.cli.follow import run_submit
 from synth_nb.flows import get_flow
 from synth_nb.job import read_recording
 from synth_nb.pipeline import Target
 from synth_nb.pipeline.actions import Batch
+from synth_nb.pipeline.request import Request
 from synth_nb.plan import Plan, Step
 
 
-def _options(**overrides: object) -> FollowOptions:
+def _options(**overrides: object) -> Request:
     values: dict[str, object] = {"poll": True, "poll_interval": 0.5, "poll_timeout": 60.0, "record": None}
     values.update(overrides)
-    return FollowOptions(**values)  # type: ignore[arg-type]
+    return Request(Path.cwd(), **values)  # type: ignore[arg-type]
 
 
-def follow_plans(plans: list[Plan], options: FollowOptions, url: str, api_key: str, *, out: io.StringIO) -> int:
+def follow_plans(plans: list[Plan], options: Request, url: str, api_key: str, *, out: io.StringIO) -> int:
     return run_submit(Batch.of_plans(plans, Target(normalize_backend_url(url)), api_key), options, out=out)
 
 
@@ -111,14 +112,16 @@ def test_ctrl_c_cancels_the_job_on_the_backend_and_exits_130(fake_backend, tmp_p
     script = tmp_path / "run.py"
     script.write_text(
         "import sys\n"
-        "from synth_nb.cli.follow import FollowOptions, run_submit\n"
+        "from pathlib import Path\n"
+        "from synth_nb.cli.follow import run_submit\n"
+        "from synth_nb.pipeline.request import Request\n"
         "from synth_nb.pipeline import Target\n"
         "from synth_nb.flows import get_flow\n"
         "from synth_nb.pipeline.actions import Batch\n"
         "from synth_nb.plan import Plan, Step\n"
         "plan = Plan(flow='rl', endpoints=get_flow('rl').endpoints, algorithm=None,\n"
         "            steps=[Step('POST', '/rl/jobs', {'metadata': {'fake': {'hang': True}}})])\n"
-        "options = FollowOptions(poll=True, poll_interval=0.5, poll_timeout=60.0)\n"
+        "options = Request(Path.cwd(), poll=True, poll_interval=0.5, poll_timeout=60.0)\n"
         f"sys.exit(run_submit(Batch.of_plans([plan], Target({fake_backend.url + '/api'!r}), sys.argv[1]), options))\n"
     )
     proc = subprocess.Popen([sys.executable, str(script), fake_backend.api_key], stdout=subprocess.PIPE,

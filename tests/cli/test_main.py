@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from minimal_configs import MINIMAL_GEPA
 
-from synth_nb.cli.follow import FollowOptions
 from synth_nb.cli.main import EXIT_OUTPUT_CLOSED, main
 from synth_nb.errors import ConfigError
+from synth_nb.pipeline.request import Request
 
 BAD_SECONDS = ["-1", "-5", "0", "nan", "inf", "-inf", "soon"]
 
@@ -46,7 +46,7 @@ def test_the_magic_refuses_them_too(flag: str, value: str) -> None:
 @pytest.mark.parametrize("value", [-1.0, 0.0, float("nan"), float("inf")])
 def test_follow_options_refuse_them_for_library_callers(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match="--poll-"):
-        FollowOptions(**{field: value})  # type: ignore[arg-type]
+        Request(Path("."), **{field: value})  # type: ignore[arg-type]
 
 
 def test_a_closed_output_pipe_exits_141_without_a_traceback(tmp_path: Path) -> None:

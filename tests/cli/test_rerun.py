@@ -10,6 +10,7 @@ import httpx
 import pytest
 from bundle_backend import ENV_KEY
 from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
+from shared_fixtures import run_magic
 
 from synth_nb.cli.main import main
 
@@ -90,16 +91,8 @@ def test_rerun_refuses_overrides_and_unknown_jobs(folder: Path, capsys: pytest.C
 
 def test_the_magic_reruns_from_the_bundle(folder: Path, backend: Any, task_app: Any,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    from IPython.testing.globalipapp import get_ipython
-
     parent = _first_gepa_job(folder, backend, task_app, capsys)
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "synth_nb")
-    ip.user_ns["__session__"] = str(folder / "rerun.ipynb")
-    try:
-        job = ip.run_line_magic("synth_train", f"--rerun {parent} --backend {backend.url} --wait")
-    finally:
-        ip.user_ns.pop("__session__", None)
+    job = run_magic(folder, f"--rerun {parent} --backend {backend.url} --wait", "rerun.ipynb")
     out = capsys.readouterr().out
     assert f"diff against job {parent}: none" in out and f"(re-run of {parent})" in out
     assert job.status == "succeeded" and job.id != parent

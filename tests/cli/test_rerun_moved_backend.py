@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from minimal_configs import LOCAL_GEPA
+from shared_fixtures import run_magic
 
 from synth_nb.cli.main import main
 from synth_nb.pipeline import stop_local_backend, use_local_backend
@@ -128,19 +129,11 @@ def test_the_fork_command_carries_no_old_port(folder: Path, moved: tuple[str, st
 async def test_the_notebook_fork_opens_the_wizard_on_the_running_backends_copy(
         folder: Path, moved: tuple[str, str, Any], monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from IPython.testing.globalipapp import get_ipython
-
     from synth_nb.notebook import magics
 
     parent, old_task_url, restarted = moved
     monkeypatch.setattr(magics, "has_widget_frontend", lambda shell: True)
-    ip = get_ipython()
-    ip.run_line_magic("load_ext", "synth_nb")
-    ip.user_ns["__session__"] = str(folder / "fork.ipynb")
-    try:
-        wizard = ip.run_line_magic("synth_train", f"--fork {parent}")
-    finally:
-        ip.user_ns.pop("__session__", None)
+    wizard = run_magic(folder, f"--fork {parent}", "fork.ipynb")
     out = capsys.readouterr().out
     assert f"task app at {old_task_url}: the fork uses the embedded backend's copy, wherever it listens now" in out
     assert "task_url" not in wizard.overrides or wizard.overrides["task_url"] != old_task_url

@@ -24,7 +24,7 @@ from synth_nb.flows import Flow, flow_names, get_flow, registered
 from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.notebook import artifacts
 from synth_nb.notebook.chart import LiveChart
-from synth_nb.notebook.preview_text import preview_text
+from synth_nb.pipeline.preview import preview_text
 from synth_nb.records import Event, MetricPoint
 
 from .toy_flow import FLOW, ToyFlow
@@ -102,7 +102,7 @@ def test_train_dry_run_json_is_the_public_plan_document(toy: Flow, toy_toml: Pat
 def test_the_notebook_text_preview_shows_it(toy: Flow, toy_toml: Path) -> None:
     target = pipeline.resolve_target("http://127.0.0.1:9", start_local=False)
     overrides = pipeline.build_overrides({}, target)
-    prepared = pipeline.prepare(toy_toml, overrides=overrides, target=target, sources=pipeline.SecretSources())
+    prepared = pipeline.prepare_config(toy_toml, overrides=overrides, target=target, sources=pipeline.SecretSources())
     assert prepared.ok, prepared.error
     text = preview_text([prepared], backend_url=target.url)
     assert "== toy.toml  (toy)" in text and '"path": "/toy/jobs"' in text

@@ -159,3 +159,31 @@ def test_timeline_entries_and_unreadable_points_are_kept_once_with_the_key_maske
     bad = [{"raw": {"name": "loss", "value": f"token {key}"}, "reason": "value not a number"}]
     assert job.ingest_unreadable_metrics(bad) == 1 and job.ingest_unreadable_metrics(bad) == 0
     assert key not in repr(job.unreadable_metrics)
+
+
+def test_exports_of_several_jobs_to_one_folder_are_named_by_job_id(tmp_path) -> None:
+    """``job.export_summary(folder)`` writes ``<folder>/<job id>/summary.md``: the next job's export keeps the last."""
+    flow = get_flow("prompt_learning")
+    written = []
+    for job_id in ("pl_first", "pl_second"):
+        job = Job(job_id, "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=flow.endpoints)
+        job.ingest_status({"status": "succeeded", "best_score": 0.5})
+        written.append(job.export_summary(tmp_path))
+    assert written == [tmp_path / "pl_first" / "summary.md", tmp_path / "pl_second" / "summary.md"]
+    assert all(f"`{path.parent.name}`" in path.read_text() for path in written)
+
+
+def test_a_job_followed_to_its_end_writes_its_files_once_into_its_own_folder(tmp_path) -> None:
+    """Its folder is its config's results folder, else its project's ``.synth_nb/runs``; the files are written
+    when it ends, once, however many ask."""
+    from synth_nb.job import JobRegistry
+
+    job = Job("pl_once", "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", "k"),
+              endpoints=get_flow("prompt_learning").endpoints, registry=JobRegistry(tmp_path))
+    assert job.results_folder == tmp_path / ".synth_nb" / "runs"
+    job.ingest_status({"status": "succeeded", "best_score": 0.5})
+    first = job.write_results()
+    summary = tmp_path / ".synth_nb" / "runs" / "pl_once" / "summary.md"
+    assert first.files[0] == summary and first.problem is None and first.bundle is None
+    stamp = summary.stat().st_mtime_ns
+    assert job.write_results() is first and summary.stat().st_mtime_ns == stamp

@@ -48,7 +48,7 @@ def test_max_rollouts_cancels_a_gepa_job_whose_body_lacks_the_limit_and_keeps_it
     """The backstop for a backend that ignores the limit sent with a job: a job submitted without one, then
     followed with ``--attach --max-rollouts`` (``test_rollout_budget`` has the backend stopping by itself)."""
     assert main(["train", "-c", "gepa.toml", "--backend", gepa.url, "--no-poll"]) == 0
-    job_id = _job_id(capsys.readouterr().out, "prompt_learning")
+    job_id = _job_id(capsys.readouterr().err, "prompt_learning")  # --no-poll: stdout holds the id alone
     code = main(["train", "--attach", job_id, "--backend", gepa.url, "--max-rollouts", "60"])
     out, err = capsys.readouterr()
     assert code == 0, out + err

@@ -152,3 +152,15 @@ def test_export_names_only_the_files_it_wrote_beside_the_jobs_other_files(tmp_pa
     written = artifacts.export_results(_pl_job(), tmp_path)
     assert [p.name for p in written] == ["summary.md", "summary_curve.png"]
     assert [p.name for p in artifacts.export_results(_pl_job(), tmp_path)] == ["summary.md", "summary_curve.png"]
+
+
+def test_the_panels_line_says_where_a_jobs_bundle_was_written(tmp_path) -> None:
+    """A flow without result files of its own still leaves its bundle: the row says where."""
+    from synth_nb.job.results import Results
+
+    folder = tmp_path / ".synth_nb" / "runs" / "job_sft1"
+    links, said = artifacts.results_bundle(Results(folder, bundle=folder), tmp_path)
+    assert said == "Wrote the job's bundle to .synth_nb/runs/job_sft1/"
+    assert links == {"text/markdown": "**Wrote the job's bundle to** `.synth_nb/runs/job_sft1/`", "text/plain": said}
+    _, earlier = artifacts.results_bundle(Results(folder, bundle=folder, earlier=True), tmp_path)
+    assert earlier == "Its bundle is in .synth_nb/runs/job_sft1/"

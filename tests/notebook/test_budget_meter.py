@@ -72,16 +72,14 @@ async def test_a_job_without_limits_has_no_meter(outputs) -> None:  # type: igno
 async def test_jobs_submitted_from_the_wizard_get_the_limits_of_the_magic(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from _wizard_support import clean_environ, make_project, tick
 
-    from synth_nb.job.watchdog import Limits, watch
     from synth_nb.notebook.wizard import Wizard
     from synth_nb.pipeline import actions
 
     job = FakeJob("prompt_learning", job_id="pl_wizard1", algorithm="gepa")
     job.watchdog = None  # type: ignore[attr-defined]
 
-    async def fake_send(batch, *, folder, limits, say, **_):  # type: ignore[no-untyped-def]
-        watch(job, Limits.from_values(limits))  # what the one sequence does with the limits it is given
-        return [job]
+    async def fake_send(batch, request, **_):  # type: ignore[no-untyped-def]
+        return [job]  # the follow stage then watches it with the request's limits
 
     monkeypatch.setattr(actions, "send", fake_send)
     folder = make_project(tmp_path / "nb")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from _display_capture import capture_display
+from _fake_job import FakeJob
 from _wizard_support import CANARIES, CANARY_PASTED, clean_environ, make_project, tick
 
 from synth_nb.notebook import live_output
@@ -73,8 +74,8 @@ def test_outside_ipykernel_there_is_nothing_to_wrap() -> None:
 async def test_the_wizard_leaves_what_it_submitted_and_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = make_project(tmp_path / "nb")
 
-    async def fake_send(batch: Any, **_: Any) -> list[Any]:
-        return [type("J", (), {"id": "pl_snap1", "flow": "prompt_learning"})()]
+    async def fake_send(batch: Any, *_: Any, **__: Any) -> list[Any]:
+        return [FakeJob("prompt_learning", job_id="pl_snap1")]
 
     monkeypatch.setattr(actions, "send", fake_send)
     shown = capture_display(monkeypatch)

@@ -9,7 +9,15 @@ from minimal_configs import MINIMAL_GEPA
 
 from synth_nb.errors import ConfigError
 from synth_nb.flows import get_flow
-from synth_nb.notebook.preview_layout import (
+from synth_nb.pipeline import Prepared
+from synth_nb.pipeline.preview import (
+    FOLDED_NOTE,
+    preview_text,
+    secrets_rows,
+    source_words,
+    warning_lines,
+)
+from synth_nb.pipeline.preview_layout import (
     fold_summary,
     human_size,
     payload_lines,
@@ -17,14 +25,6 @@ from synth_nb.notebook.preview_layout import (
     step_line,
     step_rows,
 )
-from synth_nb.notebook.preview_text import (
-    FOLDED_NOTE,
-    preview_text,
-    secrets_rows,
-    source_words,
-    warning_lines,
-)
-from synth_nb.pipeline import Prepared
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import resolve_secrets
 
@@ -94,7 +94,7 @@ def test_preview_text_lists_plan_warnings_and_folds_seeds(tmp_path: Path) -> Non
     overrides = pipeline.build_overrides({"examples": 3}, target)
     sources = pipeline.SecretSources(environ={"SYNTH_API_KEY": CANARY_SYNTH, "ENVIRONMENT_API_KEY": CANARY_ENV},
                                      cwd=tmp_path)
-    item = pipeline.prepare(config, overrides=overrides, target=target, sources=sources)
+    item = pipeline.prepare_config(config, overrides=overrides, target=target, sources=sources)
     assert item.ok, item.error
     text = preview_text([item], backend_url=target.url)
     assert "warning: unknown key prompt_learning.gepa.budgett" in text

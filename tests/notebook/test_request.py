@@ -1,11 +1,11 @@
-"""``synth_nb.notebook.request`` and ``synth_nb.pipeline.request``: notebook folder, request paths, where the
+"""``synth_nb.notebook.folder`` and ``synth_nb.pipeline.request``: notebook folder, request paths, where the
 secrets come from."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from synth_nb.notebook.request import notebook_folder
+from synth_nb.notebook.folder import notebook_folder
 from synth_nb.pipeline.flags import build_train_parser
 from synth_nb.pipeline.request import Request
 

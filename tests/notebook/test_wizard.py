@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _fake_job import FakeJob
 from _wizard_support import CANARIES, CANARY_ENV, CANARY_PASTED, clean_environ, make_project, tick
 
 from synth_nb.notebook import show
@@ -45,11 +46,13 @@ def sent(monkeypatch: pytest.MonkeyPatch, shown: list[Any]) -> list[Any]:
     """Record submissions instead of talking to a backend."""
     calls: list[Any] = []
 
-    async def fake_submit(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
+    async def fake_submit(batch: Any, request: Request, **_: Any) -> list[Any]:
         prepared = batch.prepared
         calls.append(list(prepared))
-        return [type("J", (), {"id": f"job-{len(calls)}-{i}", "flow": p.config.flow})()
-                for i, p in enumerate(prepared)]
+        jobs = [FakeJob(p.config.flow, job_id=f"job-{len(calls)}-{i}") for i, p in enumerate(prepared)]
+        for job in jobs:
+            job.watchdog = None  # type: ignore[attr-defined]
+        return jobs
 
     monkeypatch.setattr(actions, "send", fake_submit)
     return calls
@@ -245,7 +248,7 @@ async def test_submit_records_job_ids_and_the_next_preview_diffs_against_it(proj
 async def test_submit_failure_is_shown_in_the_panel(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from synth_nb.errors import AuthError
 
-    async def refuse(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
+    async def refuse(batch: Any, request: Request, **_: Any) -> list[Any]:
         raise AuthError("401 from backend: check SYNTH_API_KEY", status_code=401)
 
     monkeypatch.setattr(actions, "send", refuse)
@@ -329,9 +332,9 @@ async def test_panels_of_submitted_jobs_open_in_the_context_of_the_wizards_cell(
     monkeypatch.setattr(show, "show_jobs", lambda jobs, wait: seen.append(f"panels: {cell.get()}") or [])
     submit = actions.send
 
-    async def printing_submit(batch: Any, **options: Any) -> list[Any]:
+    async def printing_submit(batch: Any, *args: Any, **options: Any) -> list[Any]:
         seen.append(f"checks: {cell.get()}")  # the task-app check lines it prints
-        return await submit(batch, **options)
+        return await submit(batch, *args, **options)
 
     monkeypatch.setattr(actions, "send", printing_submit)
     wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
@@ -366,17 +369,17 @@ async def test_the_wizard_follows_its_jobs_as_the_magics_flags_say(project: Path
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """``%synth_train --record PATH --poll-interval 2`` opening the wizard: its jobs are recorded and polled as
     the ``--yes`` path would; with ``--no-poll`` nothing follows them (no panel, no recording)."""
-    from synth_nb.pipeline import launch as pipeline_launch
+    from synth_nb.pipeline import follow as pipeline_follow
 
     recorded: list[Any] = []
-    monkeypatch.setattr(pipeline_launch, "start_recording",
+    monkeypatch.setattr(pipeline_follow, "start_recording",
                         lambda jobs, base, secrets: recorded.append(([j.id for j in jobs], base)) or [])
     options: list[dict[str, Any]] = []
     send = actions.send
 
-    async def sending(batch: Any, **given: Any) -> list[Any]:
-        options.append({k: given.get(k) for k in ("poll_interval", "limits")})
-        return await send(batch, **given)
+    async def sending(batch: Any, request: Request, **given: Any) -> list[Any]:
+        options.append({"poll_interval": request.poll_interval, "limits": request.following.limits})
+        return await send(batch, request, **given)
 
     monkeypatch.setattr(actions, "send", sending)
     record = project / "stream.jsonl"

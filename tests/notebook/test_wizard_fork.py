@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _fake_job import FakeJob
 from _wizard_support import CANARIES, clean_environ, make_project
 
 from synth_nb import pipeline
@@ -26,7 +27,7 @@ def write_parent_bundle(folder: Path, config: str = "gepa.toml") -> Path:
     path = folder / config
     target = pipeline.resolve_target(None, environ=clean_environ())
     overrides = pipeline.build_overrides({"task_url": PARENT_TASK_URL, "idempotency": "parent-key-1"}, target)
-    prepared = pipeline.prepare(path, overrides=overrides, target=target,
+    prepared = pipeline.prepare_config(path, overrides=overrides, target=target,
                                 sources=pipeline.SecretSources(environ=clean_environ(), cwd=folder))
     assert prepared.ok and prepared.plan is not None, prepared.error
     bundle = folder / ".synth_nb" / "runs" / PARENT
@@ -93,10 +94,10 @@ async def test_a_config_changed_since_the_job_forks_from_the_bundled_copy(projec
 async def test_submitting_the_fork_sends_the_changed_plan(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[Any] = []
 
-    async def fake_submit(batch: Any, *, folder: Path, **_: Any) -> list[Any]:
+    async def fake_submit(batch: Any, *_: Any, **__: Any) -> list[Any]:
         assert batch.forked_from == PARENT  # the child's bundle names its parent
         sent.extend(batch.prepared)
-        return [type("J", (), {"id": "pl_child", "flow": "prompt_learning"})()]
+        return [FakeJob("prompt_learning", job_id="pl_child")]
 
     monkeypatch.setattr(actions, "send", fake_submit)
     wizard = forked_wizard(project, on_submitted=lambda jobs: None)

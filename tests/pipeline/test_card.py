@@ -23,7 +23,7 @@ CHAT = '{"messages": [{"role": "user", "content": "%s"}, {"role": "assistant", "
 
 
 def _card(path: Path, target: Target) -> Any:
-    prepared = pipeline.prepare(path, overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(path, overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=SecretSources())
     return build_card(prepared, target, target.own_key)
 

@@ -26,7 +26,7 @@ def _prepared(folder: Path, backend: Any, task_app: Any, budget: int = 24) -> pi
     path = folder / "gepa.toml"
     path.write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=budget))
     target = Target(f"{backend.url}/api", backend.api_key)
-    prepared = pipeline.prepare(path, overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(path, overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=SecretSources())
     assert prepared.ok, prepared.error
     return prepared
@@ -34,7 +34,7 @@ def _prepared(folder: Path, backend: Any, task_app: Any, budget: int = 24) -> pi
 
 async def _run_to_the_end(prepared: pipeline.Prepared, target: Target) -> Job:
     assert prepared.plan is not None
-    job = await pipeline.submit(prepared.plan, target, target.own_key or "")
+    job = await pipeline.submit_plan(prepared.plan, target, target.own_key or "")
     try:
         await job.wait(timeout=900)
     finally:

@@ -98,11 +98,11 @@ def test_without_the_key_the_backends_hint_is_one_plain_sentence(backend: LocalB
     target = Target(backend.api_url, backend.api_key)  # nothing shared, no example key to stand in
     config = _rl_config(tmp_path / "project", task_app.url)
     (config.parent / ".env").write_text(f"ENVIRONMENT_API_KEY={TASK_KEY}\n")
-    prepared = pipeline.prepare(config, overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(config, overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=SecretSources(environ={}, cwd=config.parent))
     assert prepared.ok, prepared.error
     with pytest.raises(ClientError) as caught:
-        asyncio.run(pipeline.submit(prepared.plan, target, backend.api_key))  # type: ignore[arg-type]
+        asyncio.run(pipeline.submit_plan(prepared.plan, target, backend.api_key))  # type: ignore[arg-type]
     message = str(caught.value)
     assert "this backend holds no ENVIRONMENT_API_KEY" in message and task_app.url in message
     assert "[{" not in message and "attempts" not in message and "\n" not in message
@@ -133,7 +133,7 @@ def test_rl_on_backend_local_with_the_key_only_in_dotenv_passes_the_backends_che
     done = _train(project, "-c", "rl.toml", "--backend", "local", "--no-poll")
     assert done.returncode == 0, done.stdout + done.stderr
     assert TASK_KEY not in done.stdout + done.stderr
-    assert "rl" in done.stdout.lower()
+    assert "rl" in done.stderr.lower()  # --no-poll: "submitted rl job …" is said on stderr
     # the backend kept running after the command, and holds the key from .env
     from synth_nb.local.shared import find_backend
 

@@ -105,11 +105,11 @@ def test_a_saved_notebook_holds_no_secret(careless_backend, project: Path) -> No
 def _public_objects(folder: Path) -> Iterator[object]:
     """One of each public object, built from canary-bearing inputs."""
     from synth_nb import pipeline
-    from synth_nb.cli.follow import FollowOptions
     from synth_nb.client import AsyncSynthClient, SynthClient
     from synth_nb.config import load_config
     from synth_nb.flows import get_flow
     from synth_nb.job import Job, JobRegistry, Recorder
+    from synth_nb.pipeline.request import Request
     from synth_nb.secrets import resolve_secrets
 
     url = f"http://user:{URL_PASSWORD}@127.0.0.1:9"
@@ -121,14 +121,14 @@ def _public_objects(folder: Path) -> Iterator[object]:
     bundle = resolve_secrets(environ={"SYNTH_API_KEY": SYNTH, "ENVIRONMENT_API_KEY": ENV}, cwd=folder)
     yield from (bundle, *bundle, *bundle.values())
     target = pipeline.resolve_target(url, start_local=False)
-    prepared = pipeline.prepare(config, overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(config, overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=pipeline.SecretSources(environ={"SYNTH_API_KEY": SYNTH, "ENVIRONMENT_API_KEY": ENV},
                                                                  cwd=folder))
     assert prepared.plan is not None, prepared.error
     yield from (target, prepared, prepared.plan, *prepared.plan.steps, prepared.plan.task_app)
     client = AsyncSynthClient(url, SYNTH)
     job = Job("pl_canary", "prompt_learning", client, endpoints=get_flow("prompt_learning").endpoints)
-    yield from (client, job, FollowOptions(), JobRegistry(folder), Recorder(folder / "r.jsonl", secrets=[SYNTH]))
+    yield from (client, job, Request(folder), JobRegistry(folder), Recorder(folder / "r.jsonl", secrets=[SYNTH]))
     sync = SynthClient(url, SYNTH)
     try:
         yield sync

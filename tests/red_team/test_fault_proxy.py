@@ -20,12 +20,13 @@ import pytest
 from fault_proxy import fault_proxy
 
 from synth_nb.backend import normalize_backend_url
-from synth_nb.cli.follow import FollowOptions, run_submit
+from synth_nb.cli.follow import run_submit
 from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import read_recording
 from synth_nb.pipeline import Target
 from synth_nb.pipeline.actions import Batch
+from synth_nb.pipeline.request import Request
 from synth_nb.plan import Plan, Step
 
 ENDPOINTS = get_flow("prompt_learning").endpoints
@@ -89,7 +90,7 @@ def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_pat
     stderr = _Stderr()
     monkeypatch.setattr("sys.stderr", stderr)
     record = tmp_path / "seen.jsonl"
-    options = FollowOptions(poll=True, poll_interval=0.5, poll_timeout=300.0, record=record, outage_every=1.0)
+    options = Request(tmp_path, poll=True, poll_interval=0.5, poll_timeout=300.0, record=record)
     with start_backend() as backend, fault_proxy(urlsplit(backend.url).port or 0, fault_rate=0.3,
                                                   seed=seed) as proxy:
         done = threading.Event()
@@ -99,7 +100,7 @@ def test_faults_and_an_outage_lose_nothing_and_create_one_job(seed: int, tmp_pat
         out = io.StringIO()
         # a ~16 s replay: enough requests for the 30% fault rate to inject the 8 faults asserted below
         batch = Batch.of_plans([_plan(speed=1.5)], Target(normalize_backend_url(proxy.url())), backend.api_key)
-        code = run_submit(batch, options, out=out)
+        code = run_submit(batch, options, out=out, outage_every=1.0)
         done.set()
         outage.join(timeout=30)
         ids, backend_seqs = asyncio.run(_backend_view(backend.url, backend.api_key))

@@ -30,7 +30,7 @@ def _history(job_id: str, backend: Any, folder: Path) -> Job:
 
     async def attach() -> Job:
         target = Target(normalize_backend_url(backend.url), backend.api_key)
-        job = await pipeline.attach(job_id, target, backend.api_key, registry=JobRegistry(folder))
+        job = await pipeline.rebuild_job(job_id, target, backend.api_key, registry=JobRegistry(folder))
         await job.client.aclose()
         return job
 

@@ -43,9 +43,9 @@ def _config(flow: str, folder: Path, task_app: Any) -> Path:
 async def _submit(path: Path, backend: Any, folder: Path) -> Job:
     target = Target(normalize_backend_url(backend.url), backend.api_key)
     sources = SecretSources(environ={"ENVIRONMENT_API_KEY": ENV_KEY}, cwd=folder)
-    prepared = pipeline.prepare(path, overrides=pipeline.build_overrides({}, target), target=target, sources=sources)
+    prepared = pipeline.prepare_config(path, overrides=pipeline.build_overrides({}, target), target=target, sources=sources)
     assert prepared.ok and prepared.plan is not None, prepared.error
-    return await pipeline.submit(prepared.plan, target, backend.api_key, registry=JobRegistry(folder),
+    return await pipeline.submit_plan(prepared.plan, target, backend.api_key, registry=JobRegistry(folder),
                                  poll_interval=0.5)
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from synth_nb.flows._common import absolute_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob, unreadable_metrics, unreadable_metrics_note
-from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, Workload
+from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, TaskAppRef, Workload
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.prompt_learning import estimate, plan
 from synth_nb.flows.prompt_learning.chart import CHART
@@ -53,6 +53,7 @@ class PromptLearningFlow(Flow):
     honoured_overrides = frozenset({"backend", "task_url", "idempotency"})
     override_keys = MappingProxyType({"task_url": (("prompt_learning", "task_app_url"),)})
     override_rows = ROWS
+    example_task_app = "banking"
     ignored_overrides = MappingProxyType({
         "model": "set [prompt_learning.policy].model in the config instead",
         "allow_experimental": "prompt learning does not train a Qwen base model",
@@ -62,7 +63,6 @@ class PromptLearningFlow(Flow):
     config_model = PromptLearningConfig
     detect_hint = '[prompt_learning] with algorithm = "gepa" or "mipro" (prompt learning)'
     chart = CHART
-    has_summary = True
     explorer_event_types = EXPLORER_EVENT_TYPES
     #: events 0.2.24's CLI hides for GEPA / MIPRO (search internals)
     noise_event_types = frozenset({
@@ -103,6 +103,13 @@ class PromptLearningFlow(Flow):
             return []
         return [f"no results_folder in [{TABLE}]: result files will be written to {self.results_folder(config)} "
                 f"(set {TABLE}.results_folder to choose another folder)"]
+
+    def task_app_ref(self, config: ConfigLike) -> TaskAppRef:
+        """``[prompt_learning].task_app_id`` (or the algorithm's ``env_name``) and ``task_app_url``."""
+        table = config.raw.get(TABLE) or {}
+        names = [table.get("task_app_id"), *((table.get(a) or {}).get("env_name") for a in sorted(ALGORITHMS))]
+        url = table.get("task_app_url")
+        return TaskAppRef(tuple(n for n in names if isinstance(n, str)), url if isinstance(url, str) else None)
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)

@@ -7,7 +7,7 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow, Workload
+from synth_nb.flows.base import ConfigLike, Flow, TaskAppRef, Workload
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.rl import estimate, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
@@ -37,6 +37,7 @@ class RlFlow(Flow):
     algorithm_triples = ALGORITHM_TRIPLES
     detect_hint = '[algorithm] with type = "online" or [rollout] with [policy] or [model] (RL)'
     chart = CHART
+    example_task_app = "charclass"
     #: 0.2.24's CLI hides RL events that mention the hosted infrastructure
     noise_words = ("modal", "hatchet")
 
@@ -52,6 +53,12 @@ class RlFlow(Flow):
         if key[0] == "smoke":
             return "removed before sending ([smoke] is local-only)"
         return "not checked by synth-nb; sent to the backend as written"
+
+    def task_app_ref(self, config: ConfigLike) -> TaskAppRef:
+        """``[rollout].env_name`` and ``[services].task_url``."""
+        name = (config.raw.get("rollout") or {}).get("env_name")
+        url = (config.raw.get("services") or {}).get("task_url")
+        return TaskAppRef((name,) if isinstance(name, str) else (), url if isinstance(url, str) else None)
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)

@@ -1,48 +1,46 @@
-"""Send plans to a backend and re-attach to jobs: one client per job, so a job can move on its own.
+"""One client per job: a plan submitted over a client of its own (``submit_plan``), a job rebuilt from its
+backend over one (``rebuild_job``), and where a job lives (``attach_target``), so each job can move on its own.
 
-A job's client is closed here only when the submission or the attach failed; afterwards the client
-belongs to the job (``job.client``) and whoever follows the job closes it.
+A job's client is closed here only when the submission or the rebuild failed; afterwards the client belongs
+to the job (``job.client``) and whoever follows the job closes it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+import httpx
 from pydantic import SecretStr
 
+from synth_nb import job as job_layer
 from synth_nb.backend import LOCAL, display_url
+from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import flow_named_in, get_flow, guess_flow
 from synth_nb.pipeline.target import Target, resolve_target
-from synth_nb.untrusted import contained
 
 if TYPE_CHECKING:
-    from synth_nb.client import AsyncSynthClient
-    from synth_nb.job import Job, JobRegistry, Recorder
+    from synth_nb.job import Job, JobRegistry
     from synth_nb.plan import Plan
 
-__all__ = ["attach", "attach_target", "record_path", "say_connecting", "secret_values", "start_recording", "submit"]
+__all__ = ["attach_target", "rebuild_job", "say_connecting", "secret_values", "submit_plan"]
 
 
 def _client(target: Target, api_key: str) -> AsyncSynthClient:
-    from synth_nb.client import AsyncSynthClient
-
     if not target.started:
         raise ConfigError("the embedded backend was not started, so there is nothing to send to",
                           key="backend", hint="pass --backend local without --dry-run, or a backend URL")
     return AsyncSynthClient(target.url, api_key)
 
 
-async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegistry | None = None,
-                 poll_interval: float = 5.0) -> Job:
+async def submit_plan(plan: Plan, target: Target, api_key: str, *, registry: JobRegistry | None = None,
+                      poll_interval: float = 5.0) -> Job:
     """Run the plan's requests against ``target`` and return the created job (not yet followed)."""
-    from synth_nb.job import submit as submit_plan
-
     client = _client(target, api_key)
     try:
-        job = await submit_plan(plan, client, registry=registry, poll_interval=poll_interval)
+        job = await job_layer.submit(plan, client, registry=registry, poll_interval=poll_interval)
     except BaseException:
         await client.aclose()
         raise
@@ -51,23 +49,20 @@ async def submit(plan: Plan, target: Target, api_key: str, *, registry: JobRegis
     return job
 
 
-async def attach(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
-                 registry: JobRegistry | None = None, poll_interval: float = 5.0,
-                 hidden: Sequence[str] = (), timeout: float | None = None) -> Job:
+async def rebuild_job(job_id: str, target: Target, api_key: str, *, flow: str | None = None,
+                      registry: JobRegistry | None = None, poll_interval: float = 5.0,
+                      hidden: Sequence[str] = (), timeout: float | None = None) -> Job:
     """Rebuild a job's history (status, events, metrics) from ``target``, within ``timeout``; not yet followed.
 
     The job is looked for under ``flow``'s endpoints, else under each registered flow's, the likeliest for
     its id first. ``hidden``: the other keys resolved here, masked in what the job holds (as a submitted job
     masks its plan's secrets).
     """
-    from synth_nb.flows import flow_named_in, get_flow, guess_flow
-    from synth_nb.job import attach as attach_job
-
     flows = {name: get_flow(name).endpoints for name in ([flow] if flow else guess_flow(job_id))}
     client = _client(target, api_key)
     try:
-        return await attach_job(job_id, client, flows, kind_of=flow_named_in, registry=registry,
-                                poll_interval=poll_interval, hidden=hidden, timeout=timeout)
+        return await job_layer.attach(job_id, client, flows, kind_of=flow_named_in, registry=registry,
+                                      poll_interval=poll_interval, hidden=hidden, timeout=timeout)
     except BaseException:
         await client.aclose()
         raise
@@ -80,7 +75,8 @@ def say_connecting(target: Target, say: Callable[[str], None]) -> None:
         say(f"connecting to {display_url(target.url)} …")
 
 
-def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True) -> Target:
+def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True,
+                  say: Callable[[str], None] = print) -> Target:
     """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
 
     A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
@@ -91,45 +87,24 @@ def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, st
     ``ConfigError``: asking the hosted default would only answer with a network error about somewhere else.
     """
     if backend:
-        return resolve_target(backend, start_local=start_local)
+        return resolve_target(backend, start_local=start_local, say=say)
     record = registry.get(job_id)
     if record is None and not os.environ.get("SYNTH_BACKEND_OVERRIDE", "").strip():
         raise ConfigError(f"job {job_id} is not in this folder's jobs ({registry.folder})", key="backend",
                           hint="`synth-nb jobs` lists them; for a job sent from elsewhere pass --backend URL")
-    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local)
+    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local, say=say)
     if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
-        return resolve_target(LOCAL)
+        return resolve_target(LOCAL, say=say)
     return target
 
 
 def _answers(url: str) -> bool:
     """Whether a server answers at ``url`` at all (any HTTP status counts)."""
-    import httpx
-
     try:
         httpx.get(url.rstrip("/") + "/health", timeout=5.0)
     except httpx.HTTPError:
         return False
     return True
-
-
-def record_path(base: Path, job_id: str, several: bool) -> Path:
-    """``--record PATH``: ``PATH`` for one job, ``<stem>-<job id><suffix>`` for each of several."""
-    return contained(base.parent, f"{base.stem}-{job_id}{base.suffix or '.jsonl'}") if several else base
-
-
-def start_recording(jobs: Sequence[Job], base: Path | None, secrets: Sequence[str]) -> list[Recorder]:
-    """One JSONL recording per job from now on (what each job already holds is written first)."""
-    if base is None:
-        return []
-    from synth_nb.job import Recorder
-
-    recorders = []
-    for job in jobs:
-        recorder = Recorder(record_path(base, job.id, len(jobs) > 1), secrets=secrets)
-        recorder.follow(job)
-        recorders.append(recorder)
-    return recorders
 
 
 def secret_values(api_key: str, plans: Iterable[Plan]) -> list[str]:

@@ -1,7 +1,8 @@
-"""Plain-text previews: what the magic prints where widgets cannot render (nbconvert, a console).
+"""Plain-text previews of prepared configs: what the terminal shows before ``Submit?`` and the magic prints where
+widgets cannot render (nbconvert, a console), in the words the wizard uses.
 
 Everything shown here is already masked by the library (``plan.preview()``,
-``SecretBundle.as_masked_dict()``); this module only lays it out, in the words the wizard uses.
+``SecretBundle.as_masked_dict()``); this module only lays it out (``preview_layout``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth_nb.notebook.preview_layout import payload_lines, payload_text, step_line, step_rows
-from synth_nb.pipeline import Prepared
+from synth_nb.pipeline.prepare import Prepared
+from synth_nb.pipeline.preview_layout import payload_lines, payload_text, step_line, step_rows
 from synth_nb.secrets import SecretBundle
 
 __all__ = ["preview_text", "secrets_rows", "source_words", "warning_lines", "warnings_of"]

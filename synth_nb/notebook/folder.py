@@ -1,6 +1,6 @@
 """The folder a notebook's relative paths mean: "next to the notebook", whatever the kernel's working directory.
 
-The request itself is ``synth_nb.pipeline.request.Request``, built with this folder as its anchor.
+A magic's request (``synth_nb.pipeline.request.Request``) is built with this folder as its anchor.
 """
 
 from __future__ import annotations
