@@ -99,7 +99,7 @@ def test_the_magic_says_ready_only_when_the_backend_answered(sft_folder: Path, b
 def test_with_no_key_the_backend_is_not_contacted(folder: Path, backend: Any, task_app: Any) -> None:
     target = Target(f"{backend.url}/api", backend.api_key)
     (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=task_app.url, budget=40))
-    prepared = pipeline.prepare(folder / "gepa.toml", overrides=pipeline.build_overrides({}, target), target=target,
+    prepared = pipeline.prepare_config(folder / "gepa.toml", overrides=pipeline.build_overrides({}, target), target=target,
                                 sources=SecretSources())
     card = build_card(prepared, target, None)
     assert card.backend_check is not None and not card.backend_check.contacted and card.dry is None
