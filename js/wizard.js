@@ -5,8 +5,9 @@
 // Redraws morph the existing DOM (morphdom) instead of replacing it, so the focused control, open
 // <details>, typed text and alert nodes survive them; a control that did go away hands focus back by
 // its stable `data-key` (or to the control that took its place, `data-focus-from`). Actions are read from
-// `data-action` by delegation on the root, so no listener holds stale state. Keys pressed inside stay
-// inside: JupyterLab's command-mode shortcuts (`a`, `d d`, arrows) would otherwise edit the notebook.
+// `data-action` by delegation on the root, so no listener holds stale state. Single keys pressed inside stay
+// inside (JupyterLab's command-mode shortcuts `a`, `d d`, arrows would otherwise edit the notebook); Ctrl/Cmd
+// combinations reach the notebook and Escape goes back to the cell (keys.js).
 import morphdom from "morphdom";
 
 import {
@@ -23,6 +24,7 @@ import {
 } from "./wizard_logic.js";
 import { handFocusOnRemoval } from "./focus_handoff.js";
 import { freezeOutput, whenKernelGone } from "./kernel_gone.js";
+import { SUPPRESS, routeKey } from "./keys.js";
 import { h, viewOf } from "./wizard_view.js";
 
 const TRAITS = [
@@ -175,7 +177,7 @@ function listen(root, content, actions) {
       if (t && t.tagName !== "BUTTON" && t.dataset.action !== "paste") actions[t.dataset.action](t);
     },
     keydown: (e) => {
-      e.stopPropagation(); // the notebook's command-mode shortcuts must not see keys typed in the wizard
+      if (routeKey(e, root) !== "own") return;
       const t = actionOf(e.target);
       if (e.key !== "Enter" || !t || t.tagName !== "INPUT" || !["text", "password"].includes(t.type)) return;
       e.preventDefault(); // Enter commits a text field like leaving it does
@@ -226,7 +228,7 @@ function render({ model, el }) {
   const live = h("div", { class: "synth-live", role: "status", "aria-live": "polite", "aria-atomic": "true",
     "data-testid": "wizard-live" });
   const root = h("section", { class: "synth-wizard", "aria-label": "Synth training wizard",
-    "data-lm-suppress-shortcuts": "true" }, content, live);
+    [SUPPRESS]: "true" }, content, live);
   el.append(root);
   /** The one live region: its text changes, the node stays, so screen readers keep listening to it. */
   const announce = (text) => {

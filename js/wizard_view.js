@@ -23,6 +23,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
+import { SUPPRESS } from "./keys.js";
 
 const BACKEND_HINT = "'local' for the embedded backend on this machine, a URL, or blank for the default "
   + "(SYNTH_BACKEND_OVERRIDE or the hosted backend). The keys needed on step 2 depend on it.";
@@ -34,7 +35,7 @@ const KEYED = new Set(["BUTTON", "INPUT", "SELECT", "SUMMARY", "PRE"]);
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
-  if (KEYED.has(el.tagName)) el.setAttribute("data-lm-suppress-shortcuts", "true");
+  if (KEYED.has(el.tagName)) el.setAttribute(SUPPRESS, "true");
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
