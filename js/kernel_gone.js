@@ -2,24 +2,29 @@
 // in the notebook instead of a widget output, so a notebook saved after a kernel restart or crash reopens
 // with what the view last showed rather than "Error displaying widget: model not found".
 //
-// A kernel *shutdown* needs none of this: the kernel itself replaces its live outputs before it stops
-// (synth_nb/notebook/live_output.py). On a restart JupyterLab drops what the old kernel sends, and after a
-// crash there is no kernel to send anything, so the front end does it here.
+// The kernel itself replaces its live outputs before it stops (synth_nb/notebook/live_output.py), but on a
+// restart JupyterLab drops what the old kernel sends, after a crash there is no kernel to send anything, and
+// "Close and Shut Down Notebook" disposes of the notebook without saving it again once the kernel's
+// replacements have come: so the front end does it here too, and when the notebook's own session shuts its
+// kernel down it saves the notebook with the static copies in place, so the file on disk needs no kernel.
 
 const DISCONNECTED = "jupyter-widgets-disconnected";
 const WIDGET_VIEW = "application/vnd.jupyter.widget-view+json";
 const OUTPUT = "jp-OutputArea-output";
 /** Set on an output whose static copy is on its way (all views inside it share one copy). */
 const FROZEN = "data-synth-frozen";
+/** What the notebook's session says when it shuts its kernel down (before the request is sent). */
+const SHUTDOWN = "terminating";
 
 /**
  * Kernel statuses that end the kernel holding the widgets' models: a restart (JupyterLab says "restarting"
- * first, also before an automatic restart after a crash) or a death. A websocket that drops and comes back
- * to the same kernel goes through "unknown" and keeps the models: that is not a gone kernel. A shutdown
- * ends in "dead" after the kernel has put its own snapshots in place (live_output.py): a view still
- * there is copied, and the kernel's snapshot, sent to the same display id, takes the copy's place.
+ * first, also before an automatic restart after a crash), a death, or a shutdown the notebook's session
+ * asked for ("terminating", said before the request leaves: Kernel → Shut Down Kernel, File → Close and Shut
+ * Down Notebook). A websocket that drops and comes back to the same kernel goes through "unknown" and keeps
+ * the models: that is not a gone kernel. The kernel's own snapshots (live_output.py), sent to the same
+ * display ids while it shuts down, take the copies' places in a notebook that stays open.
  */
-export const GONE_STATUSES = new Set(["restarting", "autorestarting", "dead"]);
+export const GONE_STATUSES = new Set(["restarting", "autorestarting", "dead", SHUTDOWN]);
 
 /**
  * What tells of the kernel's status in ipywidgets' manager: the notebook's session (JupyterLab, Notebook 7:
@@ -39,9 +44,9 @@ export function statusSourceOf(manager) {
   }
 }
 
-/** Call `gone` once `source` reports a gone status; returns a function that stops listening. */
+/** Call `gone(status)` once `source` reports a gone status; returns a function that stops listening. */
 export function onGoneStatus(source, gone) {
-  const listener = (_, status) => { if (GONE_STATUSES.has(status)) gone(); };
+  const listener = (_, status) => { if (GONE_STATUSES.has(status)) gone(status); };
   source.statusChanged.connect(listener);
   return () => source.statusChanged.disconnect(listener);
 }
@@ -180,6 +185,24 @@ export function staticCopy(area, css = "") {
   return { "text/html": html, "text/plain": plainText(copy) };
 }
 
+/** Per output element: which widget models it shows, looked up once while the kernel is there. */
+const shownIds = new WeakMap();
+/** Per notebook model: the static copies on their way, which a save after a shutdown waits for. */
+const copying = new WeakMap();
+/** Document contexts with a save after a shutdown on its way (one save for all the views). */
+const saving = new WeakSet();
+
+function idsOf(area, model, notebook) {
+  let ids = shownIds.get(area);
+  if (!ids) {
+    ids = idsShownIn(area, model.widget_manager, notebook);
+    shownIds.set(area, ids);
+    const forget = () => shownIds.delete(area);
+    ids.then((found) => { if (!found.size) forget(); }, forget); // not drawn yet: ask again later
+  }
+  return ids;
+}
+
 /**
  * Put the static copy in the output's place once every view in it has drawn its "gone" state: `soon`
  * (all of them heard the same status change) right after the current task, before the page is drawn
@@ -195,15 +218,43 @@ export function freezeOutput(el, model, soon) {
   const freeze = async () => {
     try {
       if (!area.isConnected) return;
-      const ids = await idsShownIn(area, model.widget_manager, notebook);
+      const ids = await idsOf(area, model, notebook);
       if (ids.size) replaceWidgetOutputs(notebook, ids, staticCopy(area, model.get("_css")));
     } catch (err) {
       // the live view still says the kernel is gone; only the saved notebook keeps the widget reference
       console.warn("synth-nb: could not replace a widget whose kernel is gone by a static copy", err);
     }
   };
-  if (soon) queueMicrotask(freeze);
-  else setTimeout(freeze, 0);
+  const done = new Promise((resolve) => {
+    const run = () => freeze().then(resolve);
+    if (soon) queueMicrotask(run);
+    else setTimeout(run, 0);
+  });
+  copying.set(notebook, [...(copying.get(notebook) || []), done]);
+}
+
+/**
+ * The notebook's session is shutting its kernel down: save the notebook once every view has put its static
+ * copy in place (the views all heard the status before this runs), so the file on disk needs no kernel,
+ * whether the notebook then stays open (Shut Down Kernel) or is closed without another save (Close and Shut
+ * Down Notebook). What else is unsaved is saved with it, as JupyterLab's autosave would.
+ */
+export function saveWhenCopied(model) {
+  const manager = model && model.widget_manager;
+  const context = manager && manager.context;
+  const notebook = notebookOf(model);
+  if (!notebook || !context || typeof context.save !== "function" || saving.has(context)) return;
+  saving.add(context);
+  queueMicrotask(async () => {
+    try {
+      await Promise.all(copying.get(notebook) || []);
+      if (!context.isDisposed) await context.save();
+    } catch (err) {
+      console.warn("synth-nb: could not save the notebook once its kernel shut down", err);
+    } finally {
+      saving.delete(context);
+    }
+  });
 }
 
 /**
@@ -217,24 +268,29 @@ export function freezeOutput(el, model, soon) {
 export function whenKernelGone(el, gone, model, freeze) {
   let fired = false;
   let pending = 0;
-  const fire = (soon) => {
+  const fire = (soon, status) => {
     if (fired) return;
     fired = true;
     gone();
-    if (freeze) freeze(el, model, soon);
+    if (!freeze) return;
+    freeze(el, model, soon);
+    if (status === SHUTDOWN) saveWhenCopied(model);
   };
   const source = statusSourceOf(model && model.widget_manager);
-  const unlisten = source ? onGoneStatus(source, () => fire(true)) : () => {};
+  const unlisten = source ? onGoneStatus(source, (status) => fire(true, status)) : () => {};
   const marked = () => Boolean(el.closest(`.${DISCONNECTED}`));
   // without a status to listen to, the disconnected mark is the only word; with one, the status is
   const observer = new MutationObserver(() => { if (!source && marked()) fire(false); });
   const watch = () => {
     if (!el.isConnected) { pending = requestAnimationFrame(watch); return; }
+    let area = null;
     for (let n = el; n && n !== document.body; n = n.parentElement) {
       observer.observe(n, { attributes: true, attributeFilter: ["class"] });
-      if (n.classList.contains(OUTPUT)) break;
+      if (n.classList.contains(OUTPUT)) { area = n; break; }
     }
     if (marked()) fire(false);
+    // which models the output shows, asked now: a shutdown's copy must be in place before the save
+    else if (freeze && area && notebookOf(model)) idsOf(area, model, notebookOf(model)).catch(() => {});
   };
   const offline = () => { if (!source) fire(false); };
   if (model) model.on("comm_live_update", offline);

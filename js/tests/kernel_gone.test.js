@@ -35,9 +35,9 @@ function notebook(cells) {
 
 const widget = (id, type = "display_data") => ({ output_type: type, data: { [VIEW]: { model_id: id }, "text/plain": "" } });
 
-test("a restart, an automatic restart after a crash and a dead kernel are gone; a network blip is not", () => {
-  for (const status of ["restarting", "autorestarting", "dead"]) assert.ok(GONE_STATUSES.has(status), status);
-  for (const status of ["unknown", "starting", "idle", "busy", "terminating"]) assert.ok(!GONE_STATUSES.has(status), status);
+test("a restart, an automatic restart after a crash, a shutdown and a dead kernel are gone; a network blip is not", () => {
+  for (const status of ["restarting", "autorestarting", "dead", "terminating"]) assert.ok(GONE_STATUSES.has(status), status);
+  for (const status of ["unknown", "starting", "idle", "busy"]) assert.ok(!GONE_STATUSES.has(status), status);
 });
 
 test("onGoneStatus calls back on a gone status only, and stops listening when asked", () => {
