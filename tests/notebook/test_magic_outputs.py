@@ -1,0 +1,105 @@
+"""What ``%synth_train`` cells leave under them in a real kernel (nbclient): what they showed, once, and no raw
+Python value after it.
+
+A magic that displayed its result (pre-flight cards, a dry run's preview, an attached job's panel) returns it
+without a second display; a failed dry run leaves no ``[]``; a ``Job`` held in a variable shows its current
+status in a later cell; a reporter says where its run is (the ``tensorboard --logdir`` / ``mlflow ui`` line).
+Jobs go to an embedded local backend that replays bundled recordings (no task app, nothing trains).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _wizard_support import CANARIES, make_project  # noqa: E402
+
+pytestmark = pytest.mark.notebook
+
+#: what a raw Python value looks like in an output
+RAW = re.compile(r"\b(Plan|Job|PreflightCard|MLflowReporter|TensorBoardReporter|PosixPath)\(|object at 0x|^\[\]$", re.M)
+
+SETUP = """\
+%load_ext synth_nb
+from synth_nb.local import start_backend
+from synth_nb.pipeline import use_local_backend
+use_local_backend(start_backend(default_executor='replay', executor_options={'replay': {'speed': 50}}))
+"""
+
+
+def _run(folder: Path, cells: list[str]) -> list[list[dict[str, Any]]]:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    env = {k: v for k, v in os.environ.items() if k not in {"MPLBACKEND", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY",
+                                                               "SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL"}}
+    env.update(SYNTH_SKIP_TASK_APP_HEALTH_CHECK="1", SYNTH_NB_WIDGETS="0", SYNTH_NB_BACKEND_DIR=str(folder / "be"))
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(folder)}}).execute(env=env)
+    saved = nbformat.writes(nb)
+    assert not any(c in saved for c in CANARIES)
+    return [list(cell.get("outputs", [])) for cell in nb.cells]
+
+
+def _values(outputs: list[dict[str, Any]]) -> list[str]:
+    """The cell's ``Out[N]`` values, as text."""
+    return [str(o["data"].get("text/plain", "")) for o in outputs if o["output_type"] == "execute_result"]
+
+
+def _text(outputs: list[dict[str, Any]]) -> str:
+    return "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", "")) for o in outputs)
+
+
+def test_magic_cells_show_their_result_once_and_no_raw_value(tmp_path: Path) -> None:
+    folder = make_project(tmp_path / "nb")
+    cells = _run(folder, [
+        SETUP,
+        "%synth_train -c gepa.toml --check --backend local",
+        "%synth_train -c gepa.toml --dry-run --backend local",
+        "%synth_train -c broken.toml --dry-run --backend local",
+        "job = %synth_train -c gepa.toml --backend local --yes --wait",
+        "%synth_train --attach {job.id} --backend local",
+        "plans = %synth_train -c gepa.toml -c sft.toml --dry-run --backend local",
+        "plans",
+        "job",
+    ])
+    check, dry, failed, _, attach, _, plans, job = cells[1:]
+
+    # --check: the card as HTML, not again as a text list
+    assert any("text/html" in o.get("data", {}) for o in check)
+    assert _values(check) == []
+    # --dry-run: the preview is printed; the plans are not shown again; a failed one leaves no []
+    assert "gepa.toml" in _text(dry) and _values(dry) == []
+    assert "trainer_mode" in _text(failed) and _values(failed) == []
+    # --attach: the panel, and no Job(… status='running') frozen under it
+    assert "succeeded" in _text(attach) and _values(attach) == []
+    assert not [o for o in attach if RAW.search(_text([o]))]
+    # values held in variables: shown in a later cell as what they are now, one line each
+    assert _text(plans).splitlines() == ["Plan(prompt_learning/gepa from gepa.toml: POST /prompt-learning/online/jobs)",
+                                         "Plan(sft from sft.toml: POST /files, POST /learning/jobs, "
+                                         "POST /learning/jobs/{job_id}/start)"]
+    assert re.fullmatch(r"Job\(id='pl_\w+', flow='prompt_learning', status='succeeded', events=\d+\)", _text(job))
+    for index, outputs in enumerate(cells[1:7], start=1):
+        assert not RAW.search(_text([o for o in outputs if o["output_type"] != "stream"])), (index, outputs)
+
+
+def test_a_reporter_says_where_its_run_is(tmp_path: Path) -> None:
+    folder = make_project(tmp_path / "nb")
+    cells = _run(folder, [
+        SETUP,
+        "job = %synth_train -c gepa.toml --backend local --yes --wait",
+        "job.report_to('tensorboard', report_dir='runs')",
+        "job.report_to('mlflow', report_dir='runs')",
+    ])
+    [board] = _values(cells[2])
+    assert re.fullmatch(r"\[TensorBoardReporter\(job='pl_\w+', ended, points=\d+\) → tensorboard --logdir runs\]", board)
+    [mlflow] = _values(cells[3])
+    assert re.fullmatch(r"\[MLflowReporter\(job='pl_\w+', ended, points=\d+\) → "
+                        r"mlflow ui --backend-store-uri sqlite:///runs/mlflow\.db\]", mlflow), mlflow
+    assert (folder / "runs" / "mlflow.db").is_file()
