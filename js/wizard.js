@@ -19,6 +19,7 @@ import {
   secretAnnouncement,
   selectPath,
   stepAnnouncement,
+  stepOfAction,
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
@@ -124,10 +125,18 @@ function actionsFor(model, content, announce, local, redraw) {
     sendSecret(model, local, announce, redraw, name, value);
   };
   const confirmAgain = (open, focus) => { local.confirmAgain = open; local.focus = focus; redraw(); };
+  /** Leaving a step checks it: its problems are flagged from now on and said as the next step opens. */
+  const go = (step) => {
+    const from = model.get("step");
+    local.checked.add(from);
+    if (step === from) { redraw(); return; }
+    local.left = from;
+    set(model, "step", step);
+  };
   return {
-    step: (t) => set(model, "step", t.dataset.step),
-    back: () => set(model, "step", moveStep(model.get("step"), -1)),
-    next: () => set(model, "step", moveStep(model.get("step"), 1)),
+    step: (t) => go(t.dataset.step),
+    back: () => go(moveStep(model.get("step"), -1)),
+    next: () => go(moveStep(model.get("step"), 1)),
     config: (t) => set(model, "selected", selectPath(model.get("selected"), t.dataset.path, t.checked,
       model.get("configs").map((c) => c.path))),
     rescan: () => { local.rescan = true; model.send({ type: "refresh" }); },
@@ -159,8 +168,9 @@ function actionsFor(model, content, announce, local, redraw) {
   };
 }
 
-/** Delegated listeners on the root; returns a function that removes them. */
-function listen(root, content, actions) {
+/** Delegated listeners on the root; returns a function that removes them. `touch(control)` is told of
+ * every control the user changes or presses before its action runs. */
+function listen(root, content, actions, touch) {
   const actionOf = (target) => {
     const t = target instanceof Element ? target.closest("[data-action]") : null;
     return t && content.contains(t) ? t : null;
@@ -170,17 +180,21 @@ function listen(root, content, actions) {
       const t = actionOf(e.target);
       if (!t || t.tagName !== "BUTTON") return;
       if (t.getAttribute("aria-disabled") === "true" && t.dataset.action !== "submit") return;
+      touch(t);
       actions[t.dataset.action](t);
     },
     change: (e) => {
       const t = actionOf(e.target);
-      if (t && t.tagName !== "BUTTON" && t.dataset.action !== "paste") actions[t.dataset.action](t);
+      if (!t || t.tagName === "BUTTON" || t.dataset.action === "paste") return;
+      touch(t);
+      actions[t.dataset.action](t);
     },
     keydown: (e) => {
       if (routeKey(e, root) !== "own") return;
       const t = actionOf(e.target);
       if (e.key !== "Enter" || !t || t.tagName !== "INPUT" || !["text", "password"].includes(t.type)) return;
       e.preventDefault(); // Enter commits a text field like leaving it does
+      touch(t);
       actions[t.dataset.action](t);
     },
   };
@@ -191,7 +205,10 @@ function listen(root, content, actions) {
 /** Model events: every trait redraws; some changes and kernel answers are also news to announce. */
 function follow(model, redraw, announce, local) {
   const handlers = {
-    "change:step": () => announce(stepAnnouncement(state(model))),
+    "change:step": () => {
+      announce(stepAnnouncement(state(model), local.left));
+      local.left = null;
+    },
     "change:submitting": () => { if (model.get("submitting")) announce("Submitting…"); },
     "change:preflight_running": () => {
       if (!model.get("preflight_running")) announce(preflightAnnouncement(model.get("preflight"), model.get("preflight_error")));
@@ -235,11 +252,19 @@ function render({ model, el }) {
     live.textContent = live.textContent === text ? `${text}\u00a0` : text; // repeated news is still news
   };
   /** What only this view knows: keys on their way to the kernel, the "submit again" confirmation, unfolded
-   * lists of the preview, and where focus should go after the next redraw. */
+   * lists of the preview, where focus should go after the next redraw, and the steps checked so far. */
   const local = { pastes: {}, timers: {}, secret: null, rescan: false, confirmAgain: false, focus: null,
-    unfolded: new Set() };
+    unfolded: new Set(), checked: new Set(), left: null };
   const { draw, redraw } = redrawer(model, content, uid, local);
-  const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw));
+  /** A control changed on a step: that step's problems are flagged from now on. */
+  const touch = (t) => {
+    const step = stepOfAction(t.dataset.action);
+    if (step && !local.checked.has(step)) {
+      local.checked.add(step);
+      redraw();
+    }
+  };
+  const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw), touch);
   const unfollow = follow(model, redraw, announce, local);
   // no kernel, no wizard: say so in words, and its controls leave the Tab order (inert)
   const unwatch = whenKernelGone(el, () => {

@@ -14,6 +14,7 @@ import {
   fieldError,
   flowLabel,
   moveStep,
+  noKeysText,
   pasteStatus,
   previewEmptyReason,
   problemLabel,
@@ -48,13 +49,15 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 /** Build the view for one state; `uid` keeps ids unique when the same widget is shown twice; `local` is
- * what only this view knows (keys on their way to the kernel, an open "submit again" confirmation). */
+ * what only this view knows (keys on their way to the kernel, an open "submit again" confirmation, the
+ * steps the user has left or touched: a step's problems are flagged from then on, as a form checks a field
+ * once it is left, not before anything was done). */
 export function viewOf(s, uid, local) {
   const id = (key) => `${uid}-${domKey(key)}`;
   const keyed = (key) => ({ id: id(key), "data-key": key });
   const current = stepIndex(s.step);
   const steps = h("ol", { class: "synth-steps", "aria-label": "Wizard steps" }, STEPS.map((step, i) => {
-    const problems = stepProblems(s, step.id);
+    const problems = local.checked.has(step.id) ? stepProblems(s, step.id) : [];
     const label = `${i + 1}. ${step.label}`;
     return h("li", {}, h("button", { ...keyed(`step:${step.id}`), type: "button", class: "synth-step",
       "data-action": "step", "data-step": step.id, "aria-current": i === current ? "step" : undefined,
@@ -151,7 +154,7 @@ function secretsStep({ s, id, keyed, local }) {
     h("p", { id: id("secrets-caption"), class: "synth-caption",
       text: `Keys the selected configs need${where} (values are masked; they never leave the kernel)` }),
     s.secrets.length ? h("ul", { class: "synth-list synth-secrets", "aria-labelledby": id("secrets-caption") }, rows)
-      : h("p", { class: "synth-hint", text: "No keys needed." }),
+      : h("p", { class: "synth-hint", "data-testid": "no-keys", text: noKeysText(s) }),
     h("div", { class: "synth-row" },
       h("label", { for: id("env-file"), text: "Read keys from" }),
       h("select", { ...keyed("env-file"), "data-action": "env-file", "aria-describedby": id("env-file:hint") },
