@@ -49,7 +49,7 @@ export function toggleSelection(selected, path, all) {
 
 /** One line per required key: where it was found (plain words from the kernel) and its masked value. */
 export function secretStatus(row) {
-  if (!row.found) return { text: "missing", kind: "error" };
+  if (!row.found) return { text: row.near ? `missing (${row.near})` : "missing", kind: "error" };
   const where = row.where || (row.source ? `found in ${row.source}` : "found");
   return { text: row.masked ? `${where} (${row.masked})` : where, kind: "ok" };
 }

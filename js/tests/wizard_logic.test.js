@@ -194,6 +194,14 @@ test("stepAnnouncement says where the user is and what is wrong there", () => {
   assert.equal(logic.stepAnnouncement({ ...left, selected: ["a.toml"] }, "configs"), "Step 2 of 5: Secrets.");
 });
 
+test("a missing key set under a misspelt name says which and where", () => {
+  const near = "found ENVIRONMENT_APIKEY: did you mean ENVIRONMENT_API_KEY (in .env line 3)?";
+  assert.deepEqual(logic.secretStatus({ name: "ENVIRONMENT_API_KEY", found: false, near }),
+    { text: `missing (${near})`, kind: "error" });
+  assert.deepEqual(logic.secretStatus({ name: "ENVIRONMENT_API_KEY", found: false, near: "" }),
+    { text: "missing", kind: "error" });
+});
+
 test("the Secrets step says no valid config is selected rather than that no key is needed", () => {
   const configs = [{ path: "a.toml", valid: true }, { path: "bad.toml", valid: false }];
   const text = "No valid config is selected (step 1): the keys its jobs need are listed here once one is.";

@@ -255,7 +255,7 @@ class Wizard(anywidget.AnyWidget):
             blockers.append("Fix the highlighted overrides.")
         self._prepared = prepared
         self.override_errors = errors
-        self.secrets = [{**row, "source": self._short(row["source"])}
+        self.secrets = [{**row, "source": self._short(row["source"]), "near": self._short(row["near"])}
                         for row in merge_secret_rows(prepared, self._folder)]
         if any(not row["found"] for row in self.secrets):
             blockers.append("Provide the missing keys: " + ", ".join(r["name"] for r in self.secrets

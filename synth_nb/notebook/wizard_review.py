@@ -40,12 +40,14 @@ class Baseline:
 
 
 def merge_secret_rows(prepared: Sequence[Prepared], folder: Path) -> list[dict[str, Any]]:
-    """One row per key any selected config needs; a key found for one config counts as found."""
+    """One row per key any selected config needs; a key found for one config counts as found. A missing key
+    a ``.env`` file sets under a misspelt name says so (``near``: "found NAME: did you mean KEY (in …)?")."""
     rows: dict[str, dict[str, Any]] = {}
     for item in prepared:
+        near = item.secrets.near if item.secrets is not None else {}
         for row in secrets_rows(item.secrets, item.required, folder):
             if row["name"] not in rows or not rows[row["name"]]["found"]:
-                rows[row["name"]] = row
+                rows[row["name"]] = {**row, "near": "" if row["found"] else near.get(row["name"], "")}
     return list(rows.values())
 
 

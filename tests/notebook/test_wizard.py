@@ -73,6 +73,15 @@ async def test_opens_with_nothing_ticked_then_a_ticked_config_shows_masked_keys(
     assert_no_canary(synced_state(wizard))
 
 
+async def test_a_key_set_under_a_misspelt_name_is_named_on_its_missing_row(project: Path) -> None:
+    (project / ".env").write_text(f"SYNTH_API_KEY={CANARIES[0]}\n# the task app\nENVIRONMENT_APIKEY={CANARY_ENV}\n")
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
+    row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
+    assert not row["found"]
+    assert row["near"] == "found ENVIRONMENT_APIKEY: did you mean ENVIRONMENT_API_KEY (in .env line 3)?"
+    assert_no_canary(synced_state(wizard))
+
+
 async def test_secret_traits_are_the_only_synced_ones_and_hold_no_values(project: Path) -> None:
     wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     synced = set(wizard.keys)
@@ -143,7 +152,7 @@ async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, 
     assert replies == [{"type": "secret_received", "name": "ENVIRONMENT_API_KEY"}]
     row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
     assert row == {"name": "ENVIRONMENT_API_KEY", "masked": "••••" + CANARY_PASTED[-4:], "source": "pasted",
-                   "where": "pasted into the wizard", "found": True}
+                   "where": "pasted into the wizard", "found": True, "near": ""}
     assert wizard.can_submit
     assert_no_canary(synced_state(wizard) + wizard.text_summary() + json.dumps(wizard.previews))
 
