@@ -1,7 +1,8 @@
 """What a ``%synth_train`` cell leaves as its value once it has shown it: IPython shows it only once.
 
-A magic that opened a job's panel, printed a dry run's preview or displayed pre-flight cards still returns
-what it made (``job = %synth_train … --yes``, ``cards[0].ok``), but IPython would then show that value again
+A magic that opened a job's panel, printed a dry run's preview, displayed pre-flight cards or a wizard still
+returns what it made (``job = %synth_train … --yes``, ``cards[0].ok``, ``fk = %synth_train --fork ID``; a
+wizard is displayed by the magic itself, so the assigned form shows it too), but IPython would then show it again
 under the cell as ``Out[N]``: a ``Job(… status='running')`` that stays "running" under a panel that says
 "succeeded", sixty lines of cards in text, ``[Plan(… PosixPath('/abs/…'))]``. So the value of the cell that
 showed it displays as nothing (IPython's convention for a trailing value already shown), and in any later
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-__all__ = ["ShownList", "install", "shown"]
+__all__ = ["ShownList", "install", "is_shown", "shown"]
 
 T = TypeVar("T")
 
@@ -40,6 +41,11 @@ def shown(value: T) -> T:
         value = ShownList(value)  # type: ignore[assignment]
     _SHOWN.add(id(value))
     return value
+
+
+def is_shown(value: object) -> bool:
+    """True when the cell running now has shown ``value`` already (a widget the magic displayed itself)."""
+    return id(value) in _SHOWN
 
 
 def _show_job(job: Any) -> None:

@@ -141,7 +141,7 @@ class SynthMagics(Magics):
             print("\n".join(fork.summary(request.folder)))
         from synth_nb.notebook.wizard import open_wizard
 
-        return open_wizard(request, fork=fork)
+        return _displayed(open_wizard(request, fork=fork))
 
     def _prepare(self, request: Request) -> Any:
         """``--dry-run``: the masked text preview (or the plan documents with ``--json``); sends nothing.
@@ -167,7 +167,7 @@ class SynthMagics(Magics):
                       "its jobs are followed live below it. To wait, `await job.wait()` for a job of "
                       "`wizard.jobs` in a later cell (wizard = what this cell returns), or add --yes to "
                       "submit from this cell and wait here.")
-            return open_wizard(request)
+            return _displayed(open_wizard(request))
         batch = actions.prepare(request, several=not request.yes)
         if not request.yes:
             print(preview_text(batch.prepared, backend_url=batch.target.url))
@@ -177,6 +177,15 @@ class SynthMagics(Magics):
             batch.raise_problems()
         jobs = launch.submit_and_show(batch, request, widgets=widgets)
         return shown(jobs[0] if len(jobs) == 1 else jobs)
+
+
+def _displayed(wizard: Any) -> Any:
+    """The wizard shown by the magic itself, so ``w = %synth_train`` (an assignment IPython shows nothing of)
+    opens it too; returned as shown, so ``%synth_train`` alone does not show it twice."""
+    from IPython.display import display
+
+    display(wizard)
+    return shown(wizard)
 
 
 #: ``Request.action`` -> what the magic does with it

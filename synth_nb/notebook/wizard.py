@@ -23,6 +23,7 @@ import traitlets
 from pydantic import SecretStr
 
 from synth_nb.errors import OverrideError, SecretsError, SynthNbError
+from synth_nb.notebook.cell_value import is_shown
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.launch import follow
 from synth_nb.notebook.live_output import LiveOutput
@@ -387,7 +388,11 @@ class Wizard(anywidget.AnyWidget):
         return bundle
 
     def _ipython_display_(self, **kwargs: Any) -> None:
-        """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it."""
+        """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it.
+
+        Not again as the value of the ``%synth_train`` cell that displayed it already."""
+        if is_shown(self):
+            return
         bundle = self._repr_mimebundle_()
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         self.output.show(data, metadata)  # replaced by a static snapshot when the kernel stops
