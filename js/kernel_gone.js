@@ -158,9 +158,27 @@ export function plainText(root) {
   return lines.map((line) => line.replace(/\s+/g, " ").trim()).filter(Boolean).join("\n");
 }
 
+const MASK = "\u2022".repeat(4);
+/** The shapes synth_nb.secrets.redact masks: a URL's `user:password@`, and tokens shaped like keys. */
+const USERINFO = /([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#\s]+)@/g;
+const TOKEN = new RegExp("(?<![A-Za-z0-9])(?:(?:sk|pk|rk|gsk|ghp|gho|ghu|ghs|github_pat|hf|xox[abprs])[-_][A-Za-z0-9_-]{8,}"
+  + "|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9]{16,})(?![A-Za-z0-9])", "g");
+
+/**
+ * `text` as a static copy may keep it: credentials in a URL and key-shaped tokens masked as the kernel masks
+ * them (at most the last 4 characters of a token of 12 or more), for a value typed into a field that the
+ * kernel never saw masked (it was not committed yet).
+ */
+export function maskedValue(text) {
+  const keyShaped = (m) => m.startsWith("AIza") || /[^A-Za-z0-9]/.test(m) || (/[A-Za-z]/.test(m) && /[0-9]/.test(m));
+  return String(text)
+    .replace(TOKEN, (m) => (keyShaped(m) ? (m.length < 12 ? MASK : MASK + m.slice(-4)) : m))
+    .replace(USERINFO, (_, scheme) => `${scheme}${MASK}@`);
+}
+
 /**
  * What the output shows now, as static HTML that does nothing: controls disabled, out of the Tab order,
- * the values typed into text fields kept (never a password field's), plus its text for plain renderers.
+ * the values typed into text fields kept, masked (never a password field's), plus its text for plain renderers.
  * ipywidgets' "disconnected" mark is left out: the copy is no widget, and its words say the kernel is gone.
  */
 export function staticCopy(area, css = "") {
@@ -171,8 +189,8 @@ export function staticCopy(area, css = "") {
     const target = copied[k];
     if (field.type === "password") target.removeAttribute("value");
     else if (field.type === "checkbox" || field.type === "radio") target.toggleAttribute("checked", field.checked);
-    else if (field.tagName === "TEXTAREA") target.textContent = field.value;
-    else if (field.tagName === "INPUT") target.setAttribute("value", field.value);
+    else if (field.tagName === "TEXTAREA") target.textContent = maskedValue(field.value);
+    else if (field.tagName === "INPUT") target.setAttribute("value", maskedValue(field.value));
   });
   for (const control of copy.querySelectorAll("button, input, select, textarea")) control.setAttribute("disabled", "");
   for (const node of copy.querySelectorAll("[tabindex], [contenteditable]")) {

@@ -24,7 +24,7 @@ import {
   submittedSummary,
 } from "./wizard_logic.js";
 import { handFocusOnRemoval } from "./focus_handoff.js";
-import { freezeOutput, whenKernelGone } from "./kernel_gone.js";
+import { freezeOutput, maskedValue, whenKernelGone } from "./kernel_gone.js";
 import { SUPPRESS, routeKey } from "./keys.js";
 import { h, viewOf } from "./wizard_view.js";
 
@@ -125,6 +125,15 @@ function actionsFor(model, content, announce, local, redraw) {
     sendSecret(model, local, announce, redraw, name, value);
   };
   const confirmAgain = (open, focus) => { local.confirmAgain = open; local.focus = focus; redraw(); };
+  /** A committed value that holds a credential (URL userinfo, a key-shaped token) goes to the kernel in a
+   * message of its own, before the trait, which gets (and the field shows) its masked form only. */
+  const keep = (t, field, value) => {
+    const shown = maskedValue(value);
+    if (shown === value) return value;
+    model.send({ type: "keep", field, value });
+    t.value = shown;
+    return shown;
+  };
   /** Leaving a step checks it: its problems are flagged from now on and said as the next step opens. */
   const go = (step) => {
     const from = model.get("step");
@@ -146,9 +155,9 @@ function actionsFor(model, content, announce, local, redraw) {
     "env-file": (t) => { set(model, "env_file", t.value); announce(envFileAnnouncement(t.value)); },
     "use-modal": (t) => set(model, "use_modal", t.checked),
     "modal-secret": (t) => set(model, "modal_secret", t.value.trim()),
-    backend: (t) => set(model, "backend", t.value.trim()),
+    backend: (t) => set(model, "backend", keep(t, "backend", t.value.trim())),
     override: (t) => set(model, "overrides", { ...model.get("overrides"),
-      [t.dataset.name]: t.type === "checkbox" ? t.checked : t.value }),
+      [t.dataset.name]: t.type === "checkbox" ? t.checked : keep(t, `override:${t.dataset.name}`, t.value) }),
     submit: () => {
       const s = state(model);
       if (canSubmit(s)) model.send({ type: "submit" });

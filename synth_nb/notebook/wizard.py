@@ -2,7 +2,8 @@
 
 Secrets never enter a synced trait. The front end receives masked values only; a pasted key travels
 in a custom message (``model.send``), is kept kernel-side as a ``SecretStr`` and the password field is
-cleared by the front end as soon as the message is sent. Every state change is recomputed on the
+cleared by the front end as soon as the message is sent. A backend URL or an override that holds a
+credential is kept kernel-side too, its trait showing it masked (``wizard_kept.KeptValues``). Every state change is recomputed on the
 kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
 config goes through ``synth_nb.pipeline``, like the magic's and the CLI's. The monitor panels of
 submitted jobs are plain outputs of the wizard's own cell (``output_redirect.CellContext``), so a saved
@@ -30,6 +31,7 @@ from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.show import submitted_bundle
+from synth_nb.notebook.wizard_kept import KeptValues
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
@@ -70,12 +72,15 @@ class Wizard(anywidget.AnyWidget):
     use_modal = traitlets.Bool(False).tag(sync=True)
     modal_secret = traitlets.Unicode("").tag(sync=True)
     secrets = traitlets.List(traitlets.Dict()).tag(sync=True)
-    backend = traitlets.Unicode("").tag(sync=True)
+    #: shown masked when it holds a credential (``_masked_backend``); no echo of what the front end sent, which
+    #: ipywidgets would apply after the masked value and so put the credential back in the front end's state
+    backend = traitlets.Unicode("").tag(sync=True, echo_update=False)
     #: where the jobs would go (the embedded backend's URL once started), key-shaped parts masked
     backend_url = traitlets.Unicode("").tag(sync=True)
     backend_embedded = traitlets.Bool(False).tag(sync=True)
     override_fields = traitlets.List(traitlets.Dict()).tag(sync=True)
-    overrides = traitlets.Dict().tag(sync=True)
+    #: like ``backend``: values holding a credential are shown masked, and not echoed
+    overrides = traitlets.Dict().tag(sync=True, echo_update=False)
     override_errors = traitlets.Dict().tag(sync=True)
     previews = traitlets.List(traitlets.Dict()).tag(sync=True)
     blockers = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -98,6 +103,10 @@ class Wizard(anywidget.AnyWidget):
                  backend: str | None = None, environ: dict[str, str] | None = None,
                  loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
                  request: Request | None = None) -> None:
+        #: the values behind masked ``backend`` / ``overrides`` (first: the traits' validators use it)
+        self._kept = KeptValues()
+        #: the selected config's own values of the override fields (the fields' placeholders show them masked)
+        self._prefill: dict[str, Any] = {}
         super().__init__()
         self._fork = fork
         self.forked_from = fork.job_id if fork is not None else ""
@@ -165,6 +174,22 @@ class Wizard(anywidget.AnyWidget):
         """Messages and sources name files relative to the notebook folder (shorter, no home paths)."""
         return text.replace(str(self._folder) + os.sep, "") if text else text
 
+    @traitlets.validate("backend")
+    def _masked_backend(self, proposal: Any) -> Any:
+        return self._kept.hold("backend", proposal["value"])
+
+    @traitlets.validate("overrides")
+    def _masked_overrides(self, proposal: Any) -> Any:
+        return {name: self._kept.hold(f"override:{name}", value) for name, value in proposal["value"].items()}
+
+    def _backend_value(self) -> str:
+        """The backend field's value (the trait may show it masked)."""
+        return str(self._kept.value("backend", self.backend))
+
+    def _override_values(self) -> dict[str, Any]:
+        """The override fields' values (the trait may show some masked)."""
+        return {name: self._kept.value(f"override:{name}", value) for name, value in self.overrides.items()}
+
     def _changed(self, change: dict[str, Any]) -> None:
         self._loop.call_soon(self._apply_change, change["name"])
 
@@ -181,6 +206,9 @@ class Wizard(anywidget.AnyWidget):
             name, value = str(content.get("name", "")), str(content.get("value", ""))
             content.clear()  # drop our reference to the raw value as early as possible
             self._loop.call_soon(self._paste, name, SecretStr(value.strip()))
+        elif kind == "keep":  # at once: the field's masked trait, next on this comm, must find the value
+            self._kept.keep(str(content.get("field", "")), str(content.get("value", "")))
+            content.clear()
         elif kind == "submit":
             self._loop.call_soon(self._start_submit, content.get("duplicate") is True)
         elif kind == "refresh":
@@ -213,17 +241,18 @@ class Wizard(anywidget.AnyWidget):
         chosen = [c for c in self.configs if c["path"] in self.selected and c["valid"]]
         prefill = prefill_overrides(self._folder / chosen[0]["path"]) if chosen else {}
         specs = override_specs(c["flow"] for c in chosen) if chosen else list(OVERRIDE_SPECS)
+        self._prefill = {spec["name"]: prefill.get(spec["name"], "") for spec in specs}
         fields = []
         for spec in specs:
             field = dict(spec)
-            field["prefill"] = prefill.get(spec["name"], "")
+            field["prefill"] = redact(str(self._prefill[spec["name"]]))
             fields.append(field)
         old_prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
         shown = {f["name"] for f in fields}
         edited = {k: v for k, v in self.overrides.items()
                   if k in shown and v not in ("", None) and v != old_prefill.get(k, "")}
         self.override_fields = fields
-        merged = {f["name"]: f["prefill"] for f in fields}
+        merged = dict(self._prefill)
         merged.update(self._initial_overrides)
         merged.update(edited)  # what the user typed survives a change of selection
         self.overrides = {k: ("" if v is None else v) for k, v in merged.items()}
@@ -232,8 +261,8 @@ class Wizard(anywidget.AnyWidget):
 
     def _changed_overrides(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Parsed override values that differ from the config's own, plus inline errors per field."""
-        values, errors = parse_overrides(self.overrides)
-        prefill, _ = parse_overrides({f["name"]: f.get("prefill", "") for f in self.override_fields})
+        values, errors = parse_overrides(self._override_values())
+        prefill, _ = parse_overrides(self._prefill)
         changed = {k: v for k, v in values.items() if v != prefill.get(k) and not (v is False and k not in prefill)}
         if "dataset" in changed:
             changed["dataset"] = str(self._folder / str(changed["dataset"]))
@@ -295,7 +324,8 @@ class Wizard(anywidget.AnyWidget):
                                 environ=self._environ, cwd=self._folder)
         valid = {c["path"] for c in self.configs if c["valid"]}
         paths = [self._folder / rel for rel in self.selected if rel in valid]
-        batch, problems = actions.wizard_batch(self.backend.strip() or None, self._environ, changed, paths, sources)
+        batch, problems = actions.wizard_batch(self._backend_value().strip() or None, self._environ, changed, paths,
+                                               sources)
         errors.update({k: self._short(v) if k == "backend" else v for k, v in problems.items()})
         if batch is None:
             self.backend_url, self.backend_embedded = "", False
@@ -366,7 +396,7 @@ class Wizard(anywidget.AnyWidget):
         sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
         save_last(self._folder, sent)
         self._submitted_previews = load_last(self._folder)
-        self._sent_text = preview_text(prepared, backend_url=target.url)
+        self._sent_text = redact(preview_text(prepared, backend_url=target.url))
         self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
                           for job, p in zip(jobs, prepared, strict=False)]
         self.submitted_to = redact(target.url)
@@ -411,7 +441,7 @@ class Wizard(anywidget.AnyWidget):
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""
         if not self._prepared:
             return f"synth-nb wizard ({len(self.configs)} configs found in {self.folder})"
-        return preview_text(self._prepared, backend_url=self._target.url if self._target else self.backend)
+        return redact(preview_text(self._prepared, backend_url=self._target.url if self._target else self.backend))
 
 
 def _is_missing_keys(item: Prepared) -> bool:
