@@ -21,7 +21,7 @@ T = TypeVar("T")
 _SHOWN: set[int] = set()
 
 
-class ShownList(list):  # type: ignore[type-arg]
+class ShownList(list):
     """A magic's list of results (jobs, cards, plans): nothing more under the cell that showed them."""
 
     def _ipython_display_(self) -> None:

@@ -31,7 +31,6 @@ from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
 from synth_nb.notebook.preview_text import preview_text
 from synth_nb.notebook.show import submitted_bundle
-from synth_nb.notebook.wizard_kept import KeptValues
 from synth_nb.notebook.wizard_inputs import (
     OVERRIDE_SPECS,
     discover,
@@ -40,7 +39,8 @@ from synth_nb.notebook.wizard_inputs import (
     parse_overrides,
     prefill_overrides,
 )
-from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
+from synth_nb.notebook.wizard_kept import KeptFields, KeptValues
+from synth_nb.notebook.wizard_preflight import PreflightStep
 from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row, save_last
 from synth_nb.pipeline import Prepared, SecretSources, Target, actions
 from synth_nb.pipeline.request import Request
@@ -54,7 +54,7 @@ __all__ = ["Wizard", "open_wizard"]
 STEPS = ("configs", "secrets", "overrides", "preview", "submit")
 
 
-class Wizard(anywidget.AnyWidget):
+class Wizard(KeptFields, PreflightStep, anywidget.AnyWidget):
     """One composite panel; ``.jobs`` holds the submitted ``Job`` objects."""
 
     #: the most recently created wizard in this kernel (``Wizard.latest.jobs`` after submitting)
@@ -173,22 +173,6 @@ class Wizard(anywidget.AnyWidget):
     def _short(self, text: str) -> str:
         """Messages and sources name files relative to the notebook folder (shorter, no home paths)."""
         return text.replace(str(self._folder) + os.sep, "") if text else text
-
-    @traitlets.validate("backend")
-    def _masked_backend(self, proposal: Any) -> Any:
-        return self._kept.hold("backend", proposal["value"])
-
-    @traitlets.validate("overrides")
-    def _masked_overrides(self, proposal: Any) -> Any:
-        return {name: self._kept.hold(f"override:{name}", value) for name, value in proposal["value"].items()}
-
-    def _backend_value(self) -> str:
-        """The backend field's value (the trait may show it masked)."""
-        return str(self._kept.value("backend", self.backend))
-
-    def _override_values(self) -> dict[str, Any]:
-        """The override fields' values (the trait may show some masked)."""
-        return {name: self._kept.value(f"override:{name}", value) for name, value in self.overrides.items()}
 
     def _changed(self, change: dict[str, Any]) -> None:
         self._loop.call_soon(self._apply_change, change["name"])
@@ -333,29 +317,6 @@ class Wizard(anywidget.AnyWidget):
         self._target = batch.target
         self.backend_url, self.backend_embedded = redact(batch.target.url), batch.target.is_embedded
         return batch.prepared
-
-    # ------------------------------------------------------------------ pre-flight check
-
-    def _start_preflight(self) -> None:
-        """"Run pre-flight check": ``--check``'s card for each payload the Preview shows; it sends no job."""
-        self._recompute()
-        if self.preflight_running or not self._prepared or self._target is None:
-            return
-        self.preflight_running, self.preflight_error = True, ""
-        self.preflight_task = self._loop.loop.create_task(self._preflight(list(self._prepared), self._target))
-
-    async def _preflight(self, prepared: list[Prepared], target: Target) -> None:
-        try:  # task app, dry rollout: network calls, off the kernel loop
-            self._preflight_rows = await asyncio.to_thread(preflight_rows, prepared, target, self._rel)
-        except Exception as exc:  # keep the wizard alive; library messages are masked already
-            self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
-        finally:  # the card first: the front end announces the outcome when the running flag clears
-            self._show_preflight()
-            self.preflight_running = False
-
-    def _show_preflight(self) -> None:
-        self.preflight = [{k: v for k, v in row.items() if k != "preview"}
-                          for row in still_current(self._preflight_rows, self.previews)]
 
     # ------------------------------------------------------------------ submit
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+import traitlets
+
 from synth_nb.secrets._mask import MASK_CHAR
 from synth_nb.secrets.redact import redact
 
-__all__ = ["KeptValues"]
+__all__ = ["KeptFields", "KeptValues"]
 
 
 def _masked_parts(raw: str, masked: str) -> list[tuple[str, str]]:
@@ -68,3 +70,28 @@ class KeptValues:
             if shown in incoming:
                 incoming = incoming.replace(shown, value, 1)
         return incoming
+
+
+class KeptFields:
+    """The wizard's ``backend`` and ``overrides`` traits through ``_kept`` (a ``KeptValues``): what is set is
+    masked, and ``_backend_value()`` / ``_override_values()`` give the values themselves."""
+
+    _kept: KeptValues
+    backend: str
+    overrides: dict[str, Any]
+
+    @traitlets.validate("backend")
+    def _masked_backend(self, proposal: Any) -> Any:
+        return self._kept.hold("backend", proposal["value"])
+
+    @traitlets.validate("overrides")
+    def _masked_overrides(self, proposal: Any) -> Any:
+        return {name: self._kept.hold(f"override:{name}", value) for name, value in proposal["value"].items()}
+
+    def _backend_value(self) -> str:
+        """The backend field's value (the trait may show it masked)."""
+        return str(self._kept.value("backend", self.backend))
+
+    def _override_values(self) -> dict[str, Any]:
+        """The override fields' values (the trait may show some masked)."""
+        return {name: self._kept.value(f"override:{name}", value) for name, value in self.overrides.items()}

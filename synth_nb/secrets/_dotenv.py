@@ -106,8 +106,8 @@ def load_dotenv_file(path: str | Path, known_keys: Collection[str] = ()) -> Dote
     blank = {b.key: _line(b) for b in bindings if b.key and b.value is not None and not b.value.strip()}
     values = dotenv_values(stream=io.StringIO(text), interpolate=True)
     found = {k: v.strip() for k, v in values.items() if v is not None and v.strip()}
-    lines = {b.key: _line(b) for b in bindings if b.key}
-    return DotenvFile(path, found, {k: line for k, line in blank.items() if k not in found}, lines)
+    written = {b.key: _line(b) for b in bindings if b.key}
+    return DotenvFile(path, found, {k: line for k, line in blank.items() if k not in found}, written)
 
 
 def _line(binding: Binding) -> int:
