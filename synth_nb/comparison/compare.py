@@ -134,13 +134,15 @@ class Comparison:
 
 
 def compare(runs: Iterable[Any] | None = None, *, folder: str | Path | None = None, backend: str | None = None,
-            env_files: Sequence[str | Path] = (), axis: Axis = "steps") -> Comparison:
+            env_files: Sequence[str | Path] = (), axis: Axis = "steps",
+            scale: Scale | Literal["auto"] = "auto") -> Comparison:
     """Compare ``runs`` (``Job`` objects and/or job ids; None: every job started from ``folder``).
 
     Job ids are fetched from the backend the folder's registry (``.synth_nb/jobs.json``) says they went
     to, else from ``backend`` (a URL or ``"local"``), else ``SYNTH_BACKEND_OVERRIDE`` / the hosted default;
     ``SYNTH_API_KEY`` is resolved as for every command (``env_files`` first). A run that cannot be
-    fetched is named in the comparison's notes instead of failing the rest.
+    fetched is named in the comparison's notes instead of failing the rest. ``scale``: the x axis, "linear",
+    "log", "fraction" (each run's own 0–1) or "auto" (log when the runs' lengths differ 20 times or more).
     """
     from synth_nb.pipeline import SecretSources
 
@@ -151,7 +153,7 @@ def compare(runs: Iterable[Any] | None = None, *, folder: str | Path | None = No
         raise ConfigError(f"nothing to compare: no job ids given and no jobs in {where / '.synth_nb' / 'jobs.json'}",
                           hint="pass job ids or Job objects: synth_nb.compare([job_a, 'pl_…'])")
     curves = [c for run in loaded for c in curves_of(run)]
-    return Comparison(loaded, curves, problems, axis)
+    return Comparison(loaded, curves, problems, axis).with_scale(scale)
 
 
 def default_runs(records: Sequence[Any], limit: int = DEFAULT_RUNS) -> tuple[list[str], list[str]]:
