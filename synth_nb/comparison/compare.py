@@ -43,7 +43,8 @@ class Comparison:
     @property
     def title(self) -> str:
         flows = sorted({r.flow_label for r in self.runs})
-        return f"Comparison of {len(self.runs)} runs ({', '.join(flows) or 'none'})"
+        count = f"{len(self.runs)} run{'s' * (len(self.runs) != 1)}"
+        return f"Comparison of {count} ({', '.join(flows) or 'none'})"
 
     def rows(self) -> list[dict[str, Any]]:
         return [run_row(run, self.curves) for run in self.runs]

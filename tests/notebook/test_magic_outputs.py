@@ -9,6 +9,7 @@ Jobs go to an embedded local backend that replays bundled recordings (no task ap
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -68,8 +69,9 @@ def test_magic_cells_show_their_result_once_and_no_raw_value(tmp_path: Path) -> 
         "plans = %synth_train -c gepa.toml -c sft.toml --dry-run --backend local",
         "plans",
         "job",
+        "job.explorer()",
     ])
-    check, dry, failed, _, attach, _, plans, job = cells[1:]
+    check, dry, failed, _, attach, _, plans, job, explorer = cells[1:]
 
     # --check: the card as HTML, not again as a text list
     assert any("text/html" in o.get("data", {}) for o in check)
@@ -85,8 +87,24 @@ def test_magic_cells_show_their_result_once_and_no_raw_value(tmp_path: Path) -> 
                                          "Plan(sft from sft.toml: POST /files, POST /learning/jobs, "
                                          "POST /learning/jobs/{job_id}/start)"]
     assert re.fullmatch(r"Job\(id='pl_\w+', flow='prompt_learning', status='succeeded', events=\d+\)", _text(job))
+    # the explorer's axes have round ticks, as the panel's chart has (not 19, 180, 341 …)
+    page = "".join(str(o.get("data", {}).get("text/html", "")) for o in explorer)
+    for svg in re.findall(r"<svg class=\"synth-pareto\".*?</svg>", page, flags=re.S):
+        _assert_round(re.findall(r'text-anchor="middle">([\d.]+)</text>', svg))  # the x axis
+        _assert_round(re.findall(r'text-anchor="end">([\d.]+)</text>', svg))  # the y axis
     for index, outputs in enumerate(cells[1:7], start=1):
         assert not RAW.search(_text([o for o in outputs if o["output_type"] != "stream"])), (index, outputs)
+
+
+def _assert_round(labels: list[str]) -> None:
+    """Ticks evenly spaced by 1, 2, 2.5 or 5 times a power of ten, each a multiple of that step."""
+    values = [float(v) for v in labels]
+    assert len(values) >= 2, labels
+    step = values[1] - values[0]
+    assert all(abs((b - a) - step) < 1e-9 for a, b in zip(values, values[1:], strict=False)), labels
+    scaled = step / 10 ** math.floor(math.log10(step))
+    assert any(abs(scaled - m) < 1e-6 for m in (1, 2, 2.5, 5)), labels
+    assert all(abs(v / step - round(v / step)) < 1e-6 for v in values), labels
 
 
 def test_a_reporter_says_where_its_run_is(tmp_path: Path) -> None:
