@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from .test_reopen_snapshots import cancel_by_keyboard
 from .test_wizard_journeys import CANARIES, project, setup_cell
 
 pytestmark = pytest.mark.browser
@@ -81,12 +82,7 @@ def test_save_then_close_and_shut_down_reopens_without_widget_errors(lab: Any, f
     running.locator(".synth-monitor[data-status='running']").wait_for(timeout=60_000)
     running_id = str(running.locator(".synth-monitor").get_attribute("data-job-id"))
 
-    stopped.locator("button.synth-cancel").focus()
-    page.keyboard.press("Enter")
-    page.wait_for_function("() => document.activeElement.classList.contains('synth-keep-running')")
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.press("Enter")
-    stopped.locator(".synth-monitor[data-status='cancelled']").wait_for(timeout=90_000)
+    cancel_by_keyboard(page, stopped)
     assert stopped.locator(".synth-controls").count() == 1  # it holds the focus
 
     page.keyboard.press("Control+s")  # saved from the row that holds the focus

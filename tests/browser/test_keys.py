@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from .test_wizard_journeys import project, setup_cell, tick, wizard_at
+from .test_wizard_journeys import open_wizard, project, tick, wizard_at
 
 pytestmark = pytest.mark.browser
 
@@ -39,14 +39,8 @@ def _focus_in_cell(lab: Any, index: int) -> bool:
 @pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
 def test_ctrl_s_saves_and_escape_returns_to_the_cell_from_the_wizard_and_its_panel(lab: Any, front_end: str) -> None:
     project(lab)
-    path = lab.write_notebook("keys.ipynb", [setup_cell(speed=0.5), "%synth_train --backend local"])
-    open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
-    open_notebook("keys.ipynb")
+    path, wizard = open_wizard(lab, "keys.ipynb", front_end, speed=0.5)
     page = lab.page
-    lab.run_cell(0)
-    lab.run_cell(1)
-    wizard = page.locator(".synth-wizard")
-    wizard.wait_for()
     tick(lab, "gepa.toml")
     cells = page.evaluate(CELLS)
 

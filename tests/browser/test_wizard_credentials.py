@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .test_wizard_journeys import CANARIES, project, setup_cell, tick, wizard_at
+from .test_wizard_journeys import CANARIES, open_wizard, project, tick, wizard_at
 
 pytestmark = pytest.mark.browser
 
@@ -32,14 +32,8 @@ def _commit(field: Any, value: str) -> None:
 @pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
 def test_credentials_typed_into_the_wizard_never_reach_the_page_or_the_saved_notebook(lab: Any, front_end: str) -> None:
     project(lab)
-    path = lab.write_notebook("creds.ipynb", [setup_cell(), "%synth_train --backend local"])
-    open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
-    open_notebook("creds.ipynb")
-    lab.run_cell(0)
-    lab.run_cell(1)
+    path, wizard = open_wizard(lab, "creds.ipynb", front_end)
     page = lab.page
-    wizard = page.locator(".synth-wizard")
-    wizard.wait_for()
     tick(lab, "gepa.toml")
     url = re.search(r"http://127\.0\.0\.1:\d+/api", wizard.locator("[data-testid=backend-now]").inner_text()).group(0)  # type: ignore[union-attr]
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from .a11y_support import wait_live
-from .test_wizard_journeys import project, setup_cell, wizard_at
+from .test_wizard_journeys import open_wizard, project, wizard_at
 
 pytestmark = pytest.mark.browser
 
@@ -23,14 +23,8 @@ NO_VALID = "No valid config is selected (step 1): the keys its jobs need are lis
 @pytest.mark.parametrize("front_end", ["jupyterlab", "notebook7"])
 def test_steps_are_checked_on_next_and_secrets_says_no_valid_config(lab: Any, front_end: str) -> None:
     project(lab)
-    lab.write_notebook("validate.ipynb", [setup_cell(), "%synth_train --backend local"])
-    open_notebook = lab.open if front_end == "jupyterlab" else lab.open_notebook7
-    open_notebook("validate.ipynb")
-    lab.run_cell(0)
-    lab.run_cell(1)
+    _, wizard = open_wizard(lab, "validate.ipynb", front_end)
     page = lab.page
-    wizard = page.locator(".synth-wizard")
-    wizard.wait_for()
 
     # nothing touched: no step is in error (two valid configs, none ticked yet)
     assert wizard.locator(".synth-step-problems").count() == 0

@@ -36,7 +36,10 @@ use_local_backend(start_backend(default_executor='replay', executor_options={'re
 """
 
 
-def _run(folder: Path, cells: list[str]) -> list[list[dict[str, Any]]]:
+def _run(tmp_path: Path, cells: list[str]) -> tuple[Path, list[list[dict[str, Any]]]]:
+    """The shared test project in ``tmp_path``, and the outputs of ``cells`` run there (the setup cell first)."""
+    folder = make_project(tmp_path / "nb")
+    cells = [SETUP, *cells]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     env = {k: v for k, v in os.environ.items() if k not in {"MPLBACKEND", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY",
                                                                "SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL"}}
@@ -45,7 +48,7 @@ def _run(folder: Path, cells: list[str]) -> list[list[dict[str, Any]]]:
                    resources={"metadata": {"path": str(folder)}}).execute(env=env)
     saved = nbformat.writes(nb)
     assert not any(c in saved for c in CANARIES)
-    return [list(cell.get("outputs", [])) for cell in nb.cells]
+    return folder, [list(cell.get("outputs", [])) for cell in nb.cells]
 
 
 def _values(outputs: list[dict[str, Any]]) -> list[str]:
@@ -58,9 +61,7 @@ def _text(outputs: list[dict[str, Any]]) -> str:
 
 
 def test_magic_cells_show_their_result_once_and_no_raw_value(tmp_path: Path) -> None:
-    folder = make_project(tmp_path / "nb")
-    cells = _run(folder, [
-        SETUP,
+    _, cells = _run(tmp_path, [
         "%synth_train -c gepa.toml --check --backend local",
         "%synth_train -c gepa.toml --dry-run --backend local",
         "%synth_train -c broken.toml --dry-run --backend local",
@@ -108,9 +109,7 @@ def _assert_round(labels: list[str]) -> None:
 
 
 def test_a_reporter_says_where_its_run_is(tmp_path: Path) -> None:
-    folder = make_project(tmp_path / "nb")
-    cells = _run(folder, [
-        SETUP,
+    folder, cells = _run(tmp_path, [
         "job = %synth_train -c gepa.toml --backend local --yes --wait",
         "job.report_to('tensorboard', report_dir='runs')",
         "job.report_to('mlflow', report_dir='runs')",
