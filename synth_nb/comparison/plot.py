@@ -102,7 +102,7 @@ def _draw(ax: Any, curve: Curve, axis: Axis, style: tuple[str, str], label: str 
 
 
 def chart_figure(curves: Sequence[Curve], runs: Sequence[Run], axis: Axis, *, scale: Scale = "linear",
-                 dpi: int = 80) -> Any:
+                 dpi: int = 72) -> Any:
     """The overlaid curves on ``axis`` as a matplotlib ``Figure``; None when no run has a point on it."""
     from matplotlib.figure import Figure
 
@@ -112,7 +112,7 @@ def chart_figure(curves: Sequence[Curve], runs: Sequence[Run], axis: Axis, *, sc
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
     labels = [r.label for r in runs]
-    legend_width = 0.6 + 0.075 * max(26, *(len(label) + 4 for label in labels))
+    legend_width = 0.5 + 0.07 * max(26, *(len(label) + 4 for label in labels))
     fig = Figure(figsize=(4.6 * cols + legend_width, max(3.4 * rows, 0.2 * len(runs) + 1.2)), dpi=dpi,
                  layout="constrained")
     style = {id(r): run_style(i) for i, r in enumerate(runs)}
@@ -138,7 +138,7 @@ def chart_figure(curves: Sequence[Curve], runs: Sequence[Run], axis: Axis, *, sc
 
 
 def chart_png(curves: Sequence[Curve], runs: Sequence[Run], axis: Axis, *, scale: Scale = "linear",
-              dpi: int = 80) -> bytes | None:
+              dpi: int = 72) -> bytes | None:
     """The overlaid curves on ``axis`` as PNG; None when no run has a point on it."""
     fig = chart_figure(curves, runs, axis, scale=scale, dpi=dpi)
     if fig is None:
