@@ -158,11 +158,10 @@ export function plainText(root) {
   return lines.map((line) => line.replace(/\s+/g, " ").trim()).filter(Boolean).join("\n");
 }
 
-const MASK = "\u2022".repeat(4);
+const MASK = "\u2022\u2022\u2022\u2022";
 /** The shapes synth_nb.secrets.redact masks: a URL's `user:password@`, and tokens shaped like keys. */
 const USERINFO = /([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^/?#\s]+)@/g;
-const TOKEN = new RegExp("(?<![A-Za-z0-9])(?:(?:sk|pk|rk|gsk|ghp|gho|ghu|ghs|github_pat|hf|xox[abprs])[-_][A-Za-z0-9_-]{8,}"
-  + "|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9]{16,})(?![A-Za-z0-9])", "g");
+const TOKEN = /(?<![A-Za-z0-9])(?:(?:sk|pk|rk|gsk|ghp|gho|ghu|ghs|github_pat|hf|xox[abprs])[-_][A-Za-z0-9_-]{8,}|AIza[0-9A-Za-z_-]{20,}|[A-Za-z0-9]{16,})(?![A-Za-z0-9])/g;
 
 /**
  * `text` as a static copy may keep it: credentials in a URL and key-shaped tokens masked as the kernel masks
@@ -204,11 +203,11 @@ export function staticCopy(area, css = "") {
 }
 
 /** Per output element: which widget models it shows, looked up once while the kernel is there. */
-const shownIds = new WeakMap();
+const shownIds = /* @__PURE__ */ new WeakMap();
 /** Per notebook model: the static copies on their way, which a save after a shutdown waits for. */
-const copying = new WeakMap();
+const copying = /* @__PURE__ */ new WeakMap();
 /** Document contexts with a save after a shutdown on its way (one save for all the views). */
-const saving = new WeakSet();
+const saving = /* @__PURE__ */ new WeakSet();
 
 function idsOf(area, model, notebook) {
   let ids = shownIds.get(area);
@@ -228,9 +227,10 @@ function idsOf(area, model, notebook) {
  * passes it to `whenKernelGone` (the wizard; a button row's live region): the others leave it out of
  * their script, which every saved notebook with widget state stores once per widget.
  */
-export function freezeOutput(el, model, soon) {
+export function freezeOutput(el, model, soon, status = null) {
   const notebook = notebookOf(model);
   const area = el.closest(`.${OUTPUT}`);
+  if (status === SHUTDOWN) saveWhenCopied(model); // scheduled now: it runs after every view heard the status
   if (!notebook || !area || area.hasAttribute(FROZEN)) return;
   area.setAttribute(FROZEN, "");
   const freeze = async () => {
@@ -250,6 +250,18 @@ export function freezeOutput(el, model, soon) {
   });
   copying.set(notebook, [...(copying.get(notebook) || []), done]);
 }
+
+/** Ask, while the kernel is there, which widget models the output `area` shows (a shutdown's copy is made at once). */
+export function prepareFreeze(area, model) {
+  const notebook = notebookOf(model);
+  if (notebook) idsOf(area, model, notebook).catch(() => {});
+}
+
+/**
+ * What a view that puts its output's static copy in place passes to `whenKernelGone` (the others pass nothing,
+ * and their bundles leave all of this out).
+ */
+export const FREEZE = { copy: freezeOutput, prepare: prepareFreeze };
 
 /**
  * The notebook's session is shutting its kernel down: save the notebook once every view has put its static
@@ -276,7 +288,7 @@ export function saveWhenCopied(model) {
 }
 
 /**
- * Call `gone` once the kernel behind this view is gone, then `freeze` (`freezeOutput`, if given) its
+ * Call `gone` once the kernel behind this view is gone, then `freeze` (`FREEZE`, if given) its
  * output. Where ipywidgets' manager tells the kernel's status (JupyterLab, Notebook 7) that
  * says it; elsewhere the view learns it the way ipywidgets tells it: every view's element is marked
  * disconnected (inside a box only the box's element may be, so the element and its ancestors up to the
@@ -290,9 +302,7 @@ export function whenKernelGone(el, gone, model, freeze) {
     if (fired) return;
     fired = true;
     gone();
-    if (!freeze) return;
-    freeze(el, model, soon);
-    if (status === SHUTDOWN) saveWhenCopied(model);
+    if (freeze) freeze.copy(el, model, soon, status);
   };
   const source = statusSourceOf(model && model.widget_manager);
   const unlisten = source ? onGoneStatus(source, (status) => fire(true, status)) : () => {};
@@ -307,8 +317,7 @@ export function whenKernelGone(el, gone, model, freeze) {
       if (n.classList.contains(OUTPUT)) { area = n; break; }
     }
     if (marked()) fire(false);
-    // which models the output shows, asked now: a shutdown's copy must be in place before the save
-    else if (freeze && area && notebookOf(model)) idsOf(area, model, notebookOf(model)).catch(() => {});
+    else if (freeze && area) freeze.prepare(area, model); // a shutdown's copy must be in place before the save
   };
   const offline = () => { if (!source) fire(false); };
   if (model) model.on("comm_live_update", offline);

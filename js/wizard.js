@@ -24,7 +24,7 @@ import {
   submittedSummary,
 } from "./wizard_logic.js";
 import { handFocusOnRemoval } from "./focus_handoff.js";
-import { freezeOutput, maskedValue, whenKernelGone } from "./kernel_gone.js";
+import { FREEZE, maskedValue, whenKernelGone } from "./kernel_gone.js";
 import { SUPPRESS, routeKey } from "./keys.js";
 import { h, viewOf } from "./wizard_view.js";
 
@@ -281,7 +281,7 @@ function render({ model, el }) {
     root.insertBefore(h("p", { class: "synth-error synth-gone", "data-testid": "wizard-kernel-gone" },
       "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
       + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
-  }, model, freezeOutput);
+  }, model, FREEZE);
   // once it submitted the wizard is replaced by what it sent: a focus it held goes to the new job's panel row
   const handOver = handFocusOnRemoval(el, () => model.get("submitted").length > 0);
   draw();
