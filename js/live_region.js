@@ -5,7 +5,7 @@
 // whether the row holds the keyboard focus: a row that is over but kept for that focus is released once the
 // focus has left it.
 
-import { freezeOutput, notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
+import { FREEZE, notebookOf, rewriteOutputs, whenKernelGone } from "./kernel_gone.js";
 
 const LAST_SEEN = "unknown (last seen ";
 
@@ -110,7 +110,7 @@ function render({ model, el }) {
     node.classList.add("synth-gone");
     node.textContent = notice;
     markStatusStale(el, model);
-  }, model, freezeOutput); // the row's one view that puts its static copy in place
+  }, model, FREEZE); // the row's one view that puts its static copy in place
   const unreport = reportFocus(model, el);
   return () => {
     model.off("change:value", sync);

@@ -4,20 +4,22 @@
 // (live_region.js).
 
 import { whenKernelGone } from "./kernel_gone.js";
+import { SUPPRESS, routeKey } from "./keys.js";
 
 const TOGGLE_TRAITS = ["value", "description", "tooltip"];
 const BUTTON_TRAITS = ["description", "tooltip", "disabled", "button_style", "css_class"];
 
 /**
- * Keys pressed here stay here: JupyterLab's command-mode shortcuts would otherwise edit the notebook.
- * The focused element itself must carry the attribute (Lumino tests it against a shortcut's selector
- * before looking at its ancestors); the bubbling listener covers front ends that listen late.
+ * Single keys pressed here stay here (JupyterLab's command-mode shortcuts would otherwise edit the notebook);
+ * Ctrl/Cmd combinations reach the notebook, Escape goes back to the cell (keys.js). The focused element itself
+ * must carry the attribute (Lumino tests it against a shortcut's selector before looking at its ancestors); the
+ * bubbling listener covers front ends that listen late.
  */
 function keepKeys(el, control) {
-  control.setAttribute("data-lm-suppress-shortcuts", "true");
-  const stop = (e) => e.stopPropagation();
-  el.addEventListener("keydown", stop);
-  return () => el.removeEventListener("keydown", stop);
+  control.setAttribute(SUPPRESS, "true");
+  const route = (e) => routeKey(e, el);
+  el.addEventListener("keydown", route);
+  return () => el.removeEventListener("keydown", route);
 }
 
 /** Python's `focus()` sends {do: "focus"}; the view's own handler would focus the (unfocusable) div. */

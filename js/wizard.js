@@ -5,8 +5,9 @@
 // Redraws morph the existing DOM (morphdom) instead of replacing it, so the focused control, open
 // <details>, typed text and alert nodes survive them; a control that did go away hands focus back by
 // its stable `data-key` (or to the control that took its place, `data-focus-from`). Actions are read from
-// `data-action` by delegation on the root, so no listener holds stale state. Keys pressed inside stay
-// inside: JupyterLab's command-mode shortcuts (`a`, `d d`, arrows) would otherwise edit the notebook.
+// `data-action` by delegation on the root, so no listener holds stale state. Single keys pressed inside stay
+// inside (JupyterLab's command-mode shortcuts `a`, `d d`, arrows would otherwise edit the notebook); Ctrl/Cmd
+// combinations reach the notebook and Escape goes back to the cell (keys.js).
 import morphdom from "morphdom";
 
 import {
@@ -18,11 +19,13 @@ import {
   secretAnnouncement,
   selectPath,
   stepAnnouncement,
+  stepOfAction,
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
 import { handFocusOnRemoval } from "./focus_handoff.js";
-import { freezeOutput, whenKernelGone } from "./kernel_gone.js";
+import { FREEZE, maskedValue, whenKernelGone } from "./kernel_gone.js";
+import { SUPPRESS, routeKey } from "./keys.js";
 import { h, viewOf } from "./wizard_view.js";
 
 const TRAITS = [
@@ -122,10 +125,27 @@ function actionsFor(model, content, announce, local, redraw) {
     sendSecret(model, local, announce, redraw, name, value);
   };
   const confirmAgain = (open, focus) => { local.confirmAgain = open; local.focus = focus; redraw(); };
+  /** A committed value that holds a credential (URL userinfo, a key-shaped token) goes to the kernel in a
+   * message of its own, before the trait, which gets (and the field shows) its masked form only. */
+  const keep = (t, field, value) => {
+    const shown = maskedValue(value);
+    if (shown === value) return value;
+    model.send({ type: "keep", field, value });
+    t.value = shown;
+    return shown;
+  };
+  /** Leaving a step checks it: its problems are flagged from now on and said as the next step opens. */
+  const go = (step) => {
+    const from = model.get("step");
+    local.checked.add(from);
+    if (step === from) { redraw(); return; }
+    local.left = from;
+    set(model, "step", step);
+  };
   return {
-    step: (t) => set(model, "step", t.dataset.step),
-    back: () => set(model, "step", moveStep(model.get("step"), -1)),
-    next: () => set(model, "step", moveStep(model.get("step"), 1)),
+    step: (t) => go(t.dataset.step),
+    back: () => go(moveStep(model.get("step"), -1)),
+    next: () => go(moveStep(model.get("step"), 1)),
     config: (t) => set(model, "selected", selectPath(model.get("selected"), t.dataset.path, t.checked,
       model.get("configs").map((c) => c.path))),
     rescan: () => { local.rescan = true; model.send({ type: "refresh" }); },
@@ -135,9 +155,9 @@ function actionsFor(model, content, announce, local, redraw) {
     "env-file": (t) => { set(model, "env_file", t.value); announce(envFileAnnouncement(t.value)); },
     "use-modal": (t) => set(model, "use_modal", t.checked),
     "modal-secret": (t) => set(model, "modal_secret", t.value.trim()),
-    backend: (t) => set(model, "backend", t.value.trim()),
+    backend: (t) => set(model, "backend", keep(t, "backend", t.value.trim())),
     override: (t) => set(model, "overrides", { ...model.get("overrides"),
-      [t.dataset.name]: t.type === "checkbox" ? t.checked : t.value }),
+      [t.dataset.name]: t.type === "checkbox" ? t.checked : keep(t, `override:${t.dataset.name}`, t.value) }),
     submit: () => {
       const s = state(model);
       if (canSubmit(s)) model.send({ type: "submit" });
@@ -157,8 +177,9 @@ function actionsFor(model, content, announce, local, redraw) {
   };
 }
 
-/** Delegated listeners on the root; returns a function that removes them. */
-function listen(root, content, actions) {
+/** Delegated listeners on the root; returns a function that removes them. `touch(control)` is told of
+ * every control the user changes or presses before its action runs. */
+function listen(root, content, actions, touch) {
   const actionOf = (target) => {
     const t = target instanceof Element ? target.closest("[data-action]") : null;
     return t && content.contains(t) ? t : null;
@@ -168,17 +189,21 @@ function listen(root, content, actions) {
       const t = actionOf(e.target);
       if (!t || t.tagName !== "BUTTON") return;
       if (t.getAttribute("aria-disabled") === "true" && t.dataset.action !== "submit") return;
+      touch(t);
       actions[t.dataset.action](t);
     },
     change: (e) => {
       const t = actionOf(e.target);
-      if (t && t.tagName !== "BUTTON" && t.dataset.action !== "paste") actions[t.dataset.action](t);
+      if (!t || t.tagName === "BUTTON" || t.dataset.action === "paste") return;
+      touch(t);
+      actions[t.dataset.action](t);
     },
     keydown: (e) => {
-      e.stopPropagation(); // the notebook's command-mode shortcuts must not see keys typed in the wizard
+      if (routeKey(e, root) !== "own") return;
       const t = actionOf(e.target);
       if (e.key !== "Enter" || !t || t.tagName !== "INPUT" || !["text", "password"].includes(t.type)) return;
       e.preventDefault(); // Enter commits a text field like leaving it does
+      touch(t);
       actions[t.dataset.action](t);
     },
   };
@@ -189,7 +214,10 @@ function listen(root, content, actions) {
 /** Model events: every trait redraws; some changes and kernel answers are also news to announce. */
 function follow(model, redraw, announce, local) {
   const handlers = {
-    "change:step": () => announce(stepAnnouncement(state(model))),
+    "change:step": () => {
+      announce(stepAnnouncement(state(model), local.left));
+      local.left = null;
+    },
     "change:submitting": () => { if (model.get("submitting")) announce("Submitting…"); },
     "change:preflight_running": () => {
       if (!model.get("preflight_running")) announce(preflightAnnouncement(model.get("preflight"), model.get("preflight_error")));
@@ -226,18 +254,26 @@ function render({ model, el }) {
   const live = h("div", { class: "synth-live", role: "status", "aria-live": "polite", "aria-atomic": "true",
     "data-testid": "wizard-live" });
   const root = h("section", { class: "synth-wizard", "aria-label": "Synth training wizard",
-    "data-lm-suppress-shortcuts": "true" }, content, live);
+    [SUPPRESS]: "true" }, content, live);
   el.append(root);
   /** The one live region: its text changes, the node stays, so screen readers keep listening to it. */
   const announce = (text) => {
     live.textContent = live.textContent === text ? `${text}\u00a0` : text; // repeated news is still news
   };
   /** What only this view knows: keys on their way to the kernel, the "submit again" confirmation, unfolded
-   * lists of the preview, and where focus should go after the next redraw. */
+   * lists of the preview, where focus should go after the next redraw, and the steps checked so far. */
   const local = { pastes: {}, timers: {}, secret: null, rescan: false, confirmAgain: false, focus: null,
-    unfolded: new Set() };
+    unfolded: new Set(), checked: new Set(), left: null };
   const { draw, redraw } = redrawer(model, content, uid, local);
-  const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw));
+  /** A control changed on a step: that step's problems are flagged from now on. */
+  const touch = (t) => {
+    const step = stepOfAction(t.dataset.action);
+    if (step && !local.checked.has(step)) {
+      local.checked.add(step);
+      redraw();
+    }
+  };
+  const unlisten = listen(root, content, actionsFor(model, content, announce, local, redraw), touch);
   const unfollow = follow(model, redraw, announce, local);
   // no kernel, no wizard: say so in words, and its controls leave the Tab order (inert)
   const unwatch = whenKernelGone(el, () => {
@@ -245,7 +281,7 @@ function render({ model, el }) {
     root.insertBefore(h("p", { class: "synth-error synth-gone", "data-testid": "wizard-kernel-gone" },
       "The kernel that ran this wizard is gone: it can no longer check or send anything. Jobs it sent keep "
       + "running; run the cell again in a new kernel (or %synth_train --attach JOB_ID)."), content);
-  }, model, freezeOutput);
+  }, model, FREEZE);
   // once it submitted the wizard is replaced by what it sent: a focus it held goes to the new job's panel row
   const handOver = handFocusOnRemoval(el, () => model.get("submitted").length > 0);
   draw();

@@ -49,7 +49,7 @@ export function toggleSelection(selected, path, all) {
 
 /** One line per required key: where it was found (plain words from the kernel) and its masked value. */
 export function secretStatus(row) {
-  if (!row.found) return { text: "missing", kind: "error" };
+  if (!row.found) return { text: row.near ? `missing (${row.near})` : "missing", kind: "error" };
   const where = row.where || (row.source ? `found in ${row.source}` : "found");
   return { text: row.masked ? `${where} (${row.masked})` : where, kind: "ok" };
 }
@@ -189,12 +189,36 @@ export function problemLabel(count) {
   return count === 1 ? "1 problem" : `${count} problems`;
 }
 
-/** What the live region says when a step opens: where the user is and what is wrong there. */
-export function stepAnnouncement(state) {
+/**
+ * What the live region says when a step opens: where the user is and what is wrong there, and, when the
+ * user just left a step that has problems (`left`), that step's problems first: it is checked on leaving.
+ */
+export function stepAnnouncement(state, left = null) {
   const i = stepIndex(state.step);
   const problems = stepProblems(state, STEPS[i].id);
   const head = `Step ${i + 1} of ${STEPS.length}: ${STEPS[i].label}.`;
-  return problems.length ? `${head} ${problemLabel(problems.length)}: ${problems.join("; ")}` : head;
+  const here = problems.length ? `${head} ${problemLabel(problems.length)}: ${problems.join("; ")}` : head;
+  const before = left && left !== STEPS[i].id ? stepProblems(state, left) : [];
+  if (!before.length) return here;
+  const j = stepIndex(left);
+  return `Step ${j + 1} (${STEPS[j].label}) has ${problemLabel(before.length)}: ${before.join("; ").replace(/\.$/, "")}. ${here}`;
+}
+
+/** The step a control of the form sits on (its `data-action`), which it marks as touched. */
+export function stepOfAction(action) {
+  if (["config", "rescan", "backend"].includes(action)) return "configs";
+  if (["use", "paste", "env-file", "use-modal", "modal-secret"].includes(action)) return "secrets";
+  if (action === "override") return "overrides";
+  return null;
+}
+
+/** What the Secrets step says when no key is asked for: none is needed, or nothing valid is selected yet. */
+export function noKeysText(state) {
+  const valid = new Set((state.configs || []).filter((c) => c.valid).map((c) => c.path));
+  if (!(state.selected || []).some((p) => valid.has(p))) {
+    return "No valid config is selected (step 1): the keys its jobs need are listed here once one is.";
+  }
+  return "No keys needed.";
 }
 
 export function rescanAnnouncement(configs) {

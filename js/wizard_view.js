@@ -14,6 +14,7 @@ import {
   fieldError,
   flowLabel,
   moveStep,
+  noKeysText,
   pasteStatus,
   previewEmptyReason,
   problemLabel,
@@ -23,6 +24,7 @@ import {
   submitBlockers,
   submittedSummary,
 } from "./wizard_logic.js";
+import { SUPPRESS } from "./keys.js";
 
 const BACKEND_HINT = "'local' for the embedded backend on this machine, a URL, or blank for the default "
   + "(SYNTH_BACKEND_OVERRIDE or the hosted backend). The keys needed on step 2 depend on it.";
@@ -34,7 +36,7 @@ const KEYED = new Set(["BUTTON", "INPUT", "SELECT", "SUMMARY", "PRE"]);
 
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
-  if (KEYED.has(el.tagName)) el.setAttribute("data-lm-suppress-shortcuts", "true");
+  if (KEYED.has(el.tagName)) el.setAttribute(SUPPRESS, "true");
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
@@ -47,13 +49,15 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 /** Build the view for one state; `uid` keeps ids unique when the same widget is shown twice; `local` is
- * what only this view knows (keys on their way to the kernel, an open "submit again" confirmation). */
+ * what only this view knows (keys on their way to the kernel, an open "submit again" confirmation, the
+ * steps the user has left or touched: a step's problems are flagged from then on, as a form checks a field
+ * once it is left, not before anything was done). */
 export function viewOf(s, uid, local) {
   const id = (key) => `${uid}-${domKey(key)}`;
   const keyed = (key) => ({ id: id(key), "data-key": key });
   const current = stepIndex(s.step);
   const steps = h("ol", { class: "synth-steps", "aria-label": "Wizard steps" }, STEPS.map((step, i) => {
-    const problems = stepProblems(s, step.id);
+    const problems = local.checked.has(step.id) ? stepProblems(s, step.id) : [];
     const label = `${i + 1}. ${step.label}`;
     return h("li", {}, h("button", { ...keyed(`step:${step.id}`), type: "button", class: "synth-step",
       "data-action": "step", "data-step": step.id, "aria-current": i === current ? "step" : undefined,
@@ -150,7 +154,7 @@ function secretsStep({ s, id, keyed, local }) {
     h("p", { id: id("secrets-caption"), class: "synth-caption",
       text: `Keys the selected configs need${where} (values are masked; they never leave the kernel)` }),
     s.secrets.length ? h("ul", { class: "synth-list synth-secrets", "aria-labelledby": id("secrets-caption") }, rows)
-      : h("p", { class: "synth-hint", text: "No keys needed." }),
+      : h("p", { class: "synth-hint", "data-testid": "no-keys", text: noKeysText(s) }),
     h("div", { class: "synth-row" },
       h("label", { for: id("env-file"), text: "Read keys from" }),
       h("select", { ...keyed("env-file"), "data-action": "env-file", "aria-describedby": id("env-file:hint") },

@@ -71,6 +71,13 @@ class Plan:
     #: the task app to health-check before submitting (prompt learning; RL's check is a backend step)
     task_app: TaskApp | None = None
 
+    def __repr__(self) -> str:
+        """One line: the flow, the config file's name and the requests (``preview()`` shows their bodies)."""
+        flow = f"{self.flow}/{self.algorithm}" if self.algorithm else self.flow
+        config = f" from {self.config_path.name}" if self.config_path else ""
+        requests = ", ".join(f"{st.method} {st.path}" for st in self.steps)
+        return f"Plan({flow}{config}: {requests})"
+
     def preview(self) -> dict[str, Any]:
         """The public ``--dry-run --json`` document: ``{"flow", "algorithm", "steps": [...]}``, masked."""
         values = [s.get_secret_value() for s in self.secrets if s.get_secret_value()]

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  GONE_STATUSES, notebookOf, onGoneStatus, replaceWidgetOutputs, rewriteOutputs, scopedStyle, statusSourceOf,
+  GONE_STATUSES, maskedValue, notebookOf, onGoneStatus, replaceWidgetOutputs, rewriteOutputs, scopedStyle, statusSourceOf,
 } from "../kernel_gone.js";
 
 const VIEW = "application/vnd.jupyter.widget-view+json";
@@ -35,9 +35,9 @@ function notebook(cells) {
 
 const widget = (id, type = "display_data") => ({ output_type: type, data: { [VIEW]: { model_id: id }, "text/plain": "" } });
 
-test("a restart, an automatic restart after a crash and a dead kernel are gone; a network blip is not", () => {
-  for (const status of ["restarting", "autorestarting", "dead"]) assert.ok(GONE_STATUSES.has(status), status);
-  for (const status of ["unknown", "starting", "idle", "busy", "terminating"]) assert.ok(!GONE_STATUSES.has(status), status);
+test("a restart, an automatic restart after a crash, a shutdown and a dead kernel are gone; a network blip is not", () => {
+  for (const status of ["restarting", "autorestarting", "dead", "terminating"]) assert.ok(GONE_STATUSES.has(status), status);
+  for (const status of ["unknown", "starting", "idle", "busy"]) assert.ok(!GONE_STATUSES.has(status), status);
 });
 
 test("onGoneStatus calls back on a gone status only, and stops listening when asked", () => {
@@ -105,4 +105,13 @@ test("notebookOf finds the notebook model behind ipywidgets' manager, and nothin
   assert.equal(notebookOf({ widget_manager: {} }), null); // a console's manager, or another front end
   assert.equal(notebookOf(undefined), null);
   assert.equal(notebookOf({ widget_manager: { get context() { throw new TypeError("disposed"); } } }), null);
+});
+
+test("a static copy masks what the kernel masks in a field: URL credentials and key-shaped tokens", () => {
+  assert.equal(maskedValue("http://admin:PW@127.0.0.1:8000/api"), "http://\u2022\u2022\u2022\u2022@127.0.0.1:8000/api");
+  assert.equal(maskedValue("sk-live-abcdefghij1234567890"), "\u2022\u2022\u2022\u20227890");
+  assert.equal(maskedValue("a1b2c3d4e5f6g7h8i9"), "\u2022\u2022\u2022\u2022h8i9");
+  for (const plain of ["Qwen/Qwen3-4B", "local", "http://127.0.0.1:8000/api", "0-79", "abcdefghijklmnopqrstu"]) {
+    assert.equal(maskedValue(plain), plain);
+  }
 });

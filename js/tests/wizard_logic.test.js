@@ -188,6 +188,34 @@ test("stepAnnouncement says where the user is and what is wrong there", () => {
   assert.equal(logic.stepAnnouncement(s), "Step 2 of 5: Secrets. 1 problem: ENVIRONMENT_API_KEY is missing");
   assert.equal(logic.stepAnnouncement({ ...s, secrets: [] }), "Step 2 of 5: Secrets.");
   assert.equal(logic.problemLabel(2), "2 problems");
+  const left = { step: "secrets", secrets: [], configs: [{ path: "a.toml", valid: true }], selected: [] };
+  assert.equal(logic.stepAnnouncement(left, "configs"),
+    "Step 1 (Configs) has 1 problem: Select at least one config. Step 2 of 5: Secrets.");
+  assert.equal(logic.stepAnnouncement({ ...left, selected: ["a.toml"] }, "configs"), "Step 2 of 5: Secrets.");
+});
+
+test("a missing key set under a misspelt name says which and where", () => {
+  const near = "found ENVIRONMENT_APIKEY: did you mean ENVIRONMENT_API_KEY (in .env line 3)?";
+  assert.deepEqual(logic.secretStatus({ name: "ENVIRONMENT_API_KEY", found: false, near }),
+    { text: `missing (${near})`, kind: "error" });
+  assert.deepEqual(logic.secretStatus({ name: "ENVIRONMENT_API_KEY", found: false, near: "" }),
+    { text: "missing", kind: "error" });
+});
+
+test("the Secrets step says no valid config is selected rather than that no key is needed", () => {
+  const configs = [{ path: "a.toml", valid: true }, { path: "bad.toml", valid: false }];
+  const text = "No valid config is selected (step 1): the keys its jobs need are listed here once one is.";
+  assert.equal(logic.noKeysText({ configs, selected: [] }), text);
+  assert.equal(logic.noKeysText({ configs, selected: ["bad.toml"] }), text);
+  assert.equal(logic.noKeysText({ configs, selected: ["a.toml"] }), "No keys needed.");
+});
+
+test("a control's step is the one it marks as touched", () => {
+  assert.equal(logic.stepOfAction("config"), "configs");
+  assert.equal(logic.stepOfAction("backend"), "configs");
+  assert.equal(logic.stepOfAction("paste"), "secrets");
+  assert.equal(logic.stepOfAction("override"), "overrides");
+  assert.equal(logic.stepOfAction("next"), null);
 });
 
 test("rescanAnnouncement counts configs and invalid ones", () => {

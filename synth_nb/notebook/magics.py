@@ -22,6 +22,8 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from synth_nb.errors import SynthNbError
 from synth_nb.notebook import job_table, launch
 from synth_nb.notebook._frontend import has_widget_frontend
+from synth_nb.notebook.cell_value import install as install_cell_values
+from synth_nb.notebook.cell_value import shown
 from synth_nb.notebook.folder import notebook_folder
 from synth_nb.notebook.kernel_loop import run_sync
 from synth_nb.notebook.live_output import install_shutdown_hook
@@ -49,7 +51,8 @@ Examples:
   %synth_train --jobs                             list the jobs started from this folder
   %%synth_train --backend local --yes             (cell magic) the TOML config is the cell's body
 
-Returns the created Job (a list for several configs): `await job.wait()`, `job.metrics_df()`.
+Returns the created Job (a list for several configs): `await job.wait()`, `job.metrics_df()`. What the cell
+shows already (the panel, the preview, the cards) is not shown again as its value.
 """
 
 
@@ -117,7 +120,7 @@ class SynthMagics(Magics):
         return job_table.JobTable(run_sync(actions.jobs(request)))
 
     def _attach(self, request: Request) -> Any:
-        return launch.attach_job(request, widgets=self.widgets)
+        return shown(launch.attach_job(request, widgets=self.widgets))
 
     def _compare(self, request: Request) -> Any:
         from synth_nb.comparison import compare_request
@@ -125,32 +128,35 @@ class SynthMagics(Magics):
         return compare_request(request)
 
     def _check(self, request: Request) -> Any:
-        return launch.show_cards(request)
+        return shown(launch.show_cards(request))
 
     def _rerun(self, request: Request) -> Any:
-        return launch.rerun_job(request, widgets=self.widgets)
+        return shown(launch.rerun_job(request, widgets=self.widgets))
 
     def _fork(self, request: Request) -> Any:
         fork = launch.fork_of(request)
         if not self.widgets or request.dry_run:  # no wizard to open: where the config is, and how to submit it
             print("\n".join(fork.lines(request.folder, prog="%synth_train")))
-            return fork
+            return shown(fork)
         if fork.written or fork.notes:  # a new file the wizard opens on, or what changed: say which, and why
             print("\n".join(fork.summary(request.folder)))
         from synth_nb.notebook.wizard import open_wizard
 
-        return open_wizard(request, fork=fork)
+        return _displayed(open_wizard(request, fork=fork))
 
     def _prepare(self, request: Request) -> Any:
-        """``--dry-run``: the masked text preview (or the plan documents with ``--json``); sends nothing."""
+        """``--dry-run``: the masked text preview (or the plan documents with ``--json``); sends nothing.
+
+        Returns the plans made (None when no config made one: the preview says why)."""
         batch = actions.prepare(request, several=True)
         prepared = batch.prepared
         if request.json_output:
             print(json.dumps([p.plan.preview() if p.plan is not None else {"config": str(p.path), "error": str(p.error)}
                               for p in prepared], indent=2, ensure_ascii=False))
-            return [p.plan for p in prepared if p.plan is not None]
-        print(preview_text(prepared, backend_url=batch.target.url))
-        return [p.plan for p in prepared if p.plan is not None]
+        else:
+            print(preview_text(prepared, backend_url=batch.target.url))
+        plans = [p.plan for p in prepared if p.plan is not None]
+        return shown(plans) if plans else None
 
     def _submit(self, request: Request) -> Any:
         widgets = self.widgets
@@ -162,7 +168,7 @@ class SynthMagics(Magics):
                       "its jobs are followed live below it. To wait, `await job.wait()` for a job of "
                       "`wizard.jobs` in a later cell (wizard = what this cell returns), or add --yes to "
                       "submit from this cell and wait here.")
-            return open_wizard(request)
+            return _displayed(open_wizard(request))
         batch = actions.prepare(request, several=not request.yes)
         if not request.yes:
             print(preview_text(batch.prepared, backend_url=batch.target.url))
@@ -171,7 +177,16 @@ class SynthMagics(Magics):
         if batch.failed:  # the UsageError alone says it (file, table.key, line): printing it too said it twice
             batch.raise_problems()
         jobs = launch.submit_and_show(batch, request, widgets=widgets)
-        return jobs[0] if len(jobs) == 1 else jobs
+        return shown(jobs[0] if len(jobs) == 1 else jobs)
+
+
+def _displayed(wizard: Any) -> Any:
+    """The wizard shown by the magic itself, so ``w = %synth_train`` (an assignment IPython shows nothing of)
+    opens it too; returned as shown, so ``%synth_train`` alone does not show it twice."""
+    from IPython.display import display
+
+    display(wizard)
+    return shown(wizard)
 
 
 #: ``Request.action`` -> what the magic does with it
@@ -186,6 +201,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext synth_nb``: register ``%synth_train`` / ``%%synth_train``."""
     ipython.register_magics(SynthMagics)
     install_shutdown_hook(ipython)  # the kernel's widgets leave static snapshots when it stops
+    install_cell_values(ipython)  # what a cell showed is not shown again as its value
 
 
 def unload_ipython_extension(ipython: Any) -> None:

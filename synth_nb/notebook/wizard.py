@@ -2,7 +2,8 @@
 
 Secrets never enter a synced trait. The front end receives masked values only; a pasted key travels
 in a custom message (``model.send``), is kept kernel-side as a ``SecretStr`` and the password field is
-cleared by the front end as soon as the message is sent. Every state change is recomputed on the
+cleared by the front end as soon as the message is sent. A backend URL or an override that holds a
+credential is kept kernel-side too, its trait showing it masked (``wizard_kept.KeptValues``). Every state change is recomputed on the
 kernel loop (``kernel_loop.KernelLoop``) because comm callbacks may arrive on a subshell thread. Every
 config goes through ``synth_nb.pipeline``, like the magic's and the CLI's. The monitor panels of
 submitted jobs are plain outputs of the wizard's own cell (``output_redirect.CellContext``), so a saved
@@ -24,6 +25,7 @@ import traitlets
 from pydantic import SecretStr
 
 from synth_nb.errors import OverrideError, SecretsError
+from synth_nb.notebook.cell_value import is_shown
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.live_output import LiveOutput
 from synth_nb.notebook.output_redirect import CellContext
@@ -36,7 +38,8 @@ from synth_nb.notebook.wizard_inputs import (
     parse_overrides,
     prefill_overrides,
 )
-from synth_nb.notebook.wizard_preflight import preflight_rows, still_current
+from synth_nb.notebook.wizard_kept import KeptFields, KeptValues
+from synth_nb.notebook.wizard_preflight import PreflightStep
 from synth_nb.notebook.wizard_review import Baseline, load_last, merge_secret_rows, preview_row
 from synth_nb.notebook.wizard_submit import SubmitStep
 from synth_nb.pipeline import Prepared, Target, actions
@@ -54,7 +57,7 @@ STEPS = ("configs", "secrets", "overrides", "preview", "submit")
 WIZARD_HOOKS = actions.Hooks(pick_configs=lambda _folder, _several: [])
 
 
-class Wizard(SubmitStep, anywidget.AnyWidget):
+class Wizard(SubmitStep, KeptFields, PreflightStep, anywidget.AnyWidget):
     """One composite panel; ``.jobs`` holds the submitted ``Job`` objects."""
 
     #: the most recently created wizard in this kernel (``Wizard.latest.jobs`` after submitting)
@@ -72,12 +75,15 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
     use_modal = traitlets.Bool(False).tag(sync=True)
     modal_secret = traitlets.Unicode("").tag(sync=True)
     secrets = traitlets.List(traitlets.Dict()).tag(sync=True)
-    backend = traitlets.Unicode("").tag(sync=True)
+    #: shown masked when it holds a credential (``_masked_backend``); no echo of what the front end sent, which
+    #: ipywidgets would apply after the masked value and so put the credential back in the front end's state
+    backend = traitlets.Unicode("").tag(sync=True, echo_update=False)
     #: where the jobs would go (the embedded backend's URL once started), key-shaped parts masked
     backend_url = traitlets.Unicode("").tag(sync=True)
     backend_embedded = traitlets.Bool(False).tag(sync=True)
     override_fields = traitlets.List(traitlets.Dict()).tag(sync=True)
-    overrides = traitlets.Dict().tag(sync=True)
+    #: like ``backend``: values holding a credential are shown masked, and not echoed
+    overrides = traitlets.Dict().tag(sync=True, echo_update=False)
     override_errors = traitlets.Dict().tag(sync=True)
     previews = traitlets.List(traitlets.Dict()).tag(sync=True)
     blockers = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -100,6 +106,10 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
                  backend: str | None = None, environ: dict[str, str] | None = None,
                  loop: KernelLoop | None = None, on_submitted: Any = None, fork: Fork | None = None,
                  request: Request | None = None) -> None:
+        #: the values behind masked ``backend`` / ``overrides`` (first: the traits' validators use it)
+        self._kept = KeptValues()
+        #: the selected config's own values of the override fields (the fields' placeholders show them masked)
+        self._prefill: dict[str, Any] = {}
         super().__init__()
         self._fork = fork
         self.forked_from = fork.job_id if fork is not None else ""
@@ -184,6 +194,9 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
             name, value = str(content.get("name", "")), str(content.get("value", ""))
             content.clear()  # drop our reference to the raw value as early as possible
             self._loop.call_soon(self._paste, name, SecretStr(value.strip()))
+        elif kind == "keep":  # at once: the field's masked trait, next on this comm, must find the value
+            self._kept.keep(str(content.get("field", "")), str(content.get("value", "")))
+            content.clear()
         elif kind == "submit":
             self._loop.call_soon(self._start_submit, content.get("duplicate") is True)
         elif kind == "refresh":
@@ -216,17 +229,18 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
         chosen = [c for c in self.configs if c["path"] in self.selected and c["valid"]]
         prefill = prefill_overrides(self._folder / chosen[0]["path"]) if chosen else {}
         specs = override_specs(c["flow"] for c in chosen) if chosen else list(OVERRIDE_SPECS)
+        self._prefill = {spec["name"]: prefill.get(spec["name"], "") for spec in specs}
         fields = []
         for spec in specs:
             field = dict(spec)
-            field["prefill"] = prefill.get(spec["name"], "")
+            field["prefill"] = redact(str(self._prefill[spec["name"]]))
             fields.append(field)
         old_prefill = {f["name"]: f.get("prefill", "") for f in self.override_fields}
         shown = {f["name"] for f in fields}
         edited = {k: v for k, v in self.overrides.items()
                   if k in shown and v not in ("", None) and v != old_prefill.get(k, "")}
         self.override_fields = fields
-        merged = {f["name"]: f["prefill"] for f in fields}
+        merged = dict(self._prefill)
         merged.update(self._initial_overrides)
         merged.update(edited)  # what the user typed survives a change of selection
         self.overrides = {k: ("" if v is None else v) for k, v in merged.items()}
@@ -235,8 +249,8 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
 
     def _changed_overrides(self) -> tuple[dict[str, Any], dict[str, str]]:
         """Parsed override values that differ from the config's own, plus inline errors per field."""
-        values, errors = parse_overrides(self.overrides)
-        prefill, _ = parse_overrides({f["name"]: f.get("prefill", "") for f in self.override_fields})
+        values, errors = parse_overrides(self._override_values())
+        prefill, _ = parse_overrides(self._prefill)
         changed = {k: v for k, v in values.items() if v != prefill.get(k) and not (v is False and k not in prefill)}
         if "dataset" in changed:
             changed["dataset"] = str(self._folder / str(changed["dataset"]))
@@ -259,7 +273,7 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
             blockers.append("Fix the highlighted overrides.")
         self._prepared = prepared
         self.override_errors = errors
-        self.secrets = [{**row, "source": self._short(row["source"])}
+        self.secrets = [{**row, "source": self._short(row["source"]), "near": self._short(row["near"])}
                         for row in merge_secret_rows(prepared, self._folder)]
         if any(not row["found"] for row in self.secrets):
             blockers.append("Provide the missing keys: " + ", ".join(r["name"] for r in self.secrets
@@ -297,7 +311,8 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
         return dataclasses.replace(
             self._request, folder=self._folder, configs=[self._folder / rel for rel in self.selected if rel in valid],
             env_files=[self._folder / self.env_file] if self.env_file else [], modal_secrets=[modal] if modal else [],
-            backend=self.backend.strip() or None, overrides=changed, pasted=dict(self._pasted), environ=self._environ,
+            backend=self._backend_value().strip() or None, overrides=changed, pasted=dict(self._pasted),
+            environ=self._environ,
             fork=self._fork.job_id if self._fork is not None else None)  # a fork's jobs name it in their bundles
 
     def _prepare(self, changed: dict[str, Any], errors: dict[str, str]) -> list[Prepared]:
@@ -313,29 +328,6 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
         self.backend_url, self.backend_embedded = redact(batch.target.url), batch.target.is_embedded
         return batch.prepared
 
-    # ------------------------------------------------------------------ pre-flight check
-
-    def _start_preflight(self) -> None:
-        """"Run pre-flight check": ``--check``'s card for each payload the Preview shows; it sends no job."""
-        self._recompute()
-        if self.preflight_running or not self._prepared or self._batch is None:
-            return
-        self.preflight_running, self.preflight_error = True, ""
-        self.preflight_task = self._loop.loop.create_task(self._preflight(self._batch))
-
-    async def _preflight(self, batch: actions.Batch) -> None:
-        try:  # task app, dry rollout: network calls, off the kernel loop
-            self._preflight_rows = await asyncio.to_thread(preflight_rows, batch, self._rel)
-        except Exception as exc:  # keep the wizard alive; library messages are masked already
-            self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
-        finally:  # the card first: the front end announces the outcome when the running flag clears
-            self._show_preflight()
-            self.preflight_running = False
-
-    def _show_preflight(self) -> None:
-        self.preflight = [{k: v for k, v in row.items() if k != "preview"}
-                          for row in still_current(self._preflight_rows, self.previews)]
-
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
@@ -344,7 +336,11 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
         return bundle
 
     def _ipython_display_(self, **kwargs: Any) -> None:
-        """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it."""
+        """Show the wizard and remember its cell: the panels of jobs submitted from it appear below it.
+
+        Not again as the value of the ``%synth_train`` cell that displayed it already."""
+        if is_shown(self):
+            return
         bundle = self._repr_mimebundle_()
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
         self.output.show(data, metadata)  # replaced by a static snapshot when the kernel stops
@@ -363,7 +359,7 @@ class Wizard(SubmitStep, anywidget.AnyWidget):
         """The fallback shown where the widget cannot render (masked, like the widget itself)."""
         if not self._prepared:
             return f"synth-nb wizard ({len(self.configs)} configs found in {self.folder})"
-        return preview_text(self._prepared, backend_url=self._target.url if self._target else self.backend)
+        return redact(preview_text(self._prepared, backend_url=self._target.url if self._target else self.backend))
 
 
 def _is_missing_keys(item: Prepared) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from synth_nb.pipeline import Prepared
 from synth_nb.pipeline.preview import secrets_rows, warnings_of
 from synth_nb.pipeline.preview_layout import payload_lines, step_rows
+from synth_nb.secrets.redact import redact
 
 __all__ = ["LAST_SUBMISSION", "Baseline", "load_last", "merge_secret_rows", "preview_row", "save_last"]
 
@@ -40,12 +41,14 @@ class Baseline:
 
 
 def merge_secret_rows(prepared: Sequence[Prepared], folder: Path) -> list[dict[str, Any]]:
-    """One row per key any selected config needs; a key found for one config counts as found."""
+    """One row per key any selected config needs; a key found for one config counts as found. A missing key
+    a ``.env`` file sets under a misspelt name says so (``near``: "found NAME: did you mean KEY (in …)?")."""
     rows: dict[str, dict[str, Any]] = {}
     for item in prepared:
+        near = item.secrets.near if item.secrets is not None else {}
         for row in secrets_rows(item.secrets, item.required, folder):
             if row["name"] not in rows or not rows[row["name"]]["found"]:
-                rows[row["name"]] = row
+                rows[row["name"]] = {**row, "near": "" if row["found"] else near.get(row["name"], "")}
     return list(rows.values())
 
 
@@ -56,9 +59,12 @@ def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], s
     ``baseline``: what the payload is diffed against (default: the last submission from ``folder``).
     """
     plan = item.plan
-    text = plan.preview_json() if plan is not None else ""
+    # the plan's preview masks secrets by key name and known value; a synced trait also masks what is shaped
+    # like a key or holds URL credentials (an override such as `model` or `task_url` may)
+    text = redact(plan.preview_json()) if plan is not None else ""
     baseline = baseline or Baseline.last_submission(folder)
     last = baseline.texts.get(rel)
+    last = redact(last) if last is not None else None
     diff: list[str] = []
     if text and last is not None:
         diff = list(difflib.unified_diff(last.splitlines(), text.splitlines(), baseline.label, "now",
@@ -71,7 +77,8 @@ def preview_row(item: Prepared, rel: str, folder: Path, short: Callable[[str], s
         "warnings": [short(w) for w in warnings_of(item)],
         "steps": step_rows(plan, folder) if plan is not None else [],
         "preview": text,
-        "lines": payload_lines(plan.preview()) if plan is not None else [],
+        "lines": [{k: redact(v) for k, v in line.items()} for line in payload_lines(plan.preview())]
+        if plan is not None else [],
         "diff": diff,
         "has_last": last is not None,
         "diff_label": baseline.label,

@@ -91,7 +91,7 @@ class SubmitStep:
         sent = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
         save_last(self._folder, sent)
         self._submitted_previews = load_last(self._folder)
-        self._sent_text = preview_text(prepared, backend_url=target.url)
+        self._sent_text = redact(preview_text(prepared, backend_url=target.url))
         self.submitted = [{"job_id": str(job.id), "flow": str(job.flow), "path": self._rel(p.path)}
                           for job, p in zip(jobs, prepared, strict=False)]
         self.submitted_to = redact(target.url)

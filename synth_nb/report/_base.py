@@ -82,6 +82,15 @@ def _epoch(text: str | None) -> float | None:
         return None
 
 
+def shown_path(path: Path) -> Path:
+    """``path`` as a command run from the working folder names it: relative when it is inside, else absolute."""
+    absolute = path.resolve()
+    try:
+        return absolute.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return absolute
+
+
 def missing_modules(modules: Iterable[str]) -> list[str]:
     """The modules of ``modules`` that cannot be imported here."""
     missing = []
@@ -126,7 +135,11 @@ class Reporter(ABC):
 
     def __repr__(self) -> str:
         state = "failed" if self.problem else "ended" if self.ended else "following"
-        return f"{type(self).__name__}(job={self.job.id!r}, {state}, points={self.count})"
+        return f"{type(self).__name__}(job={self.job.id!r}, {state}, points={self.count}) → {self.where()}"
+
+    def where(self) -> str:
+        """Where the tracker keeps the job, as the command that shows it (``tensorboard --logdir runs``)."""
+        return str(shown_path(self.folder))
 
     @property
     def count(self) -> int:

@@ -12,13 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shlex
 import time
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth_nb.report._base import Point, Reporter
+from synth_nb.report._base import Point, Reporter, shown_path
 from synth_nb.secrets.redact import redact, redact_value
 
 __all__ = ["JOB_TAG", "MLflowReporter", "metric_key", "run_status"]
@@ -68,6 +69,13 @@ class MLflowReporter(Reporter):
             return uri
         self.folder.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{(self.folder / 'mlflow.db').resolve()}"
+
+    def where(self) -> str:
+        uri = os.environ.get("MLFLOW_TRACKING_URI")
+        if uri and not uri.startswith(("sqlite:", "file:")) and "://" in uri:
+            return f"the MLflow server {redact(uri)}"
+        store = redact(uri) if uri else f"sqlite:///{shown_path(self.folder / 'mlflow.db')}"
+        return f"mlflow ui --backend-store-uri {shlex.quote(store)}"
 
     def _resume(self) -> Mapping[str, Iterable[int]]:
         from mlflow import MlflowClient

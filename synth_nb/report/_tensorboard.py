@@ -10,13 +10,14 @@ the first lacked.
 
 from __future__ import annotations
 
+import shlex
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from synth_nb.report._base import Point, Reporter
+from synth_nb.report._base import Point, Reporter, shown_path
 from synth_nb.untrusted import contained
 
 __all__ = ["SUMMARY_TAG", "TensorBoardReporter"]
@@ -35,6 +36,9 @@ class TensorBoardReporter(Reporter):
     @property
     def logdir(self) -> Path:
         return contained(self.folder, self.job.id)
+
+    def where(self) -> str:
+        return f"tensorboard --logdir {shlex.quote(str(shown_path(self.folder)))}"  # every job of the folder
 
     def _resume(self) -> Mapping[str, Iterable[int]]:
         from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS, EventAccumulator

@@ -20,15 +20,19 @@ _HOW_TO_SET = (
 
 
 def missing_keys_error(names: Iterable[str], *, looked_in: Iterable[str] = (),
-                       blank: Mapping[str, str] | None = None) -> SecretsError:
-    """``missing required key(s) A, B (looked in: ...; A is empty at FILE:LINE): <how to set them>``.
+                       blank: Mapping[str, str] | None = None, near: Mapping[str, str] | None = None
+                       ) -> SecretsError:
+    """``missing required key(s) A, B (looked in: ...; A is empty at FILE:LINE; found A_: did you mean A (in
+    FILE line N)?): <how to set them>``.
 
-    Names the sources that were read and any ``.env`` line that sets a key to nothing; never a value.
+    Names the sources that were read, any ``.env`` line that sets a key to nothing and any that sets a
+    misspelt name; never a value.
     """
     names = list(names)
     noun = "key" if len(names) == 1 else "keys"
     where = [f"looked in: {', '.join(looked_in)}"] if looked_in else []
     where += [f"{name} is empty at {(blank or {})[name]}" for name in names if name in (blank or {})]
+    where += [(near or {})[name] for name in names if name in (near or {}) and name not in (blank or {})]
     detail = f" ({'; '.join(where)})" if where else ""
     return SecretsError(f"missing required {noun} {', '.join(names)}{detail}: {_HOW_TO_SET}")
 
@@ -72,6 +76,8 @@ class SecretBundle:
     looked_in: tuple[str, ...] = ()
     #: keys a .env file sets to nothing, and where (``"/p/.env:3"``)
     blank: Mapping[str, str] = field(default_factory=dict)
+    #: keys a .env file sets under a misspelt name: ``"found NAME: did you mean KEY (in FILE line N)?"``
+    near: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, name: str) -> ResolvedSecret | None:
         return self.secrets.get(name)
@@ -103,7 +109,7 @@ class SecretBundle:
         """Raise ``SecretsError`` naming every missing key of ``keys`` and how to provide it; return self."""
         missing = self.missing(keys)
         if missing:
-            raise missing_keys_error(missing, looked_in=self.looked_in, blank=self.blank)
+            raise missing_keys_error(missing, looked_in=self.looked_in, blank=self.blank, near=self.near)
         return self
 
     def as_masked_dict(self) -> dict[str, dict[str, str]]:

@@ -11,6 +11,7 @@ Only a regular file is read (``--env-file /dev/zero`` or a FIFO would be read fo
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import re
@@ -24,7 +25,7 @@ from dotenv.parser import Binding, parse_stream
 
 from synth_nb.errors import SecretsError
 
-__all__ = ["DotenvFile", "find_dotenv_upwards", "load_dotenv_file", "read_dotenv", "source_label"]
+__all__ = ["DotenvFile", "find_dotenv_upwards", "load_dotenv_file", "near_misses", "read_dotenv", "source_label"]
 
 _FILENAME = ".env"
 #: far above any real .env file (a few keys), far below what takes long to parse
@@ -46,6 +47,23 @@ class DotenvFile:
     values: dict[str, str] = field(default_factory=dict)
     #: key -> line of ``KEY=`` with nothing after it (the missing-key message points there)
     blank: dict[str, int] = field(default_factory=dict)
+    #: every key the file sets (with a value or not) -> its line, for "did you mean" on a misspelt one
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+def near_misses(file: DotenvFile, wanted: Collection[str]) -> dict[str, str]:
+    """``{wanted key: "found NAME: did you mean KEY (in FILE line N)?"}`` for each key of ``file`` that is no
+    key of ``wanted`` but close to one (``ENVIRONMENT_APIKEY``, ``synth_api_key``), as TOML keys get."""
+    out: dict[str, str] = {}
+    by_upper = {k.upper(): k for k in wanted}
+    for name, line in file.lines.items():
+        if name in wanted:
+            continue
+        close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.85)
+        if close and by_upper[close[0]] not in out:
+            key = by_upper[close[0]]
+            out[key] = f"found {name}: did you mean {key} (in {file.path} line {line})?"
+    return out
 
 
 def absolute(path: Path) -> Path:
@@ -88,7 +106,8 @@ def load_dotenv_file(path: str | Path, known_keys: Collection[str] = ()) -> Dote
     blank = {b.key: _line(b) for b in bindings if b.key and b.value is not None and not b.value.strip()}
     values = dotenv_values(stream=io.StringIO(text), interpolate=True)
     found = {k: v.strip() for k, v in values.items() if v is not None and v.strip()}
-    return DotenvFile(path, found, {k: line for k, line in blank.items() if k not in found})
+    written = {b.key: _line(b) for b in bindings if b.key}
+    return DotenvFile(path, found, {k: line for k, line in blank.items() if k not in found}, written)
 
 
 def _line(binding: Binding) -> int:

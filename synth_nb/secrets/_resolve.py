@@ -36,12 +36,16 @@ class _Found:
     notes: list[str] = field(default_factory=list)
     looked_in: list[str] = field(default_factory=list)
     blank: dict[str, str] = field(default_factory=dict)
+    #: wanted key -> a misspelt name a .env file sets instead ("did you mean …")
+    near: dict[str, str] = field(default_factory=dict)
 
-    def add_file(self, file: _dotenv.DotenvFile, label_path: Path) -> None:
+    def add_file(self, file: _dotenv.DotenvFile, label_path: Path, wanted: Iterable[str] = ()) -> None:
         self.sources.append((_dotenv.source_label(label_path), file.values))
         self.looked_in.append(str(file.path))
         for key, line in file.blank.items():
             self.blank.setdefault(key, f"{file.path}:{line}")
+        for key, hint in _dotenv.near_misses(file, tuple(wanted)).items():
+            self.near.setdefault(key, hint)
 
 
 def _env_file_path(env_file: str | Path) -> Path:
@@ -66,7 +70,7 @@ def _sources(
     found = _Found()
     for env_file in env_files:
         path = _env_file_path(env_file)
-        found.add_file(_dotenv.load_dotenv_file(path, keys), _dotenv.absolute(path))
+        found.add_file(_dotenv.load_dotenv_file(path, keys), _dotenv.absolute(path), keys)
     for name in modal_secrets:
         found.sources.append((_modal.source_label(name), _modal.read_modal_secret(name, keys)))
         found.looked_in.append(f"Modal secret {name}")
@@ -79,7 +83,7 @@ def _sources(
         dotenv = _dotenv.find_dotenv_upwards(start)
         if dotenv is not None and dotenv not in seen:
             seen.add(dotenv)
-            found.add_file(_dotenv.load_dotenv_file(dotenv, keys), dotenv)
+            found.add_file(_dotenv.load_dotenv_file(dotenv, keys), dotenv, keys)
             found.notes.append(f"read {dotenv}")
     return found
 
@@ -110,4 +114,4 @@ def resolve_secrets(
             if key not in settings and key in values:
                 settings[key] = ResolvedSetting(key, values[key], label)
     return SecretBundle(secrets=secrets, settings=settings, notes=tuple(found.notes),
-                        looked_in=tuple(found.looked_in), blank=found.blank)
+                        looked_in=tuple(found.looked_in), blank=found.blank, near=found.near)

@@ -24,6 +24,16 @@ pytestmark = pytest.mark.browser
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
+def cancel_by_keyboard(page: Any, cell: Any) -> None:
+    """Cancel the running job of ``cell`` from its row, by keyboard: the row keeps the focus while it stops."""
+    cell.locator("button.synth-cancel").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.activeElement.classList.contains('synth-keep-running')")
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    cell.locator(".synth-monitor[data-status='cancelled']").wait_for(timeout=90_000)
+
+
 def _widget_outputs(path: Any, index: int) -> int:
     return sum(WIDGET_VIEW in o.get("data", {}) for o in saved_outputs(path, index))
 
@@ -120,12 +130,7 @@ def test_a_cancelled_row_becomes_text_once_the_focus_leaves_it_and_an_ended_row_
     # Cancel by keyboard in the running SFT job's row: the row keeps the focus while the job stops
     sft.locator(".synth-monitor[data-status='running']").wait_for(timeout=60_000)
     sft_id = str(sft.locator(".synth-monitor").get_attribute("data-job-id"))
-    sft.locator("button.synth-cancel").focus()
-    page.keyboard.press("Enter")
-    page.wait_for_function("() => document.activeElement.classList.contains('synth-keep-running')")
-    page.keyboard.press("Shift+Tab")
-    page.keyboard.press("Enter")
-    sft.locator(".synth-monitor[data-status='cancelled']").wait_for(timeout=90_000)
+    cancel_by_keyboard(page, sft)
     page.wait_for_function("() => document.activeElement.classList.contains('synth-toggle')")
 
     # the GEPA job ends meanwhile: its row is text at once, its files written and linked; the focus stays put

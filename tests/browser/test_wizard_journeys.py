@@ -56,6 +56,19 @@ def project(lab: Any, *, env: str | None = None) -> Path:
     return folder
 
 
+def open_wizard(lab: Any, name: str, front_end: str = "jupyterlab", *, speed: float = 20,
+                cells: tuple[str, ...] = ()) -> tuple[Path, Any]:
+    """A notebook ``name`` of the setup cell, ``%synth_train --backend local`` and ``cells``, opened in ``front_end``
+    with its first two cells run: its path and the wizard."""
+    path = lab.write_notebook(name, [setup_cell(speed), "%synth_train --backend local", *cells])
+    (lab.open if front_end == "jupyterlab" else lab.open_notebook7)(name)
+    lab.run_cell(0)
+    lab.run_cell(1)
+    wizard = lab.page.locator(".synth-wizard")
+    wizard.wait_for()
+    return path, wizard
+
+
 def wizard_at(lab: Any, step: str) -> Any:
     wizard = lab.page.locator(".synth-wizard")
     wizard.locator(f"[data-testid=step-{step}]").click()

@@ -159,3 +159,40 @@ def test_the_score_columns_say_what_they_measured(comparison: Comparison) -> Non
     for text in (page, markdown):
         assert "Best the job reported (prompt learning: search score)" in text and "Final (last value)" in text
         assert "search score on the validation seeds" in text and "not a held-out score" in text
+
+
+def test_compare_without_ids_overlays_the_last_runs_of_the_newest_flow_and_says_what_it_left_out(
+        ip: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``%synth_train --compare`` in a folder of runs of three flows: the latest prompt-learning runs only (two,
+    here), and a note naming the older one and the runs of other flows, and how to include them."""
+    import importlib
+    from dataclasses import replace
+
+    from synth_nb.job import JobRegistry
+
+    compare_module = importlib.import_module("synth_nb.comparison.compare")
+
+    runs = real_runs()
+    registry = JobRegistry(tmp_path)
+    order = ["gepa_a", "sft", "gepa_b", "rl", "mipro"]  # the newest is a prompt-learning run
+    for second, name in enumerate(order):
+        record = runs.registry().get(runs.jobs[name].id)
+        assert record is not None
+        registry.record(replace(record, submitted_at=f"2030-01-01T00:00:0{second}+00:00"))
+    monkeypatch.setattr(compare_module, "DEFAULT_RUNS", 2)
+    monkeypatch.setenv("SYNTH_API_KEY", runs.api_key)
+    monkeypatch.setenv("SYNTH_NB_WIDGETS", "0")
+    ip.user_ns["__session__"] = str(tmp_path / "compare.ipynb")
+    try:
+        shown = ip.run_line_magic("synth_train", "--compare")
+    finally:
+        ip.user_ns.pop("__session__", None)
+    ids = {name: runs.jobs[name].id for name in order}
+    assert [r.job_id for r in shown.runs] == [ids["gepa_b"], ids["mipro"]]
+    note = shown.problems[0]
+    assert note.startswith("Comparing the last 2 prompt_learning runs started from this folder; left out: ")
+    assert f"1 older prompt_learning run ({ids['gepa_a']})" in note
+    assert f"1 sft run ({ids['sft']})" in note and f"1 rl run ({ids['rl']})" in note
+    assert "--compare ID ID" in note and "synth_nb.compare([...])" in note
+    assert note in shown.to_text() and note in shown.to_html()
+    capsys.readouterr()

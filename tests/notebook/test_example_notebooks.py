@@ -21,6 +21,8 @@ pytestmark = pytest.mark.notebook
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
 CANARY = "sk-canary-notebook-0123456789abcdef"
 MAX_SAVED_BYTES = 150 * 1024
+#: what a raw Python value looks like in an output (a dataclass or default repr, a path object, an empty result)
+RAW_VALUE = re.compile(r"\b(Plan|Job|PreflightCard|Fork|\w+Reporter|PosixPath)\(|object at 0x|^\[\]$", re.M)
 #: the GEPA example also keeps its explorer (every candidate's prompt, the win matrix) and a comparison of runs
 EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024}
 
@@ -61,6 +63,9 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
 
     outputs = _outputs(nb)
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    # no raw Python value under a cell: what a magic showed is not shown again, held objects have short reprs
+    shown = [str(o["data"].get("text/plain", "")) for o in outputs if "data" in o]
+    assert not [t for t in shown if RAW_VALUE.search(t)], [t[:200] for t in shown if RAW_VALUE.search(t)]
     said = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     # the examples show clean configs and run as they are: no warning, no --task-url; the embedded backend's
     # bundled task app stands in for the one the config names for a run by hand, said in one line

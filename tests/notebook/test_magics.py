@@ -232,3 +232,14 @@ def test_unload_removes_the_magic() -> None:
     assert shell.find_line_magic("synth_train") is None
     shell.run_line_magic("load_ext", "synth_nb")
     assert shell.find_line_magic("synth_train") is not None
+
+
+def test_a_misspelt_dotenv_key_is_named_under_the_magic(ip: Any, project: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (project / ".env").write_text(f"SYNTH_API_KEY={CANARIES[0]}\n\nENVIRONMENT_APIKEY={CANARIES[1]}\n")
+    ip.run_cell("%synth_train -c gepa.toml --dry-run --backend http://127.0.0.1:9")
+    captured = capsys.readouterr()
+    shown = captured.out + captured.err
+    assert "ENVIRONMENT_API_KEY: MISSING" in shown
+    assert f"found ENVIRONMENT_APIKEY: did you mean ENVIRONMENT_API_KEY (in {project / '.env'} line 3)?" in shown
+    assert not any(c in shown for c in CANARIES)

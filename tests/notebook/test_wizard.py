@@ -76,6 +76,46 @@ async def test_opens_with_nothing_ticked_then_a_ticked_config_shows_masked_keys(
     assert_no_canary(synced_state(wizard))
 
 
+async def test_a_key_set_under_a_misspelt_name_is_named_on_its_missing_row(project: Path) -> None:
+    (project / ".env").write_text(f"SYNTH_API_KEY={CANARIES[0]}\n# the task app\nENVIRONMENT_APIKEY={CANARY_ENV}\n")
+    wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
+    row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
+    assert not row["found"]
+    assert row["near"] == "found ENVIRONMENT_APIKEY: did you mean ENVIRONMENT_API_KEY (in .env line 3)?"
+    assert_no_canary(synced_state(wizard))
+
+
+URL_PASSWORD, URL_KEY, KEY_SHAPED = "PW-canary-0b9e", "KEY-canary-5d1f", "sk-canary-MODEL-a8c2e4f6b1d3"
+
+
+async def test_credentials_in_the_backend_and_overrides_stay_in_the_kernel(project: Path) -> None:
+    wizard = Wizard(project, preselect=[project / "gepa.toml", project / "sft.toml"], environ=clean_environ(),
+                    backend=f"http://admin:{URL_PASSWORD}@127.0.0.1:9/api",
+                    overrides={"task_url": f"http://u:{URL_KEY}@127.0.0.1:8111", "model": KEY_SHAPED})
+    state = synced_state(wizard) + wizard.text_summary()
+    for canary in (URL_PASSWORD, URL_KEY, KEY_SHAPED, *CANARIES):
+        assert canary not in state
+    assert wizard.backend == "http://••••@127.0.0.1:9/api"
+    assert wizard.overrides["task_url"] == "http://••••@127.0.0.1:8111"
+    assert wizard.overrides["model"] == "••••" + KEY_SHAPED[-4:]
+    # the kernel checks and uses the values themselves (GEPA takes the task app's URL; SFT checks the model,
+    # which a key is not, and says so masked)
+    gepa = wizard._prepared[0].plan
+    assert gepa is not None and gepa.backend_url == f"http://admin:{URL_PASSWORD}@127.0.0.1:9/api"
+    assert URL_KEY in json.dumps(gepa.steps[-1].body)
+    assert f"--model '••••{KEY_SHAPED[-4:]}' is not a supported SFT base model" in wizard.override_errors["model"]
+
+    # the front end sends back what its fields show: unchanged, edited around the mask, or new
+    wizard.set_state({"backend": "http://••••@127.0.0.1:10/api", "overrides": {**wizard.overrides, "model": "Qwen/Qwen3-4B"}})
+    gepa = wizard._prepared[0].plan
+    assert gepa is not None and gepa.backend_url == f"http://admin:{URL_PASSWORD}@127.0.0.1:10/api"
+    assert URL_KEY in json.dumps(gepa.steps[-1].body) and wizard.overrides["model"] == "Qwen/Qwen3-4B"
+    assert "model" not in wizard.override_errors
+    wizard.set_state({"backend": "http://127.0.0.1:9/api"})
+    assert wizard.backend == "http://127.0.0.1:9/api" and wizard._backend_value() == "http://127.0.0.1:9/api"
+    assert not any(c in synced_state(wizard) for c in (URL_PASSWORD, URL_KEY, KEY_SHAPED))
+
+
 async def test_secret_traits_are_the_only_synced_ones_and_hold_no_values(project: Path) -> None:
     wizard = tick(Wizard(project, environ=clean_environ()), "gepa.toml")
     synced = set(wizard.keys)
@@ -146,7 +186,7 @@ async def test_a_missing_key_can_be_pasted_and_stays_kernel_side(project: Path, 
     assert replies == [{"type": "secret_received", "name": "ENVIRONMENT_API_KEY"}]
     row = next(r for r in wizard.secrets if r["name"] == "ENVIRONMENT_API_KEY")
     assert row == {"name": "ENVIRONMENT_API_KEY", "masked": "••••" + CANARY_PASTED[-4:], "source": "pasted",
-                   "where": "pasted into the wizard", "found": True}
+                   "where": "pasted into the wizard", "found": True, "near": ""}
     assert wizard.can_submit
     assert_no_canary(synced_state(wizard) + wizard.text_summary() + json.dumps(wizard.previews))
 

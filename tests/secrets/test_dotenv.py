@@ -106,3 +106,25 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(SecretsError, match=r"pipe\.env is not a regular file"):
         resolve_secrets(env_files=[fifo], environ={}, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("written", ["ENVIRONMENT_APIKEY", "environment_api_key", "ENVIROMENT_API_KEY"])
+def test_a_misspelt_key_in_a_dotenv_file_is_named_with_its_line(tmp_path: Path, written: str) -> None:
+    from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, resolve_secrets
+
+    (tmp_path / ".env").write_text(f"SYNTH_API_KEY=sk_value_0123456789\n# the task app's key\n{written}={CANARY}\n")
+    bundle = resolve_secrets(environ={}, cwd=tmp_path)
+    with pytest.raises(SecretsError) as err:
+        bundle.require([SYNTH_API_KEY, ENVIRONMENT_API_KEY])
+    message = str(err.value)
+    assert f"found {written}: did you mean ENVIRONMENT_API_KEY (in {tmp_path / '.env'} line 3)?" in message
+    assert CANARY not in message
+
+
+def test_unrelated_names_are_no_near_miss(tmp_path: Path) -> None:
+    from synth_nb.secrets import ENVIRONMENT_API_KEY, resolve_secrets
+
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=x\nENVIRONMENT=prod\nAPI_KEY=y\n")
+    with pytest.raises(SecretsError) as err:
+        resolve_secrets(environ={}, cwd=tmp_path).require([ENVIRONMENT_API_KEY])
+    assert "did you mean" not in str(err.value)

@@ -9,6 +9,7 @@ opens the prompt). Baseline and best are told apart by shape and a text label, n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from synth_nb.flows.prompt_learning.explorer_model import Axis, Exploration
@@ -21,11 +22,21 @@ LEFT, RIGHT, TOP, BOTTOM = 48, 16, 14, 40
 AXIS_LABEL = {"length": "prompt length (≈ tokens)", "rollouts": "rollouts spent when found"}
 
 
-def _ticks(lo: float, hi: float, count: int = 4) -> list[float]:
+def _step(lo: float, hi: float, count: int, integer: bool) -> float:
+    """A round tick step (1, 2, 2.5 or 5 times a power of ten) giving about ``count`` steps over the range."""
+    raw = (hi - lo) / count
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw * 0.999)
+    return max(step, 1.0) if integer else step
+
+
+def _ticks(lo: float, hi: float, count: int = 5, *, integer: bool = False) -> list[float]:
+    """Round values inside ``[lo, hi]`` (as the monitor's matplotlib charts have), about ``count`` steps apart."""
     if hi <= lo:
         return [lo]
-    step = (hi - lo) / count
-    return [lo + k * step for k in range(count + 1)]
+    step = _step(lo, hi, count, integer)
+    first = math.ceil(lo / step - 1e-9)
+    return [round(k * step, 10) for k in range(first, math.floor(hi / step + 1e-9) + 1)]
 
 
 def _range(values: Sequence[float], *, unit: bool = False) -> tuple[float, float]:
@@ -36,8 +47,12 @@ def _range(values: Sequence[float], *, unit: bool = False) -> tuple[float, float
     return (lo - pad if lo - pad >= 0 or lo < 0 else 0.0), hi + pad  # counts and lengths never go below 0
 
 
-def _label(value: float, integer: bool) -> str:
-    return f"{value:.0f}" if integer else f"{value:.2f}"
+def _label(value: float, integer: bool, step: float = 0.01) -> str:
+    """The tick's value with as many decimals as its step needs (0.025 steps: three)."""
+    if integer:
+        return f"{value:.0f}"
+    decimals = next((d for d in range(7) if abs(round(step, d) - step) < 1e-9), 6)
+    return f"{value:.{decimals}f}"
 
 
 def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
@@ -60,11 +75,14 @@ def pareto_svg(ex: Exploration, axis: Axis, anchor: str) -> str:
              f'width="{WIDTH}" height="{HEIGHT}" xmlns="http://www.w3.org/2000/svg">',
              f'<line class="ax" x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}"/>',
              f'<line class="ax" x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}"/>']
-    for t in _ticks(x_lo, x_hi):
+    for t in _ticks(x_lo, x_hi, integer=True):
         parts.append(f'<text class="tick" x="{sx(t):.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">'
                      f'{_label(t, True)}</text>')
-    for t in _ticks(y_lo, y_hi):
-        parts.append(f'<text class="tick" x="{LEFT - 4}" y="{sy(t) + 3:.1f}" text-anchor="end">{_label(t, False)}</text>')
+    y_ticks = _ticks(y_lo, y_hi)
+    y_step = y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else 0.01
+    for t in y_ticks:
+        parts.append(f'<text class="tick" x="{LEFT - 4}" y="{sy(t) + 3:.1f}" text-anchor="end">'
+                     f'{_label(t, False, y_step)}</text>')
     parts.append(f'<text class="axl" x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 6}" text-anchor="middle">'
                  f'{html_text(AXIS_LABEL[axis])}</text>')
     parts.append(f'<text class="axl" transform="translate(12 {TOP + plot_h / 2:.0f}) rotate(-90)" '

@@ -88,8 +88,8 @@ def test_create_app_reads_the_key_from_the_environment_when_none_is_given(monkey
 
 @pytest.mark.parametrize("name", ["charclass", "banking"])
 def test_start_task_app_serves_the_example_it_is_named_after(name):
-    from synth_nb.pipeline.bundled_apps import NAMES
     from synth_nb.local.examples import TASK_APPS, start_task_app
+    from synth_nb.pipeline.bundled_apps import NAMES
 
     assert set(TASK_APPS) == set(NAMES)
     with start_task_app(name, api_key=KEY) as handle:
