@@ -103,10 +103,23 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
     _assert_wall_time_is_said(estimate, flow=card["flow"])
 
 
+def _says_zero_seconds(wall: str) -> bool:
+    """A seconds figure that is zero ("0s", "0 s", "0.0 s"), not one that ends in zero ("2.0 s", "10 s")."""
+    return re.search(r"(?<![\d.])0+(\.0+)? ?s\b", wall) is not None
+
+
+@pytest.mark.parametrize(("wall", "zero"), [("0s", True), ("0 s", True), ("at least 0.0 s", True),
+                                            ("< 1 min (about 0 s)", True), ("at least 2.0 s", False),
+                                            ("at least 10 s", False), ("at least 0.1 s", False),
+                                            ("< 1 min (about 20 s)", False)])
+def test_a_zero_wall_time_is_told_from_one_ending_in_zero(wall: str, zero: bool) -> None:
+    assert _says_zero_seconds(wall) is zero
+
+
 def _assert_wall_time_is_said(estimate: dict[str, Any], *, flow: str) -> None:
     """Never "0s": a timed floor naming what it leaves out, or (SFT) "unknown" and why."""
     wall = estimate["wall"]
-    assert not re.search(r"(^|\D)0 ?s\b", wall), wall
+    assert not _says_zero_seconds(wall), wall
     if flow == "sft":
         assert estimate["wall_seconds"] is None and wall == "unknown", estimate
         assert estimate["wall_how"] == "the backend offers no dry training step to time", estimate
