@@ -24,7 +24,6 @@ from synth_nb.job._find import find_job
 from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
-from synth_nb.job.registry import RUNS_DIR
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
@@ -73,9 +72,10 @@ class Job(JobHistory):
         self.registry = registry
         self.metrics_limit = metrics_limit
         #: where the job's folder is (``<results_folder>/<job id>/``: result files, bundle): the config's
-        #: ``results_folder``, else its registry folder's ``.synth_nb/runs`` (None: not known)
+        #: ``results_folder``, else, for a job submitted from the registry's folder, its ``.synth_nb/runs``
+        #: (None: not known, such as a job attached to that was sent from elsewhere: ``results/<job id>/``)
         self.results_folder = results_folder if results_folder is not None or registry is None \
-            else Path(registry.folder) / RUNS_DIR
+            else registry.folder_of(id)
         #: the budget watchdog following this job (``--max-minutes`` ...): ``watchdog.meters()`` is each
         #: limit with what is used and left, ``watchdog.report()`` which one stopped the job
         self.watchdog: Watchdog | None = None

@@ -7,7 +7,6 @@ import contextlib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.contract import FlowEndpoints
@@ -199,9 +198,8 @@ async def _rebuild(job_id: str, client: AsyncSynthClient, flows: Mapping[str, Fl
     algorithm = record.algorithm if record else None
     if algorithm is None and isinstance(status_doc.get("algorithm"), str):
         algorithm = status_doc["algorithm"].lower()
-    results = Path(record.results_folder) if record and record.results_folder else None
     job = Job(job_id, flow, client, endpoints=flows[flow], algorithm=algorithm, registry=registry,
-              poll_interval=poll_interval, results_folder=results, hidden=hidden)
+              poll_interval=poll_interval, hidden=hidden)  # its folder: the registry's, if sent from here
     found.append(job)
     await job.refresh()
     return job

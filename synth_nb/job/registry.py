@@ -20,7 +20,8 @@ __all__ = ["RUNS_DIR", "JobRecord", "JobRegistry", "config_hash"]
 
 REGISTRY_DIR = ".synth_nb"
 REGISTRY_FILE = "jobs.json"
-#: where a job's files go when its config names no results folder: ``<folder>/.synth_nb/runs/<job id>/``
+#: where the files of a job submitted from a folder go when its config names no results folder:
+#: ``<folder>/.synth_nb/runs/<job id>/``
 RUNS_DIR = Path(REGISTRY_DIR) / "runs"
 
 
@@ -122,6 +123,15 @@ class JobRegistry:
 
     def get(self, job_id: str) -> JobRecord | None:
         return next((r for r in self._load() if r.job_id == job_id), None)
+
+    def folder_of(self, job_id: str) -> Path | None:
+        """Where a job submitted from this folder keeps its files (its bundle, its result files), as
+        ``<this>/<job id>/``: the results folder its config named, else ``.synth_nb/runs``. None for a job not
+        submitted from here: its folder is not known."""
+        record = self.get(job_id)
+        if record is None:
+            return None
+        return Path(record.results_folder) if record.results_folder else self.folder / RUNS_DIR
 
     def list(self) -> list[JobRecord]:
         """Newest submission first."""

@@ -129,6 +129,7 @@ def test_a_hostile_backends_text_is_shown_never_run_in_jupyterlab(lab: Any, host
     assert FENCE_BREAKER.splitlines()[1] in panel  # inside the prompt's own block, shown as text
     assert PAYLOADS["tick"] in _output(lab, 2)  # the SFT model id: a code span nothing breaks out of
     assert PAYLOADS["img"] in _output(lab, 3) and PAYLOADS["tick"] in _output(lab, 4)  # RL result, explorer
+    assert f" to results/{PL_JOB}/" in panel  # where the panel says summary.md went, where cell 6 reads it
     assert PAYLOADS["img"] in _output(lab, 6)  # summary.md as a Markdown output
     assert PL_JOB in _output(lab, 7) and RL_JOB in _output(lab, 8)  # the comparison, as HTML and as Markdown
     lab.screenshot("hostile-panel", lab.cell(1))

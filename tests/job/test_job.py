@@ -174,12 +174,22 @@ def test_exports_of_several_jobs_to_one_folder_are_named_by_job_id(tmp_path) -> 
 
 
 def test_a_job_followed_to_its_end_writes_its_files_once_into_its_own_folder(tmp_path) -> None:
-    """Its folder is its config's results folder, else its project's ``.synth_nb/runs``; the files are written
+    """A job submitted from the project: its folder is its config's results folder, else the project's
+    ``.synth_nb/runs``; a job sent from elsewhere has none known (``results/<job id>/``). The files are written
     when it ends, once, however many ask."""
-    from synth_nb.job import JobRegistry
+    from synth_nb.job import JobRecord, JobRegistry
 
-    job = Job("pl_once", "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", "k"),
-              endpoints=get_flow("prompt_learning").endpoints, registry=JobRegistry(tmp_path))
+    registry = JobRegistry(tmp_path)
+    registry.record(JobRecord("pl_once", "prompt_learning", "http://127.0.0.1:9"))
+    registry.record(JobRecord("pl_named", "prompt_learning", "http://127.0.0.1:9", results_folder=str(tmp_path / "out")))
+
+    def job_of(job_id: str) -> Job:
+        return Job(job_id, "prompt_learning", AsyncSynthClient("http://127.0.0.1:9", "k"),
+                   endpoints=get_flow("prompt_learning").endpoints, registry=registry)
+
+    assert job_of("pl_named").results_folder == tmp_path / "out"
+    assert job_of("pl_elsewhere").results_folder is None
+    job = job_of("pl_once")
     assert job.results_folder == tmp_path / ".synth_nb" / "runs"
     job.ingest_status({"status": "succeeded", "best_score": 0.5})
     first = job.write_results()
