@@ -190,9 +190,12 @@ _STYLE = (
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
     "font-size:12px}"
-    # the panel's summary (Markdown, no class of its own) follows the status in the same output area: a job
-    # id in its heading wraps instead of widening a narrow notebook
-    ".jp-OutputArea-child:has(.synth-monitor)~.jp-OutputArea-child :is(h1,h2,h3) code{overflow-wrap:anywhere}"
+    # the panel's summary (Markdown, no class of its own) follows the status in the same output area: its
+    # code spans (a job id in its heading, a model id, the folder its files went to) wrap instead of widening
+    # a narrow notebook; a table's cells and a code block keep theirs (they scroll)
+    ".jp-OutputArea-child:has(.synth-monitor)~.jp-OutputArea-child :not(pre,td,th)>code{overflow-wrap:anywhere}"
+    # the row's static copy ends with its last message ("Wrote the job's bundle to .synth_nb/runs/<job id>/")
+    ".synth-controls-snapshot{overflow-wrap:anywhere}"
     "</style>"
 )
 
