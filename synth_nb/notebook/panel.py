@@ -350,7 +350,7 @@ class MonitorPanel:
         try:
             status = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(self._task)), timeout)
         except (KeyboardInterrupt, asyncio.CancelledError):
-            await asyncio.shield(self.cancel())
+            await asyncio.shield(self.cancel(by="this cell (interrupted)"))
             raise
         self.republish()
         return status
@@ -370,13 +370,14 @@ class MonitorPanel:
     def __await__(self) -> Generator[Any, None, str]:
         return self.wait().__await__()
 
-    async def cancel(self) -> str:
-        """Send the backend cancel and wait for the confirmed terminal state (shown in the panel)."""
+    async def cancel(self, by: str = "the panel's Cancel button") -> str:
+        """Send the backend cancel and wait for the confirmed terminal state (shown in the panel); ``by`` is who
+        asked, said in the job's stop reason."""
         self.cancel_requested = True
         self.note = "cancel requested…"
         self.render_status(force=True)
         try:
-            status = str(await self.job.cancel())
+            status = str(await self.job.cancel(by=by))
             if status not in TERMINAL_STATUSES:
                 status = str(await self.job.wait(timeout=CANCEL_CONFIRM_TIMEOUT))
         except Exception as exc:  # shown in the panel, never swallowed silently

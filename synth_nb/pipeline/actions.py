@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
@@ -27,8 +27,10 @@ from synth_nb.job import JobRegistry
 from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
+from synth_nb.pipeline.bundle import bundle_folder, bundled_estimate, record_run, submitted_run
+from synth_nb.pipeline.checked_estimates import checked_estimate, keep_checked
 from synth_nb.pipeline.clients import attach_target, rebuild_job, say_connecting, secret_values, submit_plan
+from synth_nb.pipeline.estimate import plan_estimate
 from synth_nb.pipeline.follow import Following, follow
 from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
 from synth_nb.pipeline.jobs import JobList, list_jobs
@@ -234,9 +236,10 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
     registry = JobRegistry(folder)
     for item in batch.prepared:
         assert item.plan is not None  # ``prepare`` made it; the door raised its problems before sending
+        estimate = await asyncio.to_thread(_estimate_of, folder, item.plan, target)
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
                                          parent=batch.parent, forked_from=batch.forked_from,
-                                         limits=request.limits.given()) \
+                                         limits=request.limits.given(), estimate=estimate) \
             if batch.keep_bundles else None
         try:
             job = await submit_plan(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
@@ -246,12 +249,19 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
             on_failure(item, exc)
             continue
         created.append(job)  # at once: an interrupt from here on finds it to cancel
+        job.estimate = estimate
         if record is not None:
             await asyncio.to_thread(record.save, job.id)
             keep_bundle(job, record)
         if on_job is not None:
             on_job(job, item, record)
     return created
+
+
+def _estimate_of(folder: Path, plan: Plan, target: Target) -> dict[str, Any]:
+    """The estimate a job is sent with: the one ``--check`` made of this very plan here, else the plan's own
+    (nothing is sent for it, no dry run: measured in ``benchmarks/submission_estimate.py``)."""
+    return checked_estimate(folder, plan) or plan_estimate(plan, target)
 
 
 @dataclass
@@ -274,17 +284,20 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
     """
     if request.rerun:
         rerunning = rerun(request, say=hooks.say)
-        checked = check_batch(rerunning.batch)
+        checked = check_batch(rerunning.batch, request.folder)
         checked.notes = rerunning.rerun.lines()
         return checked
-    return check_batch(prepare(request, hooks, several=True))
+    return check_batch(prepare(request, hooks, several=True), request.folder)
 
 
-def check_batch(batch: Batch) -> Checked:
-    """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job."""
+def check_batch(batch: Batch, folder: Path | None = None) -> Checked:
+    """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job. With ``folder``,
+    each card's estimate is kept there for the job later sent with the same plan (``checked_estimates``)."""
     from synth_nb.pipeline.card import check_configs  # measured: 10 ms, the card loads only for --check
 
     cards, hidden = check_configs(batch.prepared, batch.target)
+    if folder is not None:
+        keep_checked(folder, batch.prepared, cards, batch.target)
     return Checked(cards, hidden)
 
 
@@ -381,7 +394,10 @@ async def attach(found: Attachment, request: Request, *, say: Say = _quiet) -> J
     if job.results_folder is not None:
         record = await asyncio.to_thread(submitted_run, job.results_folder / job.id)
         if record is not None:
+            job.estimate = record.estimate
             keep_bundle(job, record)
+        else:  # its bundle is written already: the estimate it was sent with is in it
+            job.estimate = await asyncio.to_thread(bundled_estimate, job.results_folder / job.id)
     return job
 
 
