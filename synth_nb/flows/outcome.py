@@ -58,6 +58,9 @@ class Gain:
     higher_is_better: bool
     #: the data it was measured on ("64 held-out seeds (test pool)")
     measured_on: str = ""
+    #: measured on data the run did not learn from (a test pool, evaluation seeds, a validation split), as
+    #: opposed to the search's or the training's own scores
+    held_out: bool = False
 
     def line(self) -> str:
         """``held-out score 0.7500 → 0.8281: +0.0781 (+10.4%) on 64 held-out seeds``."""
@@ -99,10 +102,13 @@ def _first(sources: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> Any:
     return None
 
 
-def _steps(sources: Sequence[Mapping[str, Any]]) -> tuple[int, int] | None:
-    """(steps done, steps planned) from a training event that reports both (``steps``, ``total_steps``)."""
+def _steps(sources: Sequence[Mapping[str, Any]], job: FinishedJob) -> tuple[int, int] | None:
+    """(steps done, steps planned) from a training event that reports both (``steps``, ``total_steps``), or the
+    planned ones and the highest step of the job's metric points (a backend that reports only the total)."""
     for data in sources:
         done, total = count_of(data.get("steps")), count_of(data.get("total_steps"))
+        if total and done is None and len(job.metrics):
+            done = max(int(p.step) for p in job.metrics[-NEWEST:])
         if done is not None and total:
             return done, total
     return None
@@ -116,7 +122,7 @@ def reported_usage(job: FinishedJob) -> Usage:
     cost = _number(_first(sources, COST_KEYS))
     reason = _first(sources, REASON_KEYS)
     detail = ""
-    steps = _steps(sources)
+    steps = _steps(sources, job)
     if steps is not None:
         done, total = steps
         detail = f"{done:,} of {total:,} steps"

@@ -30,7 +30,8 @@ class TrainingEvents:
     step_event: str | None = None
     #: events whose ``seeds`` list the evaluation rollouts of one round (RL)
     eval_event: str | None = None
-    #: (series key, measure, the data it is measured on, the event and key that count that data), headline first
+    #: (series key, measure, the data it is measured on, the event and key that count that data), headline first;
+    #: the first is measured on held-out data (evaluation seeds, the validation split), the others on training data
     measures: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
@@ -60,7 +61,7 @@ def training_gains(job: FinishedJob, spec: TrainingEvents) -> list[Gain]:
     chart = ChartData(spec.chart)
     chart.extend(job.metrics, ())
     out = []
-    for key, measure, data, etype, count_key in spec.measures:
+    for i, (key, measure, data, etype, count_key) in enumerate(spec.measures):
         series = chart.series.get(key)
         if series is None:
             continue
@@ -71,5 +72,5 @@ def training_gains(job: FinishedJob, spec: TrainingEvents) -> list[Gain]:
                   for d in _all(job, etype)]
         count = next((c for c in reversed(counts) if c), None)
         out.append(Gain(measure, float(y[0]), float(y[-1]), series.spec.higher_is_better,
-                        f"{count} {data}" if count else data))
+                        f"{count} {data}" if count else data, held_out=i == 0))
     return out

@@ -87,7 +87,7 @@ class Figure:
         """``1,252 (996 search + 256 held-out) · estimate 1,256 · ×1.00`` (the ratio is actual / estimate)."""
         ratio = self.ratio
         shown = f" · ×{ratio:.2f}" if ratio is not None else ""
-        return f"{self.actual_text} · {self.estimate_text}{shown}"
+        return f"{self.actual_text} · {self.estimate_text}{shown}" if self.estimate_text else self.actual_text
 
     def as_dict(self) -> dict[str, Any]:
         return {"figure": self.name, "actual": self.actual, "estimate": self.estimate,
@@ -109,11 +109,18 @@ class Ending:
     def rows(self) -> list[tuple[str, str]]:
         """(label, text) per line, in the order every door shows them."""
         rows = [("stopped", self.stop.text)]
-        if self.figures:
+        figures = [f for f in self.figures if f.actual is not None or f.estimate is not None]
+        if figures:
             rows.append(("estimate", self.basis()))
-        rows += [(f.name, f.line()) for f in self.figures]
+        rows += [(f.name, f.line()) for f in figures]
         rows += [("gain" if i == 0 else "", g.line()) for i, g in enumerate(self.gains)]
         return rows
+
+    def headline(self, job_id: str) -> str:
+        """``Job pl_1 succeeded: the search used its rollout budget (budget_exhausted: 996 of 1,000 rollouts).``"""
+        reason = short_reason(self.stop.text)
+        said = reason if reason.startswith(self.status) else f"{self.status}: {reason}"
+        return f"Job {job_id} {said}" + ("" if said.endswith((".", "…")) else ".")
 
     def basis(self) -> str:
         """What the estimate beside each figure was made from, and how the ratio reads."""
@@ -233,7 +240,7 @@ def _shown(name: str, value: float) -> str:
 def _estimated(estimate: Mapping[str, Any] | None, name: str, key: str, floor: str) -> tuple[float | None, str]:
     """The estimate's figure and how the doors say it: its value, or why there is none."""
     if estimate is None:
-        return None, "no estimate"
+        return None, ""  # the basis row says none is kept
     value = estimate.get(key)
     if value is None or isinstance(value, bool):
         return None, f"not estimated: {estimate.get(key.split('_')[0] + '_how') or 'unknown'}"

@@ -52,7 +52,7 @@ def usage(job: FinishedJob) -> Usage:
     if search is not None:
         rollouts, how = search + held, f"{search:,} search + {held:,} held-out" if held else f"{search:,} search"
     tokens, tokens_how = count_of(done.get("token_count_total")), ""
-    if tokens is not None:
+    if tokens is not None and count_of(done.get("token_count_rollouts")) is not None:
         tokens_how = (f"policy {count_of(done.get('token_count_rollouts')) or 0:,}, "
                       f"proposer {count_of(done.get('token_count_mutation')) or 0:,}")
     cost = number(_last(job, "prompt.learning.billing.end").get("total_usd"), done.get("total_usd"), base.cost_usd)
@@ -100,7 +100,8 @@ def gains(job: FinishedJob) -> list[Gain]:
     refs = chart.references
     out = []
     if "heldout_baseline" in refs and "heldout_best" in refs:
-        out.append(Gain("held-out score", refs["heldout_baseline"], refs["heldout_best"], True, _held_out_seeds(job)))
+        out.append(Gain("held-out score", refs["heldout_baseline"], refs["heldout_best"], True, _held_out_seeds(job),
+                        held_out=True))
     best = chart.series["best"].xy()[1]
     if "baseline" in refs and len(best):
         out.append(Gain("search score", refs["baseline"], float(best[-1]), True, _search_seeds(job)))
