@@ -153,6 +153,8 @@ class Prepared:
     error: SynthNbError | None = None
     #: the overrides the plan was built with (kept in the job's bundle)
     overrides: Overrides | None = None
+    #: the task app the plan names in place of the config's own, which does not answer: (URL, in words)
+    stand_in: tuple[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,14 +179,15 @@ def prepare_config(path: Path, *, overrides: Overrides, target: Target, sources:
         out.plan = plan_for(out.config, overrides, out.secrets)
         bundled = _stand_in(out, target, say)
         if bundled is not None:
-            out.plan = plan_for(out.config, overrides.model_copy(update={"task_url": bundled}), out.secrets)
-            out.plan.warnings[:] = [w for w in out.plan.warnings if not w.startswith(f"--task-url {bundled} ")]
+            out.plan = plan_for(out.config, overrides.model_copy(update={"task_url": bundled[0]}), out.secrets)
+            out.plan.warnings[:] = [w for w in out.plan.warnings if not w.startswith(f"--task-url {bundled[0]} ")]
+            out.stand_in = bundled
     except SynthNbError as exc:
         out.error = exc
     return out
 
 
-def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
+def _stand_in(item: Prepared, target: Target, say: Say) -> tuple[str, str] | None:
     """On the embedded backend, the bundled copy of a config's task app when its own URL does not answer.
 
     The bundled example configs name a task app on 127.0.0.1:8102 for one run by hand; the embedded
@@ -207,7 +210,7 @@ def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
     if app.url.rstrip("/") == url:
         return None
     say(f"task app {app.url} does not answer: using the embedded backend's bundled {name!r} task app at {url}")
-    return url
+    return url, f"the bundled {name} app on the embedded backend (the config's {app.url} does not answer)"
 
 
 def required_secrets(flow: str, target: Target) -> tuple[str, ...]:
