@@ -48,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = Request.from_args(args, Path.cwd(), anchor=False)
+    for line in request.ignored:  # flags synth-ai 0.2.24 accepted and ignored: said, not refused
+        print(f"warning: {line}", file=sys.stderr)
     return DOOR[request.action](request)
 
 

@@ -40,6 +40,7 @@ from synth_nb.pipeline.prepare import (
     Say,
     SecretSources,
     build_overrides,
+    check_applies,
     check_together,
     choose_configs,
     limit_rollouts,
@@ -185,10 +186,11 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
     sources = _sources(request, hooks, configs, target)
     prepared = [prepare_config(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
                 for p, config in configs]
-    limit_rollouts(prepared, request.limits.max_rollouts)
+    limit_rollouts(prepared, request.limits.max_rollouts, followed=request.poll)
     batch = Batch(target, overrides, prepared, forked_from=request.fork)
     try:
         check_together(overrides, prepared)
+        check_applies(request.overrides, prepared)
     except OverrideError as exc:
         if errors == "raise":
             raise

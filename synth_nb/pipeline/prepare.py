@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from synth_nb.config import discover_configs, load_config
-from synth_nb.errors import ConfigError, SynthNbError
-from synth_nb.flows import get_flow, override_rows, plan_for
+from synth_nb.errors import ConfigError, OverrideError, SynthNbError
+from synth_nb.flows import all_flows, get_flow, override_rows, plan_for
+from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.flows.overrides import Overrides, check_multi_config
 from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.preflight import check_task_app, task_app_for
@@ -34,6 +35,7 @@ __all__ = [
     "Say",
     "SecretSources",
     "build_overrides",
+    "check_applies",
     "check_together",
     "choose_configs",
     "discover",
@@ -126,18 +128,44 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
     return Overrides.build(override_rows(), **data, backend=target.url)
 
 
-def limit_rollouts(items: Sequence[Prepared], limit: int | None) -> None:
+def limit_rollouts(items: Sequence[Prepared], limit: int | None, *, followed: bool = True) -> None:
     """Write ``--max-rollouts`` into each plan's job body where its flow has a field for it, so the backend stops
-    at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead."""
+    at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead. Not
+    ``followed`` (``--no-poll``), a flow with no such field would get no limit at all (its watchdog follows
+    nothing): that plan gets the error too."""
     if limit is None:
         return
     for item in items:
         if item.plan is None or item.error is not None:
             continue
         try:
-            item.plan = get_flow(item.plan.flow).with_rollout_limit(item.plan, limit)
+            limited = get_flow(item.plan.flow).with_rollout_limit(item.plan, limit)
         except ConfigError as exc:
             item.error = exc
+            continue
+        if limited is item.plan and not followed:
+            item.error = ConfigError(f"--max-rollouts is a watchdog limit for {get_flow(item.plan.flow).label} jobs "
+                                     "(their request has no rollout cap), and --no-poll follows nothing: drop "
+                                     "--no-poll", key="max-rollouts")
+        item.plan = limited
+
+
+def check_applies(overrides: Mapping[str, Any], items: Sequence[Prepared]) -> None:
+    """A flow's own override (``--rollout-budget``, ``--iterations``…) that none of the configs' flows honours
+    would change nothing: an ``OverrideError`` (exit 2) naming it and what it applies to. (An override every
+    flow is asked about, which synth-ai 0.2.24 accepted and ignored, stays one warning in the plan.)"""
+    flows = [get_flow(item.config.flow) for item in items if item.config is not None]
+    if not flows:
+        return
+    core = {row.name for row in CORE_ROWS}
+    for name in overrides:
+        if name in core or name == "backend" or any(flow.honours(name) for flow in flows):
+            continue
+        row = next((r for r in override_rows() if r.name == name), None)
+        owners = [f.label for f in all_flows() if f.honours(name)]
+        names = ", ".join(f"{item.path.name} ({item.config.flow})" for item in items if item.config is not None)
+        raise OverrideError(f"{row.flag if row else '--' + name} applies to {' and '.join(owners) or 'no'} "
+                            f"configs only, and changes nothing in {names}: drop it", field=name)
 
 
 @dataclass
