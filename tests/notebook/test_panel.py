@@ -54,7 +54,8 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     assert "application/vnd.jupyter.widget-view+json" not in controls.last
     # one line: the status and why it stopped, never the buttons' states ("Job finished: off" read as "the
     # job did not finish")
-    assert controls.last["text/plain"] == "Job job_test123 succeeded (the backend gave no reason)."
+    assert controls.last["text/plain"] == ("Job job_test123 succeeded: it ran all its planned training steps "
+                                           "(max_steps: 20 of 20 steps).")
     assert "Job finished" not in controls.last["text/html"] and "not pressed" not in controls.last["text/html"]
 
 
@@ -312,7 +313,7 @@ async def test_every_output_is_a_display_id_output_and_bundles_names_each(output
         panel.outputs.status, panel.outputs.chart, panel.outputs.summary)
     assert panel.outputs.status.startswith("synth-pl_ids-")
     assert MonitorPanel(job).outputs != panel.outputs  # a second panel of the job gets outputs of its own
-    assert "waiting for the first metric" in chart.last["text/plain"]  # not empty axes
+    assert "waiting for the first trial score (small batch) point" in chart.last["text/plain"]  # not empty axes
     _pl_finished(job)
     await asyncio.wait_for(panel.wait(), 60)
     assert set(panel.bundles()) == {status.display_id, chart.display_id, summary.display_id}
