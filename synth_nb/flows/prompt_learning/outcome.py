@@ -1,7 +1,8 @@
 """What a finished prompt-learning job reports it used and gained (``Flow.usage``, ``Flow.gains``).
 
 Used: ``prompt.learning.completed`` (0.2.24's final summary reads it too): the search's rollouts and the
-held-out ones after it, the policy's and the proposer's tokens, the cost (``billing.end``'s total first),
+held-out ones after it, the policy's and the proposer's tokens (``token_count_total``, else 0.2.24's prompt +
+completion + unknown rollout tokens), the cost (``billing.end``'s total first),
 and ``finish_reason``; a ``budget_exhausted`` says how much of which budget. A backend that reports no
 reason but ``mipro.optimization.exhausted`` (0.2.24) or a later release's ``*.termination.triggered`` is read
 too. Gained: two scores, each with what it was measured on, never one for the other: the held-out score
@@ -52,7 +53,11 @@ def usage(job: FinishedJob) -> Usage:
     if search is not None:
         rollouts, how = search + held, f"{search:,} search + {held:,} held-out" if held else f"{search:,} search"
     tokens, tokens_how = count_of(done.get("token_count_total")), ""
-    if tokens is not None and count_of(done.get("token_count_rollouts")) is not None:
+    parts = [count_of(done.get(f"rollouts_{kind}_tokens")) for kind in ("prompt", "completion", "unknown")]
+    if tokens is None and any(p is not None for p in parts):  # 0.2.24's sum: prompt + completion + unknown
+        tokens = sum(p or 0 for p in parts)
+        tokens_how = f"prompt {parts[0] or 0:,}, completion {parts[1] or 0:,}, unknown {parts[2] or 0:,}"
+    elif tokens is not None and count_of(done.get("token_count_rollouts")) is not None:
         tokens_how = (f"policy {count_of(done.get('token_count_rollouts')) or 0:,}, "
                       f"proposer {count_of(done.get('token_count_mutation')) or 0:,}")
     cost = number(_last(job, "prompt.learning.billing.end").get("total_usd"), done.get("total_usd"), base.cost_usd)
