@@ -125,7 +125,8 @@ def submitted_plan(job_id: str, record: JobRecord | None, folder: Path) -> dict[
                 kept = read_bundle(where)
             except SynthNbError:
                 return {}
-            plan, overrides, limits, datasets = kept["plan"], kept.get("overrides"), kept.get("limits"), kept["datasets"]
+            plan, datasets = kept["plan"], kept["datasets"]
+            overrides, limits = kept.get("overrides"), kept.get("limits")
         else:
             record_kept = submitted_run(where)
             if record_kept is None:

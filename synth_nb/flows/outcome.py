@@ -17,7 +17,7 @@ from typing import Any
 
 from synth_nb.flows.artifacts import FinishedJob
 
-__all__ = ["Gain", "Usage", "count_of", "reported_usage"]
+__all__ = ["Gain", "Usage", "count_of", "events_data", "reported_usage"]
 
 #: absolute rollout counts an event or the status document reports (the newest wins)
 ROLLOUT_KEYS = ("rollouts_completed", "rollouts_used", "total_rollouts")
@@ -112,6 +112,13 @@ def _steps(sources: Sequence[Mapping[str, Any]], job: FinishedJob) -> tuple[int,
         if done is not None and total:
             return done, total
     return None
+
+
+def events_data(job: FinishedJob, *types: str) -> list[Mapping[str, Any]]:
+    """The data of the job's events of ``types``, in order (a followed job's log reads its type column only)."""
+    of_types = getattr(job.events, "of_types", None)
+    events = of_types(types) if callable(of_types) else (e for e in job.events if e.type in types)
+    return [e.data if isinstance(e.data, Mapping) else {} for e in events]
 
 
 def reported_usage(job: FinishedJob) -> Usage:

@@ -8,13 +8,11 @@ says the job ran its planned steps (``max_steps``), read by ``reported_usage`` f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.chart import ChartData, ChartSpec
-from synth_nb.flows.outcome import Gain, Usage, count_of, reported_usage
+from synth_nb.flows.outcome import Gain, Usage, count_of, events_data, reported_usage
 
 __all__ = ["TrainingEvents", "training_gains", "training_usage"]
 
@@ -35,20 +33,15 @@ class TrainingEvents:
     measures: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
-def _all(job: FinishedJob, etype: str) -> list[Mapping[str, Any]]:
-    of_types = getattr(job.events, "of_types", None)
-    events = of_types((etype,)) if callable(of_types) else (e for e in job.events if e.type == etype)
-    return [e.data if isinstance(e.data, Mapping) else {} for e in events]
-
-
 def training_usage(job: FinishedJob, spec: TrainingEvents) -> Usage:
     base = reported_usage(job)
-    finished = _all(job, spec.tokens_event)
+    finished = events_data(job, spec.tokens_event)
     tokens = count_of(finished[-1].get("tokens")) if finished else None
     rollouts, how = base.rollouts, ""
     if spec.step_event is not None:
-        trained = sum(count_of(d.get("rollouts")) or 0 for d in _all(job, spec.step_event))
-        evaluated = sum(len(d["seeds"]) for d in _all(job, spec.eval_event or "") if isinstance(d.get("seeds"), list))
+        trained = sum(count_of(d.get("rollouts")) or 0 for d in events_data(job, spec.step_event))
+        rounds = events_data(job, spec.eval_event or "")
+        evaluated = sum(len(d["seeds"]) for d in rounds if isinstance(d.get("seeds"), list))
         if trained or evaluated:
             rollouts, how = trained + evaluated, f"{trained:,} training + {evaluated:,} evaluation"
     return replace(base, rollouts=rollouts, rollouts_how=how,
@@ -69,7 +62,7 @@ def training_gains(job: FinishedJob, spec: TrainingEvents) -> list[Gain]:
         if len(y) < 2:
             continue
         counts = [count_of(d.get(count_key)) or (len(d[count_key]) if isinstance(d.get(count_key), list) else None)
-                  for d in _all(job, etype)]
+                  for d in events_data(job, etype)]
         count = next((c for c in reversed(counts) if c), None)
         out.append(Gain(measure, float(y[0]), float(y[-1]), series.spec.higher_is_better,
                         f"{count} {data}" if count else data, held_out=i == 0))

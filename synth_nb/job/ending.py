@@ -131,7 +131,8 @@ class Ending:
     def markdown(self, heading: str = "## How it ended") -> str:
         """``heading`` and a table of ``rows`` (every cell literal text: a failure reason is the backend's)."""
         lines = [heading, "", "| | |", "|---|---|"]
-        lines += [f"| {md_text(label.capitalize()) if label else ' '} | {md_text(text)} |" for label, text in self.rows()]
+        lines += [f"| {md_text(label.capitalize()) if label else ' '} | {md_text(text)} |"
+                  for label, text in self.rows()]
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:

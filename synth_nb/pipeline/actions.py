@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
@@ -28,9 +28,8 @@ from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import bundle_folder, bundled_estimate, record_run, submitted_run
-from synth_nb.pipeline.checked_estimates import checked_estimate, keep_checked
+from synth_nb.pipeline.checked_estimates import estimate_for, keep_checked
 from synth_nb.pipeline.clients import attach_target, rebuild_job, say_connecting, secret_values, submit_plan
-from synth_nb.pipeline.estimate import plan_estimate
 from synth_nb.pipeline.follow import Following, follow
 from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
 from synth_nb.pipeline.jobs import JobList, list_jobs
@@ -238,7 +237,7 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
     registry = JobRegistry(folder)
     for item in batch.prepared:
         assert item.plan is not None  # ``prepare`` made it; the door raised its problems before sending
-        estimate = await asyncio.to_thread(_estimate_of, folder, item.plan, target)
+        estimate = await asyncio.to_thread(estimate_for, folder, item.plan, target)
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
                                          parent=batch.parent, forked_from=batch.forked_from,
                                          limits=request.limits.given(), estimate=estimate) \
@@ -258,12 +257,6 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
         if on_job is not None:
             on_job(job, item, record)
     return created
-
-
-def _estimate_of(folder: Path, plan: Plan, target: Target) -> dict[str, Any]:
-    """The estimate a job is sent with: the one ``--check`` made of this very plan here, else the plan's own
-    (nothing is sent for it, no dry run: measured in ``benchmarks/submission_estimate.py``)."""
-    return checked_estimate(folder, plan) or plan_estimate(plan, target)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.job.registry import REGISTRY_DIR
-from synth_nb.pipeline.estimate import figures
+from synth_nb.pipeline.estimate import figures, plan_estimate
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.card import PreflightCard
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from synth_nb.pipeline.target import Target
     from synth_nb.plan import Plan
 
-__all__ = ["KEEP", "checked_estimate", "fingerprint", "keep_checked"]
+__all__ = ["KEEP", "checked_estimate", "estimate_for", "fingerprint", "keep_checked"]
 
 STORE = "estimates.json"
 #: the newest fingerprints kept (older ones are dropped)
@@ -78,3 +78,9 @@ def checked_estimate(folder: Path, plan: Plan) -> dict[str, Any] | None:
     """The estimate ``--check`` made of this very plan from ``folder``, if it made one."""
     found = _load(folder).get(fingerprint(plan))
     return found if isinstance(found, dict) else None
+
+
+def estimate_for(folder: Path, plan: Plan, target: Target) -> dict[str, Any]:
+    """The estimate a job is sent with: the one ``--check`` made of this very plan here, else the plan's own
+    (nothing is sent for it, no dry run: measured in ``benchmarks/submission_estimate.py``)."""
+    return checked_estimate(folder, plan) or plan_estimate(plan, target)

@@ -18,7 +18,7 @@ from typing import Any
 
 from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.chart import ChartData, number
-from synth_nb.flows.outcome import Gain, Usage, count_of, reported_usage
+from synth_nb.flows.outcome import Gain, Usage, count_of, events_data, reported_usage
 from synth_nb.flows.prompt_learning.chart import CHART
 
 __all__ = ["gains", "usage"]
@@ -34,14 +34,8 @@ _SEARCH_SEEDS = {"prompt.learning.candidate.evaluated": "validation seeds", "mip
                  "online-pool seeds"}
 
 
-def _all(job: FinishedJob, *types: str) -> list[Mapping[str, Any]]:
-    of_types = getattr(job.events, "of_types", None)  # a followed job's log reads its type column only
-    events = of_types(types) if callable(of_types) else (e for e in job.events if e.type in types)
-    return [e.data if isinstance(e.data, Mapping) else {} for e in events]
-
-
 def _last(job: FinishedJob, *types: str) -> Mapping[str, Any]:
-    found = _all(job, *types)
+    found = events_data(job, *types)
     return found[-1] if found else {}
 
 
@@ -66,7 +60,7 @@ def usage(job: FinishedJob) -> Usage:
         triggered = next((e.data for e in reversed(job.events[-50:]) if e.type.endswith(".termination.triggered")), None)
         reason = next((str(triggered[k]) for k in ("reason", "condition", "termination_reason")
                        if isinstance(triggered, Mapping) and triggered.get(k)), None)
-        if reason is None and _all(job, "mipro.optimization.exhausted"):
+        if reason is None and events_data(job, "mipro.optimization.exhausted"):
             reason = "budget_exhausted"
     detail = base.finish_detail
     if reason == "budget_exhausted" and not detail:
