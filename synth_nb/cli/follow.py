@@ -225,24 +225,20 @@ async def _follow(jobs: list[Job], run: _Run) -> bool:
 
 async def _watch(job: Job, run: _Run) -> bool:
     timeout = run.request.poll_timeout
+    curve = not _draws_chart(run)  # the live chart was on screen: no ASCII curve after it
     try:
         await job.wait(timeout=run.wait_budget())
     except JobTimeoutError as exc:
-        run.say(final_block(job, run.secrets, note=f"timed out after {timeout:g}s; still running"))
+        run.say(final_block(job, run.secrets, note=f"timed out after {timeout:g}s; still running", timed_out=timeout,
+                            curve=curve))
         run.error(str(exc))
         return False
     except SynthNbError as exc:
         run.error(f"error: following job {job.id} failed: {exc}")
         return False
-    run.say(final_block(job, run.secrets))
     stopped = job.watchdog is not None and job.watchdog.tripped is not None
-    if job.watchdog is not None and job.watchdog.stopped is not None:
-        run.say(f"  {job.watchdog.report()}")
     results = job.write_results()  # written as the job ended (the follow stage): what, and where
-    if results.files:
-        run.say(f"  summary:  {results.files[0]}")
-    if results.bundle is not None:
-        run.say(f"  bundle:   {results.bundle}")
+    run.say(final_block(job, run.secrets, results=results, curve=curve))
     for problem in (results.problem, results.bundle_problem):
         if problem is not None:
             run.error(f"error: {problem}")

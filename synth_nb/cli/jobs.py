@@ -24,7 +24,7 @@ __all__ = ["configure", "print_jobs", "run"]
 
 #: the columns shown (``JobList.rows`` cells), with their headers; the last one is not padded
 COLUMNS = {"job_id": "JOB ID", "flow": "FLOW", "status": "STATUS", "submitted": "SUBMITTED", "last_seq": "LAST SEQ",
-           "backend": "BACKEND"}
+           "stopped": "STOPPED", "backend": "BACKEND"}
 #: right-aligned columns
 NUMBERS = ("last_seq",)
 

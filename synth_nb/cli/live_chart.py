@@ -63,7 +63,7 @@ def render_chart(data: ChartData, width: int, height: int) -> str:
 
     series = _series(data)
     if not series:
-        return "\n  waiting for the first metric…\n"
+        return f"\n  {data.spec.waiting_text()}\n"  # what it waits for, in the chart's words
     plt.clear_figure()
     plt.plotsize(max(width, 30), max(height, 6))
     plt.theme("clear")  # the x label is in the legend line: two rows fewer for the curves

@@ -16,18 +16,9 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from synth_nb.flows import get_flow
-from synth_nb.flows.artifacts import unreadable_metrics_note
+from synth_nb.cli.final_block import final_block
 from synth_nb.job import Job, JobUpdate
-from synth_nb.job.describe import (
-    format_phase,
-    latest_metrics,
-    linked_followed,
-    linked_summary,
-    linked_unfollowable,
-    metric_values,
-    phases_line,
-)
+from synth_nb.job.describe import format_phase, linked_followed, linked_unfollowable
 from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 from synth_nb.untrusted import inert
@@ -182,48 +173,3 @@ class LinePrinter:
                               metric_every=self.metric_every)
         printer.history()
         linked.add_listener(printer)
-
-
-def _linked_lines(job: Job) -> list[str]:
-    note, linked = job.linked_note, job.linked
-    if note is None:
-        return []
-    if linked is None:
-        return [f"  linked job: {linked_unfollowable(note)}"]
-    lines = [f"  linked job: {linked_summary(linked, 'synth-nb attach')}"]
-    latest = latest_metrics(linked.metrics)
-    if latest:
-        lines.append(f"  linked last metrics: {metric_values(latest)}")
-    return lines
-
-
-def final_block(job: Job, secrets: Sequence[str], note: str = "") -> str:
-    """The status block printed when following ends: ids, counts, last metric values, key results."""
-    doc = job.status_doc
-    lines = [f"Final status: {job.status}" + (f" ({note})" if note else ""),
-             f"  job:      {job.id} ({job.flow}{'/' + job.algorithm if job.algorithm else ''})",
-             f"  backend:  {job.backend_url}",
-             f"  events:   {len(job.events)}   metrics: {len(job.metrics)}"]
-    phases = phases_line(job.timeline)
-    if phases:
-        lines.append(f"  phases:   {phases}")
-    latest = latest_metrics(job.metrics)
-    if latest:
-        lines.append(f"  last metrics: {metric_values(latest)}")
-    scores = get_flow(job.flow).headline_scores(job)
-    for key in ("fine_tuned_model", "best_score", "error"):
-        if key == "best_score" and "best_score" in scores:
-            if "baseline_score" in scores:
-                lines.append(f"  baseline_score: {scores['baseline_score']}")
-            lines.append(f"  best_score: {scores['best_score']}")
-        elif doc.get(key) not in (None, ""):
-            lines.append(f"  {key}: {doc[key]}")
-    unparsed = sum(1 for _ in job.events.of_types((UNPARSED_EVENT_TYPE,)))
-    if unparsed:
-        lines.append(f"  note: {unparsed} item(s) the backend sent could not be interpreted; they are kept as "
-                     f"'{UNPARSED_EVENT_TYPE}' events (job.events)")
-    lines += _linked_lines(job)
-    unreadable = unreadable_metrics_note(job.unreadable_metrics)
-    if unreadable:
-        lines.append(f"  note: {unreadable}")
-    return mask_text("\n".join(inert(line) for line in lines if line), tuple(s for s in secrets if s))

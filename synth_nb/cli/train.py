@@ -48,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = Request.from_args(args, Path.cwd(), anchor=False)
+    for line in request.ignored:  # flags synth-ai 0.2.24 accepted and ignored: said, not refused
+        print(f"warning: {line}", file=sys.stderr)
     return DOOR[request.action](request)
 
 
@@ -104,8 +106,12 @@ HOOKS = actions.Hooks(pick_configs=_pick_configs, pick_env_files=_pick_env_files
 
 
 def _dry_run(request: Request) -> int:
-    """``--dry-run``: every plan in full (masked), or the public plan documents with ``--json``; sends nothing."""
-    batch = actions.prepare(request, HOOKS, start_local=False)
+    """``--dry-run``: every plan in full (masked), or the public plan documents with ``--json``; sends nothing.
+
+    The target is resolved exactly as a submission resolves it: ``local`` finds (or starts) the embedded
+    backend, so the plan shows its URL and key and, where the config's own task app does not answer, the
+    bundled app the embedded backend serves, as the send would; no job is created."""
+    batch = actions.prepare(request, HOOKS)
     batch.raise_problems()
     _print_dry_run(batch.prepared, request.json_output)
     return 0

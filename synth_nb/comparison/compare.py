@@ -17,7 +17,7 @@ from synth_nb.comparison.curves import AXES, Axis, Curve, curves_of
 from synth_nb.comparison.plot import SCALES, Scale, chart_png, missing_from, scale_for, x_label
 from synth_nb.comparison.render import comparison_html, comparison_markdown, comparison_text
 from synth_nb.comparison.runs import Run, load_runs
-from synth_nb.comparison.table import config_differences, run_row
+from synth_nb.comparison.table import compared_keys, config_differences, run_row
 from synth_nb.errors import ConfigError
 
 __all__ = ["DEFAULT_RUNS", "Comparison", "compare", "compare_request", "default_runs"]
@@ -51,6 +51,11 @@ class Comparison:
 
     def differences(self) -> list[tuple[str, list[Any]]]:
         return config_differences(self.runs)
+
+    def sources(self) -> list[str]:
+        """What each run's keys were read from: "submitted plan" (its bundle), "file" or "backend"."""
+        return ["submitted plan" if r.sent and compared_keys(r, self.runs) is r.sent else r.config_source
+                for r in self.runs]
 
     @property
     def df(self) -> Any:
@@ -116,7 +121,7 @@ class Comparison:
     def to_html(self) -> str:
         charts = {a: (png, self._alt(a)) for a in AXES if (png := self.png(a)) is not None}
         return comparison_html(self.title, self.rows(), self.differences(), [r.label for r in self.runs],
-                               [r.config_source for r in self.runs], charts, self.problems, self.axis)
+                               self.sources(), charts, self.problems, self.axis)
 
     def to_markdown(self) -> str:
         return comparison_markdown(self.title, self.rows(), self.differences(), [r.label for r in self.runs],

@@ -19,16 +19,17 @@ from synth_nb.untrusted import inert
 
 __all__ = ["COLUMNS", "comparison_html", "comparison_markdown", "comparison_text", "metric_cell"]
 
-#: final-metrics columns: (row key, heading)
-COLUMNS = (("run", "Run"), ("flow", "Flow"), ("status", "Status"), ("metric", "Headline metric"),
-           ("final", "Final (last value)"), ("best", "Best over the run"),
-           ("reported_best", "Best the job reported (prompt learning: search score)"), ("steps", "Steps"),
-           ("rollouts", "Rollouts"), ("tokens", "Tokens"), ("duration_s", "Duration (s)"))
+#: final-metrics columns: (row key, heading); each score beside what it was measured on
+COLUMNS = (("run", "Run"), ("flow", "Flow"), ("status", "Status"), ("stopped", "Why it stopped"),
+           ("metric", "Headline metric"), ("final", "Final (last value)"), ("best", "Best during the run"),
+           ("best_on", "Best measured on"), ("held_out", "Held-out result"), ("held_out_on", "Held-out measured on"),
+           ("steps", "Steps"), ("rollouts", "Rollouts"), ("tokens", "Tokens"), ("duration_s", "Duration (s)"))
 #: what each score column measures, said above the table (and in the Markdown copy)
-SCORES_NOTE = ("Every value is the headline metric's, as measured during the run: Final is its last value, Best "
-               "over the run its best (lowest for a loss). For prompt learning the headline is the search score "
-               "on the validation seeds, and the reported best is the job's own pick by that score, not a "
-               "held-out score (the explorer lists held-out scores per candidate).")
+SCORES_NOTE = ("Each score is one measure, beside the data it was measured on, never one for the other. Final and "
+               "Best during the run are the headline metric as the run itself scored it (prompt learning: the search "
+               "score on its validation seeds; RL and SFT: the training rollouts and batches). Held-out result is "
+               "measured on data the run did not learn from (prompt learning: the chosen prompt on the held-out test "
+               "pool after the search; RL: the evaluation seeds; SFT: the validation split).")
 #: config keys listed in a table (the rest are counted; all of them are in ``config_df()``)
 MAX_KEYS = 80
 
@@ -91,8 +92,8 @@ def _differences_html(differences: Sequence[tuple[str, list[Any]]], labels: Sequ
                       sources: Sequence[str]) -> str:
     e = html_text
     if not differences:
-        return ("<h4>Config differences</h4><p class='note'>No differing config keys (configs are compared between "
-                "runs of the same flow, when at least two of them are known).</p>")
+        return ("<h4>Config differences</h4><p class='note'>No differing keys in what was sent (the submitted plans, "
+                "flags included, are compared between runs of the same flow, when at least two of them are known).</p>")
     head = "<th scope='col'>Key</th>" + "".join(f"<th scope='col'>{e(label)}</th>" for label in labels)
     source = "<tr><th scope='row'>(config read from)</th>" + "".join(f"<td>{e(s)}</td>" for s in sources) + "</tr>"
     rows = "".join(f"<tr><th scope='row'><code>{e(key)}</code></th>"
@@ -101,7 +102,9 @@ def _differences_html(differences: Sequence[tuple[str, list[Any]]], labels: Sequ
     more = (f"<p class='note'>{len(differences) - MAX_KEYS} more differing keys in <code>config_df()</code>.</p>"
             if len(differences) > MAX_KEYS else "")
     return (f"<h4>Config differences ({len(differences)} keys)</h4><p class='note'>Keys whose values differ "
-            f"between runs of the same flow; — the run's config lacks the key, · a run of another flow.</p>"
+            f"between runs of the same flow, in the plans they were submitted with (flags and overrides included; "
+            f"the config files where a run was not sent from this folder); — the run lacks the key, · a run of "
+            f"another flow.</p>"
             f"<div class='scroll'><table><tr>{head}</tr>{source}{rows}</table></div>{more}")
 
 
@@ -133,7 +136,7 @@ def comparison_text(title: str, rows: Sequence[dict[str, Any]], differences: Seq
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         return [fmt.format(*headings), fmt.format(*("-" * w for w in widths)), *(fmt.format(*r) for r in body)]
 
-    keys = [k for k, _ in COLUMNS if k not in ("reported_best",)]
+    keys = [k for k, _ in COLUMNS]
     out = [inert(title), *(f"note: {inert(n)}" for n in notes), ""]  # cells and notes hold the backend's words
     out += grid([h for k, h in COLUMNS if k in keys], [[inert(metric_cell(k, r.get(k))) for k in keys] for r in rows])
     if differences:

@@ -2,8 +2,11 @@
 
 A ``Job`` object is read as it is. A job id is re-attached (its whole history fetched, not followed) from
 the backend the registry says it went to, else ``--backend`` / the default, on a private event loop, so
-this works from a notebook cell as well as from a script. A run's config comes from the file it was
-submitted from (the registry remembers it), else from the backend's ``/config`` of the job.
+this works from a notebook cell as well as from a script. What a run was sent with is the plan it was
+submitted with, flags and overrides included (its bundle's ``plan.json``, ``overrides.json`` and limits, or
+the record kept while it runs: ``sent``); a run sent from elsewhere has only its config: the file it was
+submitted from (the registry remembers it), else the backend's ``/config`` of the job. How each run ended
+(its stop reason, what it gained and on which data) is its job's own (``synth_nb.job.ending``).
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.errors import BackendError, SynthNbError
+from synth_nb.errors import BackendError, ConfigError, NotFoundError, SynthNbError
 from synth_nb.flows import get_flow
+from synth_nb.flows.outcome import Gain
+from synth_nb.job.ending import ending_of, short_reason
+from synth_nb.pipeline.bundle import BUNDLE_FILE, read_bundle, submitted_run
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets.redact import redact_value
+from synth_nb.untrusted import contained
 
 if TYPE_CHECKING:
     from synth_nb.job import Job, JobRecord, JobRegistry
@@ -45,6 +52,12 @@ class Run:
     #: "file", "backend" or "none": where ``config`` came from
     config_source: str = "none"
     notes: list[str] = field(default_factory=list)
+    #: the plan it was submitted with as dotted keys (the create request's body, the uploads, the flags and
+    #: limits given), from its bundle; empty for a run not sent from this folder
+    sent: dict[str, Any] = field(default_factory=dict)
+    #: why it stopped (the first clause of its stop reason) and what it gained, on which data
+    stopped: str = ""
+    gains: tuple[Gain, ...] = ()
 
     @property
     def label(self) -> str:
@@ -88,15 +101,60 @@ def _config_from_file(record: JobRecord | None) -> tuple[Path | None, dict[str, 
     return path, flatten(raw), notes
 
 
-def _run_of(job: Job, record: JobRecord | None, backend_config: Mapping[str, Any] | None) -> Run:
+def _create_body(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The body of the request that created the job (the last POST that is not a start call)."""
+    steps = [s for s in plan.get("steps") or [] if isinstance(s, Mapping) and s.get("method") == "POST"
+             and not str(s.get("path", "")).endswith("/start") and isinstance(s.get("body"), Mapping)]
+    return steps[-1]["body"] if steps else {}
+
+
+def submitted_plan(job_id: str, record: JobRecord | None, folder: Path) -> dict[str, Any]:
+    """What the job was sent with, as dotted keys: the create request's body, each upload (file and sha256),
+    and the flags and limits given (``--rollout-budget``, ``--max-rollouts`` …); empty when this folder keeps
+    no bundle or record of it."""
+    from synth_nb.job.registry import RUNS_DIR
+
+    places = [Path(record.results_folder) if record and record.results_folder else None, folder / RUNS_DIR]
+    for place in [p for p in places if p is not None]:
+        try:
+            where = contained(place, job_id)
+        except SynthNbError:
+            return {}
+        if (where / BUNDLE_FILE).is_file():
+            try:
+                kept = read_bundle(where)
+            except SynthNbError:
+                return {}
+            plan, datasets = kept["plan"], kept["datasets"]
+            overrides, limits = kept.get("overrides"), kept.get("limits")
+        else:
+            record_kept = submitted_run(where)
+            if record_kept is None:
+                continue
+            plan, overrides, limits, datasets = (record_kept.plan, record_kept.overrides, record_kept.limits,
+                                                 record_kept.datasets)
+        out = flatten(_create_body(plan))
+        out.update({f"upload {d.get('ref')}": f"{Path(str(d.get('path'))).name} (sha256 {str(d.get('sha256'))[:12]})"
+                    for d in datasets or [] if isinstance(d, Mapping)})
+        flags = {**(overrides or {}), **(limits or {})}
+        out.update({f"--{name.replace('_', '-')}": redact_value(name, value) for name, value in flags.items()
+                    if name != "idempotency"})
+        return out
+    return {}
+
+
+def _run_of(job: Job, record: JobRecord | None, backend_config: Mapping[str, Any] | None, folder: Path) -> Run:
     path, config, notes = _config_from_file(record)
     source = "file" if config else "none"
     if not config and backend_config:
         body = backend_config.get("config_body", backend_config)
         config, source = flatten(body if isinstance(body, Mapping) else backend_config), "backend"
+    ending = job.ending() if hasattr(job, "ending") else ending_of(job)
     return Run(job_id=job.id, flow=job.flow, algorithm=job.algorithm or (record.algorithm if record else None),
                status=job.status, status_doc=dict(job.status_doc), events=job.events, metrics=job.metrics,
-               config_path=path, config=config, config_source=source, notes=notes)
+               config_path=path, config=config, config_source=source, notes=notes,
+               sent=submitted_plan(job.id, record, folder), stopped=short_reason(ending.stop.text),
+               gains=ending.gains)
 
 
 async def _backend_config(job: Job) -> Mapping[str, Any] | None:
@@ -144,7 +202,8 @@ def fetch(job_ids: Sequence[str], registry: JobRegistry, backend: str | None,
 def load_runs(items: Iterable[Any] | None, *, folder: Path, backend: str | None,
               sources: SecretSources) -> tuple[list[Run], list[str]]:
     """Runs for ``items`` (``Job`` objects or job ids; None: every job in the folder's registry), in the order
-    given, and a problem line for each one that could not be loaded."""
+    given, and a problem line for each one that could not be loaded; an id no backend knows is a
+    ``ConfigError`` naming it (exit 2, a UsageError in the magic)."""
     from synth_nb.job import Job, JobRegistry
 
     registry = JobRegistry(folder)
@@ -154,12 +213,17 @@ def load_runs(items: Iterable[Any] | None, *, folder: Path, backend: str | None,
     wanted = list(items) if items is not None else [r.job_id for r in oldest_first]
     ids = [w for w in wanted if isinstance(w, str)]
     fetched = dict(zip(ids, fetch(ids, registry, backend, sources), strict=True))
+    unknown = [i for i, result in fetched.items() if isinstance(result, NotFoundError | ConfigError)]
+    if unknown:  # a typo is a usage error, not an empty table
+        said = "; ".join(str(fetched[i]) for i in unknown)
+        raise ConfigError(f"no such job to compare: {', '.join(unknown)} ({said})", key="compare",
+                          hint="list the jobs sent from this folder with --jobs (synth-nb jobs)")
     runs: list[Run] = []
     problems: list[str] = []
     for item in wanted:
         if isinstance(item, Job):
             record = (item.registry or registry).get(item.id)
-            runs.append(_run_of(item, record, None))
+            runs.append(_run_of(item, record, None, folder))
             continue
         if not isinstance(item, str):
             raise SynthNbError(f"compare takes jobs or job ids, not {type(item).__name__} ({item!r})")
@@ -168,7 +232,7 @@ def load_runs(items: Iterable[Any] | None, *, folder: Path, backend: str | None,
             problems.append(f"{item}: not loaded: {result}")
             continue
         job, config = result
-        runs.append(_run_of(job, registry.get(item), config))
+        runs.append(_run_of(job, registry.get(item), config, folder))
     for run in runs:
         problems += run.notes
     return runs, problems

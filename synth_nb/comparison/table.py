@@ -1,7 +1,12 @@
 """The comparison's tables: each run's headline metric, duration, rollouts and tokens; config differences.
 
 A run's headline metric is the first series of its flow's chart (prompt-learning score, SFT train loss,
-RL mean reward), so runs of different flows sit in one table, each with its own metric named.
+RL mean reward), so runs of different flows sit in one table, each with its own metric named. Each score
+column is one measure, beside what it was measured on: the best during the run is the headline metric on the
+data the run itself scores (a prompt search's validation seeds, the training batches); the result after the
+run is measured on held-out data (the test pool, the evaluation seeds, the validation split), never mixed with
+the other. The config differences are those of what was sent (the submitted plan, flags and overrides
+included) when every run of a flow has one, else of the config files.
 """
 
 from __future__ import annotations
@@ -46,12 +51,15 @@ def run_row(run: Run, curves: Sequence[Curve]) -> dict[str, Any]:
     """One row of the final-metrics table."""
     own = [c for c in curves if c.run is run]
     head = own[0] if own else None
+    during = next((g for g in run.gains if not g.held_out), None)
+    after = next((g for g in run.gains if g.held_out), None)
     row: dict[str, Any] = {
         "run": run.label, "job_id": run.job_id, "flow": run.flow_label, "status": run.status,
+        "stopped": run.stopped or None,
         "metric": head.headline if head else None, "final": head.final() if head else None,
-        "best": head.best_value() if head else None,
-        "reported_best": run.status_doc.get("best_score") if isinstance(run.status_doc.get("best_score"),
-                                                                         int | float) else None,
+        "best": head.best_value() if head else None, "best_on": during.measured_on if during else None,
+        "held_out": after.result if after else None,
+        "held_out_on": f"{after.measure} on {after.measured_on}" if after else None,
         "steps": int(max(head.raw.steps)) if head and head.raw.steps else None,
         "rollouts": rollout_total(run), "tokens": tokens_of(run), "duration_s": _duration(run),
     }
@@ -60,20 +68,28 @@ def run_row(run: Run, curves: Sequence[Curve]) -> dict[str, Any]:
     return row
 
 
+def compared_keys(run: Run, group: Sequence[Run]) -> dict[str, Any]:
+    """What ``run`` is compared by: its submitted plan when every run of its flow in ``group`` has one, else its
+    config file (or the backend's copy)."""
+    return run.sent if all(r.sent for r in group if r.flow == run.flow) else run.config
+
+
 def config_differences(runs: Sequence[Run]) -> list[tuple[str, list[Any]]]:
-    """Dotted keys whose values differ between runs of the same flow (a key a run lacks shows as
-    ``MISSING``; runs of another flow show ``OTHER_FLOW``: an SFT and a GEPA config share no keys)."""
+    """Dotted keys whose values differ between runs of the same flow, in what was sent (``compared_keys``: a
+    flag such as ``--rollout-budget`` included); a key a run lacks shows as ``MISSING``; runs of another flow
+    show ``OTHER_FLOW``: an SFT and a GEPA config share no keys."""
     out: dict[str, list[Any]] = {}
     for flow in dict.fromkeys(r.flow for r in runs):
-        group = [r for r in runs if r.flow == flow and r.config]
+        group = [r for r in runs if r.flow == flow and compared_keys(r, runs)]
         if len(group) < 2:
             continue
-        for key in sorted({k for r in group for k in r.config}):
-            if len({_comparable(r.config.get(key, MISSING)) for r in group}) > 1:
+        keys = {r.job_id: compared_keys(r, runs) for r in group}
+        for key in sorted({k for r in group for k in keys[r.job_id]}):
+            if len({_comparable(keys[r.job_id].get(key, MISSING)) for r in group}) > 1:
                 row = out.setdefault(key, [OTHER_FLOW] * len(runs))
                 for i, r in enumerate(runs):
                     if r.flow == flow:
-                        row[i] = r.config.get(key, MISSING) if r.config else MISSING
+                        row[i] = keys[r.job_id].get(key, MISSING) if r.job_id in keys else MISSING
     return sorted(out.items())
 
 

@@ -16,7 +16,7 @@ from synth_nb.plan import mask_payload
 from synth_nb.records import Event, MetricPoint
 from synth_nb.untrusted import contained
 
-__all__ = ["FALLBACK_RESULTS_FOLDER", "Artifact", "Document", "FinishedJob", "checkpoint_of", "ending_facts",
+__all__ = ["FALLBACK_RESULTS_FOLDER", "Artifact", "Document", "FinishedJob", "checkpoint_of", "ending_facts", "ending_rows",
            "job_results_dir", "status_artifact", "status_json", "unreadable_metrics", "unreadable_metrics_note"]
 
 #: where result files go when a job's config named no folder (relative to the working directory)
@@ -73,6 +73,14 @@ def unreadable_metrics(job: object) -> Sequence[Mapping[str, Any]]:
     flow's own stand-in or a job rebuilt from a recording has none to report.
     """
     return tuple(getattr(job, "unreadable_metrics", ()))
+
+
+def ending_rows(job: object) -> list[tuple[str, str]]:
+    """How the job ended as (label, text) rows: its stop reason, the estimate it was sent with beside what it
+    used, what it gained (``Job.ending``, the one place that says it). Optional, not part of ``FinishedJob``:
+    a job rebuilt from a recording, or a flow's own stand-in, has none to say."""
+    ending = getattr(job, "ending", None)
+    return list(ending().rows()) if callable(ending) else []
 
 
 def unreadable_metrics_note(items: Sequence[Mapping[str, Any]]) -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from synth_nb.contract import FlowEndpoints
 from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
+from synth_nb.flows.outcome import Gain, Usage, reported_usage
 from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.secrets import SYNTH_API_KEY
@@ -245,6 +246,15 @@ class Flow(ABC):
         """``baseline_score`` / ``best_score`` for the final status block, wherever the job holds them (its
         status document or its events); none by default, so the block shows the status document's own."""
         return {}
+
+    def usage(self, job: FinishedJob) -> Usage:
+        """What the finished job reports it used (rollouts, tokens, cost) and why the backend says it ended; by
+        default what every backend's shared names say (``synth_nb.flows.outcome.reported_usage``)."""
+        return reported_usage(job)
+
+    def gains(self, job: FinishedJob) -> list[Gain]:
+        """The headline measure at the job's start and end, each with what it was measured on (none by default)."""
+        return []
 
     # ------------------------------------------------------------------ results
     def artifacts(self, job: FinishedJob) -> Artifact | None:

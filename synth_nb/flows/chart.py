@@ -71,6 +71,20 @@ class ChartSpec:
     references: tuple[ReferenceSpec, ...] = ()
     #: the x label when every drawn point came from an event rather than a metric (e.g. "trial")
     event_xlabel: str | None = None
+    #: one sentence saying what each series measures, where two could be read one for the other
+    legend: str = ""
+
+    def label_of(self, metric: str) -> str | None:
+        """The label the chart gives a backend metric name (a series' or a reference score's), if it draws it."""
+        for series in self.series:
+            if metric in series.metric_names:
+                return series.label
+        return next((ref.label for ref in self.references if metric in ref.metric_names), None)
+
+    def waiting_text(self) -> str:
+        """What the chart waits for before its first point, in its own words."""
+        names = " or ".join(s.label for s in self.series if s.best_of is None)
+        return f"waiting for the first {names} point…" if names else "waiting for the first metric…"
 
 
 def number(*values: Any) -> float | None:

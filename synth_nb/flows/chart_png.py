@@ -116,7 +116,7 @@ class ChartCanvas:
         # fixed margins: tight_layout measured ~50 ms per redraw, a third of the budget; the legend sits
         # right of the axes, so it never hides the newest points or the markers at the right edge
         self.fig.subplots_adjust(left=0.09, right=0.66, top=0.9, bottom=0.17)
-        self.waiting = self.fig.text(0.5, 0.5, WAITING_TEXT, ha="center", va="center", color="0.3")
+        self.waiting = self.fig.text(0.5, 0.5, spec.waiting_text(), ha="center", va="center", color="0.3")
         self.lines: dict[str, Any] = {}
         self.refs: dict[str, Any] = {}
         self.legend_key: tuple[Any, ...] = ()

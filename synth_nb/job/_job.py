@@ -22,6 +22,7 @@ from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import results
 from synth_nb.job._find import find_job
 from synth_nb.job._monitor import JobMonitor, PollSettings
+from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
 from synth_nb.records import Event
@@ -83,6 +84,11 @@ class Job(JobHistory):
         #: and followed alongside this one; ``linked_note`` says which and how (or why it could not be)
         self.linked: Job | None = None
         self.linked_note: dict[str, Any] | None = None
+        #: the pre-flight estimate the job was sent with (``synth_nb.pipeline.estimate.plan_estimate``, plain
+        #: data), set at submission or read back from its folder on attach; None: none is known
+        self.estimate: dict[str, Any] | None = None
+        #: who sent the cancel request from here ("this command (Ctrl-C)", "the panel's Cancel button"...)
+        self.cancelled_by: str | None = None
         self._follows_links = True
         self._done = DoneSignal()
         self._task: asyncio.Task[None] | None = None
@@ -129,6 +135,16 @@ class Job(JobHistory):
         """Since when the backend has not answered this job's requests (``None`` while it answers): the
         CLI's "backend unreachable since HH:MM:SS" notice, and what a monitor panel can show."""
         return self.client.unreachable_since
+
+    @property
+    def follow_error(self) -> str | None:
+        """Why following stopped before the job ended (the backend refused or vanished), else None."""
+        return str(self._fatal) if self._fatal is not None else None
+
+    def ending(self, *, timed_out: float | None = None) -> Ending:
+        """How the job ended: its one stop reason, its estimate beside what it used, what it gained
+        (``synth_nb.job.ending``); every door shows this."""
+        return ending_of(self, timed_out=timed_out)
 
     @property
     def stream_mode(self) -> str | None:
@@ -235,11 +251,13 @@ class Job(JobHistory):
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
-    async def cancel(self, timeout: float = 30.0) -> str:
-        """Send the cancel request, then follow the job until the backend confirms a terminal state."""
+    async def cancel(self, timeout: float = 30.0, *, by: str = "this command") -> str:
+        """Send the cancel request, then follow the job until the backend confirms a terminal state; ``by`` is
+        who asked, said in the job's stop reason."""
         if self.done:
             return self.status
         self._check_open()
+        self.cancelled_by = self.cancelled_by or by
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
@@ -364,8 +382,10 @@ class Job(JobHistory):
             return
         self._done.set()
         if self.registry is not None:
+            stopped = self.ending().stop.text if self.terminal else None
             with contextlib.suppress(OSError, SynthNbError):
-                self.registry.update(self.id, last_seq=self.last_seq, status=self.status)
+                self.registry.update(self.id, last_seq=self.last_seq, status=self.status,
+                                     **({"stop_reason": stopped} if stopped else {}))
         self._publish(JobUpdate("done", self.status))
 
     def _check_open(self) -> None:

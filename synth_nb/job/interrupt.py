@@ -76,5 +76,5 @@ async def cancel_job_after_interrupt(job: Job) -> str:
         return job.status
     with contextlib.suppress(SynthNbError, TimeoutError):
         async with asyncio.timeout(INTERRUPT_GRACE):
-            return await job.cancel(timeout=INTERRUPT_GRACE)
+            return await job.cancel(timeout=INTERRUPT_GRACE, by="this command (interrupted)")
     return job.status if job.terminal else UNCONFIRMED

@@ -16,14 +16,22 @@ __all__ = ["Progress", "format_duration", "parse_time", "progress_of"]
 
 
 def format_duration(seconds: float | None) -> str:
-    if seconds is None or seconds != seconds or seconds < 0:
+    """A duration a person reads: ``< 0.1 s``, ``0.4 s``, ``2.3 s``, ``12 s``, ``1 min 04 s``, ``2 h 05 min`` ("–" when unknown).
+
+    Under ten seconds it keeps a decimal, so a fast job never reads "0s"; the unit is always written out.
+    """
+    if seconds is None or seconds != seconds or seconds < 0 or seconds == float("inf"):
         return "–"
+    if seconds < 0.05:
+        return "< 0.1 s"
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
     s = int(round(seconds))
     if s < 60:
-        return f"{s}s"
+        return f"{s} s"
     if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
 def parse_time(value: Any) -> float | None:

@@ -40,6 +40,8 @@ class JobRecord:
     results_folder: str | None = None
     #: sent to the embedded backend: its data folder keeps the job when the process restarts on another port
     embedded: bool = False
+    #: why it stopped, in one line (``synth_nb.job.ending``), once it ended and was followed or listed
+    stop_reason: str | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> JobRecord:

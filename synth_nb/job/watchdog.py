@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from synth_nb.errors import SynthNbError
 from synth_nb.job.history import JobUpdate, call_on_loop
+from synth_nb.job.progress import format_duration
 from synth_nb.job.view import JobView
 from synth_nb.records import TERMINAL_STATUSES, Event
 
@@ -116,10 +117,24 @@ class Meter:
             return self.used is not None and self.used > self.limit
         return self.crossed
 
+    def amount(self, value: float) -> str:
+        """A value of this limit in its unit's words: a duration (``1 min 04 s``) or a count (``1,250``)."""
+        if self.name == "minutes":
+            return format_duration(value * 60)
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
+
+    @property
+    def waiting(self) -> str:
+        """What the meter says before it has a value: nothing measured yet, or nothing reported."""
+        return {"minutes": "not started", "plateau": "no evaluation scored yet"}.get(
+            self.name, "not reported by the backend so far")
+
     def line(self) -> str:
-        if self.used is None:
-            return f"{self.flag} {self.limit:g}: not reported by the backend for this job"
-        return f"{self.flag} {self.limit:g}: {self.used:,.4g} {self.unit} used, {self.left:,.4g} left"
+        if self.used is None or self.left is None:
+            return f"{self.flag} {self.limit:g}: {self.waiting}"
+        if self.name == "minutes":
+            return f"{self.flag} {self.limit:g}: {self.amount(self.used)} used, {self.amount(self.left)} left"
+        return f"{self.flag} {self.limit:g}: {self.amount(self.used)} {self.unit} used, {self.amount(self.left)} left"
 
 
 def _number(value: Any) -> float | None:
@@ -149,6 +164,8 @@ class Watchdog:
         #: what the cancel request came to ("cancelled", or why it could not be)
         self.outcome: str | None = None
         self._cancel_pending = False
+        #: the evaluations scored when ``--stop-on-plateau`` stopped the job (those after it are said apart)
+        self._plateau_seen: int | None = None
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -173,7 +190,18 @@ class Watchdog:
         when the cancel was sent still finish and count, and every report must give the job's own total."""
         if self.tripped is None:
             return self.backend_stopped
+        if self.tripped.name == "plateau":  # the count that stopped it; evaluations after it are said apart
+            return self.tripped
         return next((m for m in self.meters() if m.flag == self.tripped.flag and m.used is not None), self.tripped)
+
+    def after_stop(self) -> str:
+        """The evaluations scored after ``--stop-on-plateau`` sent the cancel (a fast backend scores a few more
+        while the request travels); empty when none were, or another limit stopped the job."""
+        if self.tripped is None or self.tripped.name != "plateau" or self._plateau_seen is None:
+            return ""
+        series = self._series()
+        more = (len(series.xy()[1]) if series is not None else 0) - self._plateau_seen
+        return f"{more} more evaluation{'s' * (more != 1)} finished while the cancel was on its way" if more > 0 else ""
 
     @property
     def backend_stopped(self) -> Meter | None:
@@ -205,7 +233,7 @@ class Watchdog:
                     "used_when_stopped": meter.used, "by": "backend", "cancel": None, "best": self.best()}
         return {"limit": meter.flag, "value": meter.limit, "used": meter.used, "unit": meter.unit,
                 "used_when_stopped": self.tripped.used, "by": "watchdog", "cancel": self._outcome(),
-                "best": self.best()}
+                "after_stop": self.after_stop() or None, "best": self.best()}
 
     def _outcome(self) -> str:
         if self.outcome is not None:
@@ -246,10 +274,13 @@ class Watchdog:
                     f"{seen['value']:.4g} at step {seen['step']}")
         else:
             kept = "the backend reports no best checkpoint or prompt"
-        used = f"{meter.used:,.4g}" if meter.used is not None else "?"
+        used = meter.amount(meter.used) if meter.used is not None else "?"
+        unit = "" if meter.name == "minutes" else f" {meter.unit}"
         how = (f"cancel: {self._outcome()}" if self.tripped is not None
                else f"the backend ended the search at the limit ({self._finish_reason})")
-        return f"stopped by {meter.flag} {meter.limit:g}: {used} {meter.unit} (limit {meter.limit:g}); {how}; {kept}"
+        after = self.after_stop()
+        return (f"stopped by {meter.flag} {meter.limit:g}: {used}{unit} (limit {meter.amount(meter.limit)}); {how}; "
+                + (f"{after}; " if after else "") + kept)
 
     # -- watching ----------------------------------------------------------------------------------
 
@@ -337,6 +368,8 @@ class Watchdog:
             if self.tripped is not None:
                 return
             self.tripped = crossed
+            series = self._series() if crossed.name == "plateau" else None
+            self._plateau_seen = len(series.xy()[1]) if series is not None else None
         if self._timer is not None:
             self._timer.cancel()
         self._request_cancel()
@@ -352,7 +385,8 @@ class Watchdog:
 
     async def _cancel(self) -> None:
         try:
-            self.outcome = await self.job.cancel()
+            flag = self.tripped.flag if self.tripped is not None else "a limit"
+            self.outcome = await self.job.cancel(by=f"the watchdog ({flag})")
         except SynthNbError as exc:
             self.outcome = f"not possible ({exc})"
         except asyncio.CancelledError:

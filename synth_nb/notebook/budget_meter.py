@@ -2,7 +2,8 @@
 
 It is part of the panel's status output (static HTML with a text copy), so a saved notebook keeps the
 last state of the budget like the rest of the status. A limit the backend does not report says so
-rather than showing an empty bar; the limit that stopped the job is named, with what the backend kept.
+rather than showing an empty bar; the limit that stopped the job is marked crossed (the status line says
+why the job stopped, once: ``synth_nb.job.ending``). Time is said as a duration (``1 min 30 s``).
 """
 
 from __future__ import annotations
@@ -16,19 +17,14 @@ if TYPE_CHECKING:
 __all__ = ["budget_html", "budget_text", "meter_line"]
 
 
-def _amount(value: float, meter: Meter) -> str:
-    if meter.name == "minutes":
-        return f"{value:,.1f}"
-    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
-
-
 def meter_line(meter: Meter) -> str:
-    """``rollouts: 40 of 60 used, 20 left`` (or that the backend does not report it)."""
-    label = meter.unit if meter.name != "plateau" else "evaluations without a new best"
+    """``rollouts: 40 of 60 used, 20 left``, ``time: 1 min 30 s of 10 min 00 s used, 8 min 30 s left`` (or
+    what the meter waits for)."""
+    label = {"plateau": "evaluations without a new best", "minutes": "time"}.get(meter.name, meter.unit)
     if meter.used is None or meter.left is None:
-        return f"{meter.flag} {meter.limit:g}: not reported by the backend for this job"
-    return (f"{label}: {_amount(meter.used, meter)} of {_amount(meter.limit, meter)} used, "
-            f"{_amount(meter.left, meter)} left")
+        return f"{meter.flag} {meter.limit:g}: {meter.waiting}"
+    return (f"{label}: {meter.amount(meter.used)} of {meter.amount(meter.limit)} used, "
+            f"{meter.amount(meter.left)} left")
 
 
 def budget_text(watchdog: Watchdog | None) -> str:
@@ -36,10 +32,7 @@ def budget_text(watchdog: Watchdog | None) -> str:
     meters = watchdog.meters() if watchdog is not None else []
     if watchdog is None or not meters:
         return ""
-    lines = ["budget left:", *(f"  {meter_line(m)}" for m in meters)]
-    if watchdog.stopped is not None:
-        lines.append(f"  {watchdog.report()}")
-    return "\n" + "\n".join(lines)
+    return "\n" + "\n".join(["budget left:", *(f"  {meter_line(m)}" for m in meters)])
 
 
 def budget_html(watchdog: Watchdog | None) -> str:
@@ -56,7 +49,6 @@ def budget_html(watchdog: Watchdog | None) -> str:
             f"optimum='0' aria-label='{esc(line)}' style='width:10em;margin-right:.5em'></meter>")
         crossed = " data-crossed='true'" if m.crossed else ""
         rows.append(f"<li data-limit='{esc(m.name)}'{crossed}>{bar}{esc(line)}</li>")
-    stopped = "" if watchdog.stopped is None else f"<p class='synth-budget-stopped'><strong>{esc(watchdog.report())}</strong></p>"
     return ("<div class='synth-budget' role='group' aria-label='budget left' data-testid='budget'>"
             "<div class='synth-events-head'>budget left</div>"
-            f"<ul style='list-style:none;margin:0;padding:0'>{''.join(rows)}</ul>{stopped}</div>")
+            f"<ul style='list-style:none;margin:0;padding:0'>{''.join(rows)}</ul></div>")

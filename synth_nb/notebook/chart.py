@@ -25,7 +25,7 @@ from typing import Any
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.chart import ChartData, ChartSpec, SeriesBuffer
-from synth_nb.flows.chart_png import DEFAULT_BUCKETS, WAITING_TEXT, ChartCanvas, downsampled_series
+from synth_nb.flows.chart_png import DEFAULT_BUCKETS, ChartCanvas, downsampled_series
 
 __all__ = ["LiveChart"]
 
@@ -140,7 +140,7 @@ class LiveChart:
     def text_table(self) -> str:
         rows = self.latest_values()
         if not rows:
-            return f"{self.chart_title()}: {WAITING_TEXT}"
+            return f"{self.chart_title()}: {self.spec.waiting_text()}"
         head = f"{'series':<22} {'step':>8} {'latest':>10} {'best':>10} {'points':>7}"
         lines = [self.chart_title(), head]
         for r in rows:
@@ -167,7 +167,7 @@ class LiveChart:
         (search) 0.65"."""
         rows = self.latest_values()
         if not rows:
-            return f"{self.chart_title()} chart: {WAITING_TEXT.rstrip('…')}."
+            return f"{self.chart_title()} chart: {self.spec.waiting_text().rstrip('…')}."
         axis = self.data.xlabel().split(" (")[0]
         said = []
         for r in rows:
@@ -213,11 +213,15 @@ class LiveChart:
         alt = html.escape(self.alt_text(), quote=True)
         img = (f"{_THEME_STYLE}<img class='synth-chart' src='data:image/png;base64,{data}' alt='{alt}' "
                f"aria-describedby='{self.table_id} {self.table_id}-values'>")  # the table's name, then its values
-        return {"image/png": data, "text/html": img, "text/plain": self.text_table()}
+        legend = self.spec.legend
+        if legend:  # two series that could be read one for the other: one sentence says which is which
+            img += f"<p class='synth-chart-legend'>{html.escape(legend)}</p>"
+        return {"image/png": data, "text/html": img,
+                "text/plain": self.text_table() + (f"\n{legend}" if legend else "")}
 
     def waiting_bundle(self) -> dict[str, Any]:
         """What the chart output says while there is nothing to draw (and after a job that drew nothing)."""
-        text = f"{self.chart_title()}: " + ("the job reported no metrics" if self.ended else WAITING_TEXT)
+        text = f"{self.chart_title()}: " + ("the job reported no metrics" if self.ended else self.spec.waiting_text())
         return {"text/html": f"<p class='synth-chart-waiting'>{html.escape(text)}</p>", "text/plain": text}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -128,10 +128,19 @@ class PanelControls:
         """News beyond the status (where the result files were written, or why they were not), said after it."""
         self.message.announce_news(text)
 
-    def snapshot(self, head: str) -> dict[str, Any]:
+    def snapshot(self, head: str, *, ended: bool = False) -> dict[str, Any]:
         """``head`` and the buttons' last state as static HTML and text: what replaces the row once it is over.
 
-        Only what the row's synced widgets showed already (never a secret) and the panel's ``head``."""
+        Only what the row's synced widgets showed already (never a secret) and the panel's ``head``. For an
+        ``ended`` job there is nothing left to press: one line, the head (status and why it stopped) and what
+        was written where, no button states."""
+        if ended:
+            line = " ".join(part for part in (head, self.message.news) if part)
+            job = html.escape(self.message.job_id, quote=True)
+            return {"text/html": f"<div class='synth-controls-snapshot' data-job-id='{job}'>"
+                                 f"<p>{html.escape(line)}</p></div>",
+                    "text/plain": line}
+
         def state(button: Any) -> str:
             return "off" if button.disabled else "on"
 

@@ -50,7 +50,7 @@ def jobs_bundle(records: Sequence[JobRecord], listed: JobList | None = None) -> 
         text = "No jobs submitted from this folder yet."
         return {"text/plain": text, "text/html": f"<p>{text}</p>"}
     listed = listed or JobList(list(records))
-    head = ("job id", "flow", "status", "submitted", "config")
+    head = ("job id", "flow", "status", "stopped", "submitted", "config")
     rows = [tuple(row[name.replace(" ", "_")] for name in head) for row in listed.rows(NO_END_SEEN)]
     text = "\n".join("  ".join(str(c) for c in row) for row in [head, *rows])
     notes = [f"Status marked (recorded) is the last one seen: {note}" for note in listed.notes]

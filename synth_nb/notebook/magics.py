@@ -108,6 +108,8 @@ class SynthMagics(Magics):
             args.configs = [*(args.configs or []), str(write_cell_config(folder, cell))]
         try:
             request = Request.from_args(args, folder)
+            for note in request.ignored:  # flags synth-ai 0.2.24 accepted and ignored: said, not refused
+                print(f"warning: {note}")
             return DOOR[request.action](self, request)
         except SynthNbError as exc:
             raise UsageError(str(exc)) from None

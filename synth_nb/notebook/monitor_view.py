@@ -141,6 +141,8 @@ class PanelState:
     phases: str = ""
     #: ``linked_lines``: the job its status links to
     linked: tuple[str, ...] = ()
+    #: once it ended: (label, text) of its estimate beside what it used and its gains (``Ending.rows``)
+    ending: tuple[tuple[str, str], ...] = ()
 
     @property
     def status_text(self) -> str:
@@ -176,6 +178,7 @@ def render_text(state: PanelState) -> str:
     for text in (state.error, state.note):
         if text:
             lines.append(text)
+    lines.extend(f"{label + ':' if label else '':<10}{text}" for label, text in state.ending)
     lines.extend(("! " if is_error(e) else "  ") + _event_line(e) for e in state.events)
     return "\n".join(lines)
 
@@ -261,6 +264,9 @@ def render_html(state: PanelState) -> str:
         parts.append(f"<div class='synth-err'>⚠ {esc(state.error)}</div>")
     if state.note:
         parts.append(f"<div class='synth-note'>{esc(state.note)}</div>")
+    if state.ending:
+        rows = "".join(f"<tr><th scope='row'>{esc(label)}</th><td>{esc(text)}</td></tr>" for label, text in state.ending)
+        parts.append(f"<table class='synth-ending' aria-label='What the job used, beside its estimate'>{rows}</table>")
     items = "".join(
         f"<li class='{'synth-err' if is_error(e) else 'synth-event'}'>{'⚠ ' if is_error(e) else ''}"
         f"{esc(_event_line(e))}</li>"

@@ -28,6 +28,7 @@ from typing import Any
 from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, JobView
+from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.progress import parse_time
 from synth_nb.job.results import write_results
 from synth_nb.notebook import artifacts
@@ -92,7 +93,7 @@ class MonitorPanel:
         self._shown = False
         self._context: contextvars.Context | None = None
         #: the button row: static text of its last state once the job ended or the kernel stopped
-        self.row = PanelRow(str(job.id), self._row_head)
+        self.row = PanelRow(str(job.id), self._row_head, lambda: self.done)
         self.kernel_stopped = False  # set as the kernel shuts down: the status is then only what was last seen
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
@@ -100,8 +101,16 @@ class MonitorPanel:
         self._status_dirty = True
         self._last_status_render = float("-inf")
         self._ingested = 0
+        self._ending: Ending | None = None
 
     # ------------------------------------------------------------------ state
+    def ending(self) -> Ending:
+        """How the job ended (``synth_nb.job.ending``: stop reason, estimate beside what it used, gains), read
+        once it has ended; what the status line, its rows and the static row say."""
+        if self._ending is None or not self.done:
+            self._ending = ending_of(self.job, timed_out=self.stopped_watching_after)
+        return self._ending
+
     @property
     def controls(self) -> PanelControls | None:
         """The button row's widgets (None until shown)."""
@@ -141,6 +150,7 @@ class MonitorPanel:
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
             last_seen=self.kernel_stopped and not self.done,
             phases=phases_of(self.job), linked=tuple(linked_lines(self.job, final=self.done)),
+            ending=tuple(row for row in self.ending().rows() if row[0] != "stopped") if self.done else (),
         )
 
     def _check_reachable(self) -> None:
@@ -197,7 +207,7 @@ class MonitorPanel:
     def _row_head(self) -> str:
         """The first line of the row's static text: the job's state."""
         if self.done:
-            return f"Job {self.job.id}: {self.final_status}."
+            return self.ending().headline(str(self.job.id))
         # the kernel is stopping: the status output stops claiming a live status and an ETA too
         self.kernel_stopped = True
         if self._shown and self._context is not None:
@@ -350,7 +360,7 @@ class MonitorPanel:
         try:
             status = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(self._task)), timeout)
         except (KeyboardInterrupt, asyncio.CancelledError):
-            await asyncio.shield(self.cancel())
+            await asyncio.shield(self.cancel(by="this cell (interrupted)"))
             raise
         self.republish()
         return status
@@ -370,13 +380,14 @@ class MonitorPanel:
     def __await__(self) -> Generator[Any, None, str]:
         return self.wait().__await__()
 
-    async def cancel(self) -> str:
-        """Send the backend cancel and wait for the confirmed terminal state (shown in the panel)."""
+    async def cancel(self, by: str = "the panel's Cancel button") -> str:
+        """Send the backend cancel and wait for the confirmed terminal state (shown in the panel); ``by`` is who
+        asked, said in the job's stop reason."""
         self.cancel_requested = True
         self.note = "cancel requested…"
         self.render_status(force=True)
         try:
-            status = str(await self.job.cancel())
+            status = str(await self.job.cancel(by=by))
             if status not in TERMINAL_STATUSES:
                 status = str(await self.job.wait(timeout=CANCEL_CONFIRM_TIMEOUT))
         except Exception as exc:  # shown in the panel, never swallowed silently
@@ -396,7 +407,5 @@ class MonitorPanel:
 
 
 def _final_note(panel: MonitorPanel) -> str:
-    status = panel.final_status
-    if panel.cancel_requested and status == "cancelled":
-        return "cancelled: the backend confirmed status cancelled"
-    return f"finished: {status}"
+    """The status line's last word: why the job stopped (its one stop reason)."""
+    return panel.ending().stop.text

@@ -21,12 +21,14 @@ __all__ = ["PanelRow"]
 class PanelRow:
     """``controls`` (None until shown, or where ipywidgets cannot load) inside an output that ``end`` freezes.
 
-    ``head`` gives the first line of the static text (the job's state), asked when the row becomes text.
+    ``head`` gives the first line of the static text (the job's state), asked when the row becomes text;
+    ``ended``: the job has ended, so the text is that one line and what was written, no button states.
     """
 
-    def __init__(self, job_id: str, head: Callable[[], str]) -> None:
+    def __init__(self, job_id: str, head: Callable[[], str], ended: Callable[[], bool] = lambda: False) -> None:
         self.job_id = job_id
         self._head = head
+        self._ended = ended
         self.controls: PanelControls | None = None
         self.output = LiveOutput(self.snapshot, name=f"{job_id}-controls")
 
@@ -48,7 +50,7 @@ class PanelRow:
     def snapshot(self) -> dict[str, Any]:
         """What replaces the row when it is over: ``head`` and the buttons' last state."""
         head = self._head()
-        return self.controls.snapshot(head) if self.controls is not None else {"text/plain": head}
+        return self.controls.snapshot(head, ended=self._ended()) if self.controls is not None else {"text/plain": head}
 
     def end(self, spawn: Callable[[Coroutine[Any, Any, None]], object]) -> None:
         """Nothing is left to press: text now, or once the keyboard focus the row holds has left it (the front

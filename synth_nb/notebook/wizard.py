@@ -37,6 +37,7 @@ from synth_nb.notebook.wizard_inputs import (
     override_specs,
     parse_overrides,
     prefill_overrides,
+    task_url_field,
 )
 from synth_nb.notebook.wizard_kept import KeptFields, KeptValues
 from synth_nb.notebook.wizard_preflight import PreflightStep
@@ -110,6 +111,7 @@ class Wizard(SubmitStep, KeptFields, PreflightStep, anywidget.AnyWidget):
         self._kept = KeptValues()
         #: the selected config's own values of the override fields (the fields' placeholders show them masked)
         self._prefill: dict[str, Any] = {}
+        self._own: dict[str, Any] = {}
         super().__init__()
         self._fork = fork
         self.forked_from = fork.job_id if fork is not None else ""
@@ -230,6 +232,7 @@ class Wizard(SubmitStep, KeptFields, PreflightStep, anywidget.AnyWidget):
         prefill = prefill_overrides(self._folder / chosen[0]["path"]) if chosen else {}
         specs = override_specs(c["flow"] for c in chosen) if chosen else list(OVERRIDE_SPECS)
         self._prefill = {spec["name"]: prefill.get(spec["name"], "") for spec in specs}
+        self._own = dict(self._prefill)  # the config's own values (a stand-in may change what a field shows)
         fields = []
         for spec in specs:
             field = dict(spec)
@@ -286,6 +289,21 @@ class Wizard(SubmitStep, KeptFields, PreflightStep, anywidget.AnyWidget):
         now = {p["path"]: p["preview"] for p in self.previews if p["preview"]}
         self.duplicate = bool(now) and all(self._submitted_previews.get(path) == shown for path, shown in now.items())
         self._show_preflight()
+        self._show_task_url_used(prepared)
+
+    def _show_task_url_used(self, prepared: list[Prepared]) -> None:
+        """The task URL field shows the URL the send will use (``task_url_field``); one the user typed stays."""
+        field = next((f for f in self.override_fields if f["name"] == "task_url"), None)
+        shown = str(self.overrides.get("task_url", "") or "")
+        if field is None or shown not in (str(self._own.get("task_url", "")), str(self._prefill.get("task_url", ""))):
+            return
+        url, hint = task_url_field(prepared, str(self._own.get("task_url", "")))
+        if (shown, field["hint"]) == (url, hint):
+            return
+        self._prefill["task_url"] = url
+        self.override_fields = [dict(f, hint=hint, prefill=redact(url)) if f is field else f
+                                for f in self.override_fields]
+        self.overrides = {**self.overrides, "task_url": url}
 
     def _baseline(self) -> Baseline | None:
         """A fork's Preview is diffed against its parent's plan (as sent to where the fork goes now)."""

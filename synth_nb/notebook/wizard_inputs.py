@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
 from synth_nb.flows.overrides import config_value
 
-__all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "override_specs", "parse_overrides", "prefill_overrides"]
+__all__ = ["OVERRIDE_SPECS", "discover", "env_files_in", "override_specs", "parse_overrides", "prefill_overrides",
+           "task_url_field"]
 
 #: the fields of the overrides every flow is asked about: name, label, input type ("text" | "int" | "bool" |
 #: "url"), hint
@@ -94,6 +95,21 @@ def prefill_overrides(config_path: Path) -> dict[str, Any]:
                 out[name] = _shown(value)
                 break
     return out
+
+
+class _StandingIn(Protocol):
+    @property
+    def stand_in(self) -> tuple[str, str] | None: ...
+
+
+def task_url_field(prepared: Iterable[_StandingIn], own: str) -> tuple[str, str]:
+    """What the task URL field shows and says under it: the URL a submission will use. On the embedded backend,
+    the bundled app it stands in for a config's own task app that does not answer ("Used: the bundled banking
+    app on the embedded backend …"), not the dead URL the TOML names; else the config's own value."""
+    used = next((item.stand_in for item in prepared if item.stand_in is not None), None)
+    if used is not None:
+        return used[0], f"Used: {used[1]}"
+    return own, _rows()["task_url"].hint
 
 
 def _shown(value: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from synth_nb.pipeline import Prepared, actions
@@ -20,13 +21,14 @@ from synth_nb.secrets.redact import redact
 __all__ = ["PreflightStep", "preflight_rows", "still_current"]
 
 
-def preflight_rows(batch: actions.Batch, rel: Callable[[Any], str]) -> list[dict[str, Any]]:
+def preflight_rows(batch: actions.Batch, rel: Callable[[Any], str], folder: Path | None = None
+                   ) -> list[dict[str, Any]]:
     """One row per config the wizard's form prepared: ``{path, ok, title, html, preview}``, masked; ``preview``
-    is the payload checked."""
+    is the payload checked. With ``folder`` (the notebook's), each estimate is kept for the job sent with it."""
     from synth_nb.pipeline.card import card_html
 
     prepared = batch.prepared
-    checked = actions.check_batch(batch)
+    checked = actions.check_batch(batch, folder)
     cards, hidden = checked.cards, checked.hidden
     hidden += [html.escape(value) for value in hidden if html.escape(value) != value]
     return [{"path": rel(item.path), "ok": card.ok, "title": card.title,
@@ -49,6 +51,8 @@ class PreflightStep:
     _batch: actions.Batch | None
     _preflight_rows: list[dict[str, Any]]
     _loop: Any
+    #: the notebook's folder, where the estimates checked are kept for the jobs sent
+    _folder: Path
     preflight: list[dict[str, Any]]
     preflight_running: bool
     preflight_error: str
@@ -70,7 +74,7 @@ class PreflightStep:
 
     async def _preflight(self, batch: actions.Batch) -> None:
         try:  # task app, dry rollout: network calls, off the kernel loop
-            self._preflight_rows = await asyncio.to_thread(preflight_rows, batch, self._rel)
+            self._preflight_rows = await asyncio.to_thread(preflight_rows, batch, self._rel, self._folder)
         except Exception as exc:  # keep the wizard alive; library messages are masked already
             self.preflight_error = self._short(f"The pre-flight check failed: {type(exc).__name__}: {exc}")
         finally:  # the card first: the front end announces the outcome when the running flag clears

@@ -27,7 +27,8 @@ from synth_nb.job import JobRegistry
 from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.backend_keys import share_keys
-from synth_nb.pipeline.bundle import bundle_folder, record_run, submitted_run
+from synth_nb.pipeline.bundle import bundle_folder, bundled_estimate, record_run, submitted_run
+from synth_nb.pipeline.checked_estimates import estimate_for, keep_checked
 from synth_nb.pipeline.clients import attach_target, rebuild_job, say_connecting, secret_values, submit_plan
 from synth_nb.pipeline.follow import Following, follow
 from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
@@ -38,6 +39,7 @@ from synth_nb.pipeline.prepare import (
     Say,
     SecretSources,
     build_overrides,
+    check_applies,
     check_together,
     choose_configs,
     limit_rollouts,
@@ -183,10 +185,11 @@ def prepare(request: Request, hooks: Hooks = Hooks(), *, start_local: bool = Tru
     sources = _sources(request, hooks, configs, target)
     prepared = [prepare_config(p, overrides=overrides, target=target, sources=sources, say=hooks.say, config=config)
                 for p, config in configs]
-    limit_rollouts(prepared, request.limits.max_rollouts)
+    limit_rollouts(prepared, request.limits.max_rollouts, followed=request.poll)
     batch = Batch(target, overrides, prepared, forked_from=request.fork)
     try:
         check_together(overrides, prepared)
+        check_applies(request.overrides, prepared)
     except OverrideError as exc:
         if errors == "raise":
             raise
@@ -234,9 +237,10 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
     registry = JobRegistry(folder)
     for item in batch.prepared:
         assert item.plan is not None  # ``prepare`` made it; the door raised its problems before sending
+        estimate = await asyncio.to_thread(estimate_for, folder, item.plan, target)
         record = await asyncio.to_thread(record_run, item, base=folder, secrets=[key], embedded=target.is_embedded,
                                          parent=batch.parent, forked_from=batch.forked_from,
-                                         limits=request.limits.given()) \
+                                         limits=request.limits.given(), estimate=estimate) \
             if batch.keep_bundles else None
         try:
             job = await submit_plan(item.plan, target, key, registry=registry, poll_interval=request.poll_interval)
@@ -246,6 +250,7 @@ async def send(batch: Batch, request: Request, *, say: Callable[[str], None] = _
             on_failure(item, exc)
             continue
         created.append(job)  # at once: an interrupt from here on finds it to cancel
+        job.estimate = estimate
         if record is not None:
             await asyncio.to_thread(record.save, job.id)
             keep_bundle(job, record)
@@ -274,17 +279,20 @@ def check(request: Request, hooks: Hooks = Hooks()) -> Checked:
     """
     if request.rerun:
         rerunning = rerun(request, say=hooks.say)
-        checked = check_batch(rerunning.batch)
+        checked = check_batch(rerunning.batch, request.folder)
         checked.notes = rerunning.rerun.lines()
         return checked
-    return check_batch(prepare(request, hooks, several=True))
+    return check_batch(prepare(request, hooks, several=True), request.folder)
 
 
-def check_batch(batch: Batch) -> Checked:
-    """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job."""
+def check_batch(batch: Batch, folder: Path | None = None) -> Checked:
+    """The cards of prepared configs (the wizard's Preview checks what it shows); sends no job. With ``folder``,
+    each card's estimate is kept there for the job later sent with the same plan (``checked_estimates``)."""
     from synth_nb.pipeline.card import check_configs  # measured: 10 ms, the card loads only for --check
 
     cards, hidden = check_configs(batch.prepared, batch.target)
+    if folder is not None:
+        keep_checked(folder, batch.prepared, cards, batch.target)
     return Checked(cards, hidden)
 
 
@@ -381,7 +389,10 @@ async def attach(found: Attachment, request: Request, *, say: Say = _quiet) -> J
     if job.results_folder is not None:
         record = await asyncio.to_thread(submitted_run, job.results_folder / job.id)
         if record is not None:
+            job.estimate = record.estimate
             keep_bundle(job, record)
+        else:  # its bundle is written already: the estimate it was sent with is in it
+            job.estimate = await asyncio.to_thread(bundled_estimate, job.results_folder / job.id)
     return job
 
 

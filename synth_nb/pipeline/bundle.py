@@ -25,7 +25,9 @@ from synth_nb._version import __version__
 from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.flows import catalogue, get_flow
+from synth_nb.job.ending import Ending
 from synth_nb.job.registry import RUNS_DIR, JobRegistry
+from synth_nb.markup import md_text
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.plan import mask_payload
@@ -36,8 +38,8 @@ from synth_nb.untrusted import contained, job_id_problem, shown_id
 if TYPE_CHECKING:
     from synth_nb.job import Job
 
-__all__ = ["BUNDLE_FILE", "RUNS_DIR", "SUBMITTED_FILE", "RunRecord", "bundle_folder", "find_bundle", "read_bundle",
-           "record_run", "submitted_run", "write_bundle"]
+__all__ = ["BUNDLE_FILE", "RUNS_DIR", "SUBMITTED_FILE", "RunRecord", "bundle_folder", "bundled_estimate", "find_bundle",
+           "read_bundle", "record_run", "submitted_run", "write_bundle"]
 
 #: the bundle's own description; its presence makes a folder a bundle
 BUNDLE_FILE = BUNDLE_RECORD  # config discovery leaves a folder holding it out
@@ -111,6 +113,9 @@ class RunRecord:
     forked_from: str | None = None
     #: the budget limits it was sent with (``--max-rollouts`` ...), by flag dest: a re-run repeats them
     limits: dict[str, float] = field(default_factory=dict)
+    #: the pre-flight estimate it was sent with (``synth_nb.pipeline.estimate.plan_estimate``), shown beside
+    #: what it used when it ends
+    estimate: dict[str, Any] | None = None
     #: values masked in every file (never written themselves)
     secrets: list[str] = field(default_factory=list, repr=False)
     #: the bundle once written, or why it could not be
@@ -141,6 +146,8 @@ class RunRecord:
     def write(self, job: Job, files: Sequence[Path]) -> Path:
         """Write the bundle of ``job``, whose result files ``files`` are written already (``job.write_results``)."""
         watchdog = job.watchdog
+        if job.estimate is None:  # a job attached to from another process: the estimate it was sent with
+            job.estimate = self.estimate
         self.written = write_bundle(job, self, files, stopped_by=watchdog.stopped_by() if watchdog else None)
         (self.written / SUBMITTED_FILE).unlink(missing_ok=True)
         return self.written
@@ -158,6 +165,15 @@ def submitted_run(folder: Path) -> RunRecord | None:
         return RunRecord(folder=Path(doc["folder"]), **{k: v for k, v in doc.items() if k in known})
     except (OSError, ValueError, TypeError, KeyError):
         return None
+
+
+def bundled_estimate(folder: Path) -> dict[str, Any] | None:
+    """The estimate a job was sent with, from its written bundle's ``run.json`` (None: no bundle, or none kept)."""
+    try:
+        estimate = json.loads((folder / BUNDLE_FILE).read_text(encoding="utf-8")).get("estimate")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return estimate if isinstance(estimate, dict) else None
 
 
 def _versions() -> dict[str, str]:
@@ -186,7 +202,7 @@ def bundle_folder(item: Prepared, base: Path) -> Path:
 
 def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embedded: bool = False,
                parent: str | None = None, forked_from: str | None = None,
-               limits: Mapping[str, float] | None = None) -> RunRecord:
+               limits: Mapping[str, float] | None = None, estimate: Mapping[str, Any] | None = None) -> RunRecord:
     """Capture, before submission, what the bundle of ``item``'s job will say it was submitted with.
 
     The task app is asked for its ``/info`` unless ``SYNTH_SKIP_TASK_APP_HEALTH_CHECK`` says to leave it be.
@@ -210,7 +226,8 @@ def record_run(item: Prepared, *, base: Path, secrets: Sequence[str] = (), embed
         config_path=str(plan.config_path) if plan.config_path else None, config_text=text, config_sha256=sha,
         overrides=_public_overrides(overrides, hidden), datasets=_datasets(item),
         task_app=task_app_info(app) if app is not None else None, versions=_versions(), embedded=embedded,
-        parent=parent, forked_from=forked_from, limits=dict(limits or {}), secrets=hidden)
+        parent=parent, forked_from=forked_from, limits=dict(limits or {}),
+        estimate=None if estimate is None else dict(estimate), secrets=hidden)
 
 
 def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:
@@ -221,7 +238,8 @@ def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:
 
 def _readme(job: Job, files: Sequence[str]) -> str:
     what = {
-        BUNDLE_FILE: "the job (id, flow, status, backend, times), synth-nb and Python versions, what stopped it",
+        BUNDLE_FILE: ("the job (id, flow, status, backend, times), synth-nb and Python versions, why it stopped "
+                      "(stop_reason), the estimate it was sent with beside what it used (estimate_vs_actual)"),
         "config.toml": "the config file as it was when the job was submitted (secrets masked)",
         "plan.json": "every request the submission sent, as `synth-nb train --dry-run --json` prints it (masked)",
         "overrides.json": "the command-line / wizard overrides the plan was built with",
@@ -241,15 +259,17 @@ def _readme(job: Job, files: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _artifacts(job: Job, folder: Path, files: Sequence[Path]) -> None:
-    """A flow without result files of its own (``files``): its artifact as Markdown and its document."""
+def _artifacts(job: Job, folder: Path, files: Sequence[Path], ending: Ending) -> None:
+    """A flow without result files of its own (``files``): its artifact as Markdown (its facts when it has no
+    Markdown) with how the job ended, and its document."""
     if files:
         return
     artifact = get_flow(job.flow).artifacts(job)
     if artifact is None:
         return
-    if artifact.markdown:
-        (folder / "summary.md").write_text(f"# {artifact.title}\n\n{artifact.markdown}\n", encoding="utf-8")
+    body = artifact.markdown or "\n".join(f"- {md_text(fact)}" for fact in artifact.facts)
+    (folder / "summary.md").write_text(f"# {md_text(artifact.title)}\n\n{body}\n\n{ending.markdown()}\n",
+                                       encoding="utf-8")
     if artifact.document is not None:
         contained(folder, artifact.document.name).write_text(artifact.document.text, encoding="utf-8")
 
@@ -269,7 +289,8 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
         safe = value if masked else mask_payload(value, list(secrets))
         put(name, json.dumps(safe, indent=2, ensure_ascii=False, default=str) + "\n")
 
-    _artifacts(job, folder, files)
+    ending = job.ending()
+    _artifacts(job, folder, files, ending)
     if run.config_text is not None:
         put("config.toml", run.config_text)
     put_json("plan.json", run.plan, masked=True)  # ``plan.preview()``: masking it again would change it
@@ -281,7 +302,8 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
     put("metrics.jsonl", _jsonl(job.metrics, secrets))
     put_json("status.json", dict(job.status_doc or {}))
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
-                           "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by})
+                           "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,
+                           **ending.as_dict()})
     names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in ("README.md", SUBMITTED_FILE))
     put("README.md", _readme(job, names))
     return folder

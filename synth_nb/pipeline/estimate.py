@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from synth_nb.flows import get_flow
 from synth_nb.flows.base import Workload
 from synth_nb.flows.catalogue import price_of
 from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout
 from synth_nb.pipeline.target import Target
 
-__all__ = ["Estimate", "estimate", "wall_text"]
+if TYPE_CHECKING:
+    from synth_nb.plan import Plan
+
+__all__ = ["PLAN_BASIS", "Estimate", "estimate", "plan_estimate", "wall_text"]
+
+#: what an estimate made at submission is derived from, as every door says it ("estimate from the plan")
+PLAN_BASIS = "the plan (no dry run at submission; --check adds the tokens and the time a dry run measures)"
+#: why a figure the plan alone cannot give is missing, and what gives it
+_NEEDS_DRY_RUN = "sized by a dry rollout, which --check runs (nothing is sent at submission)"
 
 
 @dataclass(frozen=True)
@@ -169,3 +179,26 @@ def estimate(workload: Workload, dry: DryRollout | None, target: Target) -> Esti
     floor = bool(gaps) and tokens is not None
     return Estimate(workload, tokens, tokens_how, wall, wall_how, _cost(workload, tokens, target, floor), basis,
                     tokens_floor=floor, gaps=gaps if tokens is not None else (), wall_floor=wall is not None)
+
+
+def figures(made: Estimate, target: Target, basis: str) -> dict[str, Any]:
+    """An estimate as the plain data a job is sent with (kept in its bundle, shown beside what it used when it
+    ends: ``synth_nb.job.ending``), ``basis`` saying what it was made from."""
+    work = made.workload
+    price = None if target.is_embedded else price_of(work.model)
+    cost_usd = 0.0 if target.is_embedded else (
+        made.tokens * (price[0] + price[1]) / 2 / 1e6 if price is not None and made.tokens is not None else None)
+    return {"basis": basis, "rollouts": work.rollouts,
+            "rollouts_how": work.formula or "the config bounds no rollout count",
+            "tokens": made.tokens, "tokens_floor": made.tokens_floor,
+            "tokens_how": made.tokens_how if made.tokens is not None else _NEEDS_DRY_RUN,
+            "wall_seconds": made.wall_seconds, "wall_floor": made.wall_floor,
+            "wall_how": made.wall_how if made.wall_seconds is not None or work.tokens is not None else
+            "timed by a dry run, which --check runs",
+            "cost_usd": cost_usd, "cost": made.cost if cost_usd is not None else None, "cost_how": made.cost}
+
+
+def plan_estimate(plan: Plan, target: Target) -> dict[str, Any]:
+    """The estimate a job is sent with, from its plan alone: no dry rollout, nothing sent, only the config and
+    its files read (``--check``'s card adds what a dry run measures)."""
+    return figures(estimate(get_flow(plan.flow).workload(plan), None, target), target, PLAN_BASIS)

@@ -3,7 +3,8 @@
 The registry (``.synth_nb/jobs.json``) holds what a command that followed a job last saw; a job sent with
 ``--no-poll`` and never followed holds no status and no last event. So every job not recorded as ended, or
 ended with no event recorded, is asked of its backend first, all at once and within ``REFRESH_SECONDS``: its
-status and last event seq are recorded for the next listing. A job the embedded backend ran is asked of the
+status and last event seq are recorded for the next listing, and for an ended job why it stopped (its one stop
+reason, ``synth_nb.job.ending``, read from its status and events when no command that followed it recorded it). A job the embedded backend ran is asked of the
 embedded backend running now, wherever it listens after a restart. When a backend cannot answer, the recorded
 status is kept and marked, with one note per backend. The terminal and the notebook show the same ``JobList``.
 """
@@ -18,10 +19,11 @@ from synth_nb.backend import display_url
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import SynthNbError
 from synth_nb.flows import get_flow
-from synth_nb.job import JobRecord, JobRegistry
+from synth_nb.job import Job, JobRecord, JobRegistry
+from synth_nb.job.ending import short_reason
 from synth_nb.pipeline.prepare import SecretSources
 from synth_nb.pipeline.target import Target, resolve_target, running_local_target
-from synth_nb.records import TERMINAL_STATUSES, normalize_status
+from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["REFRESH_SECONDS", "JobList", "list_jobs"]
 
@@ -48,17 +50,18 @@ class JobList:
         return (record.status or unknown) + (" (recorded)" if record.job_id in self.stale else "")
 
     def rows(self, unknown: str = "-") -> list[dict[str, str]]:
-        """One row of cells per job, by column name; each door shows the columns it has room for (a new
-        column, such as why a job stopped, is one more cell here)."""
+        """One row of cells per job, by column name; each door shows the columns it has room for."""
         return [{"job_id": r.job_id, "flow": r.flow + (f"/{r.algorithm}" if r.algorithm else ""),
                  "status": self.status(r, unknown), "submitted": r.submitted_at, "last_seq": str(r.last_seq),
+                 "stopped": short_reason(r.stop_reason) if r.stop_reason and r.status in TERMINAL_STATUSES else "-",
                  "backend": r.backend_url, "config": Path(r.config_path).name if r.config_path else ""}
                 for r in self.records]
 
 
 def _asked(record: JobRecord) -> bool:
-    """Whether the backend must be asked: the job is not recorded as ended, or ended with no event seen."""
-    return (record.status or "") not in TERMINAL_STATUSES or not record.last_seq
+    """Whether the backend must be asked: the job is not recorded as ended, or ended with no event seen or no
+    stop reason recorded."""
+    return (record.status or "") not in TERMINAL_STATUSES or not record.last_seq or not record.stop_reason
 
 
 def _target(record: JobRecord) -> Target:
@@ -70,27 +73,36 @@ def _target(record: JobRecord) -> Target:
     return target
 
 
-async def _ask(record: JobRecord) -> tuple[str, int]:
-    """The job's status and last event seq, as its backend says them now (raises when it cannot say)."""
+@dataclass(frozen=True)
+class _Answer:
+    status: str
+    last_seq: int
+    stop_reason: str | None = None
+
+
+async def _ask(record: JobRecord) -> _Answer:
+    """The job as its backend says it is now: status, last event seq and, once it ended, why it stopped (read
+    from its status and every event after the last one recorded; raises when the backend cannot say)."""
     target = _target(record)
     endpoints = get_flow(record.flow).endpoints
     async with AsyncSynthClient(target.url, SecretSources().api_key(target), timeout=REFRESH_SECONDS,
                                 max_attempts=1) as client:
-        doc = await client.get_status(endpoints, record.job_id)
-        status = normalize_status(doc.get("status"))
-        last = doc.get("last_seq")
-        if isinstance(last, int) and not isinstance(last, bool):
-            return status, max(last, record.last_seq)
-        last_seq = record.last_seq
-        try:
-            while status in TERMINAL_STATUSES:  # no count in the status: read the events after the last one seen
-                page = await client.get_event_records(endpoints, record.job_id, last_seq, EVENTS_PAGE)
-                last_seq = max((event.seq for event in page), default=last_seq)
-                if len(page) < EVENTS_PAGE:
+        job = Job(record.job_id, record.flow, client, endpoints=endpoints)  # masks what it takes in
+        job.ingest_status(await client.get_status(endpoints, record.job_id))
+        status = job.status
+        last = job.status_doc.get("last_seq")
+        known = last if isinstance(last, int) and not isinstance(last, bool) else None
+        seen = max(known or 0, record.last_seq)
+        if status not in TERMINAL_STATUSES or (known is not None and record.stop_reason):
+            return _Answer(status, seen)
+        try:  # every event: the stop reason is read from them (and the count, where the status has none)
+            while True:
+                page = await client.get_event_records(endpoints, record.job_id, job.last_seq, EVENTS_PAGE)
+                if not job.ingest_events(page) or len(page) < EVENTS_PAGE:
                     break
         except SynthNbError:  # the status is known; the count stays what was seen
-            pass
-        return status, last_seq
+            return _Answer(status, seen)
+        return _Answer(status, max(seen, job.last_seq), job.ending().stop.text)
 
 
 async def list_jobs(registry: JobRegistry, *, refresh: bool = True) -> JobList:
@@ -107,9 +119,10 @@ async def list_jobs(registry: JobRegistry, *, refresh: bool = True) -> JobList:
             task.cancel()
         answer = task.exception() if task.done() else TimeoutError(f"no answer within {REFRESH_SECONDS:.0f} s")
         if answer is None:
-            status, last_seq = task.result()
-            if (status or record.status, last_seq) != (record.status, record.last_seq):
-                registry.update(record.job_id, status=status or record.status, last_seq=last_seq)
+            found = task.result()
+            status, stopped = found.status or record.status, found.stop_reason or record.stop_reason
+            if (status, found.last_seq, stopped) != (record.status, record.last_seq, record.stop_reason):
+                registry.update(record.job_id, status=status, last_seq=found.last_seq, stop_reason=stopped)
             continue
         reason = str(answer).splitlines()[0][:160] if isinstance(answer, SynthNbError | TimeoutError) \
             else type(answer).__name__

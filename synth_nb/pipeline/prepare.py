@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import SecretStr
 
 from synth_nb.config import discover_configs, load_config
-from synth_nb.errors import ConfigError, SynthNbError
-from synth_nb.flows import get_flow, override_rows, plan_for
+from synth_nb.errors import ConfigError, OverrideError, SynthNbError
+from synth_nb.flows import all_flows, get_flow, override_rows, plan_for
+from synth_nb.flows.override_rows import CORE_ROWS
 from synth_nb.flows.overrides import Overrides, check_multi_config
 from synth_nb.pipeline import bundled_apps
 from synth_nb.pipeline.preflight import check_task_app, task_app_for
@@ -34,6 +35,7 @@ __all__ = [
     "Say",
     "SecretSources",
     "build_overrides",
+    "check_applies",
     "check_together",
     "choose_configs",
     "discover",
@@ -126,18 +128,44 @@ def build_overrides(values: Mapping[str, Any], target: Target) -> Overrides:
     return Overrides.build(override_rows(), **data, backend=target.url)
 
 
-def limit_rollouts(items: Sequence[Prepared], limit: int | None) -> None:
+def limit_rollouts(items: Sequence[Prepared], limit: int | None, *, followed: bool = True) -> None:
     """Write ``--max-rollouts`` into each plan's job body where its flow has a field for it, so the backend stops
-    at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead."""
+    at the limit itself; a plan the limit cannot apply to gets the error (``ConfigError``) instead. Not
+    ``followed`` (``--no-poll``), a flow with no such field would get no limit at all (its watchdog follows
+    nothing): that plan gets the error too."""
     if limit is None:
         return
     for item in items:
         if item.plan is None or item.error is not None:
             continue
         try:
-            item.plan = get_flow(item.plan.flow).with_rollout_limit(item.plan, limit)
+            limited = get_flow(item.plan.flow).with_rollout_limit(item.plan, limit)
         except ConfigError as exc:
             item.error = exc
+            continue
+        if limited is item.plan and not followed:
+            item.error = ConfigError(f"--max-rollouts is a watchdog limit for {get_flow(item.plan.flow).label} jobs "
+                                     "(their request has no rollout cap), and --no-poll follows nothing: drop "
+                                     "--no-poll", key="max-rollouts")
+        item.plan = limited
+
+
+def check_applies(overrides: Mapping[str, Any], items: Sequence[Prepared]) -> None:
+    """A flow's own override (``--rollout-budget``, ``--iterations``…) that none of the configs' flows honours
+    would change nothing: an ``OverrideError`` (exit 2) naming it and what it applies to. (An override every
+    flow is asked about, which synth-ai 0.2.24 accepted and ignored, stays one warning in the plan.)"""
+    flows = [get_flow(item.config.flow) for item in items if item.config is not None]
+    if not flows:
+        return
+    core = {row.name for row in CORE_ROWS}
+    for name in overrides:
+        if name in core or name == "backend" or any(flow.honours(name) for flow in flows):
+            continue
+        row = next((r for r in override_rows() if r.name == name), None)
+        owners = [f.label for f in all_flows() if f.honours(name)]
+        names = ", ".join(f"{item.path.name} ({item.config.flow})" for item in items if item.config is not None)
+        raise OverrideError(f"{row.flag if row else '--' + name} applies to {' and '.join(owners) or 'no'} "
+                            f"configs only, and changes nothing in {names}: drop it", field=name)
 
 
 @dataclass
@@ -153,6 +181,8 @@ class Prepared:
     error: SynthNbError | None = None
     #: the overrides the plan was built with (kept in the job's bundle)
     overrides: Overrides | None = None
+    #: the task app the plan names in place of the config's own, which does not answer: (URL, in words)
+    stand_in: tuple[str, str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -177,14 +207,15 @@ def prepare_config(path: Path, *, overrides: Overrides, target: Target, sources:
         out.plan = plan_for(out.config, overrides, out.secrets)
         bundled = _stand_in(out, target, say)
         if bundled is not None:
-            out.plan = plan_for(out.config, overrides.model_copy(update={"task_url": bundled}), out.secrets)
-            out.plan.warnings[:] = [w for w in out.plan.warnings if not w.startswith(f"--task-url {bundled} ")]
+            out.plan = plan_for(out.config, overrides.model_copy(update={"task_url": bundled[0]}), out.secrets)
+            out.plan.warnings[:] = [w for w in out.plan.warnings if not w.startswith(f"--task-url {bundled[0]} ")]
+            out.stand_in = bundled
     except SynthNbError as exc:
         out.error = exc
     return out
 
 
-def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
+def _stand_in(item: Prepared, target: Target, say: Say) -> tuple[str, str] | None:
     """On the embedded backend, the bundled copy of a config's task app when its own URL does not answer.
 
     The bundled example configs name a task app on 127.0.0.1:8102 for one run by hand; the embedded
@@ -207,7 +238,7 @@ def _stand_in(item: Prepared, target: Target, say: Say) -> str | None:
     if app.url.rstrip("/") == url:
         return None
     say(f"task app {app.url} does not answer: using the embedded backend's bundled {name!r} task app at {url}")
-    return url
+    return url, f"the bundled {name} app on the embedded backend (the config's {app.url} does not answer)"
 
 
 def required_secrets(flow: str, target: Target) -> tuple[str, ...]:

@@ -70,6 +70,32 @@ def _config(folder: Path, raw: str | Path, anchor: bool) -> Path:
     return config_path(text)
 
 
+#: flags that act while a job is followed, by argparse dest (``--max-rollouts`` is also sent with the jobs whose
+#: flow has a field for it: ``prepare`` refuses it with ``--no-poll`` for the others)
+_FOLLOW_ONLY = {"max_minutes": "--max-minutes", "max_tokens": "--max-tokens", "stop_on_plateau": "--stop-on-plateau",
+                "record": "--record", "report_to": "--report-to"}
+
+
+def _nothing_follows(values: Mapping[str, Any]) -> None:
+    """``--no-poll`` returns once the jobs exist: a flag that only acts while a job is followed would do nothing,
+    which is a usage error to say before anything is sent (synth-ai 0.2.24 had none of these flags)."""
+    if values.get("poll", True) is not False:
+        return
+    given = [flag for dest, flag in _FOLLOW_ONLY.items() if values.get(dest)]
+    if given:
+        raise ConfigError(f"{', '.join(given)} {'acts' if len(given) == 1 else 'act'} only while a job is followed, "
+                          "and --no-poll follows nothing: drop --no-poll (or follow the job later with "
+                          f"--attach JOB_ID {' '.join(given)})", key=given[0])
+
+
+def ignored_flags(values: Mapping[str, Any]) -> list[str]:
+    """Flags synth-ai 0.2.24 accepted and ignored in this combination: one warning line each, nothing refused."""
+    out = []
+    if values.get("poll", True) is False and values.get("stream_format") == "chart":
+        out.append("--stream-format chart is ignored with --no-poll: no job is followed, so nothing is drawn")
+    return out
+
+
 @dataclass(frozen=True)
 class Following:
     """How the jobs a request sends or attaches to are followed (``synth_nb.pipeline.follow``)."""
@@ -126,6 +152,8 @@ class Request:
     limits: Limits = field(default_factory=Limits)
     #: ``--report-to`` & co. (a notebook's relative ``--report-dir`` is under its folder)
     report: ReportOptions = field(default_factory=ReportOptions)
+    #: flags given that this request ignores, each said as one warning line by the door (``ignored_flags``)
+    ignored: list[str] = field(default_factory=list)
     #: keys pasted into the wizard, and the environment secrets are read from (None: the process's own)
     pasted: dict[str, SecretStr] = field(default_factory=dict, repr=False)
     environ: Mapping[str, str] | None = field(default=None, repr=False)
@@ -156,6 +184,7 @@ class Request:
                                                                              "attach")):
             if given and not values.get(needs):  # a flag that would be silently ignored is a mistake to say
                 raise ConfigError(f"{flag} is only used with --{needs} JOB_ID", key=flag)
+        _nothing_follows(values)
         return cls(
             folder=folder,
             configs=[_config(folder, c, anchor) for c in configs],
@@ -183,6 +212,7 @@ class Request:
             fork_out=None if fork_out is None else _anchored(folder, fork_out, anchor),
             limits=Limits.from_values({k: values.get(k) for k in LIMIT_FLAGS}),
             report=ReportOptions.from_values(values, folder if anchor else None),
+            ignored=ignored_flags(values),
         )
 
     @property

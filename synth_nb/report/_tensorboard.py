@@ -1,6 +1,8 @@
 """TensorBoard: one event-file folder per job under ``--report-dir`` (``runs/<job id>/``, as HF Trainer).
 
-Every metric series is a scalar (tag = metric name, step = its step), written as it streams with
+Every metric series is a scalar (step = its step) tagged with the label the job's panel gives it, then the
+backend's own name (``best so far/gepa.best_score``: TensorBoard groups the series by the panel's words, and
+a search for the backend's name still finds it; a metric no panel draws keeps its name), written as it streams with
 TensorBoard's own event-file writer (tensorboardX would do the same, but it imports torch whenever torch is
 installed: 4 s of CPU in a notebook kernel for nothing); the flow's summary (prompt learning: ``summary.md``)
 is a text entry when the job ends, in the text plugin's format. What the folder already holds is read back
@@ -17,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from synth_nb.flows import get_flow
 from synth_nb.report._base import Point, Reporter, shown_path
 from synth_nb.untrusted import contained
 
@@ -39,6 +42,11 @@ class TensorBoardReporter(Reporter):
 
     def where(self) -> str:
         return f"tensorboard --logdir {shlex.quote(str(shown_path(self.folder)))}"  # every job of the folder
+
+    def _key(self, name: str) -> str:
+        """The tag: the panel's label for the metric, then its backend name (``trial score (small batch)/…``)."""
+        label = get_flow(self.job.flow).chart.label_of(name)
+        return f"{label}/{name}" if label else name
 
     def _resume(self) -> Mapping[str, Iterable[int]]:
         from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS, EventAccumulator
@@ -68,7 +76,7 @@ class TensorBoardReporter(Reporter):
 
         writer = self._open()
         for point in points:
-            value = Summary.Value(tag=point.name, simple_value=point.value)
+            value = Summary.Value(tag=self._key(point.name), simple_value=point.value)
             writer.add_event(Event(wall_time=time.time() if point.time is None else point.time, step=point.step,
                                    summary=Summary(value=[value])))
 

@@ -112,7 +112,7 @@ def test_save_then_close_and_shut_down_reopens_without_widget_errors(lab: Any, f
     shown = page.locator(".jp-Notebook").text_content() or ""
     for job_id in (done_id, stopped_id, running_id):
         assert job_id in shown
-    assert f"Job {stopped_id}: cancelled." in lab.cell(2).locator(".synth-controls-snapshot").inner_text()
+    assert f"Job {stopped_id} cancelled by the panel's Cancel button." in lab.cell(2).locator(".synth-controls-snapshot").inner_text()
     lab.screenshot(f"{front_end}-reopened", page.locator(".jp-Notebook"))
     lab.assert_clean(where=f"reopened in {front_end}")
     assert "model not found" not in shown

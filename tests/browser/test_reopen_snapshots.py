@@ -53,7 +53,13 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     sft_id = re.search(r"submitted sft job (\S+)", lab.wait_output(1, "submitted sft job")).group(1)  # type: ignore[union-attr]
     row = lab.cell(1).locator(f".synth-controls-snapshot[data-job-id='{sft_id}']")
     row.wait_for(timeout=120_000)
-    assert [line for line in row.inner_text().splitlines() if line.strip()][:2] == [f"Job {sft_id}: succeeded.", "Job finished: off"]
+    # one line: the status and why it stopped (never "Job finished: off", which read as "it did not finish")
+    said = [line for line in row.inner_text().splitlines() if line.strip()]
+    assert re.fullmatch(rf"Job {sft_id} succeeded: it ran all its planned training steps \(max_steps: (\d+) of \1 "
+                        r"steps\)\. Wrote the job's bundle to \S+/", said[0]) and len(said) == 1, said
+    status = lab.cell(1).locator(f".synth-monitor[data-job-id='{sft_id}']")
+    assert "succeeded: it ran all its planned training steps" in status.locator(".synth-note").inner_text()
+    assert status.locator("table.synth-ending th", has_text="estimate").count() == 1  # each figure beside it
     assert lab.cell(1).locator(".synth-controls").count() == 0
     lab.save()
     assert _widget_outputs(path, 1) == 0
@@ -73,7 +79,8 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     lab.cell(0).click()
     gepa_row = cell.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']")
     gepa_row.wait_for(timeout=60_000)
-    written = re.search(rf"Last message: Wrote summary\.md and summary_curve\.png to (\S*{gepa_id})/", gepa_row.inner_text())
+    written = re.search(rf"Job {gepa_id} succeeded: .+\. Wrote summary\.md and summary_curve\.png to (\S*{gepa_id})/",
+                        gepa_row.inner_text())
     assert written, gepa_row.inner_text()
     assert (lab.folder / written.group(1) / "summary.md").is_file()
     cell.get_by_role("link", name="summary.md").wait_for()
@@ -103,7 +110,7 @@ def test_ended_jobs_and_a_stopped_kernel_leave_static_snapshots_that_reopen_clea
     reopened.locator(".synth-wizard-snapshot").wait_for(timeout=60_000)
     lab.cell(1).locator(f".synth-controls-snapshot[data-job-id='{sft_id}']").wait_for()
     shown = reopened.locator(".jp-OutputArea").inner_text()
-    assert gepa_id in shown and "succeeded" in shown and "Last message: Wrote summary.md" in shown
+    assert f"Job {gepa_id} succeeded: " in shown and ". Wrote summary.md" in shown
     lab.screenshot(f"{front_end}-reopened", reopened)
     lab.assert_clean(where=f"reopened in {front_end}")
     assert json.loads(saved)["cells"][2]["outputs"]
@@ -138,7 +145,8 @@ def test_a_cancelled_row_becomes_text_once_the_focus_leaves_it_and_an_ended_row_
     gepa_id = str(gepa.locator(".synth-monitor").get_attribute("data-job-id"))
     row = gepa.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']")
     row.wait_for(timeout=60_000)
-    assert re.search(rf"Last message: Wrote summary\.md and summary_curve\.png to \S*{gepa_id}/", row.inner_text())
+    assert re.search(rf"Job {gepa_id} succeeded: .+\. Wrote summary\.md and summary_curve\.png to \S*{gepa_id}/",
+                     row.inner_text())
     gepa.get_by_role("link", name="summary.md").wait_for()
     assert page.evaluate("() => document.activeElement.classList.contains('synth-toggle')")
     assert sft.locator(".synth-controls").count() == 1  # still live: it holds the focus
@@ -147,7 +155,7 @@ def test_a_cancelled_row_becomes_text_once_the_focus_leaves_it_and_an_ended_row_
     lab.cell(3).click()
     said = sft.locator(f".synth-controls-snapshot[data-job-id='{sft_id}']")
     said.wait_for(state="attached", timeout=60_000)  # a windowed notebook may not draw the cell scrolled away
-    assert (said.text_content() or "").startswith(f"Job {sft_id}: cancelled.")
+    assert (said.text_content() or "").startswith(f"Job {sft_id} cancelled by the panel's Cancel button.")
     assert sft.locator(".synth-controls").count() == 0
     lab.screenshot(f"{front_end}-rows-as-text", lab.page.locator(".jp-Notebook"))
     lab.save()

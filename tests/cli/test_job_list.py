@@ -69,13 +69,21 @@ def test_both_doors_list_a_job_as_it_ended_on_the_backend_now_running(
     job_id, restarted = ended_elsewhere
     _unfollowed(folder, job_id)
     last_seq = _status(restarted, job_id)["last_seq"]
+    # why it stopped, read from its events by the listing (nobody followed it): the search's budget ran out
+    reason = "succeeded: the search used its rollout budget (budget_exhausted: "
     if door == "synth-nb jobs":
         assert main(["jobs"]) == 0
-        (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(job_id)]
+        out = capsys.readouterr().out
+        head, *_ = out.splitlines()
+        (row,) = [line for line in out.splitlines() if line.startswith(job_id)]
         assert " succeeded " in row and "recorded" not in row and f" {last_seq} " in row
+        assert "STOPPED" in head and reason in row and head.index("STOPPED") == row.index(reason), out
     else:
         table = run_magic(folder, "--jobs", "jobs.ipynb")
-        (row,) = [line for line in table._repr_mimebundle_()["text/plain"].splitlines() if line.startswith(job_id)]
-        assert "  succeeded  " in row and "recorded" not in row
+        bundle = table._repr_mimebundle_()
+        (row,) = [line for line in bundle["text/plain"].splitlines() if line.startswith(job_id)]
+        assert "  succeeded  " in row and "recorded" not in row and reason in row
+        assert "<th scope='col'>stopped</th>" in bundle["text/html"] and reason in bundle["text/html"]
     recorded = JobRegistry(folder).get(job_id)  # remembered for the next listing
     assert recorded is not None and (recorded.status, recorded.last_seq) == ("succeeded", last_seq)
+    assert recorded.stop_reason is not None and recorded.stop_reason.startswith(reason)

@@ -63,7 +63,10 @@ def _assert_stopped_at(folder: Path, limit: int, minibatch: int, out: str, event
     assert run["status"] == "succeeded"
     assert sent["termination_config"]["max_rollouts"] == limit
     summary = (folder / "results" / run["job_id"] / "summary.md").read_text()
-    assert f"| Rollouts | {own} (+" in summary or f"| Rollouts | {own} |" in summary, summary
+    rollouts = next(line for line in summary.splitlines() if line.startswith("| Rollouts | "))
+    assert f"({own} search + " in rollouts or f"| Rollouts | {own} · " in rollouts, summary
+    stopped = next(line for line in summary.splitlines() if line.startswith("| Stopped | "))
+    assert f"stopped by --max-rollouts {limit}: {own} rollouts (limit {limit})" in stopped, summary
 
 
 def test_max_rollouts_is_sent_and_a_gepa_job_stops_at_it(

@@ -10,6 +10,7 @@ runs in seconds), and SFT replayed at its recorded speed.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,15 +73,24 @@ def test_max_rollouts_cancels_a_gepa_job_whose_body_lacks_the_limit_and_keeps_it
 
 def test_stop_on_plateau_stops_a_gepa_job_after_n_evaluations_without_a_new_best(
         folder: Path, gepa: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The stop is said at the evaluation that made N in a row without a new best (a fast backend scores a few
+    more while the cancel travels: they are said apart, never counted into the limit's figure)."""
     assert main(["train", "-c", "gepa.toml", "--backend", gepa.url, "--stop-on-plateau", "3"]) == 0
     out = capsys.readouterr().out
     line = next(ln for ln in out.splitlines() if "stopped by --stop-on-plateau 3: " in ln)
-    assert "evaluations without a new best (limit 3)" in line and "Final status: cancelled" in out
+    assert line.startswith("  stopped:  stopped by --stop-on-plateau 3: 3 evaluations without a new best (limit 3)")
+    assert "Final status: cancelled" in out
     job_id = _job_id(out, "prompt_learning")
     trials = [json.loads(ln) for ln in (folder / "results" / job_id / "events.jsonl").read_text().splitlines()]
     scores = [e["data"]["mean"] for e in trials if e["type"] == "prompt.learning.trial.results"]
     best_at = scores.index(max(scores))
-    assert len(scores) - 1 - best_at >= 3  # three trials after the best one, none better
+    after = len(scores) - 1 - best_at
+    assert after >= 3  # three trials after the best one, none better
+    if after > 3:  # the ones scored after the stop are named as such
+        assert f"{after - 3} more evaluation" in line, line
+    run = json.loads((folder / "results" / job_id / "run.json").read_text())
+    assert run["stop_reason"]["kind"] == "plateau" and run["stopped_by"]["used_when_stopped"] == 3
+    assert run["stop_reason"]["text"] == line.split("stopped:  ", 1)[1]
 
 
 def test_max_minutes_stops_a_replayed_sft_job(folder: Path, monkeypatch: pytest.MonkeyPatch,
@@ -94,7 +104,9 @@ def test_max_minutes_stops_a_replayed_sft_job(folder: Path, monkeypatch: pytest.
         code = main(["train", "-c", "sft.toml", "--backend", backend.url, "--max-minutes", "0.05"])
     out, err = capsys.readouterr()
     assert code == 0, out + err
-    assert "stopped by --max-minutes 0.05: " in out and "minutes (limit 0.05); cancel: cancelled" in out
+    line = next(ln for ln in out.splitlines() if "stopped by --max-minutes 0.05: " in ln)
+    assert "(limit 3.0 s); cancel: cancelled" in line, line  # a duration, never "3.762e-05 minutes"
+    assert re.search(r"--max-minutes 0\.05: [0-9.]+ s \(limit", line) and not re.search(r"[0-9]e-[0-9]", out), line
     job_id = _job_id(out, "sft")
     run = json.loads((folder / ".synth_nb" / "runs" / job_id / "run.json").read_text())
     assert run["status"] == "cancelled" and run["stopped_by"]["limit"] == "--max-minutes"
@@ -111,7 +123,12 @@ def test_limits_must_be_positive_and_meters_say_what_is_left() -> None:
     assert (meter.left, meter.fraction, meter.crossed) == (60, 0.4, False)
     assert meter.line() == "--max-rollouts 100: 40 rollouts used, 60 left"
     assert Meter("tokens", "--max-tokens", 10, None, "tokens").line() == \
-        "--max-tokens 10: not reported by the backend for this job"
+        "--max-tokens 10: not reported by the backend so far"
+    assert Meter("minutes", "--max-minutes", 2, 3.762e-05 / 60 * 60, "minutes").line() == \
+        "--max-minutes 2: < 0.1 s used, 2 min 00 s left"
+    assert Meter("minutes", "--max-minutes", 2, 1.0667, "minutes").line() == "--max-minutes 2: 1 min 04 s used, 56 s left"
+    assert Meter("plateau", "--stop-on-plateau", 3, None, "evaluations without a new best").line() == \
+        "--stop-on-plateau 3: no evaluation scored yet"
 
 
 def test_a_bad_limit_is_a_usage_error_before_anything_is_sent(folder: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -74,8 +74,9 @@ class FakeJob:
             if item.kind == "done":
                 return
 
-    async def cancel(self) -> str:
+    async def cancel(self, timeout: float = 30.0, *, by: str = "this command") -> str:
         self.cancel_calls += 1
+        self.cancelled_by = by
         self.finish("cancelled")
         return self.status
 

@@ -41,8 +41,8 @@ async def test_the_meter_shows_what_is_left_and_which_limit_stopped_the_job(outp
     assert "data-testid='budget'" in html and "aria-label='budget left'" in html
     assert "<meter min='0' max='60' value='40'" in html
     assert "rollouts: 40 of 60 used, 20 left" in text
-    assert "minutes: 1.5 of 10.0 used, 8.5 left" in text
-    assert "--max-tokens 5000: not reported by the backend for this job" in text
+    assert "time: 1 min 30 s of 10 min 00 s used, 8 min 30 s left" in text  # a duration, never "1.5 minutes"
+    assert "--max-tokens 5000: not reported by the backend so far" in text
 
     job.event("prompt.learning.progress", rollouts_completed=64, best_score=0.8)  # crosses the limit
     final = await asyncio.wait_for(panel.wait(), 30)
@@ -50,9 +50,11 @@ async def test_the_meter_shows_what_is_left_and_which_limit_stopped_the_job(outp
     clock.now += 600  # the job has ended: its time no longer runs
     panel.render_status(force=True)
     html, text = status.last["text/html"], status.last["text/plain"]
-    assert "rollouts: 64 of 60 used, 0 left" in text and "minutes: 1.5 of 10.0 used" in text
-    assert "stopped by --max-rollouts 60: 64 rollouts (limit 60); cancel: cancelled" in text
-    assert "data-limit='rollouts' data-crossed='true'" in html and "synth-budget-stopped" in html
+    assert "rollouts: 64 of 60 used, 0 left" in text and "time: 1 min 30 s of 10 min 00 s used" in text
+    # why it stopped: once, on the status line (the job's one stop reason), the meter marks the limit crossed
+    assert text.count("stopped by --max-rollouts 60: 64 rollouts (limit 60); cancel: cancelled") == 1
+    assert "data-limit='rollouts' data-crossed='true'" in html
+    assert "<div class='synth-note'>stopped by --max-rollouts 60: 64 rollouts (limit 60); cancel: cancelled" in html
 
     # a plain display output: the saved notebook holds the meter as it was last drawn
     cell = nbformat.v4.new_code_cell("job", outputs=[nbformat.v4.new_output("display_data", data=status.last)])
@@ -110,5 +112,5 @@ async def test_a_job_the_backend_stopped_at_the_limit_is_reported_once_and_not_c
     assert text.count("stopped by --max-rollouts 60") == 1
     assert "stopped by --max-rollouts 60: 56 rollouts (limit 60); the backend ended the search at the limit " \
            "(budget_exhausted); the best prompt the backend reports is kept" in text
-    assert "synth-budget-stopped" in html
+    assert "<div class='synth-note'>stopped by --max-rollouts 60: 56 rollouts (limit 60)" in html
     assert job.watchdog.stopped_by()["by"] == "backend"  # type: ignore[attr-defined]

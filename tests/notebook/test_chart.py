@@ -202,12 +202,12 @@ def test_large_series_renders_through_downsampling() -> None:
 
 def test_an_empty_chart_is_a_sentence_not_empty_axes(outputs) -> None:
     chart = LiveChart("prompt_learning")
-    assert "waiting for the first metric" in chart.text_table()
+    assert "waiting for the first trial score (small batch) point" in chart.text_table()  # what it waits for
     assert chart.html_table() == ""  # the chart output says it, the status output does not repeat it
     chart.display()
     (output,) = outputs
     assert "image/png" not in output.last
-    assert output.last["text/plain"] == "Prompt learning score: waiting for the first metric…"
+    assert output.last["text/plain"] == "Prompt learning score: waiting for the first trial score (small batch) point…"
     assert "<img" not in output.last["text/html"]
     chart.ended = True
     chart.publish(None)
@@ -297,3 +297,18 @@ def test_a_live_frame_is_a_transparent_png_of_the_whole_figure() -> None:
     assert live.shape == exact.shape and live.shape[2] == 4
     assert live[0, 0, 3] == 0.0  # the corner shows the page
     assert (live[..., 3] > 0).sum() > 0.5 * (exact[..., 3] > 0).sum()  # axes, labels and the line are drawn
+
+
+def test_the_prompt_learning_chart_says_which_score_is_which(outputs) -> None:
+    """"trial score (small batch)" at 1.0 beside "best so far" 0.81: one sentence says what each measures."""
+    chart = LiveChart("prompt_learning")
+    for step, score in ((12, 1.0), (24, 0.75)):
+        chart.add_metric(NS(name="gepa.trial.score", step=step, value=score, data={}))
+    chart.add_metric(NS(name="gepa.best_score", step=24, value=0.81, data={}))
+    bundle = chart.mimebundle()
+    legend = ("Trial score (small batch): one candidate prompt scored on a small batch of training seeds, so a "
+              "lucky batch reaches 1.0; best so far: the best prompt's score on the seeds the search ranks prompts "
+              "by (GEPA: its validation seeds; MIPRO: its online pool), the figure the search keeps.")
+    assert f"<p class='synth-chart-legend'>{legend.replace(chr(39), '&#x27;')}</p>" in bundle["text/html"]
+    assert bundle["text/plain"].endswith(legend)
+    assert "synth-chart-legend" not in LiveChart("sft").waiting_bundle()["text/html"]

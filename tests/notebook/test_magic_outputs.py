@@ -120,3 +120,19 @@ def test_a_reporter_says_where_its_run_is(tmp_path: Path) -> None:
     assert re.fullmatch(r"\[MLflowReporter\(job='pl_\w+', ended, points=\d+\) → "
                         r"mlflow ui --backend-store-uri sqlite:///runs/mlflow\.db\]", mlflow), mlflow
     assert (folder / "runs" / "mlflow.db").is_file()
+
+
+def test_a_finished_job_says_why_it_stopped_and_what_it_used_beside_its_estimate(tmp_path: Path) -> None:
+    """The panel a headless ``--wait`` leaves: its status ends on the job's one stop reason, then the estimate
+    it was sent with (from its plan) beside each figure it used, as the terminal's final block says it."""
+    folder, cells = _run(tmp_path, ["job = %synth_train -c gepa.toml --backend local --yes --wait",
+                                    "sft = %synth_train -c sft.toml --backend local --yes --wait"])
+    gepa, sft = _text(cells[1]), _text(cells[2])
+    assert "succeeded: the search used its rollout budget (budget_exhausted" in gepa, gepa
+    lines = gepa.splitlines()
+    assert any(line.startswith("estimate: from the plan (no dry run at submission") for line in lines), gepa
+    # this config names no rollout budget: the estimate says so beside the count the job reported
+    assert "rollouts: 168 · not estimated: no rollout.budget in [prompt_learning.gepa]: the backend decides" in lines
+    assert "cost:     $0.0000 · estimate $0 (the embedded backend runs on this machine)" in lines
+    assert "succeeded: it ran all its planned training steps (max_steps: 120 of 120 steps)" in sft, sft
+    assert "Job finished: off" not in gepa + sft and "not pressed" not in gepa + sft

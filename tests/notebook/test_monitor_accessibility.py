@@ -13,7 +13,7 @@ from synth_nb.notebook.monitor_widgets import LiveRegion, ToggleButton
 
 def test_alt_text_says_what_the_chart_shows_now() -> None:
     chart = LiveChart("prompt_learning")
-    assert chart.alt_text() == "Prompt learning score chart: waiting for the first metric."
+    assert chart.alt_text() == "Prompt learning score chart: waiting for the first trial score (small batch) point."
     for step, score in ((144, 0.5), (288, 0.81), (432, 0.75)):
         chart.add_metric(NS(name="gepa.trial.score", step=step, value=score))
     chart.add_metric(NS(name="baseline.score", step=0, value=0.65))

@@ -74,7 +74,8 @@ def test_stall_detector_uses_the_usual_gap_with_a_floor() -> None:
 
 
 def test_format_duration() -> None:
-    assert [format_duration(s) for s in (None, 5, 65, 3720)] == ["–", "5s", "1m05s", "1h02m"]
+    assert [format_duration(s) for s in (None, 0.01, 2.34, 5, 12.4, 64, 65, 3720)] == [
+        "–", "< 0.1 s", "2.3 s", "5.0 s", "12 s", "1 min 04 s", "1 min 05 s", "1 h 02 min"]
 
 
 def _state(**kw) -> PanelState:
@@ -89,7 +90,7 @@ def test_html_escapes_highlights_errors_and_shows_stall() -> None:
     page = render_html(_state(stalled_for=120.0, usual_gap=2.0))
     assert "boom &lt;b&gt;" in page and "boom <b>" not in page
     assert "class='synth-err'>⚠ " in page  # an error is marked by a symbol, not only by its colour
-    assert "No event for 2m00s" in page
+    assert "No event for 2 min 00 s" in page
     assert "role=" not in page  # re-rendered each refresh: announcing is the LiveRegion's job
     assert "4 routine hidden" in page
     assert "data-status='running'" in page

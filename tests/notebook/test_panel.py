@@ -52,9 +52,11 @@ async def test_panel_follows_job_to_the_end_and_leaves_chart_status_and_artifact
     # nothing is left to press: the row became static text, so a saved notebook
     # reopened without this kernel shows its last state, not "Error displaying widget"
     assert "application/vnd.jupyter.widget-view+json" not in controls.last
-    assert controls.last["text/plain"].splitlines() == [
-        "Job job_test123: succeeded.", "  Job finished: off", "  Show all events: not pressed"]
-    assert "<li>Job finished: off</li>" in controls.last["text/html"]
+    # one line: the status and why it stopped, never the buttons' states ("Job finished: off" read as "the
+    # job did not finish")
+    assert controls.last["text/plain"] == ("Job job_test123 succeeded: it ran all its planned training steps "
+                                           "(max_steps: 20 of 20 steps).")
+    assert "Job finished" not in controls.last["text/html"] and "not pressed" not in controls.last["text/html"]
 
 
 async def test_a_kernel_stopping_mid_job_leaves_a_row_that_says_how_to_follow_the_job_again(outputs) -> None:
@@ -161,7 +163,7 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
     controls.confirm.click()
     final = await asyncio.wait_for(panel.wait(), 60)
     assert final == "cancelled" and job.cancel_calls == 1
-    assert "backend confirmed status cancelled" in status.last["text/plain"]
+    assert "cancelled by the panel's Cancel button" in status.last["text/plain"]
     assert "RL result: job_test123 (cancelled)" in summary.last["text/plain"]
     assert '"status": "cancelled"' in summary.last["text/plain"]
     # the row holds the focus Cancel left in it: it stays live until the front end says the focus has left
@@ -173,7 +175,7 @@ async def test_cancel_asks_to_confirm_then_sends_backend_cancel_and_shows_confir
         if "application/vnd.jupyter.widget-view+json" not in row.last:
             break
         await asyncio.sleep(0.02)
-    assert row.last["text/plain"].splitlines()[0] == "Job job_test123: cancelled."
+    assert row.last["text/plain"] == "Job job_test123 cancelled by the panel's Cancel button."
 
 
 async def test_a_cancel_from_code_leaves_a_row_without_the_focus_as_text_at_once(outputs) -> None:
@@ -184,7 +186,7 @@ async def test_a_cancel_from_code_leaves_a_row_without_the_focus_as_text_at_once
     await asyncio.wait_for(panel.finished(), 60)
     row = outputs[2]
     assert "application/vnd.jupyter.widget-view+json" not in row.last  # no front end will ever say "unfocused"
-    assert row.last["text/plain"].splitlines()[0] == "Job job_test123: cancelled."
+    assert row.last["text/plain"] == "Job job_test123 cancelled by the panel's Cancel button."
 
 
 async def test_stall_notice_appears_after_a_long_quiet_spell(outputs) -> None:
@@ -249,7 +251,7 @@ async def test_interrupting_a_wait_sends_the_backend_cancel(outputs) -> None:
     with pytest.raises(asyncio.CancelledError):
         await waiter
     assert job.cancel_calls == 1 and job.status == "cancelled"
-    assert "backend confirmed status cancelled" in outputs[0].last["text/plain"]
+    assert "cancelled by this cell (interrupted)" in outputs[0].last["text/plain"]
 
 
 def test_show_jobs_waits_for_every_job_with_one_panel_each(outputs) -> None:
@@ -299,6 +301,7 @@ def _pl_finished(job: FakeJob) -> None:
         job.metric("gepa.trial.score", step, score)
     job.event("prompt.learning.candidate.evaluated", is_baseline=True, score=0.646)
     job.event("prompt.learning.validation.summary", baseline={"accuracy": 0.75}, results=[{"accuracy": 0.8}])
+    job.event("prompt.learning.completed", finish_reason="budget_exhausted", rollouts_completed=20)
     job.finish("succeeded", best_score=0.8)
 
 
@@ -310,7 +313,7 @@ async def test_every_output_is_a_display_id_output_and_bundles_names_each(output
         panel.outputs.status, panel.outputs.chart, panel.outputs.summary)
     assert panel.outputs.status.startswith("synth-pl_ids-")
     assert MonitorPanel(job).outputs != panel.outputs  # a second panel of the job gets outputs of its own
-    assert "waiting for the first metric" in chart.last["text/plain"]  # not empty axes
+    assert "waiting for the first trial score (small batch) point" in chart.last["text/plain"]  # not empty axes
     _pl_finished(job)
     await asyncio.wait_for(panel.wait(), 60)
     assert set(panel.bundles()) == {status.display_id, chart.display_id, summary.display_id}
@@ -334,9 +337,8 @@ async def test_the_end_writes_the_result_files_links_them_and_leaves_the_row_as_
     assert "# Prompt-learning summary: `pl_export`" in summary  # the result stays below the links
     # nothing is left to press: the row is text at once, with what was written where
     assert "application/vnd.jupyter.widget-view+json" not in row.last
-    assert row.last["text/plain"].splitlines() == [
-        "Job pl_export: succeeded.", "  Job finished: off", "  Show all events: not pressed",
-        "  Last message: Wrote summary.md and summary_curve.png to results/pl_export/"]
+    assert row.last["text/plain"] == ("Job pl_export succeeded: the search used its rollout budget (budget_exhausted). "
+                                      "Wrote summary.md and summary_curve.png to results/pl_export/")
     # written elsewhere on request too, linked the same way
     again = panel.export_results(tmp_path / "elsewhere")
     assert again[0] == tmp_path / "elsewhere" / "pl_export" / "summary.md"
@@ -353,7 +355,8 @@ async def test_result_files_that_cannot_be_written_are_said_and_the_panel_still_
     summary = outputs[3].last
     assert summary["text/plain"].startswith(f"Could not write the result files to {tmp_path / 'taken' / 'pl_ro'}/:")
     assert "# Prompt-learning summary: `pl_ro`" in summary["text/markdown"]  # the result is still shown
-    assert "Last message: Could not write the result files" in outputs[2].last["text/plain"]
+    assert "succeeded: the search used its rollout budget (budget_exhausted). Could not write the result files" \
+        in outputs[2].last["text/plain"]
 
 
 async def test_progress_ends_full_and_green_on_success_and_red_where_it_stopped_otherwise(outputs) -> None:
@@ -398,3 +401,30 @@ async def test_a_chart_too_costly_to_redraw_live_still_ends_complete(outputs) ->
     assert shown.last["image/png"] != first
     assert "train loss" in shown.last["text/plain"] and "200" in shown.last["text/plain"].splitlines()[-1]
     assert chart.point_count == 200
+
+
+async def test_a_finished_panel_says_why_the_job_stopped_and_what_it_used_beside_its_estimate(outputs) -> None:
+    """The status line ends on the job's one stop reason; under it, each figure beside the estimate it was sent
+    with and the ratio, and the gain on named seeds: what the terminal's final block and summary.md say."""
+    job = FakeJob("prompt_learning", job_id="pl_est", algorithm="gepa")
+    job.estimate = {"basis": "the plan", "rollouts": 30, "rollouts_how": "rollout.budget 26 + held-out 4",  # type: ignore[attr-defined]
+                    "tokens": None, "tokens_how": "sized by a dry rollout, which --check runs", "cost_usd": 0.0,
+                    "cost": "$0 (the embedded backend runs on this machine)"}
+    panel = MonitorPanel(job, tick=0.01).display()
+    job.event("prompt.learning.progress", rollouts_completed=20, rollouts_total=26)
+    job.event("prompt.learning.validation.summary", baseline={"accuracy": 0.5, "seeds": [0, 1, 2, 3]},
+              results=[{"accuracy": 0.75}])
+    job.event("prompt.learning.completed", finish_reason="budget_exhausted", rollouts_completed=20,
+              heldout_rollouts=4, token_count_total=900, total_usd=0.0)
+    job.finish("succeeded", best_score=0.75)
+    await asyncio.wait_for(panel.wait(), 60)
+    text, html = outputs[0].last["text/plain"], outputs[0].last["text/html"]
+    lines = text.splitlines()
+    assert "succeeded: the search used its rollout budget (budget_exhausted: 20 of 26 rollouts)" in lines
+    assert "rollouts: 24 (20 search + 4 held-out) · estimate 30 · ×0.80" in lines
+    assert "tokens:   900 · not estimated: sized by a dry rollout, which --check runs" in lines
+    assert "cost:     $0.0000 · estimate $0 (the embedded backend runs on this machine)" in lines
+    assert "gain:     held-out score 0.5000 → 0.7500: +0.2500, +50.0% better on 4 held-out seeds" in lines
+    assert "<table class='synth-ending'" in html and "<th scope='row'>rollouts</th>" in html
+    assert outputs[2].last["text/plain"].startswith(
+        "Job pl_est succeeded: the search used its rollout budget (budget_exhausted: 20 of 26 rollouts).")

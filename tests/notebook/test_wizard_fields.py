@@ -63,3 +63,40 @@ def test_the_terminal_takes_the_same_flags(tmp_path: Path, monkeypatch, capsys) 
     assert '"num_generations": 3' in text and '"train_seeds": [5, 6, 7]' in text
     assert main(["train", "sft.toml", "--dry-run", "--iterations", "3"]) == 0
     assert "--iterations is ignored for SFT jobs" in capsys.readouterr().out
+
+
+async def test_the_task_url_field_shows_the_url_the_send_uses_on_the_embedded_backend(
+        tmp_path: Path, backend: Any, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A config whose task app does not answer runs on the embedded backend's bundled copy: the field shows that
+    URL and says so ("the bundled banking app on the embedded backend"), not the dead one from the TOML, and the
+    preview sends it. Back on a hosted backend, the field shows the config's own value again."""
+    import asyncio
+
+    from minimal_configs import LOCAL_GEPA
+
+    from synth_nb import pipeline
+    from synth_nb.backend import normalize_backend_url
+    from synth_nb.pipeline import bundled_apps
+
+    folder = make_project(tmp_path / "nb")
+    (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url="http://127.0.0.1:9", budget=24))
+    pipeline.use_local_backend(backend)
+    try:
+        wizard = tick(Wizard(folder, environ=clean_environ(), backend="local"), "gepa.toml")
+        await asyncio.sleep(0.1)  # the tick is applied on the wizard's loop
+        wizard._recompute()
+        bundled = bundled_apps.served_at("banking", normalize_backend_url(backend.url))
+        field = next(f for f in wizard.override_fields if f["name"] == "task_url")
+        assert wizard.overrides["task_url"] == bundled and field["prefill"] == bundled
+        assert field["hint"] == ("Used: the bundled banking app on the embedded backend (the config's "
+                                 "http://127.0.0.1:9 does not answer)")
+        (row,) = wizard.previews
+        assert _find(json.loads(row["preview"])["steps"][0]["body"], "task_app_url") == bundled
+        assert "task_url" not in wizard._changed_overrides()[0]  # not an override the user gave
+        wizard.backend = "http://127.0.0.1:9"
+        await asyncio.sleep(0.1)
+        wizard._recompute()
+        field = next(f for f in wizard.override_fields if f["name"] == "task_url")
+        assert wizard.overrides["task_url"] == "http://127.0.0.1:9" and not field["hint"].startswith("Used:")
+    finally:
+        pipeline.stop_local_backend()

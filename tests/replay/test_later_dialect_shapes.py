@@ -92,6 +92,7 @@ def test_a_later_dialect_failure_is_a_failure_with_its_reason(replay: Replay, ca
     block = final_block(out)
     assert block.startswith("Final status: failed")
     assert "error: task app rejected the API key (HTTP 401)" in block
+    assert "  stopped:  failed: task app rejected the API key (HTTP 401)\n" in block  # the one stop reason
     job = attached(replay)
     assert job.status == "failed" and [e.type for e in job.events][-2:] == [
         "prompt.learning.gepa.failed", "learning.policy.gepa.job.failed"]

@@ -291,3 +291,26 @@ def test_a_linked_job_the_backend_does_not_know_is_named(replay: Replay, capsys:
     block = final_block(out)
     assert "events:   1" in block and "linked job: job_ffffeeeedddd could not be followed" in block
     assert replay.asked.count("/rl/jobs/job_ffffeeeedddd") == 1  # looked for once, not on every poll
+
+
+@pytest.mark.parametrize("replay", ["pl_completed_finish_reason"], indirect=True)
+def test_a_hosted_finish_reason_is_the_stop_reason_with_what_the_job_used(replay: Replay,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    rows = dict(line.split(":", 1) for line in final_block(out).splitlines()[1:] if line.startswith("  ") and ":" in line)
+    rows = {k.strip(): v.strip() for k, v in rows.items()}
+    assert rows["stopped"] == "succeeded: the search used its rollout budget (budget_exhausted)"
+    assert rows["estimate"] == "none kept (the job was not sent from here)"
+    assert rows["rollouts"] == "180"  # the status document's metadata.stats
+    assert rows["tokens"] == "1,235,000 (prompt 1,200,000, completion 35,000, unknown 0)"
+    assert rows["time"] == "6 min 52 s" and rows["cost"] == "$0.4100"
+
+
+@pytest.mark.parametrize("replay", ["pl_mipro_exhausted"], indirect=True)
+def test_a_mipro_search_that_ran_out_without_a_reason_says_so(replay: Replay, capsys: pytest.CaptureFixture) -> None:
+    code, out = run_attach(replay, capsys)
+    assert code == 0, out
+    assert "  stopped:  succeeded: the search used its rollout budget (budget_exhausted)\n" in final_block(out)
+    job = attached(replay)
+    assert job.ending().stop.kind == "budget_exhausted"

@@ -19,6 +19,7 @@ from trackers import (
     mlflow_runs,
     mlflow_series,
     tensorboard_series,
+    tensorboard_tags,
 )
 
 from synth_nb import pipeline
@@ -77,6 +78,15 @@ def test_report_to_follows_a_live_job_and_ends_its_run(flow: str, tmp_path: Path
     again = job.report_to("tensorboard,mlflow", report_dir=runs)  # the job is over: writes what is missing
     assert all(r.ended and r.problem is None for r in again)
     assert tensorboard_series(runs / job.id) == as_float32(expected)
+    # each tag is the panel's label, then the backend's name (findable): TensorBoard groups by the label
+    labels = {"sft": {"train.loss": "train loss", "val.loss": "validation loss"},
+              "rl": {"train.reward_mean": "mean reward", "eval.reward_mean": "eval reward"},
+              "prompt_learning": {"gepa.best_score": "best so far", "gepa.trial.score": "trial score (small batch)"}}
+    tags = tensorboard_tags(runs / job.id)
+    for name, label in labels[flow].items():
+        if name in expected:
+            assert f"{label}/{name}" in tags, tags
+    assert {tag.rsplit("/", 1)[-1] for tag in tags} == set(expected)
     (same,) = mlflow_runs(client, job.id)
     assert same.info.run_id == mlrun.info.run_id and mlflow_series(client, same) == expected
     assert "warning" not in capsys.readouterr().err

@@ -14,13 +14,24 @@ def job_series(job: Any) -> dict[str, list[tuple[int, float]]]:
     return {name: job.metric_series(name) for name in job.metrics.last_steps}
 
 
+def tensorboard_tags(logdir: Path) -> list[str]:
+    """The scalar tags in ``logdir``'s event files (``<the panel's label>/<the backend's name>``)."""
+    from tensorboard.backend.event_processing.event_accumulator import SCALARS, EventAccumulator
+
+    events = EventAccumulator(str(logdir), size_guidance={SCALARS: 0}, purge_orphaned_data=False)
+    events.Reload()
+    return sorted(events.Tags()["scalars"])
+
+
 def tensorboard_series(logdir: Path) -> dict[str, list[tuple[int, float]]]:
-    """Every scalar series in ``logdir``'s event files, read with TensorBoard's own reader (all points)."""
+    """Every scalar series in ``logdir``'s event files, read with TensorBoard's own reader (all points), by the
+    backend's metric name (the last part of its tag)."""
     from tensorboard.backend.event_processing.event_accumulator import SCALARS, TENSORS, EventAccumulator
 
     events = EventAccumulator(str(logdir), size_guidance={SCALARS: 0, TENSORS: 0}, purge_orphaned_data=False)
     events.Reload()
-    return {tag: [(e.step, e.value) for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+    return {tag.rsplit("/", 1)[-1]: [(e.step, e.value) for e in events.Scalars(tag)]
+            for tag in events.Tags()["scalars"]}
 
 
 def tensorboard_text(logdir: Path, tag: str) -> list[str]:

@@ -10,8 +10,9 @@ from typing import Any
 from synth_nb.flows._common import absolute_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob, unreadable_metrics, unreadable_metrics_note
 from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, TaskAppRef, Workload
+from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.prompt_learning import estimate, plan
+from synth_nb.flows.prompt_learning import estimate, outcome, plan
 from synth_nb.flows.prompt_learning.chart import CHART
 from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
@@ -138,6 +139,12 @@ class PromptLearningFlow(Flow):
         scores = job_scores(job.status_doc, job.events.of_types(SCORE_EVENT_TYPES))
         found = {"baseline_score": scores.baseline, "best_score": scores.best}
         return {key: value for key, value in found.items() if value is not None}
+
+    def usage(self, job: FinishedJob) -> Usage:
+        return outcome.usage(job)
+
+    def gains(self, job: FinishedJob) -> list[Gain]:
+        return outcome.gains(job)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)

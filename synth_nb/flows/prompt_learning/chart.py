@@ -82,6 +82,9 @@ CHART = ChartSpec(
     xlabel="rollouts used",
     event_xlabel="trial",
     ylabel="score (share correct)",
+    legend=("Trial score (small batch): one candidate prompt scored on a small batch of training seeds, so a "
+            "lucky batch reaches 1.0; best so far: the best prompt's score on the seeds the search ranks prompts "
+            "by (GEPA: its validation seeds; MIPRO: its online pool), the figure the search keeps."),
     series=(
         SeriesSpec("trial", "trial score (small batch)",
                    frozenset({"gepa.trial.score", "prompt_learning.trial.score", "trial.score",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth_nb.flows.artifacts import FinishedJob, unreadable_metrics, unreadable_metrics_note
+from synth_nb.flows.artifacts import FinishedJob, ending_rows, unreadable_metrics, unreadable_metrics_note
 from synth_nb.flows.prompt_learning.curve import curve_png
 from synth_nb.flows.prompt_learning.explorer_events import explore
 from synth_nb.flows.prompt_learning.explorer_markdown import diff_markdown
@@ -264,8 +264,15 @@ def _proposals(log: _Log, show: _Shown) -> list[str]:
     return lines
 
 
-def _run_section(log: _Log, show: _Shown) -> list[str]:
+def _run_section(log: _Log, show: _Shown, ending: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """Why the job stopped and what it used beside the estimate it was sent with (``ending``, the job's own
+    words for every door), else the completion event's figures as they are."""
     done = log.last("prompt.learning.completed")
+    if ending:
+        rows = [(label.capitalize(), show.text(text)) for label, text in ending]
+        if _is_number(done.get("rollouts_per_minute")):
+            rows.append(("Throughput", f"{done['rollouts_per_minute'] / 60:.1f} rollouts/s"))
+        return ["## Run", "", "| | |", "|---|---|", *[f"| {k} | {v} |" for k, v in rows]]
     progress = log.all("prompt.learning.progress")
     rollouts = done.get("rollouts_completed", max((p.get("rollouts_completed") or 0 for p in progress), default=None))
     total_usd = log.last("prompt.learning.billing.end").get("total_usd", done.get("total_usd"))
@@ -283,9 +290,11 @@ def _run_section(log: _Log, show: _Shown) -> list[str]:
 
 
 def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[Any], *, job_id: str,
-                   link_curve: bool = False, unreadable_metrics: Sequence[Mapping[str, Any]] = ()) -> Summary:
+                   link_curve: bool = False, unreadable_metrics: Sequence[Mapping[str, Any]] = (),
+                   ending: Sequence[tuple[str, str]] = ()) -> Summary:
     """Markdown summary and curve PNG; ``link_curve`` adds the curve as an image beside ``summary.md``;
-    ``unreadable_metrics``: the metric points the backend sent that could not be read (a note counts them)."""
+    ``unreadable_metrics``: the metric points the backend sent that could not be read (a note counts them);
+    ``ending``: how the job ended (``flows.artifacts.ending_rows``), for the Run section."""
     status = dict(status_doc or {})
     event_dicts = [_plain(e) for e in events]
     metric_dicts = [_plain(m) for m in metrics]
@@ -300,7 +309,7 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
              [""], _score_section(baseline, best, status, log), [""], _best_prompt(status, log, show),
              diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
              _candidates(log, show), [""], _optimized(log, show), [""],
-             _proposals(log, show), [""], _run_section(log, show), [""], _unparsed(log, show)]
+             _proposals(log, show), [""], _run_section(log, show, ending), [""], _unparsed(log, show)]
     if unreadable_metrics:
         parts.append(["", f"**Note:** {unreadable_metrics_note(unreadable_metrics)}."])
     if png is not None and link_curve:
@@ -330,7 +339,7 @@ def _collapse_blank_lines(markdown: str) -> str:
 def job_summary(job: FinishedJob, *, link_curve: bool = False) -> Summary:
     """The summary of a job (anything with ``status_doc``, ``events``, ``metrics`` and ``id``)."""
     return render_summary(dict(job.status_doc or {}), list(job.events), list(job.metrics), job_id=str(job.id),
-                          link_curve=link_curve, unreadable_metrics=unreadable_metrics(job))
+                          link_curve=link_curve, unreadable_metrics=unreadable_metrics(job), ending=ending_rows(job))
 
 
 def write_summary(job: FinishedJob, folder: str | Path) -> Path:

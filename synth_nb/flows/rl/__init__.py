@@ -8,12 +8,14 @@ from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, TaskAppRef, Workload
+from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.rl import estimate, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
 from synth_nb.flows.schema import Problem, algorithm_is
+from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
 from synth_nb.plan import Plan
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
@@ -21,6 +23,11 @@ __all__ = ["FLOW", "RlFlow"]
 
 _METHODS = frozenset({"policy_gradient", "ppo", "gspo"})
 _DATA_FROM_TASK_APP = "RL collects its data from the task app"
+#: what an RL job's events report it used and gained
+_OUTCOME = TrainingEvents(CHART, tokens_event="rl.train.completed", step_event="rl.train.step",
+                          eval_event="rl.eval.started",
+                          measures=(("eval", "eval reward", "evaluation seeds", "rl.eval.started", "seeds"),
+                                    ("train", "mean training reward", "the training rollouts", "", "")))
 
 
 class RlFlow(Flow):
@@ -68,6 +75,12 @@ class RlFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
+
+    def usage(self, job: FinishedJob) -> Usage:
+        return training_usage(job, _OUTCOME)
+
+    def gains(self, job: FinishedJob) -> list[Gain]:
+        return training_gains(job, _OUTCOME)
 
 
 FLOW = RlFlow()

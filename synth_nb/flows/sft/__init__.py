@@ -8,18 +8,24 @@ from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
+from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.flows.sft import estimate, plan
 from synth_nb.flows.sft.artifacts import sft_artifact
 from synth_nb.flows.sft.chart import CHART
 from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
+from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
 from synth_nb.plan import Plan
 from synth_nb.secrets import SecretBundle
 
 __all__ = ["FLOW", "SftFlow"]
 
 _METHODS = frozenset({"sft", "supervised_finetune"})
+#: what an SFT job's events report it used and gained
+_OUTCOME = TrainingEvents(CHART, tokens_event="sft.training.finish",
+                          measures=(("validation", "validation loss", "validation examples", "sft.data.validated",
+                                     "n_validation"), ("train", "train loss", "the training batches", "", "")))
 
 
 class SftFlow(Flow):
@@ -60,6 +66,12 @@ class SftFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
+
+    def usage(self, job: FinishedJob) -> Usage:
+        return training_usage(job, _OUTCOME)
+
+    def gains(self, job: FinishedJob) -> list[Gain]:
+        return training_gains(job, _OUTCOME)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return sft_artifact(job)
