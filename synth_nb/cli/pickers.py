@@ -1,8 +1,9 @@
 """Arrow-key pickers for ``synth-nb train`` on a terminal: which config(s) to train, which ``.env`` to read.
 
-They appear only when both stdin and stdout are terminals; in CI, pipes and notebooks the callers keep
-their plain errors, so nothing ever blocks on a prompt nobody can answer. Ctrl-C at a picker raises
-``KeyboardInterrupt`` (the CLI exits 130 and has sent nothing). questionary draws the prompts.
+They appear only when both stdin and stdout are terminals (``is_interactive``, the one rule the "Submit?"
+question follows too); in CI, pipes (``… | tee log``) and notebooks the callers keep their plain errors, so
+nothing ever blocks on a prompt nobody can answer. Ctrl-C or Esc at a picker raises ``KeyboardInterrupt``
+(the CLI exits 130 and has sent nothing). questionary draws the prompts.
 """
 
 from __future__ import annotations
@@ -25,11 +26,16 @@ _MAX_DEPTH = 3
 
 
 def is_interactive(stdin: TextIO | None = None, stdout: TextIO | None = None) -> bool:
-    """True when a person can answer a prompt: both ends are terminals and ``TERM`` is not ``dumb``."""
+    """True when a person can answer a prompt: both ends are terminals and ``TERM`` is not ``dumb``.
+
+    stdout is the one the process was started with (``sys.__stdout__``): while preparing, ``train`` sends
+    what ``sys.stdout`` says to stderr, and a run piped into ``tee`` must not count as a terminal there and
+    as none at "Submit?".
+    """
     stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+    stdout = stdout or sys.__stdout__
     try:
-        ttys = stdin.isatty() and stdout.isatty()
+        ttys = stdin.isatty() and stdout is not None and stdout.isatty()
     except (AttributeError, ValueError):  # closed or replaced streams
         return False
     return bool(ttys) and os.environ.get("TERM", "") != "dumb"
@@ -82,19 +88,41 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
         instruction="(enter picks the highlighted one, space ticks several, type to filter, esc cancels)",
     )
     _enter_picks_the_highlighted_row(question)
+    _esc_cancels(question)
     answer = question.unsafe_ask()
     return [Path(p) for p in answer]
 
 
+def _add_bindings(question: Any, bindings: Any) -> None:
+    """Bindings added after questionary's win over them."""
+    from prompt_toolkit.key_binding import merge_key_bindings
+
+    app = question.application
+    app.key_bindings = merge_key_bindings([app.key_bindings, bindings])
+
+
+def _esc_cancels(question: Any) -> None:
+    """Esc leaves the picker like Ctrl-C (``KeyboardInterrupt``: exit 130, nothing sent)."""
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
+
+    ours = KeyBindings()
+
+    @ours.add(Keys.Escape, eager=True)
+    def _cancel(event: Any) -> None:
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    _add_bindings(question, ours)
+
+
 def _enter_picks_the_highlighted_row(question: Any) -> None:
     """Enter with nothing ticked answers the highlighted row (questionary would only ask to tick one, on
-    the terminal's last row); Esc cancels. Bindings added after questionary's win over them."""
-    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+    the terminal's last row)."""
+    from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
     from questionary.prompts.common import InquirerControl
 
-    app = question.application
-    control = next(c for c in app.layout.find_all_controls() if isinstance(c, InquirerControl))
+    control = next(c for c in question.application.layout.find_all_controls() if isinstance(c, InquirerControl))
     ours = KeyBindings()
 
     @ours.add(Keys.ControlM, eager=True, filter=_nothing_ticked(control))
@@ -104,11 +132,7 @@ def _enter_picks_the_highlighted_row(question: Any) -> None:
         control.is_answered = True
         event.app.exit(result=[pointed.value])
 
-    @ours.add(Keys.Escape, eager=True)
-    def _cancel(event: Any) -> None:
-        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
-
-    app.key_bindings = merge_key_bindings([app.key_bindings, ours])
+    _add_bindings(question, ours)
 
 
 def _nothing_ticked(control: Any) -> Any:
@@ -192,7 +216,8 @@ def env_title(choice: EnvChoice, root: Path) -> str:
 
 
 def pick_env_file(candidates: Sequence[Path], required: Sequence[str], root: Path) -> Path:
-    """Ask which ``.env`` to read (its keys then beat the environment, like ``--env-file``)."""
+    """Ask which ``.env`` to read (its keys then beat the environment, like ``--env-file``); Esc cancels
+    like Ctrl-C (``KeyboardInterrupt``)."""
     import questionary
 
     described = [describe_env_file(p, required) for p in candidates]
@@ -200,8 +225,10 @@ def pick_env_file(candidates: Sequence[Path], required: Sequence[str], root: Pat
                                   disabled="cannot be read" if c.error else None)
                for c in described]
     default = next((str(c.path) for c in described if c.complete), None)
-    answer = questionary.select(
+    question = questionary.select(
         f"{len(candidates)} .env files found; which one holds the keys for this run?",
         choices=choices, default=default, use_shortcuts=len(choices) <= 9,
-    ).unsafe_ask()
-    return Path(answer)
+        instruction="(arrows move, enter picks, esc cancels)",
+    )
+    _esc_cancels(question)
+    return Path(question.unsafe_ask())

@@ -84,15 +84,17 @@ def _pick_configs(folder: Path, several: bool) -> list[Path]:
 
 
 def _pick_env_files(paths: list[Path], target: Target) -> tuple[Path, ...]:
-    """On a terminal with several candidate ``.env`` files, the one picked."""
+    """On a terminal with several candidate ``.env`` files, the one picked (no question when the run needs
+    no key: every row would say "no keys needed")."""
     from synth_nb.cli.pickers import env_file_candidates, is_interactive, pick_env_file
 
     if not is_interactive():
         return ()
     candidates = env_file_candidates([p.parent for p in paths], Path.cwd())
-    if len(candidates) < 2:
+    required = _required_keys(paths, target) if len(candidates) > 1 else []
+    if not required:
         return ()
-    return (pick_env_file(candidates, _required_keys(paths, target), Path.cwd()),)
+    return (pick_env_file(candidates, required, Path.cwd()),)
 
 
 def _required_keys(paths: list[Path], target: Target) -> list[str]:
