@@ -7,7 +7,8 @@ Ctrl-C while submitting or following jobs this command created cancels every one
 ``synth_nb.job.interrupt.INTERRUPT_GRACE`` seconds, and exits (unlike synth-ai 0.2.24); a second Ctrl-C
 stops those waits too. Ctrl-C while following a job it re-attached to only stops watching: the job keeps
 running, and the message says how to cancel it (``synth-nb cancel JOB_ID``).
-While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``).
+While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``); when the embedded
+backend's process is gone, following ends at once with exit 1 and what to run.
 """
 
 from __future__ import annotations
@@ -238,11 +239,18 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
             meters = "; ".join(m.line() for m in job.watchdog.meters())
             print(f"watchdog on {job.id}: {meters}", file=run.out, flush=True)
     watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
+    # ends by itself only when the embedded backend's process is gone: nothing more can come then
     outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.options.outage_every))
+    ended = asyncio.ensure_future(asyncio.wait({watching, outages}, return_when=asyncio.FIRST_COMPLETED))
     try:
         if board is not None:
-            await board.run(watching)
+            await board.run(ended)
             run.release()
+        await ended
+        if not watching.done():
+            watching.cancel()
+            watching.add_done_callback(lambda done: done.cancelled() or done.exception())
+            return False
         outcomes = await watching
     except asyncio.CancelledError:
         watching.cancel()

@@ -56,6 +56,7 @@ __all__ = [
     "describe_backend",
     "ensure_backend",
     "find_backend",
+    "process_alive",
     "read_info",
     "remove_info",
     "stop_backend",
@@ -140,6 +141,12 @@ def _pid_alive(pid: int) -> bool:
     except OSError:
         return True  # no /proc here: trust the signal
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def process_alive(info: BackendInfo) -> bool:
+    """Whether the process ``info`` names still runs: cheap (no request), for a client that follows jobs
+    on it and must tell a backend that is busy from one that is gone (``kill -9`` leaves its info file)."""
+    return _pid_alive(info.pid)
 
 
 def _runs_synth_nb(pid: int) -> bool:
