@@ -75,24 +75,32 @@ class Pane:
         _tmux("-L", self.name, "new-session", "-d", "-s", self.name, "-x", str(columns), "-y", str(rows),
               f"bash {shlex.quote(str(script))}")
 
-    def screen(self, *, history: bool = False, colours: bool = False) -> str:
-        """What the pane shows (``history``: the scrollback too; ``colours``: with its SGR sequences)."""
+    def screen(self, *, history: bool = False, colours: bool = False, joined: bool = False) -> str:
+        """What the pane shows (``history``: the scrollback too; ``colours``: with its SGR sequences;
+        ``joined``: a line the terminal wrapped as one line again)."""
         args = ["-L", self.name, "capture-pane", "-p", "-t", self.name]
         if history:
             args += ["-S", "-", "-E", "-"]
         if colours:
             args.append("-e")
+        if joined:
+            args.append("-J")
         return _tmux(*args)
+
+    def send_keys(self, *keys: str) -> None:
+        """Keys as tmux names them (``Escape``, ``Enter``, ``Down``, ``C-c``)."""
+        _tmux("-L", self.name, "send-keys", "-t", self.name, *keys)
 
     def history_size(self) -> int:
         return int(_tmux("-L", self.name, "display", "-p", "-t", self.name, "#{history_size}").strip())
 
-    def wait_for(self, condition: Callable[[str], bool], *, timeout: float = 300, colours: bool = False) -> str:
+    def wait_for(self, condition: Callable[[str], bool], *, timeout: float = 300, colours: bool = False,
+                 joined: bool = False) -> str:
         """The first screen for which ``condition`` holds (checked twice a second)."""
         deadline = time.monotonic() + timeout
         screen = ""
         while time.monotonic() < deadline:
-            screen = self.screen(colours=colours)
+            screen = self.screen(colours=colours, joined=joined)
             if condition(screen):
                 return screen
             time.sleep(0.5)

@@ -203,8 +203,9 @@ async def _attach_and_follow(found: Attachment, run: _Run) -> int:
     job = await actions.attach(found, poll_interval=run.options.poll_interval,
                                limits=run.options.limits if run.options.poll else None, timeout=timeout,
                                say=lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"attached to {job.flow} job {job.id} ({inert(job.status)}, {len(job.events)} events so far)",
-          file=run.out, flush=True)
+    state = f"ended: {inert(job.status)}, {len(job.events)} events" if job.terminal else (
+        f"{inert(job.status)}, {len(job.events)} events so far")
+    print(f"attached to {job.flow} job {job.id} ({state})", file=run.out, flush=True)
     return 0 if await _follow([job], {}, run) else 1
 
 
@@ -241,7 +242,8 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
     watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, results.get(job.id), run) for job in jobs)))
     # ends by itself only when the embedded backend's process is gone: nothing more can come then
     outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.options.outage_every))
-    ended = asyncio.ensure_future(asyncio.wait({watching, outages}, return_when=asyncio.FIRST_COMPLETED))
+    either: set[asyncio.Future[Any]] = {watching, outages}
+    ended = asyncio.ensure_future(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED))
     try:
         if board is not None:
             await board.run(ended)

@@ -9,6 +9,7 @@ nothing ever blocks on a prompt nobody can answer. Ctrl-C or Esc at a picker rai
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,22 +49,25 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def config_title(candidate: Any, root: Path) -> str:
-    """``configs/gepa.toml  prompt_learning/gepa  valid`` (or ``invalid: <first problem>``)."""
+def config_title(candidate: Any, root: Path, width: int | None = None) -> str:
+    """``configs/gepa.toml  [prompt_learning/gepa]  valid`` (or ``invalid: <first problem>``), cut with ``…``
+    to ``width`` characters when given (the picker's rows: a terminal would crop them mid-word)."""
     kind = (candidate.flow or "unreadable") + (f"/{candidate.algorithm}" if candidate.algorithm else "")
-    return f"{_relative(candidate.path, root)}  [{kind}]  {_state(candidate)}"
+    title = f"{_relative(candidate.path, root)}  [{kind}]  {_state(candidate)}"
+    return title if width is None or len(title) <= width else title[:max(1, width - 1)] + "…"
 
 
-def _state(candidate: Any) -> str:
-    """``valid``, or the first problem without the file name the row already shows (``line 12 [key]: …``)."""
-    if candidate.valid:
-        return "valid"
+def _problem(candidate: Any) -> str:
+    """The first problem without the file name the row already shows (``line 12 [key]: …``)."""
     first = (candidate.error or "").splitlines()[0] if candidate.error else "cannot be read"
     for prefix in (str(candidate.path), str(candidate.path.resolve())):
         if first.startswith(prefix + ":"):
-            first = "line " + first[len(prefix) + 1:]
-            break
-    return "invalid: " + first[:110]
+            return "line " + first[len(prefix) + 1:]
+    return first
+
+
+def _state(candidate: Any) -> str:
+    return "valid" if candidate.valid else "invalid: " + _problem(candidate)[:110]
 
 
 def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
@@ -75,12 +79,17 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
     """
     import questionary
 
-    choices = [questionary.Choice(config_title(c, root), value=c.path,
+    if not any(c.valid for c in candidates):
+        raise _no_valid(candidates, root)
+    invalid = [c for c in candidates if not c.valid]
+    if invalid:  # in full above the list, where the terminal wraps them; a row is cut to the width
+        print(f"{len(invalid)} of {len(candidates)} training configs cannot be submitted:", file=sys.stderr)
+        print("\n".join(f"  {_relative(c.path, root)}: {_problem(c)}" for c in invalid), file=sys.stderr, flush=True)
+    width = shutil.get_terminal_size().columns - len(" » ○ ") - 1
+    choices = [questionary.Choice(config_title(c, root, width), value=c.path,
                                   disabled=None if c.valid else "cannot be submitted",
                                   checked=False)
                for c in candidates]
-    if not any(c.valid for c in candidates):
-        raise _no_valid(candidates, root)
     question = questionary.checkbox(
         "Which config(s) should be trained?",
         choices=choices,

@@ -189,6 +189,11 @@ class Flow(ABC):
         """Warnings about a loaded config that need its path (e.g. the default results folder)."""
         return []
 
+    def missing_files(self, config: ConfigLike) -> list[Problem]:
+        """Files the config names that a submission needs and that are not there (a training dataset), so a
+        list of configs marks it invalid before anything is asked; none by default."""
+        return []
+
     # ------------------------------------------------------------------ submission
     @abstractmethod
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:

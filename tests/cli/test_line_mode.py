@@ -57,8 +57,8 @@ def test_a_hidden_progress_event_is_one_progress_line_with_the_counter_and_token
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    rows = "".join('{"messages": [{"role": "user", "content": "say hi number %d"}, '
-                   '{"role": "assistant", "content": "hi %d"}]}\n' % (i, i) for i in range(40))
+    rows = "".join(f'{{"messages": [{{"role": "user", "content": "say hi number {i}"}}, '
+                   f'{{"role": "assistant", "content": "hi {i}"}}]}}\n' for i in range(40))
     (tmp_path / "train.jsonl").write_text(rows)
     (tmp_path / "sft.toml").write_text(MINIMAL_SFT + "\n[hyperparameters]\nn_epochs = 6\nbatch_size = 4\n"
                                        "sequence_length = 64\n")
