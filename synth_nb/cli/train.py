@@ -62,9 +62,10 @@ def _attach(request: Request) -> int:
 
 
 def _compare(request: Request) -> int:
+    from synth_nb.cli.compare_view import print_comparison
     from synth_nb.comparison import compare_request
 
-    print(compare_request(request).to_text(), end="")
+    print_comparison(compare_request(request))  # a terminal gets the curves too
     return 0
 
 
