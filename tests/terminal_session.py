@@ -12,13 +12,16 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 
-__all__ = ["CLI", "CTRL_C", "DOWN", "ENTER", "ESC", "SIZES", "WAIT", "Pane", "clean_env", "sizes", "spawn"]
+__all__ = ["CLI", "CTRL_C", "DOWN", "ENTER", "ESC", "SIZES", "WAIT", "Pane", "clean_env", "replay_backend", "sizes",
+           "spawn"]
 
 CLI = [sys.executable, "-m", "synth_nb"]
 #: generous: the machine may be loaded
@@ -54,6 +57,18 @@ def spawn(args: list[str], cwd: Path, size: tuple[int, int], env: Mapping[str, s
                               dimensions=(rows, columns), timeout=WAIT)
     children.append(child)
     return child
+
+
+@contextmanager
+def replay_backend(speed: float) -> Iterator[Any]:
+    """A real embedded backend in this process replaying the bundled recordings ``speed`` times as fast."""
+    from synth_nb.local import start_backend
+
+    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": speed}})
+    try:
+        yield backend
+    finally:
+        backend.stop()
 
 
 def _tmux(*args: str) -> str:

@@ -15,20 +15,15 @@ from pathlib import Path
 
 import pytest
 from minimal_configs import MINIMAL_GEPA
-from terminal_session import CLI, Pane, clean_env, sizes
+from terminal_session import CLI, Pane, clean_env, replay_backend, sizes
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 
 
 @pytest.fixture()
 def replay() -> Iterator[object]:
-    from synth_nb.local import start_backend
-
-    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 1}})
-    try:
+    with replay_backend(1) as backend:
         yield backend
-    finally:
-        backend.stop()
 
 
 def _last_panel(screen: str) -> list[str]:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
-from terminal_session import CLI, WAIT, Pane, clean_env, sizes, spawn
+from terminal_session import CLI, WAIT, Pane, clean_env, replay_backend, sizes, spawn
 
 SYNTH_KEY = "sk_synth_CANARY_messages_aaaa_4321"
 GOOD_LINE = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
@@ -109,13 +109,8 @@ def test_the_sft_card_counts_tokens_once(project: Path, children: list, size: tu
 
 @pytest.fixture()
 def replay() -> Iterator[object]:
-    from synth_nb.local import start_backend
-
-    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 20}})
-    try:
+    with replay_backend(20) as backend:
         yield backend
-    finally:
-        backend.stop()
 
 
 @sizes

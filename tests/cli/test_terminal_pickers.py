@@ -15,7 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
-from terminal_session import ESC, Pane, clean_env, sizes, spawn
+from terminal_session import ESC, Pane, clean_env, replay_backend, sizes, spawn
 
 SYNTH_A = "sk_synth_CANARY_pick_aaaaaaaa_1111"
 SYNTH_B = "sk_synth_CANARY_pick_bbbbbbbb_2222"
@@ -167,14 +167,9 @@ def test_off_a_terminal_several_configs_is_the_plain_error(folder: Path) -> None
 
 
 @pytest.fixture()
-def replay_backend() -> Iterator[object]:
-    from synth_nb.local import start_backend
-
-    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 4}})
-    try:
+def replay() -> Iterator[object]:
+    with replay_backend(4) as backend:
         yield backend
-    finally:
-        backend.stop()
 
 
 def _run_in_tmux(session: str, command: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
@@ -187,10 +182,10 @@ def _run_in_tmux(session: str, command: list[str], cwd: Path, env: dict[str, str
         pane.close()
 
 
-def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay_backend) -> None:
-    env = {"SYNTH_API_KEY": replay_backend.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
+def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay) -> None:
+    env = {"SYNTH_API_KEY": replay.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
-    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay_backend.url, "--yes"]
+    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay.url, "--yes"]
     chart, chart_history = _run_in_tmux("chart", [*base, "--stream-format", "chart"], folder, env)
     lines, lines_history = _run_in_tmux("lines", base, folder, env)
     assert "EXIT=0" in chart and "EXIT=0" in lines

@@ -6,20 +6,9 @@ metrics page that carries the same points; once metric points come, they are dra
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from synth_nb.flows.chart import ChartSpec, SeriesSpec, step_value
 
-from synth_nb.flows.chart import ChartSpec, SeriesSpec, number
-
-__all__ = ["CHART", "progress_loss"]
-
-
-def progress_loss(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, float] | None:
-    """(step, training loss) of an ``sft.progress`` event that reports both."""
-    step, loss = number(data.get("step")), number(data.get("loss"))
-    if etype != "sft.progress" or step is None or loss is None:
-        return None
-    return int(step), loss
+__all__ = ["CHART"]
 
 CHART = ChartSpec(
     title="SFT loss",
@@ -27,7 +16,7 @@ CHART = ChartSpec(
     ylabel="loss (lower is better)",
     series=(
         SeriesSpec("train", "train loss", frozenset({"train.loss", "sft.train.loss", "training_loss", "loss"}),
-                   color="#1f77b4", from_event=progress_loss),
+                   color="#1f77b4", from_event=step_value("sft.progress", "loss")),
         SeriesSpec("validation", "validation loss",
                    frozenset({"val.loss", "validation.loss", "eval.loss", "valid.loss", "sft.val.loss"}),
                    color="#d62728"),
