@@ -85,3 +85,9 @@ def test_sft_lines_in_step_order_with_one_progress_line(project: Path, children:
             last[m.group(1)] = int(m.group(2))
     final = next(i for i, line in enumerate(lines) if line.endswith("status=succeeded"))
     assert not [line for line in lines[final:] if METRIC.search(line)]
+
+
+def test_a_metric_line_shows_a_hostile_name_escaped() -> None:
+    out = io.StringIO()
+    LinePrinter(_sft_job(), [], out=out)(_metric(3, "gepa.best_score\x1b]0;pwned\x07"))
+    assert "[metric] gepa.best_score\\x1b]0;pwned\\x07=" in out.getvalue() and "\x1b" not in out.getvalue()
