@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from synth_nb.cli.terminal_chart import chart_legend, packed, render_chart
+from synth_nb.cli.terminal_chart import chart_series, draw, legend, packed, waiting_note
 from synth_nb.flows import get_flow
 from synth_nb.flows.chart import ChartData
 from synth_nb.job import Job, JobUpdate
@@ -89,19 +89,20 @@ class _JobPanel:
         from rich.text import Text
 
         inner = width - 4
-        legend = chart_legend(self.chart, inner)
+        series, marks = chart_series(self.chart)
+        key = legend(series, marks, self.chart.xlabel(), inner)
         status = packed([Text(part) for part in self.status_parts()], inner, " · ",
                         style=_STATUS_STYLE.get(self.job.status, "bold"))
-        fixed = 2 + len(status) + len(legend)  # borders, status and legend lines
+        fixed = 2 + len(status) + len(key)  # borders, status and legend lines
         shown = min(len(self.newest) or 1, max(0, height - fixed - MIN_CHART_ROWS))
         chart_rows = max(3, min(MAX_CHART_ROWS, height - fixed - shown))
-        chart = Text.from_ansi(render_chart(self.chart, inner, chart_rows))
+        chart = Text.from_ansi(draw(series, marks, inner, chart_rows, waiting_note(self.chart)))
         chart.no_wrap, chart.overflow = True, "crop"
         chart_rows = min(chart_rows, len(chart.plain.splitlines()))  # a note while empty: no blank rows
         newest = list(self.newest)[-shown:] if shown else []
         events = Text("\n".join(newest) or ("no events yet" if shown else ""), style="dim",
                       no_wrap=True, overflow="ellipsis")
-        parts = [chart, *legend, *status] + ([events] if shown else [])
+        parts = [chart, *key, *status] + ([events] if shown else [])
         return Panel(Group(*parts), title=self.title(), border_style="cyan",
                      height=min(height, chart_rows + fixed + shown))
 
