@@ -252,6 +252,7 @@ async def _follow(jobs: list[Job], results: dict[str, Path | None], run: _Run) -
         if not watching.done():
             watching.cancel()
             watching.add_done_callback(lambda done: done.cancelled() or done.exception())
+            outages.result()  # raises the notice's own failure, if that is what ended it
             return False
         outcomes = await watching
     except asyncio.CancelledError:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from synth_nb.errors import SecretsError
+from synth_nb.untrusted import inert
 
 __all__ = ["EnvChoice", "describe_env_file", "env_file_candidates", "is_interactive", "pick_configs",
            "pick_env_file"]
@@ -84,7 +85,8 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
     invalid = [c for c in candidates if not c.valid]
     if invalid:  # in full above the list, where the terminal wraps them; a row is cut to the width
         print(f"{len(invalid)} of {len(candidates)} training configs cannot be submitted:", file=sys.stderr)
-        print("\n".join(f"  {_relative(c.path, root)}: {_problem(c)}" for c in invalid), file=sys.stderr, flush=True)
+        print("\n".join(inert(f"  {_relative(c.path, root)}: {_problem(c)}") for c in invalid), file=sys.stderr,
+              flush=True)  # a file's words: shown, never obeyed
     width = shutil.get_terminal_size().columns - len(" » ○ ") - 1
     choices = [questionary.Choice(config_title(c, root, width), value=c.path,
                                   disabled=None if c.valid else "cannot be submitted",
