@@ -7,7 +7,8 @@ Ctrl-C while submitting or following jobs this command created cancels every one
 ``synth_nb.job.interrupt.INTERRUPT_GRACE`` seconds, and exits (unlike synth-ai 0.2.24); a second Ctrl-C
 stops those waits too. Ctrl-C while following a job it re-attached to only stops watching: the job keeps
 running, and the message says how to cancel it (``synth-nb cancel JOB_ID``).
-While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``).
+While the backend does not answer, stderr says so once a minute (``synth_nb.cli.outage``); when the embedded
+backend's process is gone, following ends at once with exit 1 and what to run.
 """
 
 from __future__ import annotations
@@ -165,8 +166,9 @@ async def _attach_and_follow(found: Attachment, run: _Run) -> int:
     timeout = run.request.poll_timeout
     run.deadline = None if timeout is None else time.monotonic() + timeout
     job = await actions.attach(found, run.request, say=note)
-    print(f"attached to {job.flow} job {job.id} ({inert(job.status)}, {len(job.events)} events so far)",
-          file=run.out, flush=True)
+    state = f"ended: {inert(job.status)}, {len(job.events)} events" if job.terminal else (
+        f"{inert(job.status)}, {len(job.events)} events so far")
+    print(f"attached to {job.flow} job {job.id} ({state})", file=run.out, flush=True)
     return 0 if await _follow([job], run) else 1
 
 
@@ -200,11 +202,20 @@ async def _follow(jobs: list[Job], run: _Run) -> bool:
             meters = "; ".join(m.line() for m in job.watchdog.meters())
             print(f"watchdog on {job.id}: {meters}", file=run.out, flush=True)
     watching = asyncio.ensure_future(asyncio.gather(*(_watch(job, run) for job in jobs)))
+    # ends by itself only when the embedded backend's process is gone: nothing more can come then
     outages = asyncio.ensure_future(report_outages(jobs, run.error, every=run.outage_every))
+    either: set[asyncio.Future[Any]] = {watching, outages}
+    ended = asyncio.ensure_future(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED))
     try:
         if board is not None:
-            await board.run(watching)
+            await board.run(ended)
             run.release()
+        await ended
+        if not watching.done():
+            watching.cancel()
+            watching.add_done_callback(lambda done: done.cancelled() or done.exception())
+            outages.result()  # raises the notice's own failure, if that is what ended it
+            return False
         outcomes = await watching
     except asyncio.CancelledError:
         watching.cancel()

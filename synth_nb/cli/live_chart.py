@@ -1,10 +1,13 @@
 """``--stream-format chart``: one live terminal panel per job, redrawn in place at most twice a second.
 
-Each panel holds the flow's chart (the same ``ChartSpec`` the notebook draws, rendered with plotext), a
-status line (status, elapsed, progress, ETA) and the newest meaningful events. rich's ``Live`` redraws the
-panels in place, so the scrollback does not grow with the number of events; when the jobs end the final
-panels stay on screen and the usual final block follows. Off a terminal the CLI prints lines instead.
-What a panel shows of the backend's words (events, status) is made inert (``synth_nb.untrusted.inert``).
+Each panel holds the flow's chart (the same ``ChartSpec`` the notebook draws, rendered with plotext by
+``synth_nb.cli.terminal_chart``), its legend, a status line (status, elapsed, progress, ETA) and the newest
+meaningful events. The job's id and the chart's name are the panel's title. The legend and the status line
+wrap between their items to as many lines as the width needs, so nothing is cut at 80 columns. rich's
+``Live`` redraws the panels in place, so the scrollback does not grow with the number of events; when the
+jobs end the final panels stay on screen and the usual final block follows. Off a terminal the CLI prints
+lines instead. What a panel shows of the backend's words (events, status) is made inert
+(``synth_nb.untrusted.inert``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from synth_nb.cli.terminal_chart import chart_series, draw, legend, packed, waiting_note
 from synth_nb.flows import get_flow
 from synth_nb.flows.chart import ChartData
 from synth_nb.job import Job, JobUpdate
@@ -22,83 +26,13 @@ from synth_nb.job.progress import format_duration, progress_of
 from synth_nb.secrets import mask_text
 from synth_nb.untrusted import inert
 
-__all__ = ["ChartBoard", "chart_legend", "render_chart"]
+__all__ = ["ChartBoard"]
 
 #: the fastest redraw: the issue's ≤ 2 redraws/s keeps a slow terminal (or ssh) responsive
 MIN_INTERVAL = 0.5
 #: the chart's rows: at least enough to read a trend, at most what a tall terminal needs
 MIN_CHART_ROWS, MAX_CHART_ROWS = 6, 20
 _STATUS_STYLE = {"succeeded": "bold green", "failed": "bold red", "error": "bold red", "cancelled": "bold yellow"}
-
-
-#: one marker per series, in order, so series stay apart on a terminal without colour
-_MARKERS = ("braille", "+", "x", "o")
-#: what each marker looks like in the legend
-_GLYPHS = {"braille": "⣿", "dot": "•"}
-
-
-def _rgb(color: str | None) -> tuple[int, int, int] | None:
-    if not color or not color.startswith("#") or len(color) != 7:
-        return None
-    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
-
-
-def _series(data: ChartData) -> list[tuple[Any, Any, Any, str]]:
-    """Series with points, each with its own marker (by its place in the flow's chart, so it never changes)."""
-    out = []
-    for index, buf in enumerate(data.series.values()):
-        x, y = buf.xy()
-        if len(x):
-            out.append((buf.spec, x, y, _MARKERS[index % len(_MARKERS)]))
-    return out
-
-
-def render_chart(data: ChartData, width: int, height: int) -> str:
-    """The chart as text (ANSI colours) for a ``width`` × ``height`` cell area; a note while empty.
-
-    Each series has its own colour (the notebook's) and marker; the legend is drawn beside the panel
-    (``chart_legend``), not inside the plot, where it would cover the curves on a small terminal.
-    """
-    import plotext as plt
-
-    series = _series(data)
-    if not series:
-        return f"\n  {data.spec.waiting_text()}\n"  # what it waits for, in the chart's words
-    plt.clear_figure()
-    plt.plotsize(max(width, 30), max(height, 6))
-    plt.theme("clear")  # the x label is in the legend line: two rows fewer for the curves
-    for spec, x, y, marker in series:
-        xs, ys = x.tolist(), y.tolist()
-        color = _rgb(spec.color)
-        if spec.style == "points":
-            plt.scatter(xs, ys, marker=marker, color=color)
-        else:
-            plt.plot(xs, ys, marker=marker, color=color)
-    low = min(float(x[0]) for _, x, _, _ in series)
-    high = max(float(x[-1]) for _, x, _, _ in series)
-    for ref, value in data.reference_values():
-        if ref.when == "during":
-            plt.plot([low, high], [value, value], color="gray", marker="-")
-        else:  # measured after the run (held-out): a point at the right edge, not a line through the curve
-            plt.scatter([high], [value], marker="*", color="gray")
-    return str(plt.build()).rstrip("\n")
-
-
-def chart_legend(data: ChartData) -> Any:
-    """One line naming every drawn series with its marker in its colour, then the reference values."""
-    from rich.text import Text
-
-    legend = Text()
-    for spec, _, _, marker in _series(data):
-        glyph = _GLYPHS.get(marker, marker)
-        legend.append(f"{glyph}{glyph} ", style=spec.color or "")
-        legend.append(f"{spec.label}   ")
-    for ref, value in data.reference_values():
-        legend.append("-- " if ref.when == "during" else "* ", style="grey50")
-        legend.append(f"{ref.label} {value:.3f}   ")
-    legend.append(f"x: {data.xlabel()}", style="dim")
-    legend.no_wrap, legend.overflow = True, "ellipsis"
-    return legend
 
 
 class _JobPanel:
@@ -129,16 +63,23 @@ class _JobPanel:
             self.chart.add_event(update.event)
             self._note(update.event)
 
-    def status_line(self) -> str:
+    def status_parts(self) -> list[str]:
+        """``gepa · status running · elapsed 13s · 32/200 rollouts (16%) · ETA 1m08s`` as its items (the job
+        id is the panel's title); the status and algorithm are the backend's words, made inert."""
         elapsed = self.clock() - self.started
         progress = progress_of(self.job.status_doc, self.job.events[-300:], elapsed, status=self.job.status)
-        parts = [f"{self.job.id} ({self.flow.label}{'/' + self.job.algorithm if self.job.algorithm else ''})",
-                 f"status {self.job.status}", f"elapsed {format_duration(elapsed)}"]
+        parts = [self.job.algorithm or self.flow.label, f"status {self.job.status}", f"elapsed {format_duration(elapsed)}"]
         if progress.label():
             parts.append(progress.label())
         if progress.eta_seconds is not None and not self.job.done:
             parts.append(f"ETA {format_duration(progress.eta_seconds)}")
-        return inert(" · ".join(parts))  # the status and algorithm are the backend's words
+        return [inert(part) for part in parts]
+
+    def status_line(self) -> str:
+        return " · ".join(self.status_parts())
+
+    def title(self) -> str:
+        return inert(f"{self.job.id} · {self.flow.chart.title} · y: {self.flow.chart.ylabel}")
 
     def renderable(self, width: int, height: int) -> Any:
         """The panel in at most ``height`` rows: the chart gets what the borders, status, legend and the
@@ -147,19 +88,23 @@ class _JobPanel:
         from rich.panel import Panel
         from rich.text import Text
 
-        fixed = 2 + 1 + 1  # borders, status line, legend
+        inner = width - 4
+        series, marks = chart_series(self.chart)
+        key = legend(series, marks, self.chart.xlabel(), inner)
+        status = packed([Text(part) for part in self.status_parts()], inner, " · ",
+                        style=_STATUS_STYLE.get(self.job.status, "bold"))
+        fixed = 2 + len(status) + len(key)  # borders, status and legend lines
         shown = min(len(self.newest) or 1, max(0, height - fixed - MIN_CHART_ROWS))
         chart_rows = max(3, min(MAX_CHART_ROWS, height - fixed - shown))
-        chart = Text.from_ansi(render_chart(self.chart, width - 4, chart_rows))
+        chart = Text.from_ansi(draw(series, marks, inner, chart_rows, waiting_note(self.chart)))
         chart.no_wrap, chart.overflow = True, "crop"
-        status = Text(self.status_line(), style=_STATUS_STYLE.get(self.job.status, "bold"),
-                      no_wrap=True, overflow="ellipsis")
+        chart_rows = min(chart_rows, len(chart.plain.splitlines()))  # a note while empty: no blank rows
         newest = list(self.newest)[-shown:] if shown else []
         events = Text("\n".join(newest) or ("no events yet" if shown else ""), style="dim",
                       no_wrap=True, overflow="ellipsis")
-        title = f"{self.flow.chart.title} · y: {self.flow.chart.ylabel}"
-        parts = [chart, chart_legend(self.chart), status] + ([events] if shown else [])
-        return Panel(Group(*parts), title=title, border_style="cyan", height=min(height, chart_rows + fixed + shown))
+        parts = [chart, *key, *status] + ([events] if shown else [])
+        return Panel(Group(*parts), title=self.title(), border_style="cyan",
+                     height=min(height, chart_rows + fixed + shown))
 
 
 class ChartBoard:

@@ -1,13 +1,15 @@
 """Arrow-key pickers for ``synth-nb train`` on a terminal: which config(s) to train, which ``.env`` to read.
 
-They appear only when both stdin and stdout are terminals; in CI, pipes and notebooks the callers keep
-their plain errors, so nothing ever blocks on a prompt nobody can answer. Ctrl-C at a picker raises
-``KeyboardInterrupt`` (the CLI exits 130 and has sent nothing). questionary draws the prompts.
+They appear only when both stdin and stdout are terminals (``is_interactive``, the one rule the "Submit?"
+question follows too); in CI, pipes (``… | tee log``) and notebooks the callers keep their plain errors, so
+nothing ever blocks on a prompt nobody can answer. Ctrl-C or Esc at a picker raises ``KeyboardInterrupt``
+(the CLI exits 130 and has sent nothing). questionary draws the prompts.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from synth_nb.errors import SecretsError
+from synth_nb.untrusted import inert
 
 __all__ = ["EnvChoice", "describe_env_file", "env_file_candidates", "is_interactive", "pick_configs",
            "pick_env_file"]
@@ -25,11 +28,16 @@ _MAX_DEPTH = 3
 
 
 def is_interactive(stdin: TextIO | None = None, stdout: TextIO | None = None) -> bool:
-    """True when a person can answer a prompt: both ends are terminals and ``TERM`` is not ``dumb``."""
+    """True when a person can answer a prompt: both ends are terminals and ``TERM`` is not ``dumb``.
+
+    stdout is the one the process was started with (``sys.__stdout__``): while preparing, ``train`` sends
+    what ``sys.stdout`` says to stderr, and a run piped into ``tee`` must not count as a terminal there and
+    as none at "Submit?".
+    """
     stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+    stdout = stdout or sys.__stdout__
     try:
-        ttys = stdin.isatty() and stdout.isatty()
+        ttys = stdin.isatty() and stdout is not None and stdout.isatty()
     except (AttributeError, ValueError):  # closed or replaced streams
         return False
     return bool(ttys) and os.environ.get("TERM", "") != "dumb"
@@ -42,22 +50,25 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
-def config_title(candidate: Any, root: Path) -> str:
-    """``configs/gepa.toml  prompt_learning/gepa  valid`` (or ``invalid: <first problem>``)."""
+def config_title(candidate: Any, root: Path, width: int | None = None) -> str:
+    """``configs/gepa.toml  [prompt_learning/gepa]  valid`` (or ``invalid: <first problem>``), cut with ``…``
+    to ``width`` characters when given (the picker's rows: a terminal would crop them mid-word)."""
     kind = (candidate.flow or "unreadable") + (f"/{candidate.algorithm}" if candidate.algorithm else "")
-    return f"{_relative(candidate.path, root)}  [{kind}]  {_state(candidate)}"
+    title = f"{_relative(candidate.path, root)}  [{kind}]  {_state(candidate)}"
+    return title if width is None or len(title) <= width else title[:max(1, width - 1)] + "…"
 
 
-def _state(candidate: Any) -> str:
-    """``valid``, or the first problem without the file name the row already shows (``line 12 [key]: …``)."""
-    if candidate.valid:
-        return "valid"
+def _problem(candidate: Any) -> str:
+    """The first problem without the file name the row already shows (``line 12 [key]: …``)."""
     first = (candidate.error or "").splitlines()[0] if candidate.error else "cannot be read"
     for prefix in (str(candidate.path), str(candidate.path.resolve())):
         if first.startswith(prefix + ":"):
-            first = "line " + first[len(prefix) + 1:]
-            break
-    return "invalid: " + first[:110]
+            return "line " + first[len(prefix) + 1:]
+    return first
+
+
+def _state(candidate: Any) -> str:
+    return "valid" if candidate.valid else "invalid: " + _problem(candidate)[:110]
 
 
 def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
@@ -69,12 +80,18 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
     """
     import questionary
 
-    choices = [questionary.Choice(config_title(c, root), value=c.path,
+    if not any(c.valid for c in candidates):
+        raise _no_valid(candidates, root)
+    invalid = [c for c in candidates if not c.valid]
+    if invalid:  # in full above the list, where the terminal wraps them; a row is cut to the width
+        print(f"{len(invalid)} of {len(candidates)} training configs cannot be submitted:", file=sys.stderr)
+        print("\n".join(inert(f"  {_relative(c.path, root)}: {_problem(c)}") for c in invalid), file=sys.stderr,
+              flush=True)  # a file's words: shown, never obeyed
+    width = shutil.get_terminal_size().columns - len(" » ○ ") - 1
+    choices = [questionary.Choice(config_title(c, root, width), value=c.path,
                                   disabled=None if c.valid else "cannot be submitted",
                                   checked=False)
                for c in candidates]
-    if not any(c.valid for c in candidates):
-        raise _no_valid(candidates, root)
     question = questionary.checkbox(
         "Which config(s) should be trained?",
         choices=choices,
@@ -82,19 +99,41 @@ def pick_configs(candidates: Sequence[Any], root: Path) -> list[Path]:
         instruction="(enter picks the highlighted one, space ticks several, type to filter, esc cancels)",
     )
     _enter_picks_the_highlighted_row(question)
+    _esc_cancels(question)
     answer = question.unsafe_ask()
     return [Path(p) for p in answer]
 
 
+def _add_bindings(question: Any, bindings: Any) -> None:
+    """Bindings added after questionary's win over them."""
+    from prompt_toolkit.key_binding import merge_key_bindings
+
+    app = question.application
+    app.key_bindings = merge_key_bindings([app.key_bindings, bindings])
+
+
+def _esc_cancels(question: Any) -> None:
+    """Esc leaves the picker like Ctrl-C (``KeyboardInterrupt``: exit 130, nothing sent)."""
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.keys import Keys
+
+    ours = KeyBindings()
+
+    @ours.add(Keys.Escape, eager=True)
+    def _cancel(event: Any) -> None:
+        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+
+    _add_bindings(question, ours)
+
+
 def _enter_picks_the_highlighted_row(question: Any) -> None:
     """Enter with nothing ticked answers the highlighted row (questionary would only ask to tick one, on
-    the terminal's last row); Esc cancels. Bindings added after questionary's win over them."""
-    from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+    the terminal's last row)."""
+    from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.keys import Keys
     from questionary.prompts.common import InquirerControl
 
-    app = question.application
-    control = next(c for c in app.layout.find_all_controls() if isinstance(c, InquirerControl))
+    control = next(c for c in question.application.layout.find_all_controls() if isinstance(c, InquirerControl))
     ours = KeyBindings()
 
     @ours.add(Keys.ControlM, eager=True, filter=_nothing_ticked(control))
@@ -104,11 +143,7 @@ def _enter_picks_the_highlighted_row(question: Any) -> None:
         control.is_answered = True
         event.app.exit(result=[pointed.value])
 
-    @ours.add(Keys.Escape, eager=True)
-    def _cancel(event: Any) -> None:
-        event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
-
-    app.key_bindings = merge_key_bindings([app.key_bindings, ours])
+    _add_bindings(question, ours)
 
 
 def _nothing_ticked(control: Any) -> Any:
@@ -192,7 +227,8 @@ def env_title(choice: EnvChoice, root: Path) -> str:
 
 
 def pick_env_file(candidates: Sequence[Path], required: Sequence[str], root: Path) -> Path:
-    """Ask which ``.env`` to read (its keys then beat the environment, like ``--env-file``)."""
+    """Ask which ``.env`` to read (its keys then beat the environment, like ``--env-file``); Esc cancels
+    like Ctrl-C (``KeyboardInterrupt``)."""
     import questionary
 
     described = [describe_env_file(p, required) for p in candidates]
@@ -200,8 +236,10 @@ def pick_env_file(candidates: Sequence[Path], required: Sequence[str], root: Pat
                                   disabled="cannot be read" if c.error else None)
                for c in described]
     default = next((str(c.path) for c in described if c.complete), None)
-    answer = questionary.select(
+    question = questionary.select(
         f"{len(candidates)} .env files found; which one holds the keys for this run?",
         choices=choices, default=default, use_shortcuts=len(choices) <= 9,
-    ).unsafe_ask()
-    return Path(answer)
+        instruction="(arrows move, enter picks, esc cancels)",
+    )
+    _esc_cancels(question)
+    return Path(question.unsafe_ask())

@@ -5,30 +5,44 @@ messages, types, errors, tracebacks, metric names, statuses) never reaches the t
 sequences, and a line break inside one value shows as ``\n`` rather than starting a line of its own.
 
 Noise is hidden the way synth-ai 0.2.24's CLI hides it (each flow's ``is_noise``: SFT bookkeeping, RL
-"modal"/"hatchet" chatter, prompt-learning internals); the job still records every event.
+"modal"/"hatchet" chatter, prompt-learning internals); the job still records every event. A hidden event that
+reports progress (SFT's ``sft.progress``: step of total, loss, tokens/s) becomes one ``progress:`` line at most
+every ``PROGRESS_EVERY`` seconds, the last step's always.
+
+Metric lines come in step order: points arrive in pages (newest first, then older ones filled in), so the
+newest unprinted point of each metric is printed once per ``metric_every`` seconds, never one older than a
+line already printed, and none after the job's final status line (the final block has the last values).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import sys
 import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
 from synth_nb.cli.final_block import final_block
+from synth_nb.flows.chart import number
 from synth_nb.job import Job, JobUpdate
 from synth_nb.job.describe import format_phase, linked_followed, linked_unfollowable
-from synth_nb.records import UNPARSED_EVENT_TYPE, Event, MetricPoint
+from synth_nb.job.history import running_loop
+from synth_nb.job.progress import progress_of
+from synth_nb.records import TERMINAL_STATUSES, UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
 from synth_nb.untrusted import inert
 
-__all__ = ["HISTORY_NEWEST", "LinePrinter", "final_block", "format_event", "format_metric", "format_phase"]
+__all__ = ["HISTORY_NEWEST", "PROGRESS_EVERY", "LinePrinter", "final_block", "format_event", "format_metric",
+           "format_phase", "format_progress"]
 
 #: the event lines an attach prints from a job's history by default (``--all-events``: every one)
 HISTORY_NEWEST = 20
 #: lines per write when printing a whole history
 WRITE_CHUNK = 2000
+#: the shortest time between two ``progress:`` lines (0.2.24's progress line is throttled the same way)
+PROGRESS_EVERY = 5.0
 
 
 def _clock() -> str:
@@ -58,6 +72,22 @@ def format_metric(point: MetricPoint) -> str:
     return f"[metric] {point.name}={point.value:.4f} (step={point.step})" + (f" n={n}" if n is not None else "")
 
 
+def format_progress(event: Event) -> tuple[str, bool] | None:
+    """``progress: 40/192 steps (21%) · loss 2.2240 · 1,976 tokens/s`` for an event that reports work done
+    of a total, and whether it is the last step; None for any other event."""
+    found = progress_of({}, [event], None)
+    if found.done is None or not found.total:
+        return None
+    parts = [f"progress: {found.label()}"]
+    loss = number(event.data.get("loss"))
+    if loss is not None:
+        parts.append(f"loss {loss:.4f}")
+    speed = number(event.data.get("tokens_per_second"))
+    if speed is not None:
+        parts.append(f"{speed:,.0f} tokens/s")
+    return " · ".join(parts), found.done >= found.total
+
+
 class LinePrinter:
     """Job listener that prints one masked line per meaningful update, one write per update.
 
@@ -75,7 +105,14 @@ class LinePrinter:
         self.prefix = prefix
         self.out = out or sys.stdout
         self.metric_every = metric_every
+        #: per metric name: when its last line was written, that line's step, the newest point not written yet
         self._metric_printed: dict[str, float] = {}
+        self._metric_step: dict[str, int] = {}
+        self._pending: dict[str, MetricPoint] = {}
+        self._wake_at: asyncio.TimerHandle | None = None
+        #: the final status line is written: no metric line after it
+        self._ended = False
+        self._progress_printed = -math.inf
         self._linked_printers: set[str] = set()
 
     def shows(self, event: Event) -> bool:
@@ -97,20 +134,75 @@ class LinePrinter:
         self.write([text])
 
     def __call__(self, update: JobUpdate) -> None:
+        if update.kind == "metric":
+            if update.metric is not None:
+                self._metric(update.metric)
+            return
+        self._flush_metrics(everything=update.kind == "status")
         if update.kind == "status":
             self.emit(f"status={update.status}")
+            self._ended = self._ended or update.status in TERMINAL_STATUSES
         elif update.kind == "event" and update.event is not None:
             if self.shows(update.event):
                 self.write(format_event(update.event))
+            else:
+                self._progress(update.event)
         elif update.kind == "phase" and update.entry is not None:
             self.emit(format_phase(update.entry))
         elif update.kind == "linked" and update.entry is not None:
             self._print_linked(update.entry)
-        elif update.kind == "metric" and update.metric is not None:
-            now = time.monotonic()
-            if now - self._metric_printed.get(update.metric.name, -1e9) >= self.metric_every:
-                self._metric_printed[update.metric.name] = now
-                self.emit(format_metric(update.metric))
+
+    def _progress(self, event: Event) -> None:
+        """A hidden event that reports progress: one line, at most every ``PROGRESS_EVERY`` seconds."""
+        found = format_progress(event)
+        if found is None:
+            return
+        line, last = found
+        now = time.monotonic()
+        if last or now - self._progress_printed >= PROGRESS_EVERY:
+            self._progress_printed = now
+            self.emit(line)
+
+    def _metric(self, point: MetricPoint) -> None:
+        """Keep the newest point of its metric (one older than a line already written is not written)."""
+        if self._ended or point.step <= self._metric_step.get(point.name, -math.inf):
+            return
+        pending = self._pending.get(point.name)
+        if pending is None or point.step >= pending.step:
+            self._pending[point.name] = point
+        self._wake(0.0)  # once the page being read is in: its newest point is the one written
+
+    def _wake(self, delay: float) -> None:
+        """Write the due metric lines in ``delay`` seconds (without an event loop: now, or at the next update)."""
+        loop = running_loop()
+        if loop is None:
+            if delay <= 0:
+                self._flush_metrics()
+            return
+        if self._wake_at is not None:
+            if self._wake_at.when() <= loop.time() + delay:
+                return
+            self._wake_at.cancel()
+        self._wake_at = loop.call_later(delay, self._woken)
+
+    def _woken(self) -> None:
+        self._wake_at = None
+        self._flush_metrics()
+
+    def _flush_metrics(self, *, everything: bool = False) -> None:
+        """Write the pending points that are due (``everything``: all of them), in step order."""
+        if not self._pending:
+            return
+        now = time.monotonic()
+        due = [p for name, p in self._pending.items()
+               if everything or now - self._metric_printed.get(name, -math.inf) >= self.metric_every]
+        for point in due:
+            del self._pending[point.name]
+            self._metric_printed[point.name], self._metric_step[point.name] = now, point.step
+        self.write([format_metric(p) for p in sorted(due, key=lambda p: p.step)])
+        if self._pending:
+            first = min(self._metric_printed.get(name, now) for name in self._pending)
+            self._wake(max(0.01, first + self.metric_every - now))
 
     def history(self, *, all_events: bool = False, newest: int = HISTORY_NEWEST) -> None:
         """What an attached job already has: its status and phases, then its newest ``newest`` event lines

@@ -66,9 +66,10 @@ def _attach(request: Request) -> int:
 
 
 def _compare(request: Request) -> int:
+    from synth_nb.cli.compare_view import print_comparison
     from synth_nb.comparison import compare_request
 
-    print(compare_request(request).to_text(), end="")
+    print_comparison(compare_request(request))  # a terminal gets the curves too
     return 0
 
 
@@ -89,13 +90,13 @@ def _pick_configs(folder: Path, several: bool) -> list[Path]:
 
 def _pick_env_files(paths: list[Path], required: list[str]) -> tuple[Path, ...]:
     """On a terminal with several candidate ``.env`` files, the one picked (each described by the ``required``
-    keys it holds)."""
+    keys it holds; no question when the run needs no key: every row would say "no keys needed")."""
     from synth_nb.cli.pickers import env_file_candidates, is_interactive, pick_env_file
 
     if not is_interactive():
         return ()
     candidates = env_file_candidates([p.parent for p in paths], Path.cwd())
-    if len(candidates) < 2:
+    if len(candidates) < 2 or not required:
         return ()
     return (pick_env_file(candidates, required, Path.cwd()),)
 

@@ -6,10 +6,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from synth_nb.config._source import read_toml_file
+from synth_nb.config._source import format_key, read_toml_file
 from synth_nb.config.detect import detect_flow
 from synth_nb.config.loader import validate_config
 from synth_nb.errors import ConfigError
+from synth_nb.flows.registry import get_flow
 
 __all__ = ["DiscoveredConfig", "discover_configs"]
 
@@ -44,7 +45,8 @@ def _skip_dir(parent: str, name: str) -> bool:
 
 def discover_configs(folder: str | Path, *, max_files: int = 2000) -> list[DiscoveredConfig]:
     """Every ``*.toml`` under ``folder`` (virtualenvs, node_modules, hidden and package dirs skipped),
-    classified and validated, sorted by path. ``error`` is the first problem, if any.
+    classified and validated, sorted by path. ``error`` is the first problem, if any; a config naming a
+    file a submission needs that is not there (a missing dataset) is invalid too.
 
     A job's bundle folder (its config copy beside ``run.json``) is left out: the list would otherwise grow
     with every run (``synth-nb rerun`` / ``fork`` take a bundle).
@@ -76,4 +78,10 @@ def _classify(path: Path) -> DiscoveredConfig:
     except ConfigError as exc:
         first = exc.problems[0] if exc.problems else exc
         return DiscoveredConfig(path, flow, algorithm, False, str(first))
+    missing = get_flow(flow).missing_files(loaded)
+    if missing:  # a missing dataset fails the submission: say so here, not after the questions
+        problem = missing[0]
+        key = format_key(problem.key)
+        error = ConfigError(problem.message, path=path, key=key, line=loaded.line_of(key), hint=problem.hint)
+        return DiscoveredConfig(path, flow, algorithm, False, str(error))
     return DiscoveredConfig(path, flow, algorithm, True, None, tuple(loaded.warnings))

@@ -205,6 +205,11 @@ class Flow(ABC):
         """The task app a config of this flow is written for (None: the flow uses none)."""
         return None
 
+    def missing_files(self, config: ConfigLike) -> list[Problem]:
+        """Files the config names that a submission needs and that are not there (a training dataset), so a
+        list of configs marks it invalid before anything is asked; none by default."""
+        return []
+
     # ------------------------------------------------------------------ submission
     @abstractmethod
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["ChartData", "ChartSpec", "EventSampler", "ReferenceSpec", "SeriesBuffer", "SeriesSpec",
-           "ValueSampler", "number"]
+           "ValueSampler", "number", "step_value"]
 
 #: (event type, data, running trial count) -> (x, y) or None
 EventSampler = Callable[[str, Mapping[str, Any], int], "tuple[int, float] | None"]
@@ -95,6 +95,18 @@ def number(*values: Any) -> float | None:
         if isinstance(v, int | float):
             return float(v)
     return None
+
+
+def step_value(event_type: str, key: str) -> EventSampler:
+    """A sampler of ``(data["step"], data[key])`` from events of ``event_type`` that report both: a training
+    curve drawn from its step events, which arrive by the stream before the metrics page that repeats them."""
+    def sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, float] | None:
+        step, value = number(data.get("step")), number(data.get(key))
+        if etype != event_type or step is None or value is None:
+            return None
+        return int(step), value
+
+    return sample
 
 
 def _field(item: Any, name: str) -> Any:

@@ -60,6 +60,7 @@ __all__ = [
     "describe_backend",
     "ensure_backend",
     "find_backend",
+    "process_alive",
     "read_info",
     "remove_info",
     "stop_backend",
@@ -147,6 +148,12 @@ def _may_be_ours(info: BackendInfo) -> bool:
     the very process that wrote the file, or, for a file without its start time, it runs synth_nb."""
     same = _same_process(info)
     return same if same is not None else runs_synth_nb(info.pid)
+
+
+def process_alive(info: BackendInfo) -> bool:
+    """Whether the process ``info`` names still runs: cheap (no request), for a client that follows jobs
+    on it and must tell a backend that is busy from one that is gone (``kill -9`` leaves its info file)."""
+    return pid_alive(info.pid) and _same_process(info) is not False
 
 
 def _proves_key(url: str, api_key: str, timeout: float) -> str:

@@ -73,7 +73,9 @@ def choose_configs(folder: Path, *, several: bool) -> list[DiscoveredConfig]:
     listing = "\n".join(_candidate_line(c, folder) for c in found)
     if not valid:
         raise ConfigError(f"no valid training config under {folder}; fix one or pass --config PATH:\n{listing}")
-    raise ConfigError(f"{len(valid)} valid training configs found under {folder}; choose one with "
+    invalid = len(found) - len(valid)
+    counted = f" ({len(valid)} valid, {invalid} invalid)" if invalid else " (all valid)"
+    raise ConfigError(f"{len(found)} training configs found under {folder}{counted}; choose one with "
                       f"--config PATH:\n{listing}")
 
 

@@ -22,7 +22,8 @@ FOLDED_NOTE = "(long integer lists are folded; --dry-run --json prints them in f
 
 
 def source_words(source: str, folder: Path | None = None) -> str:
-    """Where a key came from as a phrase: "found in .env" (the file's path), "pasted into the wizard"…"""
+    """Where a key came from as a phrase: "found in .env" (the file's path relative to ``folder``: the working
+    folder, where ``--env-file .env`` was typed), "pasted into the wizard"…"""
     if source.startswith(".env:"):
         path = source[len(".env:"):]
         try:
@@ -77,7 +78,7 @@ def preview_text(prepared: Sequence[Prepared], *, backend_url: str) -> str:
                 else config.flow + (f"/{config.algorithm}" if config.algorithm else ""))
         lines.append(f"== {item.path.name}  ({kind})")
         folder = item.path.parent
-        for row in secrets_rows(item.secrets, item.required, folder):
+        for row in secrets_rows(item.secrets, item.required, Path.cwd()):
             state = f"{row['masked']}  {row['where']}" if row["found"] else "MISSING"
             lines.append(f"   {row['name']}: {state}")
         for warning in warnings_of(item):

@@ -57,6 +57,18 @@ def _env_file_path(env_file: str | Path) -> Path:
         raise SecretsError(f"env file {env_file}: cannot expand '~' here; give the full path") from None
 
 
+def _env_folders(start: str | Path, found: Path | None) -> list[Path]:
+    """The ``.env`` folders (not files) the walk up from ``start`` passed before ``found`` (or the root)."""
+    folder = _dotenv.absolute(Path(start))
+    folders = []
+    for above in (folder, *folder.parents):
+        if found is not None and above == found.parent:
+            break
+        if (above / ".env").is_dir():
+            folders.append(above / ".env")
+    return folders
+
+
 def _sources(
     *,
     config_path: str | Path | None,
@@ -81,6 +93,11 @@ def _sources(
     starts.append(Path(cwd) if cwd is not None else Path.cwd())
     for start in starts:
         dotenv = _dotenv.find_dotenv_upwards(start)
+        for folder in _env_folders(start, dotenv):  # skipped, but said: "put it in a .env file" would mislead
+            if folder not in seen:
+                seen.add(folder)
+                found.looked_in.append(f"{folder} (a folder, not a file: skipped)")
+                found.notes.append(f"{folder} is a folder, not a .env file: skipped")
         if dotenv is not None and dotenv not in seen:
             seen.add(dotenv)
             found.add_file(_dotenv.load_dotenv_file(dotenv, keys), dotenv, keys)

@@ -7,6 +7,7 @@ import io
 import re
 
 from rich.console import Console
+from terminal_session import sizes
 
 from synth_nb.cli.live_chart import ChartBoard
 from synth_nb.client import AsyncSynthClient
@@ -64,3 +65,27 @@ def test_two_jobs_at_80x24_share_the_screen_without_being_cut() -> None:
     assert len(lines) <= 24
     assert sum(line.startswith("╭") for line in lines) == 2 and sum(line.startswith("╰") for line in lines) == 2
     assert sum("status" in line for line in lines) == 2
+
+
+def _rl_events_only() -> Job:
+    """An RL job whose reward events came by the stream while the metrics page has not been read yet."""
+    job = Job("rl_ev", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=get_flow("rl").endpoints)
+    for step in range(1, 6):
+        job.ingest_event(Event(seq=step, type="rl.train.step", message=f"step {step}/40 reward_mean=0.{step}",
+                               data={"step": step, "total_steps": 40, "reward_mean": step / 10}))
+    return job
+
+
+@sizes
+def test_reward_events_are_drawn_before_the_metrics_come(size: tuple[int, int]) -> None:
+    plain, _ = _screen([_rl_events_only()], *size)
+    assert "rl.train.step" in plain and "waiting" not in plain
+    assert "⣿⣿ mean reward" in plain and "5/40 steps" in plain
+
+
+@sizes
+def test_an_empty_chart_says_what_it_waits_for(size: tuple[int, int]) -> None:
+    job = Job("rl_new", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=get_flow("rl").endpoints)
+    plain, _ = _screen([job], *size)
+    assert "waiting for the first mean reward or eval reward point…" in plain
+    assert "waiting for the first metric" not in plain

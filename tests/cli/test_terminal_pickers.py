@@ -9,18 +9,18 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import pytest
 from minimal_configs import MINIMAL_GEPA, MINIMAL_SFT
+from terminal_session import ESC, Pane, clean_env, replay_backend, sizes, spawn
 
 SYNTH_A = "sk_synth_CANARY_pick_aaaaaaaa_1111"
 SYNTH_B = "sk_synth_CANARY_pick_bbbbbbbb_2222"
 ENV_KEY = "sk_env_CANARY_pick_cccccccccc_3333"
-DOWN, SPACE, ENTER, CTRL_C, ESC = "\x1b[B", " ", "\r", "\x03", "\x1b"
+DOWN, SPACE, ENTER, CTRL_C = "\x1b[B", " ", "\r", "\x03"
 CLI = [sys.executable, "-m", "synth_nb"]
 WAIT = 90  # generous: the machine may be loaded
 
@@ -167,47 +167,27 @@ def test_off_a_terminal_several_configs_is_the_plain_error(folder: Path) -> None
 
 
 @pytest.fixture()
-def replay_backend() -> Iterator[object]:
-    from synth_nb.local import start_backend
-
-    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 4}})
-    try:
+def replay() -> Iterator[object]:
+    with replay_backend(4) as backend:
         yield backend
-    finally:
-        backend.stop()
-
-
-def _tmux(*args: str) -> str:
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=True, timeout=WAIT).stdout
 
 
 def _run_in_tmux(session: str, command: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
     """Run ``command`` in a detached 140×40 tmux pane; return the final screen and the scrollback size."""
-    import shlex
-
-    script = cwd / f"{session}.sh"
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
-    script.write_text(f"{exports}cd {shlex.quote(str(cwd))}\n{shlex.join(command)}\necho EXIT=$?\nsleep 600\n")
-    _tmux("-L", session, "new-session", "-d", "-s", session, "-x", "140", "-y", "40", f"bash {script}")
+    pane = Pane(session, command, cwd, (140, 40), env)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            screen = _tmux("-L", session, "capture-pane", "-p", "-t", session, "-S", "-", "-E", "-")
-            if "EXIT=" in screen:
-                history = int(_tmux("-L", session, "display", "-p", "-t", session, "#{history_size}").strip())
-                return screen, history
-            time.sleep(1)
-        raise AssertionError(f"the command did not finish:\n{screen}")
+        whole = pane.finished()
+        return whole, pane.history_size()
     finally:
-        subprocess.run(["tmux", "-L", session, "kill-server"], capture_output=True, timeout=WAIT)
+        pane.close()
 
 
-def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay_backend) -> None:
-    env = {"SYNTH_API_KEY": replay_backend.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
+def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay) -> None:
+    env = {"SYNTH_API_KEY": replay.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
-    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay_backend.url, "--yes"]
-    chart, chart_history = _run_in_tmux(f"chart{os.getpid()}", [*base, "--stream-format", "chart"], folder, env)
-    lines, lines_history = _run_in_tmux(f"lines{os.getpid()}", base, folder, env)
+    base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay.url, "--yes"]
+    chart, chart_history = _run_in_tmux("chart", [*base, "--stream-format", "chart"], folder, env)
+    lines, lines_history = _run_in_tmux("lines", base, folder, env)
     assert "EXIT=0" in chart and "EXIT=0" in lines
     assert "Final status: succeeded" in chart
     # the final panel stays on screen: its chart, legend and the final status line
@@ -241,3 +221,66 @@ def test_ctrl_c_during_the_live_chart_cancels_the_job_without_a_traceback(folder
     assert child.exitstatus == 130
     assert "cancelled" in said
     assert "never retrieved" not in said and "Traceback" not in said
+
+
+# -- one rule for "a terminal", Esc at the .env picker, no question nobody needs (at 80x24 and 120x40) ------
+
+
+def _second_env_file(folder: Path) -> None:
+    (folder / "configs" / ".env").write_text(f"SYNTH_API_KEY={SYNTH_B}\n")
+
+
+@sizes
+def test_esc_at_the_env_picker_exits_130_and_sends_nothing(folder: Path, children: list, size: tuple[int, int]) -> None:
+    _second_env_file(folder)
+    child = spawn(["train", "-c", "configs/a_gepa.toml", "--backend", "http://127.0.0.1:9"], folder, size,
+                  clean_env(), children)
+    child.expect(r"\.env files found")
+    child.expect(r"configs/\.env")
+    child.send(ESC)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "submitted" not in child.before and "Submit?" not in child.before
+    assert not (folder / ".synth_nb" / "jobs.jsonl").exists()
+
+
+@sizes
+def test_no_env_picker_when_the_run_needs_no_key(folder: Path, children: list, size: tuple[int, int]) -> None:
+    # SFT on the embedded backend: every .env row would say "(no keys needed)"
+    _second_env_file(folder)
+    child = spawn(["train", "-c", "configs/b_sft.toml", "--backend", "local", "--dry-run"], folder, size,
+                  clean_env(), children)
+    child.expect("dry run: 1 valid plan")
+    said = child.before
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert ".env files found" not in said and "no keys needed" not in said
+
+
+@sizes
+def test_a_piped_run_that_needs_the_config_picker_fails_as_off_a_terminal(folder: Path, children: list,
+                                                                           size: tuple[int, int]) -> None:
+    child = spawn(["train", "--dry-run"], folder, size, clean_env(), children, shell="| tee log.txt")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+    assert "Which config" not in child.before
+    assert "choose one with --config PATH" in child.before
+
+
+@sizes
+def test_a_piped_run_asks_nothing_and_reads_the_nearest_env_file(folder: Path, children: list,
+                                                                 size: tuple[int, int]) -> None:
+    # stdout piped: neither the .env picker nor "Submit?" (the same rule for both), as off a terminal
+    _second_env_file(folder)
+    child = spawn(["train", "-c", "configs/a_gepa.toml", "--backend", "http://127.0.0.1:9", "--no-poll"], folder,
+                  size, clean_env(), children, shell="| tee log.txt")
+    child.expect(pexpect.EOF)
+    child.close()
+    said = child.before
+    assert ".env files found" not in said and "Submit?" not in said
+    assert "SYNTH_API_KEY: ••••2222" in said  # configs/.env, the nearest to the config, as off a terminal
+    assert child.exitstatus == 2  # no task app answers: nothing is submitted, as off a terminal
+    assert "Nothing was submitted" in said

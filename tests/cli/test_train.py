@@ -83,9 +83,10 @@ def test_discovery_uses_the_only_config_and_lists_several(workdir: Path, monkeyp
     assert main(["train", "--dry-run", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["flow"] == "prompt_learning"
     (workdir / "sft.toml").write_text(SFT)
+    (workdir / "train.jsonl").write_text(LINE)
     assert main(["train", "--dry-run"]) == 2
     err = capsys.readouterr().err
-    assert "2 valid training configs found" in err and "--config" in err
+    assert "2 training configs found" in err and "(all valid)" in err and "--config" in err
     assert "[prompt_learning/gepa] configs/gepa.toml  (valid)" in err and "[sft] sft.toml  (valid)" in err
 
 

@@ -29,8 +29,8 @@ def test_train_in_line_mode_prints_every_backend_string_escaped(hostile: Hostile
     assert ESCAPED in ran.out
     assert "hello \\x1b]0;pwned-title" in ran.out and "Error details: detail \\x1b" in ran.out  # event, error
     assert "multi\\nline\\r" in ran.out  # a line break inside one value does not start a line of its own
-    assert "[metric] gepa.best_score\\x1b" in ran.out
     final = ran.out[ran.out.index("Final status: failed"):]
+    assert "gepa.best_score\\x1b" in final  # its metric (the status came first: in the final block, not a line)
     assert "error: failed \\x1b]0;" in final and "\\u202edesrever" in final and "\\u009b31m" in final
     assert tree.changed_outside(work) == []
 

@@ -105,7 +105,7 @@ def test_invalid_config_error_is_shown_once_naming_file_key_and_line(
 
 
 def test_without_config_headless_needs_exactly_one_valid_config(ip: Any, project: Path) -> None:
-    with pytest.raises(UsageError, match="2 valid training configs found"):
+    with pytest.raises(UsageError, match=r"3 training configs found under .* \(2 valid, 1 invalid\)"):
         ip.run_line_magic("synth_train", "--yes")
 
 

@@ -76,8 +76,8 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
                                          "/learning/jobs): is it running, and is --backend (or "
                                          "SYNTH_BACKEND_OVERRIDE) right? Offline, use --backend local")
     chars = 10 * len("What is two plus two?Four.")
-    assert card.facts == (f"training data: train.jsonl, 10 rows, ~{chars // 4:,} tokens (characters / 4, chat "
-                          "template not counted)", "validation split: val.jsonl, 1 rows, ~6 tokens")
+    # tokens are counted once, in the estimate (two counts side by side read as a contradiction)
+    assert card.facts == ("training data: train.jsonl, 10 rows", "validation split: val.jsonl, 1 rows (not trained on)")
     # the embedded backend trains a stand-in with a byte tokenizer: bos, then per message a role header, the
     # text's bytes and an end token; every example once per epoch
     per_example = 1 + (1 + len("What is two plus two?") + 1) + (1 + len("Four.") + 1)
@@ -90,8 +90,8 @@ def test_sft_card_shows_rows_tokens_and_the_validation_split(folder: Path) -> No
     assert "  wall time: unknown (the backend offers no dry training step to time)" in lines
     hosted = estimate(card.estimate.workload, None, Target("https://backend.example/api"))
     assert hosted.tokens == chars // 4 * 3 and not hosted.tokens_floor
-    assert hosted.tokens_how == (f"~{chars // 4:,} tokens x 3 epoch(s); the backend's tokenizer and chat template "
-                                 "decide the real count")
+    assert hosted.tokens_how == (f"~{chars // 4:,} tokens (characters / 4) x 3 epoch(s); the backend's tokenizer "
+                                 "and chat template decide the real count")
 
 
 def test_a_broken_dataset_is_the_problem_with_line_numbers(folder: Path) -> None:

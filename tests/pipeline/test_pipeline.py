@@ -47,8 +47,10 @@ def test_choose_configs_takes_the_only_valid_one_or_lists_every_candidate(tmp_pa
     (tmp_path / "broken.toml").write_text("[prompt_learning\n")  # does not parse: listed, never chosen
     assert [c.path.name for c in pipeline.choose_configs(tmp_path, several=False)] == ["gepa.toml"]
     (tmp_path / "sft.toml").write_text(MINIMAL_SFT)
+    assert [c.path.name for c in pipeline.choose_configs(tmp_path, several=True)] == ["gepa.toml"]  # no dataset
+    (tmp_path / "train.jsonl").write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
     assert {c.path.name for c in pipeline.choose_configs(tmp_path, several=True)} == {"gepa.toml", "sft.toml"}
-    with pytest.raises(ConfigError, match="2 valid training configs found") as caught:
+    with pytest.raises(ConfigError, match=r"3 training configs found under .* \(2 valid, 1 invalid\)") as caught:
         pipeline.choose_configs(tmp_path, several=False)
     text = str(caught.value)
     assert "[prompt_learning/gepa] configs/gepa.toml  (valid)" in text and "[unreadable] broken.toml" in text

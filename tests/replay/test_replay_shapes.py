@@ -73,7 +73,7 @@ def test_events_without_seq_in_a_bare_list_are_numbered_and_shown_once(replay: R
                                                                         capsys: pytest.CaptureFixture) -> None:
     code, out = run_attach(replay, capsys)
     assert code == 0
-    assert f"attached to prompt_learning job {replay.job_id} (succeeded, 6 events so far)" in out
+    assert f"attached to prompt_learning job {replay.job_id} (ended: succeeded, 6 events)" in out
     assert "[1] prompt.learning.created: Prompt learning job created" in out
     assert "[6] prompt.learning.gepa.complete: GEPA optimisation complete" in out
     block = final_block(out)
@@ -129,7 +129,7 @@ def test_final_results_give_the_seed_and_the_optimized_candidate(replay: Replay,
 def test_an_rl_job_served_only_under_learning_jobs(replay: Replay, capsys: pytest.CaptureFixture) -> None:
     code, out = run_attach(replay, capsys)
     assert code == 0, out
-    assert f"attached to rl job {replay.job_id} (succeeded, 4 events so far)" in out
+    assert f"attached to rl job {replay.job_id} (ended: succeeded, 4 events)" in out
     block = final_block(out)
     assert f"job:      {replay.job_id} (rl)" in block and "events:   4   metrics: 3" in block
     assert "train.loss=0.7400 (step 2)" in block and "eval.reward_mean=0.3500 (step 2)" in block
@@ -177,7 +177,7 @@ def test_unreadable_items_are_kept_shown_and_noted(replay: Replay, capsys: pytes
 def test_an_sft_job_whose_status_is_a_completed_state(replay: Replay, capsys: pytest.CaptureFixture) -> None:
     code, out = run_attach(replay, capsys)
     assert code == 0
-    assert f"attached to sft job {replay.job_id} (succeeded, 3 events so far)" in out
+    assert f"attached to sft job {replay.job_id} (ended: succeeded, 3 events)" in out
     block = final_block(out)
     assert block.startswith("Final status: succeeded") and "events:   3   metrics: 2" in block
     assert f"fine_tuned_model: ft:Qwen/Qwen3-0.6B:{replay.job_id}" in block
@@ -189,7 +189,7 @@ def test_a_prompt_learning_job_found_on_sfts_path_is_named_by_its_status(replay:
                                                                           capsys: pytest.CaptureFixture) -> None:
     code, out = run_attach(replay, capsys)
     assert code == 0, out
-    assert f"attached to prompt_learning job {replay.job_id} (succeeded, 2 events so far)" in out
+    assert f"attached to prompt_learning job {replay.job_id} (ended: succeeded, 2 events)" in out
     block = final_block(out)
     assert f"({'prompt_learning'}/gepa)" in block and "best_score: 0.57" in block and "metrics: 0" in block
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from synth_nb.flows._common import resolve_data_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
 from synth_nb.flows.outcome import Gain, Usage
@@ -60,6 +61,17 @@ class SftFlow(Flow):
         if key[:2] == ("hyperparameters", "parallelism"):
             return "not checked by synth-nb; sent as written in hyperparameters.parallelism"
         return "ignored (not sent)"
+
+    def missing_files(self, config: ConfigLike) -> list[Problem]:
+        named = plan.named_dataset(config)
+        if named is None:  # "no [job].data" is already a warning: --dataset may name it
+            return []
+        key, value = named
+        path = resolve_data_path(config, value, [], "dataset")
+        if path.is_file():
+            return []
+        return [Problem(tuple(key.split(".")), f"dataset file not found: {value}",
+                        f"no file at {path}; {plan.MISSING_DATASET_HINT}")]
 
     def build_plan(self, config: ConfigLike, overrides: Overrides, secrets: SecretBundle) -> Plan:
         return plan.build_plan(self, config, overrides, secrets)

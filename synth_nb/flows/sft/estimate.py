@@ -114,16 +114,15 @@ def workload(plan: Plan) -> Workload:
         limit = (train.body or {}).get("limit_lines")
         limit = int(limit) if limit is not None else None
         rows, tokens = dataset_size(train.upload, limit)
-        facts.append(f"training data: {train.upload.name}, {rows:,} rows, ~{tokens:,} tokens "
-                     f"(characters / {CHARS_PER_TOKEN}, chat template not counted)")
+        facts.append(f"training data: {train.upload.name}, {rows:,} rows")  # its tokens: the estimate's one count
         exact, exact_how = embedded_tokens(model, train.upload, hyperparameters, limit)
     validation = uploads.get("validation_file")
     if validation is not None and validation.upload is not None:
-        rows, val_tokens = dataset_size(validation.upload)
-        facts.append(f"validation split: {validation.upload.name}, {rows:,} rows, ~{val_tokens:,} tokens")
+        rows, _ = dataset_size(validation.upload)
+        facts.append(f"validation split: {validation.upload.name}, {rows:,} rows (not trained on)")
     else:
         facts.append("validation split: none ([data].validation_path not set or not found)")
     return Workload(tokens=None if tokens is None else tokens * epochs,
-                    formula=f"~{tokens or 0:,} tokens x {epochs} epoch(s); the backend's tokenizer and chat "
-                            "template decide the real count", model=model,
+                    formula=f"~{tokens or 0:,} tokens (characters / {CHARS_PER_TOKEN}) x {epochs} epoch(s); the "
+                            "backend's tokenizer and chat template decide the real count", model=model,
                     facts=tuple(facts), embedded_tokens=exact, embedded_tokens_how=exact_how)

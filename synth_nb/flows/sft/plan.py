@@ -124,17 +124,27 @@ def _dataset(config: ConfigLike, overrides: Overrides, secrets: SecretBundle, wa
             raise DatasetError("--dataset file not found", path=redact(str(path), secrets.values()),
                                hint="check the path")
         return path
-    job = section(config.raw, "job")
-    value = job.get("data") or job.get("data_path")
-    key = "job.data" if job.get("data") else "job.data_path"
-    if not isinstance(value, str) or not value.strip():
+    named = named_dataset(config)
+    if named is None:
         raise config_error(config, "job.data", "no training dataset",
                            hint="set [job].data = \"train.jsonl\" or pass --dataset PATH")
+    key, value = named
     path = resolve_data_path(config, value, warnings, "dataset")
     if not path.is_file():
-        raise DatasetError(f"dataset file not found (from [{key}] = {value!r})", path=path,
-                           hint="fix the path (relative paths are read beside the config) or pass --dataset")
+        raise DatasetError(f"dataset file not found (from [{key}] = {value!r})", path=path, hint=MISSING_DATASET_HINT)
     return path
+
+
+MISSING_DATASET_HINT = "fix the path (relative paths are read beside the config) or pass --dataset"
+
+
+def named_dataset(config: ConfigLike) -> tuple[str, str] | None:
+    """``("job.data", "train.jsonl")``: the training dataset the config names, and where; None when none."""
+    job = section(config.raw, "job")
+    value = job.get("data") or job.get("data_path")
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return ("job.data" if job.get("data") else "job.data_path"), value
 
 
 def _validation_file(config: ConfigLike, warnings: list[str]) -> Path | None:
