@@ -133,7 +133,8 @@ class WandbReporter(Reporter):
         config = {**(self.masked_config() or {}),
                   "synth_nb": {"job_id": job.id, "flow": job.flow, "algorithm": job.algorithm or "",
                                "backend": redact(job.backend_url, hidden)}}
-        run = wandb.init(project=self.project(), id=run_id(job.id), name=job.id, dir=str(self.folder),
+        # absolute: W&B's service is one process for the whole session, started in whatever folder was current
+        run = wandb.init(project=self.project(), id=run_id(job.id), name=job.id, dir=str(self.folder.resolve()),
                          config=config, tags=[job.flow, *([job.algorithm] if job.algorithm else [])],
                          resume="allow" if resumed else None, reinit="create_new", settings=settings)
         run.define_metric(STEP_KEY, hidden=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from test_example_notebooks import EXAMPLES, _execute, _recording
+from test_example_notebooks import EXAMPLES, _execute, _recording, replay_panel_cell
 
 pytestmark = pytest.mark.notebook
 
@@ -94,25 +94,13 @@ def test_a_headless_run_keeps_each_job_under_100_lines_of_text(tool: str, name: 
 
 def test_a_headless_panel_prints_a_line_per_tenth_of_the_work_not_per_update(tmp_path: Path) -> None:
     rec = _recording(tmp_path / "sft10k.jsonl", 10_000, 8.0)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"""
-from synth_nb.local import start_backend
-from synth_nb.client import AsyncSynthClient
-from synth_nb.flows import get_flow
-from synth_nb.job import Job
-from synth_nb.notebook.show import show_job
-
-backend = start_backend(recordings_dir={str(tmp_path)!r})
-client = AsyncSynthClient(backend.url + "/api", backend.api_key)
-sft = get_flow("sft").endpoints
-doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
-await client.start(sft, doc["id"])
-job = Job(doc["id"], "sft", client, endpoints=sft, poll_interval=0.5)
-panel = show_job(job)
+    cell = replay_panel_cell(rec) + """
 status = await panel
 print(status, len(job.metrics), panel.headless)
 await client.aclose()
 backend.stop()
-""")])
+"""
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
     _execute(nb, tmp_path, tmp_path / "out", timeout=300)
     said = "".join(str(o.get("text", "")) for o in nb.cells[0].outputs if o.get("output_type") == "stream")
     assert "succeeded 10000 True" in said

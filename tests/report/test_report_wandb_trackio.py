@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 from bundle_backend import ENV_KEY
-from minimal_configs import LOCAL_GEPA
-from test_report_cli import TOML_CANARY, _history
-from test_report_to import _config, _submit
+from test_report_cli import TOML_CANARY, train_reported
+from test_report_to import _config, _submit, report_live
 from trackers import check_wandb_trackio, trackio_series, wandb_of, wandb_records, wandb_series
 
 from synth_nb.cli.main import main
@@ -34,15 +33,9 @@ def _saved_files(records: list[dict[str, Any]]) -> set[str]:
 
 def test_train_reports_a_gepa_job_to_wandb_and_trackio_and_attaching_twice_adds_nothing(
         folder: Path, backend: Any, task_app: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    config = LOCAL_GEPA.format(task_url=task_app.url, budget=24).replace(
-        'results_folder = "results"', f'results_folder = "results"\ntask_app_api_key = "{TOML_CANARY}"')
-    (folder / "gepa.toml").write_text(config)
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--report-to", "wandb,trackio"]) == 0
-    out, err = capsys.readouterr()
-    assert "warning" not in err and "Traceback" not in err
+    job, out, err = train_reported(folder, backend, task_app, capsys, "wandb,trackio")
     assert "Trackio" not in out and "wandb:" not in out + err  # the trackers' own messages stay out
-    job_id = out.split("submitted prompt_learning job ", 1)[1].split()[0]
-    job = _history(job_id, backend, folder)
+    job_id = job.id
     runs = folder / "runs"
 
     (segment,), tracked = check_wandb_trackio(job, runs, "gepa")
@@ -85,20 +78,7 @@ def test_train_reports_a_gepa_job_to_wandb_and_trackio_and_attaching_twice_adds_
 def test_report_to_wandb_and_trackio_follows_a_live_job(flow: str, tmp_path: Path, replay_backend: Any,
                                                         task_app: Any, capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
-
-    async def run() -> Job:
-        job = await _submit(_config(flow, tmp_path, task_app), replay_backend, tmp_path)
-        assert not job.metrics  # nothing streamed yet: every point below arrived through the listener
-        reporters = job.report_to("wandb", "trackio", report_dir=runs)
-        assert [r.name for r in reporters] == ["wandb", "trackio"]
-        await job.wait(timeout=600)  # a guard, not a speed check
-        await job.client.aclose()
-        assert all(r.ended and r.problem is None for r in reporters)
-        assert [r.count for r in reporters] == [len(job.metrics)] * 2
-        return job
-
-    job = asyncio.run(run())
-    assert job.status == "succeeded"
+    job = report_live(flow, tmp_path, replay_backend, task_app, runs, "wandb", "trackio")
     project = f"{flow}_run"
     (segment,), tracked = check_wandb_trackio(job, runs, project)
     assert wandb_of(segment, "run")[0]["config"]["update"]["compute"]["gpu_type"] == "H100"
@@ -114,16 +94,25 @@ def test_report_to_wandb_and_trackio_follows_a_live_job(flow: str, tmp_path: Pat
     assert "warning" not in capsys.readouterr().err
 
 
-def test_a_cancelled_job_ends_its_wandb_run_failed_and_its_trackio_run_with_a_warning(tmp_path: Path) -> None:
+def test_a_cancelled_job_ends_its_wandb_run_failed_and_its_trackio_run_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reported into a relative ``runs`` folder from a process whose W&B service started in another folder (a
+    kernel that changed folder): the run lands in the folder the reporter was given."""
+    import wandb
+
     from synth_nb.local import start_backend
 
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    wandb.setup()
+    monkeypatch.chdir(tmp_path)
     runs = tmp_path / "runs"
     with start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 1}}) as backend:
 
         async def run() -> Job:
             job = await _submit(_config("sft", tmp_path, None), backend, tmp_path)
             assert await job.cancel() == "cancelled"
-            reporters = job.report_to("wandb", "trackio", report_dir=runs)
+            reporters = job.report_to("wandb", "trackio", report_dir="runs")
             await job.client.aclose()
             assert all(r.ended and r.problem is None for r in reporters)
             return job
