@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from synth_nb.cli.outage import report_outages
-from synth_nb.cli.printer import LinePrinter, final_block
+from synth_nb.cli.printer import final_block
+from synth_nb.cli.quiet import is_quiet, line_printer
 from synth_nb.errors import JobTimeoutError, SynthNbError
 from synth_nb.flows.chart_png import import_in_background
 from synth_nb.job import Job, JobRegistry
@@ -179,8 +180,9 @@ def _draws_chart(run: _Run) -> bool:
 
 def _print_lines(jobs: list[Job], run: _Run) -> None:
     several = len(jobs) > 1
+    quiet = is_quiet(run.out, run.request.stream_format)
     for job in jobs:
-        printer = LinePrinter(job, run.secrets, prefix=f"{job.id} " if several else "", out=run.out)
+        printer = line_printer(job, run.secrets, quiet=quiet, prefix=f"{job.id} " if several else "", out=run.out)
         printer.history(all_events=run.request.all_events)
         job.add_listener(printer)
 

@@ -35,6 +35,7 @@ from synth_nb.notebook import artifacts
 from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
+from synth_nb.notebook.headless import SUMMARY_LINES, PanelLines, is_headless
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.monitor_view import (
     PanelState,
@@ -67,7 +68,7 @@ class MonitorPanel:
                  chart: LiveChart | None = None, stall: StallDetector | None = None,
                  clock: Callable[[], float] = time.monotonic, wall: Callable[[], float] = time.time,
                  show_artifacts: bool = True, outputs: PanelOutputs | None = None,
-                 notebook_folder: Path | None = None) -> None:
+                 notebook_folder: Path | None = None, headless: bool | None = None) -> None:
         self.job = job
         self.flow = get_flow(job.flow)
         self.max_events = max_events
@@ -80,7 +81,10 @@ class MonitorPanel:
         self.show_artifacts = show_artifacts
         #: links to result files are relative to this folder (the notebook's; the working directory by default)
         self.notebook_folder = notebook_folder or Path.cwd()
-        self.summary = SummaryOutput()
+        #: no front end draws widgets: no button row, printed progress lines and a final block (``headless``)
+        self.headless = is_headless() if headless is None else headless
+        self.lines = PanelLines(job, clock=clock, wall=wall) if self.headless else None
+        self.summary = SummaryOutput(text_lines=SUMMARY_LINES if self.headless else None)
         self.hidden_count = 0
         self.note: str | None = None
         self.error: str | None = None
@@ -197,7 +201,8 @@ class MonitorPanel:
         self._context = contextvars.copy_context()
         PanelOutputs.show(self.outputs.status, self.status_bundle())
         self.chart.display()
-        self.row.show(on_cancel=self.request_cancel, on_show_all=self.set_show_all, show_all=self.show_all)
+        if not self.headless:
+            self.row.show(on_cancel=self.request_cancel, on_show_all=self.set_show_all, show_all=self.show_all)
         PanelOutputs.show(self.outputs.summary, self.summary.bundle())
         self._shown = True
         if start:
@@ -228,12 +233,13 @@ class MonitorPanel:
         self._publish_summary()
         return written
 
-    async def _show_results(self) -> None:
+    async def _show_results(self) -> str:
         """At the end: the job's result files and bundle (written once, as it ended), linked and said."""
         results = await asyncio.to_thread(write_results, self.job)
         self.summary.exported, said = artifacts.results_bundle(results, self.notebook_folder)
         if said and self.controls is not None:
             self.controls.say(said)
+        return said
 
     def _publish_summary(self) -> None:
         if self._shown:
@@ -290,6 +296,8 @@ class MonitorPanel:
                 await self.chart.redraw_async()
                 self._check_reachable()
                 self.render_status()
+                if self.lines is not None and self._shown:
+                    self.lines.progress(self._context)
             if not consumer.cancelled() and consumer.exception() is not None:
                 exc = consumer.exception()
                 self.error = f"monitoring stopped: {type(exc).__name__}: {exc}"
@@ -319,12 +327,15 @@ class MonitorPanel:
         png = None if self.chart.data.empty else await asyncio.to_thread(self.chart.render_png)
         self.chart.publish(png)
         self.render_status(force=True)
+        said = ""
         if self.show_artifacts and self.final_status is not None:
             self.summary.result = artifacts.artifact_bundle(self.job)
-            await self._show_results()
+            said = await self._show_results()
             self._publish_summary()
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)
+            if self.lines is not None and self._shown:
+                self.lines.final(self._context, said)
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

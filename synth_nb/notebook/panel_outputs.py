@@ -47,18 +47,30 @@ class PanelOutputs:
 
 @dataclass
 class SummaryOutput:
-    """What the summary output holds: the export links (once exported) above the job's result."""
+    """What the summary output holds: the export links (once exported) above the job's result.
+
+    ``text_lines``: the text copy keeps that many lines and says how many more the result files hold (a
+    headless run's saved notebook is read as text; its Markdown or HTML copy keeps everything)."""
 
     result: dict[str, Any] | None = None
     exported: dict[str, Any] | None = field(default=None)
+    text_lines: int | None = None
 
     def bundle(self) -> dict[str, Any]:
         shown = [b for b in (self.exported, self.result) if b]
         if not shown:
             return {"text/plain": ""}
         if len(shown) == 1:
-            return shown[0]
+            return self._short(shown[0])
         text = "\n\n".join(b["text/plain"] for b in shown)
         if "text/markdown" not in shown[1]:  # an HTML result: the links stay in its text copy only
-            return {**shown[1], "text/plain": text}
-        return {"text/markdown": "\n\n".join(b["text/markdown"] for b in shown), "text/plain": text}
+            return self._short({**shown[1], "text/plain": text})
+        return self._short({"text/markdown": "\n\n".join(b["text/markdown"] for b in shown), "text/plain": text})
+
+    def _short(self, bundle: dict[str, Any]) -> dict[str, Any]:
+        lines = str(bundle.get("text/plain", "")).splitlines()
+        if self.text_lines is None or len(lines) <= self.text_lines:
+            return bundle
+        more = len(lines) - self.text_lines
+        return {**bundle, "text/plain": "\n".join([*lines[:self.text_lines],
+                                                   f"… {more} more lines in the job's result files"])}

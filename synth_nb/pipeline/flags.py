@@ -111,6 +111,9 @@ FOLLOW_FLAGS: tuple[ArgSpec, ...] = (
     _a("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
        help="Stop watching (exit 1; the job keeps running on the backend) after this long."),
     _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
+    _a("--stream-format", choices=("cli", "chart", "quiet"), default=None,
+       help="cli: a line per update; chart: live chart; quiet: the lines that matter and a progress line at most "
+            "each 10%% of the work or 30 s (default: cli on a terminal, quiet off it; chart off a terminal is quiet)."),
     _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M",
        help="Cancel the job after M minutes, keeping the best result the backend reports."),
     _a("--max-rollouts", dest="max_rollouts", type=count_argument, default=None, metavar="N",
@@ -135,7 +138,6 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     *(_a(row.flag, **row.argparse_kwargs()) for row in CORE_ROWS),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
        help="Stream the job until it ends (default) or return after submission."),
-    _a("--stream-format", choices=("cli", "chart"), default="cli", help="Line output or live chart."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
     _a("--json", dest="json_output", action="store_true", help="With --dry-run: print the plan as JSON."),
     _a("--yes", "-y", action="store_true",

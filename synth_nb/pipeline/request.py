@@ -131,7 +131,8 @@ class Request:
     poll: bool = True
     poll_interval: float = 5.0
     poll_timeout: float | None = None
-    stream_format: str = "cli"
+    #: ``--stream-format``: "cli", "chart", "quiet", or None (cli on a terminal, quiet off it)
+    stream_format: str | None = None
     attach: str | None = None
     #: ``attach``: the job's flow when the registry does not know it (otherwise probed)
     flow: str | None = None
@@ -199,7 +200,7 @@ class Request:
             poll=bool(values.get("poll", True)),
             poll_interval=float(values.get("poll_interval") or 5.0),
             poll_timeout=values.get("poll_timeout"),
-            stream_format=str(values.get("stream_format") or "cli"),
+            stream_format=values.get("stream_format") or None,
             attach=values.get("attach"),
             flow=values.get("flow"),
             all_events=bool(values.get("all_events")),

@@ -1,8 +1,8 @@
-"""Jobs reported to the experiment trackers users already have: ``--report-to tensorboard,mlflow``.
+"""Jobs reported to the experiment trackers users already have: ``--report-to tensorboard,mlflow,wandb,trackio``.
 
 ``job.report_to("tensorboard")`` (or the flag on ``synth-nb train`` / ``attach`` / ``%synth_train``) writes
 what the job holds, follows it as it streams, and closes the run when the job ends. One ``Reporter``
-subclass per tracker (``_tensorboard``, ``_mlflow``) over ``_base``; the trackers' libraries are the
+subclass per tracker (``_tensorboard``, ``_mlflow``, ``_wandb``, ``_trackio``) over ``_base``; the trackers' libraries are the
 ``report`` extra, imported only when a reporter opens.
 """
 
@@ -29,7 +29,8 @@ __all__ = ["DEFAULT_DIR", "REPORTERS", "REPORT_ARGUMENTS", "ReportOptions", "Rep
 
 def report_to(job: ReportedJob, targets: str | Iterable[str], *, report_dir: str | Path = DEFAULT_DIR,
               experiment: str | None = None) -> list[Reporter]:
-    """Report ``job`` to each tracker of ``targets`` (``"tensorboard"``, ``"mlflow"``, or a comma list).
+    """Report ``job`` to each tracker of ``targets`` (``"tensorboard"``, ``"mlflow"``, ``"wandb"``, ``"trackio"``,
+    or a comma list).
 
     Every tracker is checked before any writes, so a missing one fails with nothing half-done.
     """

@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import sys
 import tempfile
+import tomllib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,11 +28,14 @@ from typing import Any, ClassVar, Protocol
 from synth_nb.config.discover import BUNDLE_RECORD
 from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.flows.artifacts import FinishedJob
+from synth_nb.plan import mask_payload
 from synth_nb.secrets import mask_text
 
-__all__ = ["EXTRA_HINT", "Point", "ReportedJob", "Reporter", "missing_modules"]
+__all__ = ["DEFAULT_PROJECT", "EXTRA_HINT", "Point", "ReportedJob", "Reporter", "missing_modules"]
 
 EXTRA_HINT = "pip install 'synth-nb[report]'"
+#: the experiment / project a job's run goes to when its config file is not known
+DEFAULT_PROJECT = "synth-nb"
 #: MLflow's ``log_batch`` takes at most 1000 metrics a call; TensorBoard takes any number
 BATCH = 1000
 
@@ -246,6 +250,24 @@ class Reporter(ABC):
         folder = self.job.results_folder
         bundle = Path(folder) / self.job.id if folder is not None else None
         return bundle if bundle is not None and (bundle / BUNDLE_RECORD).is_file() else None
+
+    def project(self) -> str:
+        """Where the tracker groups the job's run: the config file's name (``gepa`` for ``gepa.toml``)."""
+        config = self.config_path()
+        return config.stem if config is not None else DEFAULT_PROJECT
+
+    def masked_config(self) -> dict[str, Any] | None:
+        """The job's config file as a document, every secret masked (``plan.mask_payload``: values under
+        secret names, the job's known secrets, key-shaped strings); None when it is not known or unreadable."""
+        path = self.config_path()
+        if path is None:
+            return None
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None  # the config moved or changed since: the run keeps its metrics
+        masked = mask_payload(document, list(self.job.hidden), shapes=True)
+        return masked if isinstance(masked, dict) else None
 
     def _record(self) -> Any:
         registry = self.job.registry

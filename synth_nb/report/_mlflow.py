@@ -14,18 +14,16 @@ import os
 import re
 import shlex
 import time
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from synth_nb.report._base import Point, Reporter, shown_path
-from synth_nb.secrets.redact import redact, redact_value
+from synth_nb.secrets.redact import redact
 
 __all__ = ["JOB_TAG", "MLflowReporter", "metric_key", "run_status"]
 
 JOB_TAG = "synth_nb.job_id"
-DEFAULT_EXPERIMENT = "synth-nb"
 #: MLflow's limits (``mlflow.utils.validation``): key length, param value length, params per batch
 KEY_LENGTH, VALUE_LENGTH, PARAMS_PER_BATCH = 250, 6000, 100
 #: characters MLflow refuses in metric and param names
@@ -102,8 +100,7 @@ class MLflowReporter(Reporter):
         return runs[0] if runs else None
 
     def _experiment_id(self) -> str:
-        config = self.config_path()
-        name = self.experiment or (config.stem if config is not None else DEFAULT_EXPERIMENT)
+        name = self.experiment or self.project()
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             if found.lifecycle_stage == "deleted":
@@ -129,19 +126,9 @@ class MLflowReporter(Reporter):
 
     def _params(self) -> dict[str, str]:
         """The config's keys, flattened (``prompt_learning.gepa.rollout.budget``), secrets masked."""
-        path = self.config_path()
-        if path is None:
-            return {}
-        try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return {}  # the config moved or changed since: the run keeps its tags and metrics
         hidden = tuple(self.job.hidden)
-        params: dict[str, str] = {}
-        for key, last, value in _flat(document):
-            shown = redact_value(last, value)
-            params[metric_key(key)] = redact(str(shown), hidden)[:VALUE_LENGTH]
-        return params
+        return {metric_key(key): redact(str(value), hidden)[:VALUE_LENGTH]
+                for key, _, value in _flat(self.masked_config() or {})}
 
     def _key(self, name: str) -> str:
         return metric_key(name)

@@ -18,13 +18,16 @@ from synth_nb.errors import ConfigError
 from synth_nb.report._base import EXTRA_HINT, Reporter, missing_modules
 from synth_nb.report._mlflow import MLflowReporter
 from synth_nb.report._tensorboard import TensorBoardReporter
+from synth_nb.report._trackio import TrackioReporter
+from synth_nb.report._wandb import WandbReporter
 from synth_nb.secrets.redact import shown
 
 __all__ = ["DEFAULT_DIR", "REPORTERS", "REPORT_ARGUMENTS", "ReportOptions", "add_report_arguments", "report_targets",
            "reporter_class"]
 
 #: ``--report-to`` name -> its writer
-REPORTERS: dict[str, type[Reporter]] = {cls.name: cls for cls in (TensorBoardReporter, MLflowReporter)}
+REPORTERS: dict[str, type[Reporter]] = {cls.name: cls for cls in (TensorBoardReporter, MLflowReporter, WandbReporter,
+                                                                  TrackioReporter)}
 #: ``--report-dir``'s default, as HF Trainer's ``logging_dir``
 DEFAULT_DIR = Path("runs")
 
@@ -68,11 +71,13 @@ def _folder(text: str) -> str:
 
 REPORT_ARGUMENTS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--report-to",), dict(dest="report_to", type=report_targets, default=None, metavar="TRACKERS",
-                            help="Also write the job's metrics to experiment trackers: tensorboard, mlflow "
-                                 "(comma-separated; needs synth-nb[report]).")),
+                            help="Also write the job's metrics to experiment trackers: tensorboard, mlflow, wandb "
+                                 "(offline, for `wandb sync`), trackio (its local store); comma-separated, "
+                                 "needs synth-nb[report].")),
     (("--report-dir",), dict(dest="report_dir", type=_folder, default=None, metavar="DIR",
-                             help="With --report-to: TensorBoard's event files (one folder per job) and the "
-                                  "default MLflow store go here (default: runs).")),
+                             help="With --report-to: TensorBoard's event files (one folder per job), the default "
+                                  "MLflow store, W&B's offline runs and the default Trackio store go here "
+                                  "(default: runs).")),
     (("--mlflow-experiment",), dict(dest="mlflow_experiment", type=_name, default=None, metavar="NAME",
                                     help="With --report-to mlflow: the experiment (default: the config file's "
                                          "name).")),

@@ -82,7 +82,7 @@ def test_a_running_job_attached_prints_each_new_event_as_it_comes(
         fake_backend, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     job_id = _job(fake_backend, {"events": EVENTS, "interval": 0.02})  # a line every 20 ms: mostly live
     monkeypatch.setenv("SYNTH_API_KEY", fake_backend.api_key)
-    assert main([job_id, "--backend", fake_backend.url]) == 0
+    assert main([job_id, "--backend", fake_backend.url, "--stream-format", "cli"]) == 0
     out = capsys.readouterr().out
     steps = _steps(out)
     assert steps == list(range(steps[0], EVENTS))  # from where the history's tail began, none skipped

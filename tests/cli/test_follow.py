@@ -24,7 +24,8 @@ from synth_nb.plan import Plan, Step
 
 
 def _options(**overrides: object) -> Request:
-    values: dict[str, object] = {"poll": True, "poll_interval": 0.5, "poll_timeout": 60.0, "record": None}
+    values: dict[str, object] = {"poll": True, "poll_interval": 0.5, "poll_timeout": 60.0, "record": None,
+                                 "stream_format": "cli"}  # a line per update, off a terminal too
     values.update(overrides)
     return Request(Path.cwd(), **values)  # type: ignore[arg-type]
 

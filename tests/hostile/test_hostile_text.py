@@ -23,7 +23,8 @@ def test_train_in_line_mode_prints_every_backend_string_escaped(hostile: Hostile
                                                                 tree: Tree) -> None:
     job = control_text_job()
     hostile.plan(job)
-    ran = synth_nb(work, "train", "cfg.toml", "--backend", hostile.url, "--yes", "--poll-timeout", "60")
+    ran = synth_nb(work, "train", "cfg.toml", "--backend", hostile.url, "--yes", "--poll-timeout", "60",
+                   "--stream-format", "cli")  # a line per update, though not on a terminal
     assert ran.code == 1, ran.text  # the job failed: exit 1 as documented
     assert_clean(ran)
     assert ESCAPED in ran.out

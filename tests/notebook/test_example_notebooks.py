@@ -115,25 +115,29 @@ def _recording(path: Path, steps: int, seconds: float) -> Path:
     return path
 
 
-def test_saved_notebook_after_a_10k_step_job_is_small_and_has_no_key(tmp_path: Path) -> None:
-    rec = _recording(tmp_path / "sft10k.jsonl", 10_000, 6.0)
-    setup = f"""
+def replay_panel_cell(recording: Path) -> str:
+    """A cell that starts the embedded backend, replays ``recording`` as an SFT job and shows its ``panel``."""
+    return f"""
 from synth_nb.local import start_backend
 from synth_nb.client import AsyncSynthClient
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
 from synth_nb.notebook.show import show_job
 
-backend = start_backend(recordings_dir={str(tmp_path)!r})  # replays may read recordings from there
+backend = start_backend(recordings_dir={str(recording.parent)!r})  # replays may read recordings from there
 client = AsyncSynthClient(backend.url + "/api", backend.api_key)
 sft = get_flow("sft").endpoints
-doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {str(rec)!r}}}}})
+doc = await client.create_job(sft, {{"metadata": {{"local_executor": "replay", "recording": {str(recording)!r}}}}})
 await client.start(sft, doc["id"])
 job = Job(doc["id"], "sft", client, endpoints=sft, poll_interval=0.5)
 panel = show_job(job)
 """
+
+
+def test_saved_notebook_after_a_10k_step_job_is_small_and_has_no_key(tmp_path: Path) -> None:
+    rec = _recording(tmp_path / "sft10k.jsonl", 10_000, 6.0)
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell(setup),
+        nbformat.v4.new_code_cell(replay_panel_cell(rec)),
         nbformat.v4.new_code_cell("status = await panel\nprint(status, len(job.metrics))"),
         nbformat.v4.new_code_cell("await client.aclose()\nbackend.stop()"),
     ])

@@ -15,6 +15,12 @@ from synth_nb.notebook.panel import MonitorPanel
 from synth_nb.notebook.show import show_job
 
 
+@pytest.fixture(autouse=True)
+def _front_end(monkeypatch):
+    """These panels are drawn by a front end (buttons and all); ``test_headless_output`` has the headless ones."""
+    monkeypatch.setenv("SYNTH_NB_WIDGETS", "1")
+
+
 @pytest.fixture()
 def outputs(monkeypatch):
     """The cell's outputs in display order: status, chart, controls widget, summary (per panel)."""

@@ -29,7 +29,8 @@ def run_attach(replay: Replay, capsys: pytest.CaptureFixture) -> tuple[int, str]
     """``synth-nb attach JOB_ID --backend URL`` through the command's own parser and error mapping."""
     parser = argparse.ArgumentParser(prog="synth-nb attach")
     attach_cli.configure(parser)
-    args = parser.parse_args([replay.job_id, "--backend", replay.url, "--env-file", ".env", "--poll-interval", "0.2"])
+    args = parser.parse_args([replay.job_id, "--backend", replay.url, "--env-file", ".env", "--poll-interval", "0.2",
+                              "--stream-format", "cli"])  # a line per update, though not on a terminal
     try:
         code = attach_cli.run(args)
     except SynthNbError as exc:

@@ -11,10 +11,24 @@ import pytest
 from bundle_backend import ENV_KEY, backend_options, env_key, folder  # noqa: F401
 
 
+@pytest.fixture(scope="session")
+def trackio_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Trackio's store for the session (Trackio reads ``TRACKIO_DIR`` once, when it is first imported)."""
+    return tmp_path_factory.mktemp("trackio")
+
+
 @pytest.fixture(autouse=True)
-def _no_tracker_telemetry(monkeypatch: pytest.MonkeyPatch) -> None:
+def _no_tracker_telemetry(monkeypatch: pytest.MonkeyPatch, trackio_store: Path) -> None:
+    """No tracker reaches the network: no MLflow telemetry, no W&B error reports or login, no Trackio Space,
+    server, bucket or webhook."""
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    for name, value in {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_ERROR_REPORTING": "false",
+                        "TRACKIO_DIR": str(trackio_store)}.items():
+        monkeypatch.setenv(name, value)
+    for name in ("WANDB_API_KEY", "WANDB_BASE_URL", "TRACKIO_SPACE_ID", "TRACKIO_SERVER_URL", "TRACKIO_BUCKET_ID",
+                 "TRACKIO_DATASET_ID", "TRACKIO_WEBHOOK_URL", "HF_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture()

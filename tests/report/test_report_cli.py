@@ -38,16 +38,24 @@ def _history(job_id: str, backend: Any, folder: Path) -> Job:
 
 
 
-def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path, backend: Any, task_app: Any,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def train_reported(folder: Path, backend: Any, task_app: Any, capsys: pytest.CaptureFixture[str],
+                   targets: str) -> tuple[Job, str, str]:
+    """``synth-nb train --report-to TARGETS`` of a small GEPA job (its config holds a key): the job's whole
+    history, and what the command printed on stdout and stderr."""
     config = LOCAL_GEPA.format(task_url=task_app.url, budget=24).replace(
         'results_folder = "results"', f'results_folder = "results"\ntask_app_api_key = "{TOML_CANARY}"')
     (folder / "gepa.toml").write_text(config)
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--report-to", "tensorboard,mlflow"]) == 0
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--report-to", targets]) == 0
     out, err = capsys.readouterr()
     assert "warning" not in err and "Traceback" not in err
     job_id = out.split("submitted prompt_learning job ", 1)[1].split()[0]
-    job = _history(job_id, backend, folder)
+    return _history(job_id, backend, folder), out, err
+
+
+def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path, backend: Any, task_app: Any,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    job, _, _ = train_reported(folder, backend, task_app, capsys, "tensorboard,mlflow")
+    job_id = job.id
     runs = folder / "runs"
 
     client, run = check_trackers(job, runs, runs)

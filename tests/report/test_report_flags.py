@@ -27,14 +27,15 @@ def _exit_code(argv: list[str]) -> int:
     return int(exited.value.code or 0)
 
 
-@pytest.mark.parametrize("missing", ["mlflow", "tensorboard"])
+@pytest.mark.parametrize("missing", ["mlflow", "tensorboard", "wandb", "trackio"])
 def test_a_missing_tracker_library_is_one_line_and_exit_2(missing: str, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setitem(sys.modules, missing, None)  # what an install without the extra finds
-    assert _exit_code(["train", "--report-to", "tensorboard,mlflow", "--backend", "http://127.0.0.1:9"]) == 2
-    assert _exit_code(["attach", "job_1", "--report-to", "mlflow,tensorboard"]) == 2
+    assert _exit_code(["train", "--report-to", "tensorboard,mlflow,wandb,trackio", "--backend",
+                       "http://127.0.0.1:9"]) == 2
+    assert _exit_code(["attach", "job_1", "--report-to", "trackio,wandb,mlflow,tensorboard"]) == 2
     err = capsys.readouterr().err
     assert f"needs {missing}, which is not installed: pip install 'synth-nb[report]'" in err
     assert "Traceback" not in err and not list(tmp_path.iterdir())
@@ -48,13 +49,14 @@ def test_report_to_on_a_job_without_the_extra_raises_a_config_error(monkeypatch:
     with pytest.raises(ConfigError, match=r"\[report-to\]: --report-to mlflow needs mlflow.*synth-nb\[report\]"):
         job.report_to("tensorboard", "mlflow", report_dir=tmp_path)
     assert not list(tmp_path.iterdir())  # checked before anything is written
-    with pytest.raises(ConfigError, match="unknown tracker 'wandb'; expected tensorboard or mlflow"):
-        job.report_to("wandb")
+    with pytest.raises(ConfigError, match="unknown tracker 'comet'; expected tensorboard or mlflow or wandb or trackio"):
+        job.report_to("comet")
 
 
 def test_an_unknown_tracker_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert _exit_code(["train", "--report-to", "tensorboard,wandb"]) == 2
-    assert "argument --report-to: unknown tracker 'wandb'; expected tensorboard, mlflow" in capsys.readouterr().err
+    assert _exit_code(["train", "--report-to", "tensorboard,comet"]) == 2
+    assert ("argument --report-to: unknown tracker 'comet'; expected tensorboard, mlflow, wandb, trackio"
+            in capsys.readouterr().err)
 
 
 def test_the_flags_reach_the_cli_attach_and_the_magic(tmp_path: Path) -> None:

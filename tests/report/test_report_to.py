@@ -50,25 +50,32 @@ async def _submit(path: Path, backend: Any, folder: Path) -> Job:
                                  poll_interval=0.5)
 
 
+def report_live(flow: str, folder: Path, backend: Any, task_app: Any, runs: Path, *trackers: str) -> Job:
+    """Submit a ``flow`` job, report it to ``trackers`` before its first point streams and follow it to its
+    successful end: every tracker wrote each point as it came and ended its run."""
+
+    async def run() -> Job:
+        job = await _submit(_config(flow, folder, task_app), backend, folder)
+        assert not job.metrics  # nothing streamed yet: every point below arrived through the listener
+        reporters = job.report_to(*trackers, report_dir=runs)
+        assert [r.name for r in reporters] == list(trackers)
+        await job.wait(timeout=600)  # a guard, not a speed check
+        await job.client.aclose()
+        assert all(r.ended and r.problem is None for r in reporters)
+        assert [r.count for r in reporters] == [len(job.metrics)] * len(trackers)
+        return job
+
+    job = asyncio.run(run())
+    assert job.status == "succeeded"
+    return job
+
+
 @pytest.mark.parametrize("flow", ["sft", "rl"])
 def test_report_to_follows_a_live_job_and_ends_its_run(flow: str, tmp_path: Path, replay_backend: Any,
                                                        task_app: Any, mlflow_uri: str,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     runs = tmp_path / "runs"
-
-    async def run() -> Job:
-        job = await _submit(_config(flow, tmp_path, task_app), replay_backend, tmp_path)
-        assert not job.metrics  # nothing streamed yet: every point below arrived through the listener
-        reporters = job.report_to("tensorboard", "mlflow", report_dir=runs)
-        assert [r.name for r in reporters] == ["tensorboard", "mlflow"]
-        await job.wait(timeout=600)  # a guard, not a speed check
-        await job.client.aclose()
-        assert all(r.ended and r.problem is None for r in reporters)
-        assert [r.count for r in reporters] == [len(job.metrics)] * 2
-        return job
-
-    job = asyncio.run(run())
-    assert job.status == "succeeded"
+    job = report_live(flow, tmp_path, replay_backend, task_app, runs, "tensorboard", "mlflow")
     client, mlrun = check_trackers(job, runs, mlflow_uri)
     expected = job_series(job)
     assert mlrun.info.status == "FINISHED" and mlrun.data.tags["synth_nb.flow"] == flow

@@ -1,7 +1,8 @@
 """Secrets written under names a short list of keys misses (``auth``, ``authorization``, ``api_key_header``,
 ``credentials``, ``bearer``) and key-shaped strings in free-text fields and comments: a ``--report-to
-tensorboard,mlflow`` run of a real GEPA job on the embedded backend, its ``--dry-run`` preview and a fork of
-it write bundles, summaries, TensorBoard event files, an MLflow store and a forked config; not one of the
+tensorboard,mlflow,wandb,trackio`` run of a real GEPA job on the embedded backend, its ``--dry-run`` preview and
+a fork of it write bundles, summaries, TensorBoard event files, an MLflow store, W&B's offline run (its logs
+too), Trackio's store and a forked config; not one of the
 files written, nor anything printed, holds a canary."""
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _hits(root: Path, skip: set[Path]) -> dict[str, list[str]]:
     return hits
 
 
-def test_no_file_of_a_reported_run_holds_a_secret(folder: Path, backend: Any, task_app: Any,
+def test_no_file_of_a_reported_run_holds_a_secret(folder: Path, backend: Any, task_app: Any, trackio_store: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the default store: runs/mlflow.db, in the folder
@@ -73,7 +74,8 @@ def test_no_file_of_a_reported_run_holds_a_secret(folder: Path, backend: Any, ta
     config.write_text(_config(task_app.url))
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--dry-run"]) == 0
     assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--dry-run", "--json"]) == 0
-    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--report-to", "tensorboard,mlflow"]) == 0
+    assert main(["train", "-c", "gepa.toml", "--backend", backend.url, "--report-to",
+                 "tensorboard,mlflow,wandb,trackio"]) == 0
     printed = capsys.readouterr()
     job_id = printed.out.split("submitted prompt_learning job ", 1)[1].split()[0]
     config.write_text(config.read_text() + "\n# changed since: the fork starts from the bundled copy\n")
@@ -83,7 +85,9 @@ def test_no_file_of_a_reported_run_holds_a_secret(folder: Path, backend: Any, ta
     written = [p for p in folder.rglob("*") if p.is_file() and p != config]
     assert any(p.name == "mlflow.db" for p in written) and any("tfevents" in p.name for p in written)
     assert any(p.name == "plan.json" for p in written) and any(".fork-" in p.name for p in written)
+    assert any(p.suffix == ".wandb" for p in written) and list(trackio_store.glob("*.db"))
     assert _hits(folder, {config}) == {}
+    assert _hits(trackio_store, set()) == {}
     out = printed.out + printed.err + printed_fork.out + printed_fork.err
     assert [name for name, value in CANARIES.items() if _needle(value) in out] == [], \
         [line for line in out.splitlines() if "CANARY" in line]

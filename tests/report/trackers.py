@@ -1,5 +1,6 @@
 """Reading back what the trackers hold, with their own readers (TensorBoard's ``EventAccumulator``, MLflow's
-``MlflowClient``), to compare point by point with a job's history."""
+``MlflowClient``, W&B's ``wandb leet inspect``, Trackio's API and storage), to compare point by point with a
+job's history."""
 
 from __future__ import annotations
 
@@ -78,3 +79,61 @@ def check_trackers(job: Any, logdir: Path, store: Path | str) -> tuple[Any, Any]
     (run,) = mlflow_runs(client, job.id)
     assert mlflow_series(client, run) == expected
     return client, run
+
+
+def wandb_records(report_dir: Path, job_id: str) -> list[list[dict[str, Any]]]:
+    """The records of each offline W&B segment of the job under ``report_dir``, read with W&B's own reader
+    (``wandb leet inspect --json``), oldest segment first."""
+    from synth_nb.report._wandb import read_records, run_id
+
+    rid = run_id(job_id)
+    segments = sorted((report_dir / "wandb").glob(f"offline-run-*-{rid}/run-{rid}.wandb"))
+    return [read_records(segment) for segment in segments]
+
+
+def wandb_series(segments: list[list[dict[str, Any]]]) -> dict[str, list[tuple[int, float]]]:
+    """Every metric the W&B history rows hold, with the step each row names, in step order."""
+    series: dict[str, list[tuple[int, float]]] = {}
+    for records in segments:
+        for record in records:
+            item = (record.get("history") or {}).get("item") or {}
+            for key, value in item.items():
+                if not key.startswith("_") and key != "step":
+                    series.setdefault(key, []).append((int(item["step"]), float(value)))
+    return {name: sorted(points) for name, points in series.items()}
+
+
+def wandb_of(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    """The payloads of the records of one kind (``run``, ``exit``, ``files``, ``summary``…)."""
+    return [record[kind] for record in records if record.get("type") == kind]
+
+
+def trackio_run(project: str, job_id: str) -> Any:
+    """The job's Trackio run, through Trackio's own API."""
+    import trackio
+
+    (run,) = [run for run in trackio.Api().runs(project) if run.name == job_id]
+    return run
+
+
+def trackio_series(project: str, job_id: str) -> dict[str, list[tuple[int, float]]]:
+    """Every metric of the job's Trackio run with its step, in step order (Trackio's own storage API)."""
+    from trackio.sqlite_storage import SQLiteStorage
+
+    series: dict[str, list[tuple[int, float]]] = {}
+    for row in SQLiteStorage.get_logs(project, job_id):
+        for key, value in row.items():
+            if key not in ("step", "timestamp"):
+                series.setdefault(key, []).append((int(row["step"]), float(value)))
+    return {name: sorted(points) for name, points in series.items()}
+
+
+def check_wandb_trackio(job: Any, report_dir: Path, project: str) -> tuple[list[list[dict[str, Any]]], Any]:
+    """W&B and Trackio each hold every metric series the job streamed, point for point; W&B's segments and
+    the Trackio run."""
+    expected = job_series(job)
+    assert expected and sum(map(len, expected.values())) > len(expected)
+    segments = wandb_records(report_dir, job.id)
+    assert segments and wandb_series(segments) == expected
+    assert trackio_series(project, job.id) == expected
+    return segments, trackio_run(project, job.id)
