@@ -20,6 +20,7 @@ from typing import Any
 from synth_nb.local.executors import load_executor
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.model_server import ModelServers
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
 from synth_nb.local.storage import JobRecord, Storage, to_json
 
@@ -69,6 +70,8 @@ class LocalJobContext:
         self.backend_url = runner.base_url
         self.environment_api_key = runner.environment_api_key
         self.options = dict(runner.executor_options.get(job.executor, {}))
+        #: the backend's local model servers (``model_server``), shared by its jobs
+        self.model_servers = runner.model_servers
         self.closed = threading.Event()
         #: set by a cancel request (as opposed to the server stopping)
         self.cancel_requested = False
@@ -133,6 +136,8 @@ class JobRunner:
         self.cancel_grace_seconds = cancel_grace_seconds
         self.executor_options = executor_options or {}
         self.policies = PolicyRoutes()
+        #: ``transformers serve`` processes started for jobs' local models; stopped by ``shutdown``
+        self.model_servers = ModelServers(storage.data_dir / "model-servers")
         self.base_url = ""
         self._load = executor_loader
         self._lock = threading.Lock()
@@ -260,3 +265,4 @@ class JobRunner:
             thread.join(timeout=timeout / max(len(threads), 1))
         for ctx in contexts:
             self._finish(ctx, "failed", error=_STOPPED, data={"error": "backend_stopped"})
+        self.model_servers.stop_all()
