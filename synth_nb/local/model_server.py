@@ -12,7 +12,9 @@ to what ``transformers serve`` (transformers >= 5) loads:
 Nothing is ever downloaded: the server runs with the hub offline. ``ModelServer`` starts the process bound to
 127.0.0.1 on a free port, in a session of its own, without the caller's keys in its environment; it is ready
 when ``/health`` answers and ``/v1/models`` lists the model, and it is stopped by its PID (SIGTERM, then
-SIGKILL). ``ModelServers`` is a backend's set: one server per model, shared by the jobs that ask for it and
+SIGKILL). A GGUF file is converted once into a cached model folder (``gguf_folder``: the same weights, a
+start in seconds instead of close to a minute) and that folder is served; a file it cannot convert is served
+as GGUF. ``ModelServers`` is a backend's set: one server per model, shared by the jobs that ask for it and
 stopped with the backend. ``transformers serve`` pins itself to the model it was started with, so requests
 name ``ModelServer.model_id``.
 """
@@ -38,6 +40,7 @@ from typing import Any
 import httpx
 
 from synth_nb.local.errors import ModelServerError
+from synth_nb.local.gguf_folder import converted_folder, is_converted
 from synth_nb.local.hub_cache import cached_model_folder, hub_cache_dir, looks_like_hub_id, weight_files
 
 __all__ = ["ModelServer", "ModelServers", "ServedModel", "resolve_served_model", "serving_missing"]
@@ -53,6 +56,8 @@ _ALIASES = {"smollm2-135m": "smollm2", "smollm2-135m-instruct": "smollm2"}
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD)", re.IGNORECASE)
 _MISSING_MODULE = re.compile(r"No module named '([A-Za-z0-9_.]+)'")
 START_TIMEOUT = 600.0
+#: the folder holding the ``synth_nb`` package, so the conversion process runs this very code
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -132,16 +137,18 @@ def _free_port() -> int:
 
 
 def default_threads() -> int:
-    """Half the cores (one on a 2-core machine): on a shared CPU, torch's threads spin-waiting for each other
-    made a completion 5-10x slower than one thread did (measured on a loaded 2-core machine)."""
-    return max(1, (os.cpu_count() or 2) // 2)
+    return max(1, min(4, os.cpu_count() or 1))
 
 
 def _server_environment(threads: int) -> dict[str, str]:
+    """The caller's environment without its keys, the hub offline, and torch's threads told to sleep while they
+    wait: on a busy 2-core machine two spinning threads made a completion 5-15x slower than one thread, and two
+    passive ones were the fastest of the three (measured)."""
     env = {k: v for k, v in os.environ.items() if not _SECRET_NAME.search(k)}
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", HF_HUB_DISABLE_TELEMETRY="1", DO_NOT_TRACK="1",
                HF_HUB_DISABLE_PROGRESS_BARS="1", TQDM_DISABLE="1", PYTHONUNBUFFERED="1",
-               OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+               OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), OMP_WAIT_POLICY="PASSIVE")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 
@@ -175,11 +182,14 @@ class ModelServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
         self.started_seconds: float | None = None
+        #: what the server loads: the model's target, or the cached folder a GGUF file was converted into
+        self.serving = model.target
+        self.weights = "as given"
 
     @property
     def model_id(self) -> str:
         """The model name requests must carry (the server answers 400 for any other)."""
-        return self.model.target
+        return self.serving
 
     @property
     def pid(self) -> int | None:
@@ -190,7 +200,7 @@ class ModelServer:
         return self.process is not None and self.process.poll() is None
 
     def command(self, port: int) -> list[str]:
-        return [sys.executable, "-m", "transformers.cli.transformers", "serve", self.model.target,
+        return [sys.executable, "-m", "transformers.cli.transformers", "serve", self.serving,
                 "--host", HOST, "--port", str(port), "--default-seed", str(self.seed), "--log-level", "warning"]
 
     def start(self, cancelled: threading.Event | None = None) -> ModelServer:
@@ -205,6 +215,8 @@ class ModelServer:
             self.log_path = Path(tempfile.mkdtemp(prefix="synth-nb-model-server-")) / "server.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         began = time.monotonic()
+        if self.model.gguf:
+            self._convert_once(began, cancelled)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=log,
                                             stderr=subprocess.STDOUT, env=_server_environment(self.threads),
@@ -217,6 +229,32 @@ class ModelServer:
             raise
         self.started_seconds = time.monotonic() - began
         return self
+
+    def _convert_once(self, began: float, cancelled: threading.Event | None) -> None:
+        """Serve the cached folder of a GGUF file, converting it first when this is its first start."""
+        assert self.log_path is not None
+        folder = converted_folder(self.model.target)
+        if not is_converted(folder):
+            with open(self.log_path, "ab") as log:
+                convert = subprocess.Popen([sys.executable, "-m", "synth_nb.local.gguf_folder", self.model.target,
+                                            str(folder)], stdin=subprocess.DEVNULL, stdout=log,
+                                           stderr=subprocess.STDOUT, env=_server_environment(self.threads),
+                                           start_new_session=True, close_fds=True)
+            try:
+                while convert.poll() is None:
+                    if (cancelled is not None and cancelled.is_set()) or time.monotonic() > began + self.start_timeout:
+                        raise ModelServerError("stopped while converting the GGUF file for the model server")
+                    time.sleep(0.25)
+            finally:
+                if convert.poll() is None:
+                    convert.kill()
+                    convert.wait(timeout=10)
+            if not is_converted(folder):  # transformers could not convert it: serve the GGUF file itself
+                return
+            self.weights = f"converted once from the GGUF file into {folder}"
+        else:
+            self.weights = f"the GGUF file's conversion cached in {folder}"
+        self.serving = str(folder)
 
     def _wait_ready(self, began: float, cancelled: threading.Event | None) -> None:
         assert self.process is not None and self.log_path is not None
@@ -254,7 +292,8 @@ class ModelServer:
 
     def describe(self) -> dict[str, Any]:
         """Safe for an event: what is served, where, by which process (the server holds no key)."""
-        return {"model": self.model.requested, "served": self.model.source, "model_id": self.model_id,
+        return {"model": self.model.requested, "served": self.model.source, "weights": self.weights,
+                "model_id": self.model_id,
                 "url": self.url, "pid": self.pid, "server": "transformers serve", "threads": self.threads,
                 "start_seconds": None if self.started_seconds is None else round(self.started_seconds, 2)}
 
