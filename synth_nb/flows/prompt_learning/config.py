@@ -44,8 +44,11 @@ class PromptLearningPolicy(ExtraModel):
     local_policy: Literal["offline", "upstream", "keyword"] | None = None
     inference_url: str | None = None
     #: a model the embedded backend serves itself with ``transformers serve`` (``smollm2``, a .gguf file, a model
-    #: folder, a cached hub id); local-only, like ``local_policy``
+    #: folder, a cached hub id), or the URL of an OpenAI-compatible server of the user's with the model name it
+    #: expects and the variable holding its key; local-only, like ``local_policy``
     local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: str | None = None
 
 
 class MessagePattern(ExtraModel):
@@ -86,6 +89,8 @@ class GepaMutation(ExtraModel):
     prompt: str | None = None
     #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
     local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: str | None = None
     #: the proposer's sampling temperature and reply length on the embedded backend
     temperature: NonNegFloat | None = None
     max_tokens: PosInt | None = None
@@ -176,6 +181,8 @@ class MiproMeta(ExtraModel):
     max_tokens: PosInt = 1024
     #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
     local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: str | None = None
 
 
 class MiproStage(ExtraModel):

@@ -100,15 +100,30 @@ class PromptRuntime:
                       {**about, "role": role, "started": started})
         return server
 
+    def _listed(self, url: str, key: str | None, role: str) -> str:
+        """The model a server of the user's lists, for a config that gave its URL but no model name."""
+        from synth_nb.local.policies.upstream import served_model
+
+        model = served_model(url, key)
+        self.ctx.emit("prompt.learning.model_server.ready", f"{role}: model {model!r} of the server at {url}",
+                      {"role": role, "url": url, "model_id": model, "served": "a server of yours", "started": False})
+        return model
+
     def _local_models(self) -> None:
-        """Point a ``local_model`` policy or proposer at its running server."""
+        """Point a ``local_model`` policy or proposer at its running server, and name the model of a server
+        given by URL alone."""
         s = self.settings
         if s.policy.local_model:
             server = self._serve(s.policy.local_model, "policy")
             s.policy = replace(s.policy, url=server.url, model=server.model_id)
+        elif s.policy.kind == "upstream" and s.policy.url and not s.policy.model:
+            s.policy = replace(s.policy, model=self._listed(s.policy.url, s.policy.resolve_key(), "policy"))
         if s.proposer.local_model:
             server = self._serve(s.proposer.local_model, "proposer")
             s.proposer = replace(s.proposer, url=server.url, model=server.model_id)
+        elif s.proposer.url and not s.proposer.model:
+            key = PolicySpec("upstream", provider=s.proposer.provider, api_key_env=s.proposer.api_key_env).resolve_key()
+            s.proposer = replace(s.proposer, model=self._listed(s.proposer.url, key, "proposer"))
 
     def __enter__(self) -> PromptRuntime:
         ctx, s = self.ctx, self.settings

@@ -9,7 +9,10 @@ Local additions (ignored by the hosted backend): ``policy.local_policy`` (``offl
 policy, ``mutation.api_key_env`` / ``mipro.meta.api_key_env`` for the proposer model, and
 ``policy.local_model`` / ``mutation.local_model`` / ``mipro.meta.local_model``: a model the backend serves
 itself on 127.0.0.1 with ``transformers serve`` (``smollm2``, a ``.gguf`` file, a model folder or a cached hub
-id; see ``model_server``), in place of an upstream URL.
+id; see ``model_server``), in place of an upstream URL. ``local_model`` may also be the http(s) URL of an
+OpenAI-compatible server the user runs (Ollama, vLLM, llama.cpp, ``synth-nb model-server``, a provider), with
+``local_model_name`` (default: the one model the server lists) and ``api_key_env``: that form passes the
+client's checks, which refuse ``policy.inference_url`` and model names outside the hosted catalogue.
 """
 
 from __future__ import annotations
@@ -171,11 +174,18 @@ def _messages(pl: dict[str, Any]) -> list[Message]:
                     component=names.get(idx)) for idx, (o, _, m) in enumerate(parsed)]
 
 
+def is_server_url(name: Any) -> bool:
+    return isinstance(name, str) and name.strip().startswith(("http://", "https://"))
+
+
 def check_local_model(name: Any, key: str) -> str:
-    """``name`` when the backend can serve it (the model is on disk, transformers serve is installed), else an
-    ``ExecutorInputError`` naming ``key`` and what to install or name."""
+    """``name`` when the backend can serve it (the model is on disk, transformers serve is installed) or it is a
+    server's URL, else an ``ExecutorInputError`` naming ``key`` and what to install or name."""
     if not isinstance(name, str) or not name.strip():
-        raise ExecutorInputError(f"{key} must name a model: smollm2, a .gguf file, a model folder or a cached hub id")
+        raise ExecutorInputError(f"{key} must name a model: smollm2, a .gguf file, a model folder, a cached hub id "
+                                 "or the http(s) URL of a running OpenAI-compatible server")
+    if is_server_url(name):
+        return name.strip()
     from synth_nb.local.errors import ModelServerError
     from synth_nb.local.model_server import resolve_served_model, serving_missing
 
@@ -198,6 +208,9 @@ def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> Pol
             raise ExecutorInputError("prompt_learning.policy: give local_model (a model the backend serves) or "
                                      "inference_url (a server of yours), not both")
         name = check_local_model(policy.get("local_model"), "prompt_learning.policy.local_model")
+        if is_server_url(name):  # the model name is the server's (asked for at run time when not given)
+            return PolicySpec("upstream", url=name, model=policy.get("local_model_name"), provider=policy.get("provider"),
+                              api_key=policy.get("api_key"), api_key_env=policy.get("api_key_env"))
         return PolicySpec("upstream", provider=policy.get("provider"), local_model=name)
     kind = meta.get("local_policy") or policy.get("local_policy") or ("upstream" if url else "offline")
     if kind not in POLICY_KINDS:
@@ -237,6 +250,9 @@ def proposer_spec(table: dict[str, Any], *, model_keys: tuple[str, ...], provide
             raise ExecutorInputError(f"prompt_learning.{section_key}: give {local_model_key} (a model the backend "
                                      f"serves) or {url_keys[0]} (a server of yours), not both")
         local = check_local_model(local, f"prompt_learning.{section_key}.{local_model_key}")
+        if is_server_url(local):  # a server of the user's: its URL, and its model name (asked for when not given)
+            url, local = local, None
+            model_keys = (f"{local_model_key}_name",)
     return ProposerSpec(model=get_path(table, *model_keys), provider=get_path(table, *provider_keys), url=url,
                         api_key_env=get_path(table, *key_env_keys),
                         temperature=float(get_path(table, *temperature_keys, default=0.7)),

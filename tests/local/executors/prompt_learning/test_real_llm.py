@@ -2,8 +2,8 @@
 
 One backend for the module (so one model server: the first job starts it, the second finds it running), tiny
 budgets and short replies so both jobs fit in CI's time. GEPA names the model as ``local_model`` for the policy
-and the proposer; MIPRO reaches the same server as a URL the user gives (``policy.inference_url`` with a key
-from ``api_key_env``) and names its proposer as ``local_model``. Scores are whatever the 135M model gets.
+and the proposer; MIPRO reaches the same server as a URL the user gives (``policy.local_model`` set to the URL,
+the model name asked of the server, a key from ``api_key_env``) and names its proposer as ``local_model``. Scores are whatever the 135M model gets.
 """
 
 from __future__ import annotations
@@ -121,11 +121,15 @@ def test_mipro_with_a_server_url_the_user_gives(backend: Any, task_app: Any, mon
         "max_demo_sets": 1, "full_eval_every_k": 2, "bootstrap_train_seeds": [0, 1, 2],
         "online_pool": [80, 81], "test_pool": [0, 1, 2], "meta.max_tokens": 32})
     policy = body["config_body"]["prompt_learning"]["policy"]
-    del policy["local_model"]
-    policy.update(inference_url=server.url + "/v1", model=server.model_id, api_key_env="REAL_LLM_TEST_KEY")
+    policy.update(local_model=server.url + "/v1", api_key_env="REAL_LLM_TEST_KEY")  # no model name: it lists one
     status, events = _run(backend, body)
 
-    assert _one(events, "prompt.learning.policy.ready")["url"] == server.url + "/v1"
+    listed = [e["data"] for e in events if e["type"] == "prompt.learning.model_server.ready"
+              and e["data"]["role"] == "policy"]
+    assert listed == [{"role": "policy", "url": server.url + "/v1", "model_id": server.model_id,
+                       "served": "a server of yours", "started": False}]
+    ready = _one(events, "prompt.learning.policy.ready")
+    assert ready["url"] == server.url + "/v1" and ready["model"] == server.model_id
     baseline = body["config_body"]["prompt_learning"]["initial_prompt"]["messages"][0]["pattern"]
     proposed = [e["data"]["instruction_text"] for e in events
                 if e["type"] == "mipro.instruction.proposed" and e["data"]["instruction_id"] > 0]
