@@ -80,7 +80,8 @@ class Proposer:
     def __init__(self, spec: ProposerSpec, *, warn: Callable[[str], None] | None = None) -> None:
         self.spec = spec
         self.kind = "offline" if spec.offline else "llm"
-        self.model = spec.model if not spec.offline else "offline-deterministic"
+        # a local model is shown by the name the config gave (the server is asked for it by its path)
+        self.model = (spec.local_model or spec.model) if not spec.offline else "offline-deterministic"
         self.calls = 0
         self.fallbacks = 0
         self.usage = Usage()

@@ -251,7 +251,7 @@ class Reporter:
             "tokens_per_minute": (prompt_t + completion_t) / minutes, "elapsed_seconds": round(elapsed, 3),
             "proposer": self.proposer.kind, "proposer_model": self.proposer.model,
             "proposer_fallbacks": self.proposer.fallbacks,
-            "policy": self.settings.policy.kind, "policy_model": getattr(self.router.policy, "model", None),
+            "policy": self.settings.policy.kind, "policy_model": self.settings.policy.local_model or getattr(self.router.policy, "model", None),
             "policy_local_model": self.settings.policy.local_model, "proposer_local_model": self.proposer.spec.local_model,
             **self.router.usage.summary("policy"), **self.proposer.usage.summary("proposer"),
             "best_score": best_score, **cost,
