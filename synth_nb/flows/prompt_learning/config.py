@@ -48,7 +48,7 @@ class PromptLearningPolicy(ExtraModel):
     #: expects and the variable holding its key; local-only, like ``local_policy``
     local_model: str | None = None
     local_model_name: str | None = None
-    api_key_env: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
 
 
 class MessagePattern(ExtraModel):
@@ -90,7 +90,7 @@ class GepaMutation(ExtraModel):
     #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
     local_model: str | None = None
     local_model_name: str | None = None
-    api_key_env: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
     #: the proposer's sampling temperature and reply length on the embedded backend
     temperature: NonNegFloat | None = None
     max_tokens: PosInt | None = None
@@ -182,7 +182,7 @@ class MiproMeta(ExtraModel):
     #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
     local_model: str | None = None
     local_model_name: str | None = None
-    api_key_env: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
 
 
 class MiproStage(ExtraModel):
