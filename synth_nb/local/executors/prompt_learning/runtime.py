@@ -39,6 +39,10 @@ def choose_proposer(spec: ProposerSpec) -> tuple[ProposerSpec, str]:
     """The proposer to use and why: the configured model when reachable with a key, else offline."""
     if spec.offline:
         return spec, "no proposer model URL configured; using the offline deterministic proposer"
+    if spec.local_model and not spec.url:  # outside a job (a dry proposal): its server is not started for that
+        return ProposerSpec(metaprompt=spec.metaprompt), (
+            f"local model {spec.local_model!r} is served when the job runs; the offline deterministic proposer "
+            "stands in here")
     if spec.local_model:
         return spec, f"local model {spec.local_model!r} served on 127.0.0.1 at {spec.url}"
     key = PolicySpec("upstream", provider=spec.provider, api_key_env=spec.api_key_env).resolve_key()
