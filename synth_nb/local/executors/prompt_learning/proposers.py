@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from synth_nb.local.executors.prompt_learning.router import Usage
+from synth_nb.local.executors.prompt_learning.router import Usage, UsageCounts
 from synth_nb.local.executors.prompt_learning.settings import ProposerSpec
 from synth_nb.local.policies import PolicySpec
 
@@ -74,7 +74,7 @@ def _grounding(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return failed + [(str(r["query"]), str(r["expected"])) for r in usable if r.get("correct")] if failed else []
 
 
-class Proposer:
+class Proposer(UsageCounts):
     """Writes new prompt texts; ``kind`` is ``offline`` or ``llm``; thread-safe token accounting."""
 
     def __init__(self, spec: ProposerSpec, *, warn: Callable[[str], None] | None = None) -> None:
@@ -95,14 +95,6 @@ class Proposer:
             key = None if spec.local_model else PolicySpec(
                 "upstream", provider=spec.provider, api_key_env=spec.api_key_env).resolve_key()
             self._llm = UpstreamPolicy(spec.url, key, spec.model)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.usage.prompt_tokens
-
-    @property
-    def completion_tokens(self) -> int:
-        return self.usage.completion_tokens
 
     def _chat(self, system: str, user: str) -> str:
         started = time.perf_counter()

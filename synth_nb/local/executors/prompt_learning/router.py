@@ -18,7 +18,7 @@ from typing import Any
 from synth_nb.local.executors.prompt_learning.settings import Message
 from synth_nb.local.policies import Policy
 
-__all__ = ["CandidateRouter", "Usage", "render_sections", "substitute_messages"]
+__all__ = ["CandidateRouter", "Usage", "UsageCounts", "render_sections", "substitute_messages"]
 
 _WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -114,7 +114,21 @@ class Usage:
                 f"{prefix}_completion_tokens_per_second": round(completion / seconds, 1) if seconds > 0 else None}
 
 
-class CandidateRouter:
+class UsageCounts:
+    """Token totals read off a ``usage`` (the policy's router and the proposer both count this way)."""
+
+    usage: Usage
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
+
+class CandidateRouter(UsageCounts):
     """Hands out one inference URL per distinct candidate (``serve_policy`` on the backend)."""
 
     def __init__(self, serve_policy: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], str],
@@ -126,14 +140,6 @@ class CandidateRouter:
         self._lock = threading.Lock()
         self.usage = Usage()
         self.errors = 0
-
-    @property
-    def prompt_tokens(self) -> int:
-        return self.usage.prompt_tokens
-
-    @property
-    def completion_tokens(self) -> int:
-        return self.usage.completion_tokens
 
     @property
     def calls(self) -> int:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import copy
 import os
-import time
 import tomllib
 from typing import Any
 
 import httpx
 import pytest
+from local_backend_helpers import wait_terminal
 from prompt_learning_bodies import CONFIGS
 
 from synth_nb.local.serve import start_backend
@@ -56,13 +56,8 @@ def _run(backend: Any, body: dict[str, Any]) -> tuple[dict[str, Any], list[dict[
         created = client.post("/prompt-learning/online/jobs", json=body)
         assert created.status_code in (200, 201), created.text
         job_id = created.json()["job_id"]
-        deadline = time.monotonic() + 900  # a guard against hanging on a loaded machine, not a speed assertion
-        status: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            status = client.get(f"/prompt-learning/online/jobs/{job_id}").json()
-            if status["status"] in ("succeeded", "failed", "cancelled"):
-                break
-            time.sleep(0.5)
+        # a generous guard against hanging on a loaded machine, not a speed assertion
+        status = wait_terminal(client, f"/prompt-learning/online/jobs/{job_id}", timeout=900)
         events = client.get(f"/prompt-learning/online/jobs/{job_id}/events", params={"limit": 10000}).json()
     events = events["events"] if isinstance(events, dict) else events
     assert status["status"] == "succeeded", [e["message"] for e in events if e["level"] == "error"]
