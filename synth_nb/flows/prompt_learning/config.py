@@ -43,6 +43,12 @@ class PromptLearningPolicy(ExtraModel):
     #: upstream it calls; not in 0.2.24's schema, so sent as written to a hosted backend
     local_policy: Literal["offline", "upstream", "keyword"] | None = None
     inference_url: str | None = None
+    #: a model the embedded backend serves itself with ``transformers serve`` (``smollm2``, a .gguf file, a model
+    #: folder, a cached hub id), or the URL of an OpenAI-compatible server of the user's with the model name it
+    #: expects and the variable holding its key; local-only, like ``local_policy``
+    local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
 
 
 class MessagePattern(ExtraModel):
@@ -81,6 +87,13 @@ class GepaMutation(ExtraModel):
     llm_provider: str = "groq"
     llm_inference_url: str | None = None
     prompt: str | None = None
+    #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
+    local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
+    #: the proposer's sampling temperature and reply length on the embedded backend
+    temperature: NonNegFloat | None = None
+    max_tokens: PosInt | None = None
 
 
 class GepaPopulation(ExtraModel):
@@ -166,6 +179,10 @@ class MiproMeta(ExtraModel):
     inference_url: str | None = None
     temperature: NonNegFloat = 0.8
     max_tokens: PosInt = 1024
+    #: the embedded backend serves this model as the proposer (see ``PromptLearningPolicy.local_model``)
+    local_model: str | None = None
+    local_model_name: str | None = None
+    api_key_env: SecretStr | None = None  # a variable's name, masked like every *api_key* field
 
 
 class MiproStage(ExtraModel):

@@ -8,9 +8,10 @@ from typing import Any
 
 from synth_nb.local.errors import ExecutorInputError, TrainingFailed, WorkerFailed
 from synth_nb.local.executors.base import JobContext
+from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.process import TrainingWorker
 
-__all__ = ["auto_threads", "local_settings", "number", "run_worker", "section"]
+__all__ = ["announce_model", "auto_threads", "local_settings", "number", "run_worker", "section"]
 
 
 def section(body: dict[str, Any], *keys: str) -> dict[str, Any]:
@@ -72,3 +73,15 @@ def run_worker(ctx: JobContext, entry: str, config: dict[str, Any], *, prefix: s
         raise TrainingFailed(str(exc)) from None
     ctx.update_result(worker_peak_rss_mb=round(worker.peak_rss_mb, 1))
     return status, worker.peak_rss_mb
+
+
+def announce_model(ctx: JobContext, prefix: str, choice: ModelChoice) -> dict[str, Any]:
+    """Say which model the job trains and where it came from (``<prefix>.model.selected``, the job's first
+    executor event: a folder, the Hugging Face cache, an earlier job, or the tiny stand-in and why); returns the
+    choice as the worker's config reads it."""
+    where = {"folder": "a model folder", "hub-cache": "the local Hugging Face cache",
+             "artifact": "an earlier local job", "tiny": "the tiny stand-in"}[choice.source]
+    data = {"kind": choice.kind, "source": choice.source, "requested": choice.requested,
+            "path": str(choice.path) if choice.path else None, "reason": choice.reason}
+    ctx.emit(f"{prefix}.model.selected", f"model: {choice.requested or '(none)'} from {where}: {choice.reason}", data)
+    return data

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.local.errors import ExecutorInputError, TaskAppError, TrainingFailed, UnknownLocalModel
-from synth_nb.local.executors._training import local_settings, number, run_worker, section
+from synth_nb.local.executors._training import announce_model, local_settings, number, run_worker, section
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.training.model_choice import ModelChoice, choose_model
 from synth_nb.local.training.task_app_client import check_task_app
@@ -129,6 +129,7 @@ class RlExecutor:
         except UnknownLocalModel as exc:
             ctx.emit("rl.train.failed", str(exc), {"error": str(exc)}, level="error")
             raise TrainingFailed(str(exc)) from None
+        model_choice = announce_model(ctx, "rl", choice)
         settings = rl_settings(body, choice)
         url, key = _task_url(body), _task_key(ctx)
         assert url is not None
@@ -142,8 +143,7 @@ class RlExecutor:
         label = section(_config(body), "model").get("label") or base
         config = {**settings, **local_settings(body), "job_id": ctx.job_id, "work_dir": str(ctx.work_dir),
                   "task_url": url, "task_key": key, "model_label": str(label), "fine_tuned_model": fine_tuned,
-                  "model_choice": {"kind": choice.kind, "requested": choice.requested,
-                                   "path": str(choice.path) if choice.path else None, "reason": choice.reason}}
+                  "model_choice": model_choice}
         slots = max(settings["batch_size"] * settings["group_size"], len(settings["eval_seeds"]))
         status, peak = run_worker(ctx, "rl", config, prefix="rl", policy_slots=slots)
         if status == "succeeded":

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from synth_nb.local.errors import ChatDataError, ExecutorInputError, TrainingFailed, UnknownLocalModel
-from synth_nb.local.executors._training import local_settings, number, run_worker, section
+from synth_nb.local.executors._training import announce_model, local_settings, number, run_worker, section
 from synth_nb.local.executors.base import JobContext
 from synth_nb.local.training.chat_data import load_chat_jsonl
 from synth_nb.local.training.model_choice import ModelChoice, choose_model
@@ -109,6 +109,7 @@ class SftExecutor:
             choice = choose_model(requested, artifact_roots=[Path(ctx.work_dir).parent])
         except UnknownLocalModel as exc:
             raise self._fail(ctx, str(exc)) from None
+        model_choice = announce_model(ctx, "sft", choice)
         settings = sft_settings(body, choice)
         train_path = self._path(ctx, body["training_file_id"], "training file")
         val_id = _validation_file_id(body) if settings["validation_enabled"] else None
@@ -130,9 +131,7 @@ class SftExecutor:
         local = local_settings(body)
         config = {**settings, **local, "job_id": ctx.job_id, "work_dir": str(ctx.work_dir),
                   "train_path": str(train_path), "val_path": str(val_path) if val_path else None,
-                  "fine_tuned_model": fine_tuned,
-                  "model_choice": {"kind": choice.kind, "requested": choice.requested,
-                                   "path": str(choice.path) if choice.path else None, "reason": choice.reason}}
+                  "fine_tuned_model": fine_tuned, "model_choice": model_choice}
         status, peak = run_worker(ctx, "sft", config, prefix="sft")
         if status == "succeeded":
             ctx.emit("sft.job.completed", f"Fine-tuned model {fine_tuned} is ready",

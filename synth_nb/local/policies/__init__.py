@@ -2,7 +2,8 @@
 
 * ``offline`` — zero-shot intent classifier over MiniLM embeddings (``embedding.EmbeddingPolicy``); needs the
   ``offline-policy`` extra; serves intent-classification task apps (the bundled banking example).
-* ``upstream`` — any OpenAI-compatible server by URL + key (``upstream.UpstreamPolicy``).
+* ``upstream`` — any OpenAI-compatible server by URL + key (``upstream.UpstreamPolicy``); with ``local_model``
+  set, the server is a ``transformers serve`` process the backend starts for that model (``model_server``).
 * ``keyword`` — deterministic word-overlap classifier for tests (``keyword.KeywordPolicy``; no torch).
 
 Every policy has ``name``, ``model``, ``complete(request) -> response`` (OpenAI chat-completion JSON) and
@@ -47,6 +48,8 @@ class PolicySpec:
     provider: str | None = None
     api_key: str | None = None
     api_key_env: str | None = None
+    #: a model the backend serves itself on 127.0.0.1 (``model_server``); ``url``/``model`` are set once it runs
+    local_model: str | None = None
 
     def resolve_key(self, environ: dict[str, str] | None = None) -> str | None:
         env = os.environ if environ is None else environ
@@ -58,6 +61,9 @@ class PolicySpec:
 
     def describe(self) -> dict[str, Any]:
         """Safe to put in an event: no key, only where it comes from."""
+        if self.local_model:
+            return {"policy": self.kind, "local_model": self.local_model, "model": self.model, "url": self.url,
+                    "api_key_source": None}
         return {"policy": self.kind, "model": self.model, "provider": self.provider, "url": self.url,
                 "api_key_source": "config" if self.api_key else (self.api_key_env or "environment")}
 
@@ -76,7 +82,8 @@ def build_policy(spec: PolicySpec) -> Policy:
     if spec.kind == "upstream" and spec.url:
         from synth_nb.local.policies.upstream import UpstreamPolicy
 
-        return UpstreamPolicy(spec.url, spec.resolve_key(), spec.model)
+        # a server the backend started for the job's own model needs (and gets) no key
+        return UpstreamPolicy(spec.url, None if spec.local_model else spec.resolve_key(), spec.model)
     raise ValueError(f"cannot build policy {spec.kind!r} (url={spec.url!r})")
 
 

@@ -13,7 +13,7 @@ import httpx
 
 from synth_nb.local.errors import PolicyCallError, json_answer
 
-__all__ = ["UpstreamPolicy", "chat_completions_url"]
+__all__ = ["UpstreamPolicy", "chat_completions_url", "served_model"]
 
 
 def chat_completions_url(base_url: str) -> str:
@@ -23,6 +23,25 @@ def chat_completions_url(base_url: str) -> str:
     if not path.endswith("/chat/completions"):
         path += "/chat/completions" if path.endswith("/v1") or "/v1/" in path else "/v1/chat/completions"
     return urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+
+
+def served_model(base_url: str, api_key: str | None, *, timeout: float = 30.0) -> str:
+    """The one model an OpenAI-compatible server lists at ``/models`` (next to ``/chat/completions``), for a
+    config that names the server but not its model; ``PolicyCallError`` when it lists none or several."""
+    url = chat_completions_url(base_url).removesuffix("/chat/completions") + "/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        response = httpx.get(url, headers=headers, timeout=httpx.Timeout(timeout, connect=10.0))
+    except httpx.HTTPError as exc:
+        raise PolicyCallError(f"{url} unreachable: {type(exc).__name__}") from None
+    payload = json_answer(response, url, PolicyCallError)
+    listed = payload.get("data") if isinstance(payload, dict) else None
+    ids = [m["id"] for m in listed or [] if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    if len(ids) != 1:
+        shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+        raise PolicyCallError(f"{url} lists {len(ids)} models{f' ({shown})' if ids else ''}: name the one to use "
+                              "with local_model_name")
+    return ids[0]
 
 
 class UpstreamPolicy:

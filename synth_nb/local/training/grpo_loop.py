@@ -4,6 +4,17 @@ Each step sends ``group_size`` rollouts for each of ``batch_size`` seeds to the 
 Each rollout gets its own policy URL (a slot on the backend's policy route), so the completions sampled
 for it can be paired with the reward in its RolloutResponse. The loss is
 ``-A * mean log p(completion) + beta * KL(policy || reference)`` (k3 estimator, per token).
+
+Why this is not TRL's ``GRPOTrainer``: the task-app contract drives the policy itself. A rollout is one
+``POST /rollout``; the task app renders its own prompt from the seed and calls the policy's inference URL (in a
+multi-turn environment, once per turn), then answers with the reward of the whole episode. ``GRPOTrainer``
+works the other way round: it generates completions for prompts taken from a dataset and asks reward functions
+to score each (prompt, completion) pair, and the contract has neither a route that yields a seed's prompt
+without running the episode nor one that scores a completion it did not ask for. TRL's experimental
+``rollout_func`` hook (TRL >= 1.x: the trainer hands over prompts and takes back prompt/completion ids and
+log-probs) could wrap single-turn task apps such as the bundled ``charclass`` one, with the prompt then fixed
+by the dataset rather than by the task app; multi-turn environments would still need this loop. So the loop
+stays, for every task app, on the CPU (its sampler and loss build their tensors there).
 """
 
 from __future__ import annotations
@@ -153,7 +164,8 @@ class _GrpoRun:
 def _prepare(cfg: dict[str, Any], channel: Channel) -> _GrpoRun:
     """Load the model, freeze a copy as the KL reference, apply LoRA when asked, build the optimiser."""
     mc = cfg["model_choice"]
-    choice = ModelChoice(mc["kind"], mc["requested"], Path(mc["path"]) if mc.get("path") else None, mc["reason"])
+    choice = ModelChoice(mc["kind"], mc["requested"], Path(mc["path"]) if mc.get("path") else None, mc["reason"],
+                         mc.get("source", "tiny"))
     seed = int(cfg.get("seed", 0))
     loaded = load_model(choice, sequence_length=int(cfg.get("sequence_length", 256)), seed=seed,
                         tiny_overrides=cfg.get("tiny") or {})
@@ -187,7 +199,8 @@ def _announce(run: _GrpoRun) -> None:
          "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
          "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,
          "learning_rate": cfg["learning_rate"], "kl_beta": run.beta, "temperature": run.temperature,
-         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes})
+         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, "device": "cpu",
+         "model_source": choice.source, "trainer": "synth-nb GRPO loop"})
 
 
 def _evaluate(run: _GrpoRun, rollouts: _Rollouts, at: int) -> bool:

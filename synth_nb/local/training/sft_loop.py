@@ -1,7 +1,13 @@
-"""Supervised fine-tuning inside the worker: chat JSONL in, ``train.loss`` / ``val.loss`` and a model out."""
+"""Supervised fine-tuning inside the worker: chat JSONL in, ``train.loss`` / ``val.loss`` and a model out.
+
+A model found on disk with a Hugging Face tokenizer trains with TRL's ``SFTTrainer`` (``sft_trl``). This own
+loop remains for the tiny random-init stand-in (its byte tokenizer is no Hugging Face tokenizer TRL could use)
+and for an install without TRL; it runs on the same device (``device``).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import random
 import time
@@ -13,10 +19,11 @@ import torch
 
 from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.chat_data import load_chat_jsonl
+from synth_nb.local.training.device import Device, choose_device
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.schedule import lr_factor
-from synth_nb.local.training.tokenizer import IGNORE_INDEX, encode_chat
+from synth_nb.local.training.tokenizer import IGNORE_INDEX, HfChatTokenizer, encode_chat
 
 __all__ = ["encode_examples", "make_batch", "run_sft"]
 
@@ -50,12 +57,17 @@ def make_batch(examples: list[Example], pad_id: int) -> dict[str, torch.Tensor]:
     return {"input_ids": input_ids, "labels": labels, "attention_mask": mask}
 
 
+def _on(batch: dict[str, torch.Tensor], model: Any) -> dict[str, torch.Tensor]:
+    device = next(model.parameters()).device
+    return batch if device.type == "cpu" else {k: v.to(device) for k, v in batch.items()}
+
+
 @torch.no_grad()
 def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int) -> float:
     model.eval()
     total, count = 0.0, 0
     for start in range(0, len(examples), batch_size):
-        batch = make_batch(examples[start: start + batch_size], pad_id)
+        batch = _on(make_batch(examples[start: start + batch_size], pad_id), model)
         n = int((batch["labels"][:, 1:] != IGNORE_INDEX).sum())
         total += float(model(**batch).loss) * n
         count += n
@@ -91,6 +103,7 @@ class _SftRun:
     params: list[Any]
     optim: Any
     rng: random.Random
+    device: Device
 
     @property
     def pad_id(self) -> int:
@@ -116,15 +129,12 @@ def _model_choice(cfg: dict[str, Any]) -> ModelChoice:
     return ModelChoice(**{**raw, "path": raw.get("path") and Path(raw["path"])})
 
 
-def _prepare(cfg: dict[str, Any], channel: Channel) -> _SftRun:
-    """Load the model (with LoRA when asked), encode the data and build the optimiser."""
-    choice = _model_choice(cfg)
+def _prepare(cfg: dict[str, Any], channel: Channel, choice: ModelChoice, loaded: LoadedModel, device: Device,
+             notes: list[str]) -> _SftRun:
+    """LoRA when asked, the data encoded, the model on its device and the optimiser."""
     seed = int(cfg.get("seed", 0))
-    seq_len = int(cfg["sequence_length"])
-    loaded = load_model(choice, sequence_length=seq_len, seed=seed, tiny_overrides=cfg.get("tiny") or {})
-    seq_len = min(seq_len, loaded.max_positions)
+    seq_len = min(int(cfg["sequence_length"]), loaded.max_positions)
     lora = cfg.get("lora")
-    notes = []
     if lora and choice.kind == "local":
         apply_lora(loaded, r=int(lora["r"]), alpha=int(lora["alpha"]), dropout=float(lora["dropout"]),
                    target_modules=lora.get("target_modules"))
@@ -143,14 +153,15 @@ def _prepare(cfg: dict[str, Any], channel: Channel) -> _SftRun:
     total_steps = math.ceil(len(train) / (batch_size * accum)) * int(cfg["n_epochs"])
     if cfg.get("max_steps"):  # as in Hugging Face's Trainer, max_steps overrides the epoch count
         total_steps = int(cfg["max_steps"])
-    model = loaded.model
+    model = loaded.model.to(device.name)
+    loaded.model = model
     model.train()
     params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=float(cfg.get("weight_decay", 0.0)))
     return _SftRun(cfg=cfg, channel=channel, choice=choice, loaded=loaded, train=train, val=val, dropped=dropped,
                    notes=notes, seq_len=seq_len, batch_size=batch_size, accum=accum, total_steps=total_steps,
                    warmup=int(total_steps * float(cfg.get("warmup_ratio", 0.0))), params=params, optim=optim,
-                   rng=random.Random(seed))
+                   rng=random.Random(seed), device=device)
 
 
 def _announce(run: _SftRun) -> None:
@@ -163,7 +174,8 @@ def _announce(run: _SftRun) -> None:
                       "n_examples": len(run.train), "n_validation": len(run.val), "dropped_examples": run.dropped,
                       "total_steps": run.total_steps, "batch_size": run.batch_size,
                       "learning_rate": cfg["learning_rate"], "sequence_length": run.seq_len,
-                      "threads": cfg.get("threads"), "notes": run.notes})
+                      "threads": cfg.get("threads"), "notes": run.notes, "model_source": choice.source,
+                      "trainer": "synth-nb loop", **run.device.describe()})
 
 
 def _optimizer_step(run: _SftRun, groups: list[list[int]], progress: _Progress) -> float:
@@ -171,7 +183,7 @@ def _optimizer_step(run: _SftRun, groups: list[list[int]], progress: _Progress) 
     started = time.perf_counter()
     loss_value = float("nan")
     for group in groups:
-        batch = make_batch([run.train[i] for i in group], run.pad_id)
+        batch = _on(make_batch([run.train[i] for i in group], run.pad_id), run.loaded.model)
         loss = run.loaded.model(**batch).loss / len(groups)
         loss.backward()
         progress.tokens += int(batch["attention_mask"].sum())
@@ -255,7 +267,18 @@ def _finish(run: _SftRun, progress: _Progress, probe_start: float, probe_end: fl
 
 def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
     """Train; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
-    run = _prepare(cfg, channel)
+    choice = _model_choice(cfg)
+    device = choose_device()
+    loaded = load_model(choice, sequence_length=int(cfg["sequence_length"]), seed=int(cfg.get("seed", 0)),
+                        tiny_overrides=cfg.get("tiny") or {})
+    notes: list[str] = []
+    if choice.kind == "local" and isinstance(loaded.tokenizer, HfChatTokenizer):
+        if importlib.util.find_spec("trl") is not None:
+            from synth_nb.local.training.sft_trl import run_sft_trl  # imports trl and datasets (seconds)
+
+            return run_sft_trl(cfg, channel, choice, loaded, device)
+        notes.append("TRL is not installed (pip install 'synth-nb[real-llm]'): trained with the built-in loop")
+    run = _prepare(cfg, channel, choice, loaded, device, notes)
     _announce(run)
     probe = run.rng.sample(run.train, min(len(run.train), 256))  # fixed subset: loss before vs after, free of batch noise
     probe_start = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)

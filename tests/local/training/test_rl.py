@@ -40,7 +40,7 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
     ctx = FakeContext("rl", _body(charclass), tmp_path, policy_server, environment_api_key=CANARY)
     RlExecutor().run(ctx)
     types = ctx.event_types()
-    assert types[0] == "rl.train.started" and types[-1] == "rl.job.completed"
+    assert types[:2] == ["rl.model.selected", "rl.train.started"] and types[-1] == "rl.job.completed"
     assert types.count("rl.train.step") == 3 and "rl.train.completed" in types
     assert [e["data"]["step"] for e in ctx.events if e["type"] == "rl.eval.summary"] == [0, 2, 3]
     rewards = ctx.series("train.reward_mean")
@@ -92,7 +92,7 @@ def test_a_task_app_that_is_down_fails_fast_before_any_worker_starts(tmp_path, p
     ctx = FakeContext("rl", _body(url), tmp_path, policy_server, environment_api_key=CANARY)
     with pytest.raises(TrainingFailed, match="is not reachable"):
         RlExecutor().run(ctx)
-    assert ctx.event_types() == ["rl.train.failed"]
+    assert ctx.event_types() == ["rl.model.selected", "rl.train.failed"]
     assert not (ctx.work_dir / "worker.log").exists()
 
 

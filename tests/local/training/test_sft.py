@@ -31,8 +31,12 @@ def test_tiny_model_learns_and_reports_0224_events_metrics_and_artifact(tmp_path
     for expected in ("sft.data.validated", "sft.training.started", "sft.progress", "sft.validation.summary",
                      "sft.training.finish", "sft.job.completed"):
         assert expected in types
+    selected = ctx.events[0]
+    assert selected["type"] == "sft.model.selected" and selected["data"]["source"] == "tiny"
+    assert "never downloads" in selected["message"]
     started = next(e for e in ctx.events if e["type"] == "sft.training.started")
     assert started["data"]["model_kind"] == "tiny" and "never downloads" in started["message"]
+    assert started["data"]["device"] == "cpu" and started["data"]["trainer"] == "synth-nb loop"
     losses = ctx.series("train.loss")
     assert [m["step"] for m in ctx.metrics if m["name"] == "train.loss"] == list(range(1, 41))
     assert losses[-1] < 0.5 * losses[0]
@@ -97,7 +101,7 @@ def test_empty_dataset_fails_fast_before_any_worker_starts(tmp_path):
     ctx.files[ctx.body["training_file_id"]].write_text("")
     with pytest.raises(TrainingFailed, match="no SFT examples"):
         SftExecutor().run(ctx)
-    assert ctx.event_types() == ["sft.data.invalid"]
+    assert ctx.event_types() == ["sft.model.selected", "sft.data.invalid"]
     assert not (ctx.work_dir / "worker.log").exists()
 
 
@@ -106,7 +110,7 @@ def test_dataset_where_every_line_is_invalid_fails_fast(tmp_path):
     ctx.files[ctx.body["training_file_id"]].write_text('{"prompt": "a"}\nnot json\n')
     with pytest.raises(TrainingFailed, match="none of its 2 lines"):
         SftExecutor().run(ctx)
-    assert ctx.events[0]["level"] == "error" and "line 2" in ctx.events[0]["message"]
+    assert ctx.events[1]["level"] == "error" and "line 2" in ctx.events[1]["message"]
 
 
 def test_unknown_file_id_fails_with_a_clear_event(tmp_path):

@@ -9,7 +9,8 @@ it and ``termination_config.max_rollouts``, where ``--max-rollouts`` is sent, ap
 ``population.crossover_rate`` (> 0 with several rewritable messages enables merge),
 ``population.num_generations × children_per_generation`` (proposal cap, when the table is given),
 ``population.patience_generations`` (stop after that many iterations without a better candidate),
-``mutation.llm_*`` (proposer model), ``termination_config.max_time_seconds``.
+``mutation.llm_*`` (proposer model; ``mutation.local_model`` for one the backend serves),
+``termination_config.max_time_seconds``.
 
 Events: ``prompt.learning.gepa.start``, ``prompt.learning.proposer.selected``, ``prompt.learning.policy.ready``,
 ``prompt.learning.rollouts.start``, ``prompt.learning.progress``, ``prompt.learning.trial.results``,
@@ -105,7 +106,8 @@ def parse_gepa_settings(body: dict[str, Any]) -> GepaSettings:
         provider_keys=("mutation.llm_provider", "mutation_llm_provider"),
         url_keys=("mutation.llm_inference_url", "mutation_llm_inference_url"),
         key_env_keys=("mutation.api_key_env",), temperature_keys=("mutation.temperature",),
-        max_tokens_keys=("mutation.max_tokens",), prompt_keys=("mutation.prompt", "mutation_prompt", "metaprompt"))
+        max_tokens_keys=("mutation.max_tokens",), prompt_keys=("mutation.prompt", "mutation_prompt", "metaprompt"),
+        local_model_key="mutation.local_model", section_key="gepa")
     common = parse_prompt_settings(body, "gepa", proposer)
     termination = common.termination
     cap, cap_key = rollout_cap({
@@ -178,7 +180,8 @@ class GepaExecutor(SearchExecutor):
             "rollout_budget": s.budget, "minibatch_size": s.minibatch_size, "max_concurrent": s.max_concurrent,
             "train_seeds": len(s.train_seeds), "val_seeds": len(s.val_seeds), "test_pool": len(s.test_seeds),
             "use_merge": s.use_merge, "rng_seed": s.rng_seed, "components": list(s.common.components)})
-        with PromptRuntime(ctx, s.common, budget=s.budget, max_concurrent=s.max_concurrent) as rt:
+        with PromptRuntime(ctx, s.common, budget=s.budget, max_concurrent=s.max_concurrent,
+                           seed=s.rng_seed) as rt:
             rt.reporter.transformations_planned = s.max_proposals
             test_split = seed_split(rt.taskset, s.common.train_split) if s.test_seeds else s.val_split
             ctx.emit("prompt.learning.rollouts.start", f"Starting rollouts: {len(s.train_seeds)} seeds",

@@ -7,7 +7,7 @@ defaults to the bootstrap rollouts), ``num_iterations`` × ``num_evaluations_per
 ``batch_size`` seeds, ``max_instructions`` (instruction pool, default 6), ``max_demo_sets`` (default 6),
 ``max_demo_set_size`` (default 4), ``demo.include_empty`` (default true), ``full_eval_every_k`` (default 5),
 ``tpe.{n_startup_trials, n_candidates, prior_weight}``, ``rng_seed``, ``meta_model*``/``meta.*`` (proposer
-model), ``max_wall_clock_seconds``; the smaller of ``termination_config.max_rollouts`` (where ``--max-rollouts`` is sent) and ``mipro.max_rollouts``
+model; ``meta.local_model`` for one the backend serves), ``max_wall_clock_seconds``; the smaller of ``termination_config.max_rollouts`` (where ``--max-rollouts`` is sent) and ``mipro.max_rollouts``
 is a hard cap on search rollouts (bootstrap included).
 
 Events: ``mipro.job.started``, ``mipro.bootstrap.progress``, ``mipro.instruction.proposed``,
@@ -84,7 +84,8 @@ def parse_mipro_settings(body: dict[str, Any]) -> MiproSettings:
         m, model_keys=("meta.model", "meta_model"), provider_keys=("meta.provider", "meta_model_provider"),
         url_keys=("meta.inference_url", "meta_model_inference_url"), key_env_keys=("meta.api_key_env",),
         temperature_keys=("meta.temperature", "meta_model_temperature"),
-        max_tokens_keys=("meta.max_tokens", "meta_model_max_tokens"), prompt_keys=("metaprompt",))
+        max_tokens_keys=("meta.max_tokens", "meta_model_max_tokens"), prompt_keys=("metaprompt",),
+        local_model_key="meta.local_model", section_key="mipro")
     common = parse_prompt_settings(body, "mipro", proposer)
     key = "prompt_learning.mipro."
     bootstrap = seed_list(get_path(m, "bootstrap_train_seeds", "seeds.bootstrap", default=pl.get("bootstrap_train_seeds")),
@@ -151,7 +152,8 @@ class MiproExecutor(SearchExecutor):
         ctx.emit("mipro.job.started", "Starting MIPRO optimisation",
                  {"num_iterations": s.iterations, "num_trials_per_iteration": s.per_iteration,
                   "batch_size": s.batch_size, "max_rollouts": s.max_rollouts, "component": component})
-        with PromptRuntime(ctx, s.common, budget=s.max_rollouts, max_concurrent=s.max_concurrent) as rt:
+        with PromptRuntime(ctx, s.common, budget=s.max_rollouts, max_concurrent=s.max_concurrent,
+                           seed=s.rng_seed) as rt:
             split = s.common.train_split
             test_split = seed_split(rt.taskset, split) if s.test else split
             ctx.emit("prompt.learning.rollouts.start", f"Starting rollouts: {len(s.bootstrap)} seeds",

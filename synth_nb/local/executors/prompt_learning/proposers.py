@@ -13,9 +13,11 @@ from __future__ import annotations
 import random
 import re
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from synth_nb.local.executors.prompt_learning.router import Usage, UsageCounts
 from synth_nb.local.executors.prompt_learning.settings import ProposerSpec
 from synth_nb.local.policies import PolicySpec
 
@@ -24,6 +26,8 @@ __all__ = ["Proposer", "offline_rewrite"]
 _HEADER = re.compile(r"^\s*Intents\s*:\s*$", re.IGNORECASE)
 _LINE = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z0-9_]*)\s*(?::\s*(.*?))?\s*$")
 _FENCE = re.compile(r"```(?:[a-zA-Z]*\n)?(.*?)```", re.DOTALL)
+#: an opening fence a short reply never closed (``max_tokens`` cut it)
+_OPEN_FENCE = re.compile(r"^\s*```[a-zA-Z]*\n?")
 _WILDCARD = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 _TIPS = (
     "Be concise and precise.", "Describe each intent with the words customers actually use.",
@@ -70,38 +74,38 @@ def _grounding(records: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return failed + [(str(r["query"]), str(r["expected"])) for r in usable if r.get("correct")] if failed else []
 
 
-class Proposer:
+class Proposer(UsageCounts):
     """Writes new prompt texts; ``kind`` is ``offline`` or ``llm``; thread-safe token accounting."""
 
     def __init__(self, spec: ProposerSpec, *, warn: Callable[[str], None] | None = None) -> None:
         self.spec = spec
         self.kind = "offline" if spec.offline else "llm"
-        self.model = spec.model if not spec.offline else "offline-deterministic"
+        # a local model is shown by the name the config gave (the server is asked for it by its path)
+        self.model = (spec.local_model or spec.model) if not spec.offline else "offline-deterministic"
         self.calls = 0
         self.fallbacks = 0
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
+        self.usage = Usage()
         self._warn = warn
         self._lock = threading.Lock()
         self._llm: Any = None
         if not spec.offline and spec.url:
             from synth_nb.local.policies.upstream import UpstreamPolicy
 
-            key = PolicySpec("upstream", provider=spec.provider, api_key_env=spec.api_key_env).resolve_key()
+            # a server the backend started for a local model needs (and gets) no key
+            key = None if spec.local_model else PolicySpec(
+                "upstream", provider=spec.provider, api_key_env=spec.api_key_env).resolve_key()
             self._llm = UpstreamPolicy(spec.url, key, spec.model)
 
     def _chat(self, system: str, user: str) -> str:
+        started = time.perf_counter()
         response = self._llm.complete({
             "model": self.spec.model or "proposer", "temperature": self.spec.temperature,
             "max_tokens": self.spec.max_tokens,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
-        usage = response.get("usage") or {}
-        with self._lock:
-            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        self.usage.add(response, time.perf_counter() - started)
         content = response["choices"][0]["message"].get("content") or ""
         fenced = _FENCE.search(content)
-        return (fenced.group(1) if fenced else content).strip()
+        return (fenced.group(1) if fenced else _OPEN_FENCE.sub("", content)).strip()
 
     def _llm_rewrite(self, text: str, records: Sequence[Mapping[str, Any]], tip: str) -> str:
         shown = "\n\n".join(f"Input: {r.get('Inputs')}\nOutput: {r.get('Generated Outputs')}\n"

@@ -5,7 +5,9 @@ Event types and data fields follow what synth-ai 0.2.24 reads:
 ``…top.prompt.content``, ``…final.results``, ``…completed``, ``…billing.end``. Local extras: ``proposer``,
 ``policy`` and ``heldout_rollouts`` in ``…completed``, ``candidate_index``/``parents``/``generation`` in
 candidate entries, and ``candidate_fields`` (per-seed scores, prompt) on the events that report a candidate
-as soon as it is scored. Costs are 0.0 when every model ran locally, omitted when an upstream was used.
+as soon as it is scored. Costs are 0.0 when every model ran locally (a local model server included), the sum
+of the answers' ``usage.cost`` when a remote model reports one, and omitted otherwise; ``…completed`` also
+carries each model's calls, mean and max latency and completion tokens per second of model time.
 """
 
 from __future__ import annotations
@@ -216,6 +218,18 @@ class Reporter:
             "optimized_candidates": optimized, "validation": validation})
         return Outcome(best, best_score, baseline, base_held, best_prompt, ranked, heldout, heldout_seeds)
 
+    def _cost(self) -> dict[str, Any]:
+        """Dollars from the answers' ``usage.cost``; 0.0 for a model run on this machine (offline, keyword or
+        a local model server), no figure at all for a remote model that reports none."""
+        policy, proposer = self.settings.policy, self.proposer
+        parts = {"usd_tokens_rollouts": 0.0 if policy.kind != "upstream" or policy.local_model
+                 else self.router.usage.cost_usd,
+                 "usd_tokens_mutation": 0.0 if proposer.kind == "offline" or proposer.spec.local_model
+                 else proposer.usage.cost_usd}
+        if any(v is None for v in parts.values()):
+            return {k: v for k, v in parts.items() if v is not None}
+        return {**parts, "total_usd": sum(v for v in parts.values() if v is not None)}
+
     def complete(self, outcome: Outcome, finish_reason: str) -> dict[str, Any]:
         """The status-document fields (filled first, and returned), then ``prompt.learning.completed`` and
         ``billing.end``; the executor's terminal event comes after (later clients stop there)."""
@@ -227,9 +241,7 @@ class Reporter:
         rollouts = runner.budgeted_done if runner else 0
         heldout_n = runner.unbudgeted if runner else 0
         prompt_t, completion_t = self.router.prompt_tokens, self.router.completion_tokens
-        local_only = self.settings.policy.kind != "upstream" and self.proposer.kind == "offline"
-        cost: dict[str, Any] = ({"usd_tokens_rollouts": 0.0, "usd_tokens_mutation": 0.0, "total_usd": 0.0}
-                                if local_only else {})
+        cost = self._cost()
         data = {
             "finish_reason": finish_reason, "rollouts_completed": rollouts, "heldout_rollouts": heldout_n,
             "rollouts_prompt_tokens": prompt_t, "rollouts_completion_tokens": completion_t,
@@ -239,7 +251,10 @@ class Reporter:
             "rollouts_per_minute": (rollouts + heldout_n) / minutes,
             "tokens_per_minute": (prompt_t + completion_t) / minutes, "elapsed_seconds": round(elapsed, 3),
             "proposer": self.proposer.kind, "proposer_model": self.proposer.model,
-            "policy": self.settings.policy.kind, "policy_model": getattr(self.router.policy, "model", None),
+            "proposer_fallbacks": self.proposer.fallbacks,
+            "policy": self.settings.policy.kind, "policy_model": self.settings.policy.local_model or getattr(self.router.policy, "model", None),
+            "policy_local_model": self.settings.policy.local_model, "proposer_local_model": self.proposer.spec.local_model,
+            **self.router.usage.summary("policy"), **self.proposer.usage.summary("proposer"),
             "best_score": best_score, **cost,
         }
         result = {
@@ -257,6 +272,6 @@ class Reporter:
         self.ctx.emit("prompt.learning.completed", f"finished: {finish_reason}{why}; {rollouts} rollouts "
                       f"(+{heldout_n} held-out) in {elapsed:.1f}s", data)
         self.ctx.emit("prompt.learning.billing.end", f"local run, {elapsed:.1f}s",
-                      {"seconds": round(elapsed, 3), "total_usd": 0.0 if local_only else None,
-                       "tokens_usd": 0.0 if local_only else None})
+                      {"seconds": round(elapsed, 3), "total_usd": cost.get("total_usd"),
+                       "tokens_usd": cost.get("total_usd")})
         return result

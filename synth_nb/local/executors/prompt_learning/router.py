@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from synth_nb.local.executors.prompt_learning.settings import Message
 from synth_nb.local.policies import Policy
 
-__all__ = ["CandidateRouter", "render_sections", "substitute_messages"]
+__all__ = ["CandidateRouter", "Usage", "UsageCounts", "render_sections", "substitute_messages"]
 
 _WILDCARD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -74,7 +75,60 @@ def render_sections(baseline: list[Message], candidate: dict[str, str]) -> list[
              "content": candidate.get(m.component, m.pattern) if m.component else m.pattern} for m in baseline]
 
 
-class CandidateRouter:
+class Usage:
+    """Calls, tokens, latency and cost of one model, from each answer's ``usage`` (thread-safe).
+
+    ``cost_usd`` stays None until a server reports ``usage.cost`` (some hosted routers do); the report
+    decides what an unknown cost means (0.0 for models served on this machine).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.latency_seconds = 0.0
+        self.latency_max = 0.0
+        self.cost_usd: float | None = None
+
+    def add(self, response: dict[str, Any], seconds: float) -> None:
+        found = response.get("usage")
+        usage: dict[str, Any] = found if isinstance(found, dict) else {}
+        cost = usage.get("cost")
+        with self.lock:
+            self.calls += 1
+            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+            self.latency_seconds += seconds
+            self.latency_max = max(self.latency_max, seconds)
+            if isinstance(cost, int | float) and not isinstance(cost, bool):
+                self.cost_usd = (self.cost_usd or 0.0) + float(cost)
+
+    def summary(self, prefix: str) -> dict[str, Any]:
+        """``<prefix>_calls``, mean/max latency in ms and completion tokens per second of model time."""
+        with self.lock:
+            calls, seconds, most, completion = self.calls, self.latency_seconds, self.latency_max, self.completion_tokens
+        return {f"{prefix}_calls": calls,
+                f"{prefix}_latency_ms_mean": round(1000 * seconds / calls, 1) if calls else None,
+                f"{prefix}_latency_ms_max": round(1000 * most, 1) if calls else None,
+                f"{prefix}_completion_tokens_per_second": round(completion / seconds, 1) if seconds > 0 else None}
+
+
+class UsageCounts:
+    """Token totals read off a ``usage`` (the policy's router and the proposer both count this way)."""
+
+    usage: Usage
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        return self.usage.completion_tokens
+
+
+class CandidateRouter(UsageCounts):
     """Hands out one inference URL per distinct candidate (``serve_policy`` on the backend)."""
 
     def __init__(self, serve_policy: Callable[[Callable[[dict[str, Any]], dict[str, Any]]], str],
@@ -84,10 +138,12 @@ class CandidateRouter:
         self.baseline = baseline
         self._urls: dict[str, str] = {}
         self._lock = threading.Lock()
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.calls = 0
+        self.usage = Usage()
         self.errors = 0
+
+    @property
+    def calls(self) -> int:
+        return self.usage.calls
 
     def url_for(self, candidate: dict[str, str]) -> str:
         key = json.dumps(candidate, sort_keys=True)
@@ -105,6 +161,7 @@ class CandidateRouter:
         messages = request.get("messages")
         if isinstance(messages, list):
             request = {**request, "messages": substitute_messages(messages, self.baseline, candidate)}
+        started = time.perf_counter()
         try:
             response = complete(request)
         except Exception:
@@ -113,11 +170,7 @@ class CandidateRouter:
             raise
         if response is None:
             return None
-        usage = response.get("usage") or {}
-        with self._lock:
-            self.calls += 1
-            self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-            self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        self.usage.add(response, time.perf_counter() - started)
         return response
 
 

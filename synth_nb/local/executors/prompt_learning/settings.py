@@ -6,7 +6,13 @@ as an ``ExecutorInputError`` naming the dotted key, so the server answers 4xx be
 
 Local additions (ignored by the hosted backend): ``policy.local_policy`` (``offline``/``upstream``/
 ``keyword``), ``policy.inference_url``/``api_base``/``base_url`` + ``policy.api_key_env`` for an upstream
-policy, ``mutation.api_key_env`` / ``mipro.meta.api_key_env`` for the proposer model.
+policy, ``mutation.api_key_env`` / ``mipro.meta.api_key_env`` for the proposer model, and
+``policy.local_model`` / ``mutation.local_model`` / ``mipro.meta.local_model``: a model the backend serves
+itself on 127.0.0.1 with ``transformers serve`` (``smollm2``, a ``.gguf`` file, a model folder or a cached hub
+id; see ``model_server``), in place of an upstream URL. ``local_model`` may also be the http(s) URL of an
+OpenAI-compatible server the user runs (Ollama, vLLM, llama.cpp, ``synth-nb model-server``, a provider), with
+``local_model_name`` (default: the one model the server lists) and ``api_key_env``: that form passes the
+client's checks, which refuse ``policy.inference_url`` and model names outside the hosted catalogue.
 """
 
 from __future__ import annotations
@@ -100,7 +106,7 @@ class Message:
 
 @dataclass(frozen=True)
 class ProposerSpec:
-    """The proposer/reflection model; ``url is None`` means the offline deterministic proposer."""
+    """The proposer/reflection model; no ``url`` and no ``local_model`` means the offline deterministic proposer."""
 
     model: str | None = None
     provider: str | None = None
@@ -109,10 +115,12 @@ class ProposerSpec:
     temperature: float = 0.7
     max_tokens: int = 1024
     metaprompt: str | None = None
+    #: a model the backend serves itself (``model_server``); ``url``/``model`` are set once it runs
+    local_model: str | None = None
 
     @property
     def offline(self) -> bool:
-        return not self.url
+        return not self.url and not self.local_model
 
 
 @dataclass
@@ -166,10 +174,44 @@ def _messages(pl: dict[str, Any]) -> list[Message]:
                     component=names.get(idx)) for idx, (o, _, m) in enumerate(parsed)]
 
 
+def is_server_url(name: Any) -> bool:
+    return isinstance(name, str) and name.strip().startswith(("http://", "https://"))
+
+
+def check_local_model(name: Any, key: str) -> str:
+    """``name`` when the backend can serve it (the model is on disk, transformers serve is installed) or it is a
+    server's URL, else an ``ExecutorInputError`` naming ``key`` and what to install or name."""
+    if not isinstance(name, str) or not name.strip():
+        raise ExecutorInputError(f"{key} must name a model: smollm2, a .gguf file, a model folder, a cached hub id "
+                                 "or the http(s) URL of a running OpenAI-compatible server")
+    if is_server_url(name):
+        return name.strip()
+    from synth_nb.local.errors import ModelServerError
+    from synth_nb.local.model_server import resolve_served_model, serving_missing
+
+    try:
+        served = resolve_served_model(name)
+    except ModelServerError as exc:
+        raise ExecutorInputError(f"{key}: {exc}") from None
+    missing = serving_missing(served.gguf)
+    if missing:
+        raise ExecutorInputError(f"{key}: {missing}")
+    return name.strip()
+
+
 def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> PolicySpec:
     policy = as_table(pl.get("policy"))
     meta = as_table(body.get("metadata"))
     url = policy.get("inference_url") or policy.get("api_base") or policy.get("base_url")
+    if policy.get("local_model") is not None:
+        if url:
+            raise ExecutorInputError("prompt_learning.policy: give local_model (a model the backend serves) or "
+                                     "inference_url (a server of yours), not both")
+        name = check_local_model(policy.get("local_model"), "prompt_learning.policy.local_model")
+        if is_server_url(name):  # the model name is the server's (asked for at run time when not given)
+            return PolicySpec("upstream", url=name, model=policy.get("local_model_name"), provider=policy.get("provider"),
+                              api_key=policy.get("api_key"), api_key_env=policy.get("api_key_env"))
+        return PolicySpec("upstream", provider=policy.get("provider"), local_model=name)
     kind = meta.get("local_policy") or policy.get("local_policy") or ("upstream" if url else "offline")
     if kind not in POLICY_KINDS:
         raise ExecutorInputError(f"prompt_learning.policy.local_policy must be one of {list(POLICY_KINDS)}, "
@@ -197,15 +239,25 @@ def _policy_spec(body: dict[str, Any], pl: dict[str, Any], env_name: str) -> Pol
 
 def proposer_spec(table: dict[str, Any], *, model_keys: tuple[str, ...], provider_keys: tuple[str, ...],
                   url_keys: tuple[str, ...], key_env_keys: tuple[str, ...], temperature_keys: tuple[str, ...],
-                  max_tokens_keys: tuple[str, ...], prompt_keys: tuple[str, ...]) -> ProposerSpec:
+                  max_tokens_keys: tuple[str, ...], prompt_keys: tuple[str, ...], local_model_key: str,
+                  section_key: str) -> ProposerSpec:
     url = get_path(table, *url_keys)
     if url is not None and (not isinstance(url, str) or not url.startswith(("http://", "https://"))):
-        raise ExecutorInputError(f"prompt_learning.{url_keys[0]} must be an http(s) URL, got {url!r}")
+        raise ExecutorInputError(f"prompt_learning.{section_key}.{url_keys[0]} must be an http(s) URL, got {url!r}")
+    local = get_path(table, local_model_key)
+    if local is not None:
+        if url is not None:
+            raise ExecutorInputError(f"prompt_learning.{section_key}: give {local_model_key} (a model the backend "
+                                     f"serves) or {url_keys[0]} (a server of yours), not both")
+        local = check_local_model(local, f"prompt_learning.{section_key}.{local_model_key}")
+        if is_server_url(local):  # a server of the user's: its URL, and its model name (asked for when not given)
+            url, local = local, None
+            model_keys = (f"{local_model_key}_name",)
     return ProposerSpec(model=get_path(table, *model_keys), provider=get_path(table, *provider_keys), url=url,
                         api_key_env=get_path(table, *key_env_keys),
                         temperature=float(get_path(table, *temperature_keys, default=0.7)),
                         max_tokens=int(get_path(table, *max_tokens_keys, default=1024)),
-                        metaprompt=get_path(table, *prompt_keys))
+                        metaprompt=get_path(table, *prompt_keys), local_model=local)
 
 
 def parse_prompt_settings(body: dict[str, Any], algorithm: str, proposer: ProposerSpec | None = None
