@@ -21,11 +21,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from synth_nb.cli._serve import serve_until_stopped
+from synth_nb.local.examples import TASK_APPS, task_app_path
 from synth_nb.local.lifecycle import mask_secret, replay_speed_problem  # not synth_nb.secrets: no pydantic
 
 __all__ = ["configure", "main", "run"]
 
-EXAMPLES = ("banking", "charclass")
+#: the bundled example task apps the backend serves (the examples package's own list)
+EXAMPLES = tuple(TASK_APPS)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     actions.add_argument("--status", action="store_true", help="Say whether it runs (exit 0) or not (exit 1).")
     actions.add_argument("--stop", action="store_true", help="Stop the background backend of the data folder.")
     actions.add_argument("--task-app-url", choices=EXAMPLES, default=None, metavar="NAME",
-                         help="Print the URL of a bundled example task app it serves (banking, charclass).")
+                         help=f"Print the URL of a bundled example task app it serves ({', '.join(EXAMPLES)}).")
     parser.add_argument("--port", type=int, default=8000, help="Port on 127.0.0.1 (0 = any free port). Default 8000.")
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="Folder for the database and uploads (default: SYNTH_NB_BACKEND_DIR, else "
@@ -110,7 +112,6 @@ def _status(data_dir: Path) -> int:
 def synth_ai_lines(url: str, data_dir: Path) -> list[str]:
     """What to paste to run synth-ai's own ``synth-ai train`` against this backend, per release family
     (the keys as ``$(cat FILE)`` of the data folder, never their values)."""
-    from synth_nb.local.examples import task_app_path
     from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE
 
     def read(name: str) -> str:
