@@ -107,6 +107,8 @@ def preview_text(prepared: Sequence[Prepared], *, backend_url: str) -> str:
 
 #: the compact preview's label column ("   task app: ")
 _LABEL = 13
+#: joins what a row must not break apart when it wraps ("4.7 KiB"); a space again once wrapped
+_KEEP = "\u00a0"
 #: a payload key whose integer list is a list of seeds (what ``fold_summary`` calls seeds)
 _SEEDS = re.compile(r"seed|pool", re.I)
 
@@ -139,10 +141,11 @@ def _short_source(source: str) -> str:
 
 
 def _keys_text(item: Prepared) -> str:
-    """``SYNTH_API_KEY ••••1234 · ENVIRONMENT_API_KEY ••••5678 (environment)``: grouped by where they came from."""
+    """``SYNTH_API_KEY ••••1234 · ENVIRONMENT_API_KEY ••••5678 (environment)``, grouped by where each came from
+    (``MISSING`` for a required key not found)."""
     by_source: dict[str, list[str]] = {}
     for row in secrets_rows(item.secrets, item.required, Path.cwd()):
-        where = _short_source(row["source"]) if row["found"] else "MISSING"
+        where = _short_source(row['source']) if row["found"] else "MISSING"
         by_source.setdefault(where, []).append(f"{row['name']} {row['masked']}".rstrip())
     return "; ".join(" · ".join(names) + f" ({where})" for where, names in by_source.items())
 
@@ -190,7 +193,7 @@ def compact_rows(item: Prepared, width: int = 80) -> list[tuple[str, str]]:
         uploads = [r for r in step_rows(plan, Path.cwd()) if "file" in r]
         if uploads:
             rows.append(("data", " · ".join(
-                f"{r['file']} ({r['size']}" + (f", first {r['limit']} lines" if "limit" in r else "") + ")"
+                f"{r['file']} ({r['size'].replace(' ', _KEEP)}" + (f", first {r['limit']} lines" if "limit" in r else "") + ")"
                 for r in uploads)))
         amount = _amount(work, width - _LABEL)
         if amount:
@@ -216,8 +219,9 @@ def compact_text(prepared: Sequence[Prepared], *, backend_url: str, width: int =
                 else config.flow + (f"/{config.algorithm}" if config.algorithm else ""))
         lines.append(f"== {item.path.name}  ({kind})")
         for label, text in compact_rows(item, width):
-            lines += textwrap.wrap(text, width=max(width, _LABEL + 20), initial_indent=f"   {label + ':':<{_LABEL - 3}}",
-                                   subsequent_indent=" " * _LABEL, break_long_words=False, break_on_hyphens=False)
+            wrapped = textwrap.wrap(text, width=max(width, _LABEL + 20), initial_indent=f"   {label + ':':<{_LABEL - 3}}",
+                                    subsequent_indent=" " * _LABEL, break_long_words=False, break_on_hyphens=False)
+            lines += [line.replace(_KEEP, " ") for line in wrapped]
     count = sum(1 for item in prepared if item.plan is not None)
     lines.append(f"{count} job{'s' if count != 1 else ''} → {backend_url}   (--verbose: every payload in full)")
     return "\n".join(lines)
