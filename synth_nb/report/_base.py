@@ -151,10 +151,10 @@ class Reporter(ABC):
 
     def said(self) -> str:
         """The one line a command prints when following ends: where the job went and how to look at it
-        (``report: tensorboard: 24 points of job X in runs/X · view: tensorboard --logdir runs``), or why not."""
+        (``report: tensorboard holds 24 points of job X in runs/X · view: tensorboard --logdir runs``), or why not."""
         if self.problem is not None:
             return f"report: {self.name} stopped for job {self.job.id}: {self.problem}"
-        return (f"report: {self.name}: {self.count} points of job {self.job.id} in {self.stored_in()} · "
+        return (f"report: {self.name} holds {self.count} points of job {self.job.id} in {self.stored_in()} · "
                 f"view: {self.where()}")
 
     @property

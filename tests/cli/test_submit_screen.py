@@ -122,7 +122,7 @@ def _sft_jobs(backend: Any) -> int:
 def test_report_to_says_where_it_wrote_and_how_to_look(replayed: tuple[Any, Path, str, str]) -> None:
     _, folder, parent, out = replayed
     (line,) = [line for line in out.splitlines() if line.startswith("report: ")]
-    assert re.fullmatch(rf"report: tensorboard: [1-9]\d* points of job {parent} in runs/{parent} · "
+    assert re.fullmatch(rf"report: tensorboard holds [1-9]\d* points of job {parent} in runs/{parent} · "
                         r"view: tensorboard --logdir runs", line), line
     assert (folder / "runs" / parent).is_dir()
 
@@ -157,7 +157,7 @@ def test_synth_ai_tui_draws_the_live_chart_and_report_to_says_where(replayed: tu
     child.expect(r"submitted sft job (\S+)")
     job_id = child.match.group(1)
     child.expect_exact("╭")  # the live panel, as --stream-format chart draws it
-    child.expect_exact("report: tensorboard: ")
+    child.expect_exact("report: tensorboard holds ")
     child.expect_exact(f"of job {job_id} in runs/{job_id}")
     child.expect(pexpect.EOF)
     child.close()
