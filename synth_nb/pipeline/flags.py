@@ -221,7 +221,7 @@ def synth_ai_flags(values: Mapping[str, Any]) -> dict[str, Any]:
         instead = ("drop it: --backend already says where jobs go" if out.get("backend")
                    else "use --backend local for the embedded local backend (or --backend URL)")
         raise ConfigError(f"--local-backend is synth-ai 0.2.24's flag, which did nothing there: {instead}")
-    if out.pop("tui", False):
+    if out.get("tui"):  # kept: a warning about it names the flag typed
         if out.get("stream_format") not in (None, "chart"):
             raise ConfigError(f"--tui is --stream-format chart, and --stream-format {out['stream_format']} asks for "
                               "another display: drop one of them")

@@ -92,7 +92,8 @@ def ignored_flags(values: Mapping[str, Any]) -> list[str]:
     """Flags synth-ai 0.2.24 accepted and ignored in this combination: one warning line each, nothing refused."""
     out = []
     if values.get("poll", True) is False and values.get("stream_format") == "chart":
-        out.append("--stream-format chart is ignored with --no-poll: no job is followed, so nothing is drawn")
+        flag = "--tui" if values.get("tui") else "--stream-format chart"
+        out.append(f"{flag} is ignored with --no-poll: no job is followed, so nothing is drawn")
     return out
 
 

@@ -34,6 +34,8 @@ def test_every_synth_ai_flag_is_a_flag_here() -> None:
 def test_tui_is_the_live_chart_and_the_summary_flags_are_what_is_always_shown() -> None:
     assert _request("x.toml", "--tui").stream_format == "chart"
     assert _request("x.toml", "--tui", "--stream-format", "chart").stream_format == "chart"
+    assert _request("x.toml", "--tui", "--no-poll").ignored == [
+        "--tui is ignored with --no-poll: no job is followed, so nothing is drawn"]
     plain = _request("x.toml")
     assert _request("x.toml", "--show-curve", "--verbose-summary") == plain
 
