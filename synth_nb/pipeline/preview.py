@@ -158,21 +158,36 @@ def _workload(item: Prepared) -> Workload:
         return Workload()
 
 
+def _top_level_terms(formula: str) -> list[str]:
+    """``a (b + c) + d`` as ``["a (b + c)", "d"]``: a sum's terms, never cut inside parentheses."""
+    terms, depth, start = [], 0, 0
+    for i, char in enumerate(formula):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and formula.startswith(" + ", i):
+            terms.append(formula[start:i])
+            start = i + 3
+    terms.append(formula[start:])
+    return [term for term in terms if term.strip()]
+
+
 def _amount(work: Workload, room: int) -> str:
-    """``~1,256 rollouts, 16 at a time: rollout.budget 1000 (…) + …``: the count, then as many whole parts of how
-    it was counted as ``room`` characters hold (``--verbose`` shows the payload they come from)."""
+    """``~1,256 rollouts, 16 at a time: rollout.budget 1000 (reflective minibatches of 12) + …``: the count, then
+    as many whole terms of how it was counted as ``room`` characters hold (``--verbose`` shows the payload they
+    come from)."""
     if work.rollouts is not None:
         text = f"~{work.rollouts:,} rollouts" + (f", {work.concurrency} at a time" if work.concurrency else "")
     elif work.tokens is not None:
         text = f"~{work.tokens:,} tokens"
     else:
         return ""
-    parts = [p for p in work.formula.split(";")[0].split(" + ") if p]
+    parts = _top_level_terms(work.formula.split(";")[0])
     shown: list[str] = []
     for part in parts:
         candidate = f"{text}: {' + '.join([*shown, part])}" + (" + …" if len(shown) + 1 < len(parts) else "")
-        if len(candidate) > room and shown:
-            break
+        if len(candidate) > room:
+            if shown:
+                break
+            part = re.sub(r" \(.*\)$", " (…)", part)  # the first term alone is too long: its words in brackets go
         shown.append(part)
     if not shown:
         return text
@@ -193,14 +208,15 @@ def compact_rows(item: Prepared, width: int = 80) -> list[tuple[str, str]]:
         uploads = [r for r in step_rows(plan, Path.cwd()) if "file" in r]
         if uploads:
             rows.append(("data", " · ".join(
-                f"{r['file']} ({r['size'].replace(' ', _KEEP)}" + (f", first {r['limit']} lines" if "limit" in r else "") + ")"
+                f"{r['file']}{_KEEP}({r['size'].replace(' ', _KEEP)}" + (f", first {r['limit']} lines" if "limit" in r else "") + ")"
                 for r in uploads)))
-        amount = _amount(work, width - _LABEL)
+        amount = _amount(work, 2 * (width - _LABEL) - 12)  # two rows at most, whatever the words wrapping
         if amount:
             rows.append(("runs", amount))
         seeds = dict.fromkeys(_seed_lists(plan.preview()))  # the same list under two keys is said once
         if seeds:
-            rows.append(("seeds", " · ".join(f"{key} {_folded(values)}" for key, values in seeds)))
+            rows.append(("seeds", " · ".join(f"{key}{_KEEP}{_folded(values)}".replace(" (", f"{_KEEP}(")
+                                             for key, values in seeds)))
     if item.secrets is not None:
         rows.append(("keys", _keys_text(item)))
     rows += [("warning", warning) for warning in warnings_of(item)]

@@ -92,6 +92,26 @@ def test_yes_prints_the_summary_and_verbose_the_whole_payload(tmp_path: Path, fa
     assert fake_backend.api_key not in compact + full and len(fake_backend.state.jobs) == 2
 
 
+def test_every_bundled_config_sums_up_in_a_few_rows_of_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth_nb.pipeline import actions
+    from synth_nb.pipeline.preview import compact_text
+    from synth_nb.pipeline.request import Request
+
+    for name, value in _gepa_env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(EXAMPLES.parent)
+    configs = sorted(EXAMPLES.glob("*.toml"))
+    batch = actions.prepare(Request(folder=EXAMPLES.parent, configs=configs, backend=NOWHERE),
+                            actions.Hooks(say=lambda _: None))
+    batch.raise_problems()
+    text = compact_text(batch.prepared, backend_url=NOWHERE, width=80)
+    blocks = text.split("== ")[1:]
+    assert len(blocks) == len(configs) and all(len(line) <= 80 for line in text.splitlines())
+    assert all(len(block.splitlines()) <= 9 for block in blocks), text
+    assert "(…)" not in text.split("banking_mipro_real_llm")[0]  # a term is shortened only when it cannot fit
+    assert "data:     data/sft_tiny_train.jsonl (17.5 KiB) ·" in text and "data/sft_tiny_val.jsonl (4.7 KiB)" in text
+
+
 # -- a replayed SFT job: the parent of a re-run, and what --tui and --report-to show ----------------------
 
 
