@@ -145,12 +145,13 @@ def _keys_text(item: Prepared) -> str:
     (``MISSING`` for a required key not found)."""
     by_source: dict[str, list[str]] = {}
     for row in secrets_rows(item.secrets, item.required, Path.cwd()):
-        where = _short_source(row['source']) if row["found"] else "MISSING"
+        where = _short_source(row["source"]) if row["found"] else "MISSING"
         by_source.setdefault(where, []).append(f"{row['name']} {row['masked']}".rstrip())
     return "; ".join(" · ".join(names) + f" ({where})" for where, names in by_source.items())
 
 
 def _workload(item: Prepared) -> Workload:
+    """What the flow says the job will do (model, task app, rollouts or tokens), from its plan."""
     assert item.plan is not None
     try:
         return get_flow(item.plan.flow).workload(item.plan)
@@ -195,6 +196,12 @@ def _amount(work: Workload, room: int) -> str:
     return f"{text}: {' + '.join(shown)}{more}"
 
 
+def _upload_text(row: Mapping[str, Any]) -> str:
+    """``data/train.jsonl (17.5 KiB)`` (``, first 100 lines`` with ``--examples``), kept on one row."""
+    limit = f", first {row['limit']} lines" if "limit" in row else ""
+    return f"{row['file']}{_KEEP}({row['size'].replace(' ', _KEEP)}{limit})"
+
+
 def compact_rows(item: Prepared, width: int = 80) -> list[tuple[str, str]]:
     """One config's summary as ``(label, text)`` rows (``width``: the screen's, which the rollouts row fits)."""
     rows: list[tuple[str, str]] = []
@@ -207,9 +214,7 @@ def compact_rows(item: Prepared, width: int = 80) -> list[tuple[str, str]]:
             rows.append(("task app", work.task_url))
         uploads = [r for r in step_rows(plan, Path.cwd()) if "file" in r]
         if uploads:
-            rows.append(("data", " · ".join(
-                f"{r['file']}{_KEEP}({r['size'].replace(' ', _KEEP)}" + (f", first {r['limit']} lines" if "limit" in r else "") + ")"
-                for r in uploads)))
+            rows.append(("data", " · ".join(map(_upload_text, uploads))))
         amount = _amount(work, 2 * (width - _LABEL) - 12)  # two rows at most, whatever the words wrapping
         if amount:
             rows.append(("runs", amount))
@@ -235,8 +240,8 @@ def compact_text(prepared: Sequence[Prepared], *, backend_url: str, width: int =
                 else config.flow + (f"/{config.algorithm}" if config.algorithm else ""))
         lines.append(f"== {item.path.name}  ({kind})")
         for label, text in compact_rows(item, width):
-            wrapped = textwrap.wrap(text, width=max(width, _LABEL + 20), initial_indent=f"   {label + ':':<{_LABEL - 3}}",
-                                    subsequent_indent=" " * _LABEL, break_long_words=False, break_on_hyphens=False)
+            wrapped = textwrap.wrap(text, width=max(width, _LABEL + 20), break_long_words=False, break_on_hyphens=False,
+                                    initial_indent=f"   {label + ':':<{_LABEL - 3}}", subsequent_indent=" " * _LABEL)
             lines += [line.replace(_KEEP, " ") for line in wrapped]
     count = sum(1 for item in prepared if item.plan is not None)
     lines.append(f"{count} job{'s' if count != 1 else ''} → {backend_url}   (--verbose: every payload in full)")
