@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import shlex
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,27 @@ def test_yes_prints_the_summary_and_verbose_the_whole_payload(tmp_path: Path, fa
     full = capsys.readouterr().err
     assert '"model": "Qwen/Qwen3-0.6B"' in full and "uploads train.jsonl (" in full and "1 job → " in full
     assert fake_backend.api_key not in compact + full and len(fake_backend.state.jobs) == 2
+
+
+@sizes
+def test_job_id_captured_from_a_terminal_is_the_id_alone(tmp_path: Path, fake_backend: Any, size: tuple[int, int],
+                                                          children: list) -> None:
+    """``JOB=$(synth-nb train … --no-poll)`` typed in a terminal: stdin is one, stdout is not, so nothing is asked,
+    the summary and the sentence go to the terminal (stderr) and ``$JOB`` holds the id alone."""
+    (tmp_path / "train.jsonl").write_text("".join(CHAT % i for i in range(3)))
+    (tmp_path / "sft.toml").write_text(MINIMAL_SFT)
+    line = f'JOB=$({shlex.join([*CLI, "train", "sft.toml", "--backend", fake_backend.url, "--no-poll"])}) && ' \
+           'printf "<%s>\\n" "$JOB"'
+    child = pexpect.spawn("bash", ["-c", line], cwd=str(tmp_path), env=clean_env(SYNTH_API_KEY=fake_backend.api_key),
+                          encoding="utf-8", dimensions=(size[1], size[0]), timeout=WAIT)
+    children.append(child)
+    child.expect(r"submitted sft job (\S+) to ")
+    job_id = child.match.group(1)
+    child.expect_exact(f"<{job_id}>")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0 and "Submit?" not in str(child.before)
+    assert list(fake_backend.state.jobs) == [job_id]
 
 
 def test_every_bundled_config_sums_up_in_a_few_rows_of_80_columns(monkeypatch: pytest.MonkeyPatch) -> None:
