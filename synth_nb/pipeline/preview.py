@@ -24,7 +24,7 @@ from synth_nb.flows import get_flow
 from synth_nb.flows.base import Workload
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.pipeline.preview_layout import payload_lines, payload_text, step_line, step_rows
-from synth_nb.secrets import SecretBundle
+from synth_nb.secrets import SecretBundle, mask_text
 
 __all__ = ["compact_rows", "compact_text", "preview_text", "secrets_rows", "source_words", "warning_lines",
            "warnings_of"]
@@ -245,4 +245,7 @@ def compact_text(prepared: Sequence[Prepared], *, backend_url: str, width: int =
             lines += [line.replace(_KEEP, " ") for line in wrapped]
     count = sum(1 for item in prepared if item.plan is not None)
     lines.append(f"{count} job{'s' if count != 1 else ''} → {backend_url}   (--verbose: every payload in full)")
-    return "\n".join(lines)
+    # the rows quote the plan as the flow reads it, not its masked preview: a task URL's credentials, a key
+    # written into the config are masked here
+    secrets = tuple(secret for item in prepared if item.plan is not None for secret in item.plan.secrets)
+    return mask_text("\n".join(lines), secrets)
