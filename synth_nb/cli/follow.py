@@ -219,6 +219,8 @@ async def _follow(jobs: list[Job], run: _Run) -> bool:
             outages.result()  # raises the notice's own failure, if that is what ended it
             return False
         outcomes = await watching
+        for reporter in following.reporters:  # --report-to: where each tracker holds the job, how to look
+            run.say(reporter.said())
     except asyncio.CancelledError:
         watching.cancel()
         # the chart board awaited ``watching`` only indirectly: read its end so asyncio does not report it

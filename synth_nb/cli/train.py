@@ -12,9 +12,10 @@ every candidate listed and exit 2 asking for ``--config``. Likewise several ``.e
 ``--env-file`` bring up a picker on a terminal. Before a job whose flow names a task app is created, the
 task app's ``/health`` is checked from here (``SYNTH_SKIP_TASK_APP_HEALTH_CHECK=1`` skips it).
 
-Before submitting, the compact masked preview (the notebook's: folded seed lists, upload files with their
-sizes, "N jobs → URL") is shown; on a terminal it asks to confirm (Enter: yes; ``--yes`` skips the question),
-elsewhere it goes to stderr and the submission goes on. What each flag means, and which action a
+Before submitting (a re-run too), the one-screen masked summary (flow, model, task app, files with their sizes,
+rollouts, folded seed lists, keys, "N jobs → URL"; ``--verbose``: every payload in full) is shown; on a terminal
+it asks to confirm (``synth_nb.cli.confirm``; ``--yes`` skips the question), elsewhere it goes to stderr and the
+submission goes on. What each flag means, and which action a
 combination of them runs, is ``synth_nb.pipeline.request``'s; this module renders the results.
 """
 
@@ -123,14 +124,12 @@ def _submit(request: Request) -> int:
 
     The embedded backend of ``local`` keeps running afterwards, for ``attach`` and other commands.
     """
-    from synth_nb.cli.confirm import confirmed
+    from synth_nb.cli.confirm import declined
 
     batch = actions.prepare(request, HOOKS)
     batch.raise_problems()
-    if not confirmed(batch, ask=not request.yes):
-        print("nothing was sent", file=sys.stderr)
-        return 1
-    return follow.run_submit(batch, request)
+    code = declined(batch, ask=not request.yes, verbose=request.verbose)
+    return code if code is not None else follow.run_submit(batch, request)
 
 
 def _check(request: Request) -> int:
@@ -153,7 +152,10 @@ def _rerun(request: Request) -> int:
 
     Any difference (the config or a dataset changed, the plan would differ) is shown and exits 2 with
     nothing sent. With ``--dry-run`` the diff is all there is: exit 0 when empty, 2 otherwise, nothing sent.
+    Otherwise it is a submission like any other: the preview, and on a terminal ``Submit? [Y/n]``.
     """
+    from synth_nb.cli.confirm import declined
+
     rerunning = actions.rerun(request, say=note)
     print("\n".join(rerunning.lines()), file=sys.stderr)
     if not rerunning.sendable:
@@ -161,7 +163,8 @@ def _rerun(request: Request) -> int:
     if request.dry_run:
         print(f"dry run: the re-run of {request.rerun} was not sent", file=sys.stderr)
         return 0
-    return follow.run_submit(rerunning.batch, rerunning.request)
+    code = declined(rerunning.batch, ask=not request.yes, verbose=request.verbose)
+    return code if code is not None else follow.run_submit(rerunning.batch, rerunning.request)
 
 
 def _fork(request: Request) -> int:

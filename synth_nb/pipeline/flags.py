@@ -13,19 +13,20 @@ from __future__ import annotations
 import argparse
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from synth_nb.errors import ConfigError
 from synth_nb.flows import override_rows
 from synth_nb.flows.override_rows import CORE_ROWS, count_argument
 from synth_nb.report import REPORT_ARGUMENTS
 from synth_nb.secrets.redact import shown
 from synth_nb.untrusted import job_id_problem, shown_id
 
-__all__ = ["ALL_EVENTS", "FOLLOW_FLAGS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "REPORT_FLAGS", "SECRET_FLAGS", "TARGET_FLAGS",
-           "TRAIN_ARGUMENTS", "ArgSpec", "add_flags", "add_train_arguments", "build_train_parser", "job_id",
-           "override_dests", "path_text", "seconds", "train_arguments"]
+__all__ = ["ALL_EVENTS", "FOLLOW_FLAGS", "LIMIT_FLAGS", "OVERRIDE_FLAGS", "REPORT_FLAGS", "SECRET_FLAGS",
+           "SYNTH_AI_FLAGS", "TARGET_FLAGS", "TRAIN_ARGUMENTS", "ArgSpec", "add_flags", "add_train_arguments",
+           "build_train_parser", "job_id", "override_dests", "path_text", "seconds", "synth_ai_flags", "train_arguments"]
 
 #: the flags every flow is asked about that override a config value (``--backend`` is resolved on its own),
 #: as argparse dests; flows add their own (``override_dests``)
@@ -39,8 +40,28 @@ class ArgSpec:
     kwargs: dict[str, Any]
 
 
-def _a(*flags: str, **kwargs: Any) -> ArgSpec:
+def _a(*flags: str, default_is: str | None = None, **kwargs: Any) -> ArgSpec:
+    """One flag; its help ends with its default, as synth-ai 0.2.24's ``--help`` shows it (``[default: 3600]``):
+    ``default_is`` says it in words where the value alone would not (``None`` meaning "the config's value")."""
+    shown_default = default_is if default_is is not None else _default_text(kwargs)
+    if shown_default and kwargs.get("help") and "(default" not in kwargs["help"]:
+        kwargs = {**kwargs, "help": f"{kwargs['help']} [default: {shown_default}]"}
     return ArgSpec(flags, kwargs)
+
+
+def _default_text(kwargs: dict[str, Any]) -> str:
+    """The flag's default as typed on a command line: ``3600``, ``--poll``; empty when there is none to say."""
+    default = kwargs.get("default")
+    if kwargs.get("action") is argparse.BooleanOptionalAction and isinstance(default, bool):
+        return ("--" if default else "--no-") + str(kwargs.get("dest", "")).replace("_", "-")
+    if default is None or isinstance(default, bool):
+        return ""
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
+def _row(row: Any) -> ArgSpec:
+    """An override row's flag: unset, the config's own value is sent."""
+    return _a(row.flag, default_is="the config's value", **row.argparse_kwargs())
 
 
 def seconds(text: str) -> float:
@@ -88,21 +109,24 @@ def path_text(text: str) -> str:
 #: where jobs go (``--backend``): every command that talks to a backend
 TARGET_FLAGS: tuple[ArgSpec, ...] = (
     _a("--backend", default=None, metavar="URL",
+       default_is="$SYNTH_BACKEND_OVERRIDE, else the hosted backend",
        help="Backend base URL (the /api suffix is added), or 'local' for the embedded local backend."),
 )
 
 #: where secrets come from
 SECRET_FLAGS: tuple[ArgSpec, ...] = (
     _a("--env-file", "--env", dest="env_files", action="append", default=None, metavar="PATH", type=path_text,
+       default_is="the nearest .env above the config, a picker on a terminal when there are several",
        help="A .env file to read secrets from (repeatable; beats the process environment)."),
     _a("--modal-secret", dest="modal_secrets", action="append", default=None, metavar="NAME",
-       help="Also read secrets from this Modal secret (needs the modal client)."),
+       default_is="none", help="Also read secrets from this Modal secret (needs the modal client)."),
 )
 
 #: ``--all-events``: how an attached job's history is shown
 ALL_EVENTS = _a("--all-events", dest="all_events", action="store_true",
-                help="When attaching: print every event of the job's history (default: how many there were "
-                     "and the newest 20; new events are always printed as they come).")
+                default_is="how many there were and the newest 20",
+                help="When attaching: print every event of the job's history (new events are always printed as "
+                     "they come).")
 
 #: how a job is followed until it ends (``Request.following``): polling, the recording, the budget watchdog
 FOLLOW_FLAGS: tuple[ArgSpec, ...] = (
@@ -110,36 +134,59 @@ FOLLOW_FLAGS: tuple[ArgSpec, ...] = (
        help="Slowest polling interval when the backend has no event stream."),
     _a("--poll-timeout", type=seconds, default=3600.0, metavar="SECONDS",
        help="Stop watching (exit 1; the job keeps running on the backend) after this long."),
-    _a("--record", default=None, metavar="PATH", type=path_text, help="Save the job's stream to a JSONL recording."),
+    _a("--record", default=None, metavar="PATH", type=path_text, default_is="none",
+       help="Save the job's stream to a JSONL recording."),
     _a("--stream-format", choices=("cli", "chart", "quiet"), default=None,
+       default_is="cli on a terminal, quiet off it; chart off a terminal is quiet",
        help="cli: a line per update; chart: live chart; quiet: the lines that matter and a progress line at most "
-            "each 10%% of the work or 30 s (default: cli on a terminal, quiet off it; chart off a terminal is quiet)."),
-    _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M",
+            "each 10%% of the work or 30 s."),
+    _a("--max-minutes", dest="max_minutes", type=minutes, default=None, metavar="M", default_is="no limit",
        help="Cancel the job after M minutes, keeping the best result the backend reports."),
     _a("--max-rollouts", dest="max_rollouts", type=count_argument, default=None, metavar="N",
+       default_is="the config's budget",
        help="Stop at N rollouts: sent with a prompt-learning job (the backend stops there), "
             "and the job is cancelled if it goes past N."),
-    _a("--max-tokens", dest="max_tokens", type=count_argument, default=None, metavar="N",
+    _a("--max-tokens", dest="max_tokens", type=count_argument, default=None, metavar="N", default_is="no limit",
        help="Cancel the job once it has used N tokens (as the backend reports them)."),
     _a("--stop-on-plateau", dest="stop_on_plateau", type=count_argument, default=None, metavar="N",
+       default_is="no limit",
        help="Cancel the job after N evaluations without a new best score."),
 )
 
 #: ``--report-to`` & co.
 REPORT_FLAGS: tuple[ArgSpec, ...] = tuple(ArgSpec(flags, kwargs) for flags, kwargs in REPORT_ARGUMENTS)
 
+#: synth-ai 0.2.24's own flags with no flag of that name here (it accepted and ignored them): each means its
+#: nearest equivalent, or is refused naming what to type instead (``synth_ai_flags``), so a script written for
+#: ``synth-ai train`` runs or is told exactly what to change
+SYNTH_AI_FLAGS: tuple[ArgSpec, ...] = (
+    _a("--local-backend", dest="local_backend", action="store_true",
+       help="synth-ai 0.2.24's flag, which did nothing there: refused, naming --backend local."),
+    _a("--tui", dest="tui", action="store_true", help="synth-ai 0.2.24's flag: the live chart (--stream-format chart)."),
+    _a("--show-curve", dest="show_curve", action="store_true",
+       help="synth-ai 0.2.24's flag: the final block's curve, drawn when the job ends (always, unless the live "
+            "chart was on screen)."),
+    _a("--verbose-summary", dest="verbose_summary", action="store_true",
+       help="synth-ai 0.2.24's flag: the full final block (always printed)."),
+)
+
 TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
     _a("config_paths", nargs="*", default=None, metavar="CONFIG", type=path_text,
        help="Training TOML(s), as with --config (synth-ai 0.2.24's `synth-ai train configs/x.toml`)."),
     _a("--config", "-c", dest="configs", action="append", default=None, metavar="PATH", type=path_text,
-       help="Training TOML (repeatable: one job per config). Omitted: discover configs in the folder."),
+       default_is="the one training config in the folder, a picker on a terminal when there are several",
+       help="Training TOML (repeatable: one job per config)."),
     *SECRET_FLAGS,
     *TARGET_FLAGS,
-    *(_a(row.flag, **row.argparse_kwargs()) for row in CORE_ROWS),
+    *(_row(row) for row in CORE_ROWS),
     _a("--poll", dest="poll", action=argparse.BooleanOptionalAction, default=True,
-       help="Stream the job until it ends (default) or return after submission."),
+       help="Stream the job until it ends, or return after submission (--no-poll prints only the job ids on "
+            "stdout)."),
     _a("--dry-run", action="store_true", help="Validate and print exactly what would be sent; send nothing."),
     _a("--json", dest="json_output", action="store_true", help="With --dry-run: print the plan as JSON."),
+    _a("--verbose", "-v", dest="verbose", action="store_true",
+       help="Before submitting, show every request's full payload (secrets masked) instead of the one-screen "
+            "summary; --dry-run always shows it in full."),
     _a("--yes", "-y", action="store_true",
        help="Submit without the confirmation step (the terminal's question, the notebook's wizard)."),
     _a("--wait", action="store_true", help="Block until the job ends (notebook)."),
@@ -158,10 +205,31 @@ TRAIN_ARGUMENTS: tuple[ArgSpec, ...] = (
        help="Start a new job from a finished one's bundle: the wizard prefilled and diffed against it (notebook), "
             "or its config written to a new TOML to edit (terminal)."),
     _a("--out", dest="fork_out", default=None, metavar="PATH", type=path_text,
-       help="With --fork: write the forked config here (default: beside the job's config)."),
+       default_is="beside the job's config", help="With --fork: write the forked config here."),
     *FOLLOW_FLAGS,
     *REPORT_FLAGS,
+    *SYNTH_AI_FLAGS,
 )
+
+def synth_ai_flags(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` (parsed flags by dest) with synth-ai 0.2.24's own flags read as their nearest meaning: ``--tui``
+    is ``--stream-format chart``; ``--show-curve`` and ``--verbose-summary`` ask for what the final block always
+    shows. ``--local-backend`` did nothing in 0.2.24 (the job went to the hosted backend), so reading it as the
+    embedded backend would move a script's jobs: a ``ConfigError`` (exit 2) names the flag to use instead."""
+    out = dict(values)
+    if out.pop("local_backend", False):
+        instead = ("drop it: --backend already says where jobs go" if out.get("backend")
+                   else "use --backend local for the embedded local backend (or --backend URL)")
+        raise ConfigError(f"--local-backend is synth-ai 0.2.24's flag, which did nothing there: {instead}")
+    if out.get("tui"):  # kept: a warning about it names the flag typed
+        if out.get("stream_format") not in (None, "chart"):
+            raise ConfigError(f"--tui is --stream-format chart, and --stream-format {out['stream_format']} asks for "
+                              "another display: drop one of them")
+        out["stream_format"] = "chart"
+    out.pop("show_curve", None)
+    out.pop("verbose_summary", None)
+    return out
+
 
 #: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)
 LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
@@ -184,7 +252,7 @@ def override_dests() -> tuple[str, ...]:
 def train_arguments() -> tuple[ArgSpec, ...]:
     """``TRAIN_ARGUMENTS`` and the flags of the registered flows' own override rows."""
     own = [row for row in override_rows() if row.name not in OVERRIDE_FLAGS]
-    return (*TRAIN_ARGUMENTS, *(_a(row.flag, **row.argparse_kwargs()) for row in own))
+    return (*TRAIN_ARGUMENTS, *(_row(row) for row in own))
 
 
 def add_train_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -24,7 +24,7 @@ from pydantic import SecretStr
 from synth_nb.config import config_path
 from synth_nb.errors import ConfigError
 from synth_nb.job.watchdog import Limits
-from synth_nb.pipeline.flags import LIMIT_FLAGS, override_dests
+from synth_nb.pipeline.flags import LIMIT_FLAGS, override_dests, synth_ai_flags
 from synth_nb.pipeline.prepare import SecretSources
 from synth_nb.report import ReportOptions
 
@@ -92,7 +92,8 @@ def ignored_flags(values: Mapping[str, Any]) -> list[str]:
     """Flags synth-ai 0.2.24 accepted and ignored in this combination: one warning line each, nothing refused."""
     out = []
     if values.get("poll", True) is False and values.get("stream_format") == "chart":
-        out.append("--stream-format chart is ignored with --no-poll: no job is followed, so nothing is drawn")
+        flag = "--tui" if values.get("tui") else "--stream-format chart"
+        out.append(f"{flag} is ignored with --no-poll: no job is followed, so nothing is drawn")
     return out
 
 
@@ -128,6 +129,8 @@ class Request:
     wait: bool = False
     dry_run: bool = False
     json_output: bool = False
+    #: ``--verbose``: the preview before submitting shows every payload in full (default: the compact summary)
+    verbose: bool = False
     poll: bool = True
     poll_interval: float = 5.0
     poll_timeout: float | None = None
@@ -175,7 +178,7 @@ class Request:
     @classmethod
     def from_args(cls, args: argparse.Namespace, folder: Path, *, anchor: bool = True) -> Request:
         """The request of parsed flags; a bad limit fails here, before anything is sent."""
-        values = vars(args)
+        values = synth_ai_flags(vars(args))  # synth-ai 0.2.24's own flags as their nearest meaning
         overrides = {name: values.get(name) for name in override_dests()}
         if overrides.get("dataset"):
             overrides["dataset"] = str(_anchored(folder, str(overrides["dataset"]), anchor))
@@ -197,6 +200,7 @@ class Request:
             wait=bool(values.get("wait")),
             dry_run=bool(values.get("dry_run")),
             json_output=bool(values.get("json_output")),
+            verbose=bool(values.get("verbose")),
             poll=bool(values.get("poll", True)),
             poll_interval=float(values.get("poll_interval") or 5.0),
             poll_timeout=values.get("poll_timeout"),

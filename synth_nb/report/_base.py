@@ -145,6 +145,18 @@ class Reporter(ABC):
         """Where the tracker keeps the job, as the command that shows it (``tensorboard --logdir runs``)."""
         return str(shown_path(self.folder))
 
+    def stored_in(self) -> str:
+        """The folder (or store) this job's run was written to, as a command run from here names it."""
+        return str(shown_path(self.folder))
+
+    def said(self) -> str:
+        """The one line a command prints when following ends: where the job went and how to look at it
+        (``report: tensorboard holds 24 points of job X in runs/X · view: tensorboard --logdir runs``), or why not."""
+        if self.problem is not None:
+            return f"report: {self.name} stopped for job {self.job.id}: {self.problem}"
+        return (f"report: {self.name} holds {self.count} points of job {self.job.id} in {self.stored_in()} · "
+                f"view: {self.where()}")
+
     @property
     def count(self) -> int:
         """How many points the tracker holds for this job."""

@@ -75,6 +75,10 @@ class MLflowReporter(Reporter):
         store = redact(uri) if uri else f"sqlite:///{shown_path(self.folder / 'mlflow.db')}"
         return f"mlflow ui --backend-store-uri {shlex.quote(store)}"
 
+    def stored_in(self) -> str:
+        uri = os.environ.get("MLFLOW_TRACKING_URI")
+        return redact(uri) if uri else str(shown_path(self.folder / "mlflow.db"))
+
     def _resume(self) -> Mapping[str, Iterable[int]]:
         from mlflow import MlflowClient
 

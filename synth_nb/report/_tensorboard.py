@@ -43,6 +43,9 @@ class TensorBoardReporter(Reporter):
     def where(self) -> str:
         return f"tensorboard --logdir {shlex.quote(str(shown_path(self.folder)))}"  # every job of the folder
 
+    def stored_in(self) -> str:
+        return str(shown_path(self.logdir))
+
     def _key(self, name: str) -> str:
         """The tag: the panel's label for the metric, then its backend name (``trial score (small batch)/…``)."""
         label = get_flow(self.job.flow).chart.label_of(name)

@@ -67,6 +67,9 @@ class TrackioReporter(Reporter):
         folder = shlex.quote(str(shown_path(self.store)))
         return f"TRACKIO_DIR={folder} trackio show --project {shlex.quote(self.project())}"
 
+    def stored_in(self) -> str:
+        return str(shown_path(self.store))
+
     def _import(self) -> Any:
         if "trackio" not in sys.modules and not os.environ.get("TRACKIO_DIR"):
             self.folder.mkdir(parents=True, exist_ok=True)

@@ -89,6 +89,10 @@ class WandbReporter(Reporter):
     def where(self) -> str:
         return f"wandb sync {shlex.quote(str(shown_path(self.wandb_dir)))}/offline-run-*"
 
+    def stored_in(self) -> str:
+        segments = self.segments()
+        return str(shown_path(segments[-1].parent if segments else self.wandb_dir))
+
     def segments(self) -> list[Path]:
         """The offline run files of this job already under the report folder, oldest first."""
         rid = run_id(self.job.id)

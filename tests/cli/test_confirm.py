@@ -48,7 +48,7 @@ def test_a_terminal_sees_the_preview_and_declining_sends_nothing(project: Path, 
     child = _spawn(["train", "sft.toml", "--backend", fake_backend.url, "--no-poll"], project, fake_backend, children)
     child.expect("Submit\\? \\[Y/n\\]")
     screen = child.before
-    assert "== sft.toml  (sft)" in screen and "uploads train.jsonl (" in screen
+    assert "== sft.toml  (sft)" in screen and "data:     train.jsonl (" in screen
     assert "1 job → " + fake_backend.url in screen
     assert fake_backend.api_key not in screen and fake_backend.api_key[-4:] in screen
     child.sendline("n")

@@ -89,7 +89,7 @@ def test_env_file_is_shown_as_typed(project: Path, children: list, size: tuple[i
     preview = child.before
     child.sendline("n")
     said = _done(child)
-    assert f"SYNTH_API_KEY: ••••{SYNTH_KEY[-4:]}  found in .env\r\n" in preview
+    assert f"SYNTH_API_KEY ••••{SYNTH_KEY[-4:]} (.env)\r\n" in preview
     assert "../.env" not in preview and SYNTH_KEY not in preview
     assert "nothing was sent" in said
 

@@ -281,6 +281,6 @@ def test_a_piped_run_asks_nothing_and_reads_the_nearest_env_file(folder: Path, c
     child.close()
     said = child.before
     assert ".env files found" not in said and "Submit?" not in said
-    assert "SYNTH_API_KEY: ••••2222" in said  # configs/.env, the nearest to the config, as off a terminal
+    assert "SYNTH_API_KEY ••••2222" in said  # configs/.env, the nearest to the config, as off a terminal
     assert child.exitstatus == 2  # no task app answers: nothing is submitted, as off a terminal
     assert "Nothing was submitted" in said

@@ -54,8 +54,13 @@ def train_reported(folder: Path, backend: Any, task_app: Any, capsys: pytest.Cap
 
 def test_train_reports_a_gepa_job_and_attaching_twice_adds_nothing(folder: Path, backend: Any, task_app: Any,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    job, _, _ = train_reported(folder, backend, task_app, capsys, "tensorboard,mlflow")
+    job, out, _ = train_reported(folder, backend, task_app, capsys, "tensorboard,mlflow")
     job_id = job.id
+    said = [line for line in out.splitlines() if line.startswith("report: ")]
+    assert said[0].startswith("report: tensorboard holds ") and said[0].endswith(
+        f" of job {job_id} in runs/{job_id} · view: tensorboard --logdir runs")
+    assert said[1].startswith("report: mlflow holds ") and f" of job {job_id} in " in said[1]
+    assert " · view: mlflow ui --backend-store-uri " in said[1]
     runs = folder / "runs"
 
     client, run = check_trackers(job, runs, runs)

@@ -115,9 +115,16 @@ def test_a_cancelled_job_ends_its_wandb_run_failed_and_its_trackio_run_with_a_wa
             reporters = job.report_to("wandb", "trackio", report_dir="runs")
             await job.client.aclose()
             assert all(r.ended and r.problem is None for r in reporters)
+            said.extend(r.said() for r in reporters)
             return job
 
+        said: list[str] = []
         job = asyncio.run(run())
+    # where each wrote, and how to look (what a command prints when following ends)
+    wandb_line, trackio_line = said
+    assert wandb_line.startswith("report: wandb holds ") and f" of job {job.id} in runs/wandb/offline-run-" in wandb_line
+    assert wandb_line.endswith(" · view: wandb sync runs/wandb/offline-run-*")
+    assert f"of job {job.id} in " in trackio_line and "trackio show --project sft_run" in trackio_line
     (segment,) = wandb_records(runs, job.id)
     assert [record["exit_code"] for record in wandb_of(segment, "exit")] == [130]
     assert _segment_summary(segment)["synth_nb.status"] == "cancelled"
