@@ -1,0 +1,83 @@
+"""Take the pictures and executed notebooks the docs show again, from the test journeys that make them.
+
+Nothing under docs/images/ or docs/examples/ is made by hand: each screenshot is one a browser journey in
+tests/browser saves (``artifacts/screenshots/<test>-NN-<label>.png``), cropped of the empty page under it, and
+each example notebook is the copy tests/notebook/test_example_notebooks.py keeps of a run that passed
+(``artifacts/notebooks/``). ``--run`` runs those tests first; without it, what their last run left is copied.
+``make docs-images`` runs this with ``--run``. tests/docs checks that every picture the docs show is listed here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs"
+SCREENSHOTS = REPO / "artifacts" / "screenshots"
+EXECUTED = REPO / "artifacts" / "notebooks"
+
+#: docs/images/<name> -> (the journey that takes it, its screenshot label)
+WIZARD_JOURNEY = "tests/browser/test_wizard.py::test_wizard_walkthrough_in_jupyterlab_and_notebook7"
+IMAGES = {
+    "panel.png": (WIZARD_JOURNEY, "submitted-and-monitored"),
+    "wizard-preview.png": (WIZARD_JOURNEY, "preview"),
+}
+#: docs/examples/<name>: the example notebooks shown with their outputs (the real-model one needs the
+#: real-llm extra and a model server, so it is left out)
+NOTEBOOKS = ("prompt_learning_gepa.ipynb", "prompt_learning_mipro.ipynb", "sft.ipynb", "rl.ipynb")
+NOTEBOOK_TEST = "tests/notebook/test_example_notebooks.py::test_example_notebook_runs_and_keeps_its_results"
+
+
+def _run(tests: list[str], marker: str) -> None:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", marker, *tests]
+    subprocess.run(command, cwd=REPO, check=True)
+
+
+def _cropped(source: Path, target: Path) -> None:
+    """The screenshot without the rows of plain page colour under the content (an element taller than the
+    viewport is captured with the window's empty background below it)."""
+    from PIL import Image, ImageChops
+
+    image = Image.open(source).convert("RGB")
+    background = Image.new("RGB", image.size, image.getpixel((image.width - 1, image.height - 1)))
+    box = ImageChops.difference(image, background).getbbox()
+    if box is not None:
+        image = image.crop((0, 0, image.width, min(image.height, box[3] + 16)))
+    image.save(target, optimize=True)
+
+
+def refresh(run: bool) -> list[Path]:
+    if run:
+        _run(sorted({test for test, _label in IMAGES.values()}), "browser")
+        _run([f"{NOTEBOOK_TEST}[{name}]" for name in NOTEBOOKS], "notebook")
+    written = []
+    (DOCS / "images").mkdir(exist_ok=True)
+    for name, (test, label) in IMAGES.items():
+        test_name = test.rsplit("::", 1)[-1]
+        shots = sorted(SCREENSHOTS.glob(f"{test_name}-[0-9][0-9]-{label}.png"))
+        if not shots:
+            raise SystemExit(f"no screenshot {test_name}-NN-{label}.png in {SCREENSHOTS}: run {test} (or --run)")
+        _cropped(shots[-1], DOCS / "images" / name)
+        written.append(DOCS / "images" / name)
+    for name in NOTEBOOKS:
+        source = EXECUTED / name
+        if not source.is_file():
+            raise SystemExit(f"no executed {name} in {EXECUTED}: run {NOTEBOOK_TEST} (or --run)")
+        shutil.copy(source, DOCS / "examples" / name)
+        written.append(DOCS / "examples" / name)
+    return written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="store_true", help="run the journeys first (browser and notebook tests)")
+    for path in refresh(parser.parse_args().run):
+        print(path.relative_to(REPO))
+
+
+if __name__ == "__main__":
+    main()
