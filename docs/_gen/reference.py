@@ -110,7 +110,7 @@ def cli_page() -> str:
     out += [f"| [`synth-nb {name}`](#synth-nb-{name}) | {_cell(help_text)} |\n"
             for name, (_module, help_text) in COMMANDS.items()]
     for name, parser in command_parsers().items():
-        usage = parser.format_usage().removeprefix("usage: ").strip()
+        usage = parser.format_usage().strip()
         out += [f"\n## synth-nb {name}\n\n", f"{_cell(parser.description)}\n\n", f"```text\n{usage}\n```\n\n"]
         out.append(_flag_table(parser))
     return "".join(out)
