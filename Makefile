@@ -90,7 +90,7 @@ lock: | $(UV)
 	  --no-header -o $(DEMO_LOCK)
 
 lint: venv
-	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks
+	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks docs/_gen
 	$(VENV)/bin/mypy
 
 unit: venv
