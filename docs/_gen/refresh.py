@@ -1,8 +1,9 @@
 """Take the pictures and executed notebooks the docs show again, from the test journeys that make them.
 
-Nothing under docs/images/ or docs/examples/ is made by hand: each screenshot is one a browser journey in
-tests/browser saves (``artifacts/screenshots/<test>-NN-<label>.png``), cropped of the empty page under it, and
-each example notebook is the copy tests/notebook/test_example_notebooks.py keeps of a run that passed
+Nothing under docs/images/, docs/snippets/ or docs/examples/ is made by hand: each screenshot is one a browser
+journey in tests/browser saves (``artifacts/screenshots/<test>-NN-<label>.png``), cropped of the empty page
+under it; each terminal screen is one a tmux journey in tests/cli keeps (``artifacts/terminal/``); each example
+notebook is the copy tests/notebook/test_example_notebooks.py keeps of a run that passed
 (``artifacts/notebooks/``). ``--run`` runs those tests first; without it, what their last run left is copied.
 ``make docs-images`` runs this with ``--run``. tests/docs checks that every picture the docs show is listed here.
 """
@@ -19,6 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
 EXECUTED = REPO / "artifacts" / "notebooks"
+TERMINAL = REPO / "artifacts" / "terminal"
 
 WIZARD_JOURNEY = "tests/browser/test_wizard.py::test_wizard_walkthrough_in_jupyterlab_and_notebook7"
 MONITOR_JOURNEY = "tests/browser/test_monitor.py::test_live_chart_cancel_reattach_and_export"
@@ -29,6 +31,12 @@ IMAGES = {
     "panel.png": (MONITOR_JOURNEY, "live-chart", 70, 0),
     "gepa-panel.png": (WIZARD_JOURNEY, "submitted-and-monitored", 0, 50),
     "wizard-preview.png": (WIZARD_JOURNEY, "preview", 0, 0),
+}
+#: docs/snippets/<name> -> (the terminal journey that keeps it, the capture it keeps): a screen read in tmux,
+#: shown in a page as text (``--8<-- "<name>"``)
+SCREENS = {
+    "terminal-chart.txt": ("tests/cli/test_chart_journey.py::test_the_live_chart_reads_whole_at_this_size",
+                           "chart-120x40.txt"),
 }
 #: docs/examples/<name>: the example notebooks shown with their outputs (the real-model one needs the
 #: real-llm extra and a model server, so it is left out)
@@ -64,6 +72,7 @@ def refresh(run: bool) -> list[Path]:
     if run:
         _run(sorted({test for test, *_rest in IMAGES.values()}), "browser")
         _run([f"{NOTEBOOK_TEST}[{name}]" for name in NOTEBOOKS], "notebook")
+        _run(sorted({test for test, _capture in SCREENS.values()}), "not browser")
     written = []
     (DOCS / "images").mkdir(exist_ok=True)
     for name, (test, label, top, bottom) in IMAGES.items():
@@ -73,6 +82,12 @@ def refresh(run: bool) -> list[Path]:
             raise SystemExit(f"no screenshot {test_name}-NN-{label}.png in {SCREENSHOTS}: run {test} (or --run)")
         _cropped(shots[-1], DOCS / "images" / name, top, bottom)
         written.append(DOCS / "images" / name)
+    (DOCS / "snippets").mkdir(exist_ok=True)
+    for name, (test, capture) in SCREENS.items():
+        if not (TERMINAL / capture).is_file():
+            raise SystemExit(f"no {capture} in {TERMINAL}: run {test} (or --run)")
+        (DOCS / "snippets" / name).write_text((TERMINAL / capture).read_text(encoding="utf-8"), encoding="utf-8")
+        written.append(DOCS / "snippets" / name)
     for name in NOTEBOOKS:
         source = EXECUTED / name
         if not source.is_file():

@@ -175,13 +175,16 @@ def test_config_keys_and_exit_codes_are_generated_from_the_code(build: Build) ->
         assert name in api, name
 
 
-def test_every_picture_and_notebook_the_docs_show_comes_from_a_journey() -> None:
+def test_every_picture_screen_and_notebook_the_docs_show_comes_from_a_journey() -> None:
     pictures = {Path(m).name for page in DOCS.rglob("*.md")
                 for m in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page.read_text(encoding="utf-8"))}
     assert pictures, "the docs show the panel"
     assert pictures <= set(refresh.IMAGES), f"pictures no journey takes: {sorted(pictures - set(refresh.IMAGES))}"
     assert {p.name for p in (DOCS / "images").iterdir()} == set(refresh.IMAGES)
     assert {p.name for p in (DOCS / "examples").glob("*.ipynb")} == set(refresh.NOTEBOOKS)
+    screens = {Path(m).name for page in DOCS.rglob("*.md")
+               for m in re.findall(r'--8<-- "([^"]+)"', page.read_text(encoding="utf-8"))}
+    assert screens == set(refresh.SCREENS) == {p.name for p in (DOCS / "snippets").iterdir()}
     for name in refresh.NOTEBOOKS:  # shown with the outputs of a run, not as bare code
         text = (DOCS / "examples" / name).read_text(encoding="utf-8")
         cells = json.loads(text)["cells"]
