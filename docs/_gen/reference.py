@@ -113,6 +113,8 @@ def cli_page() -> str:
         usage = parser.format_usage().strip()
         out += [f"\n## synth-nb {name}\n\n", f"{_cell(parser.description)}\n\n", f"```text\n{usage}\n```\n\n"]
         out.append(_flag_table(parser))
+        if parser.epilog:  # examples and notes a command's --help prints under its flags
+            out.append(f"\n```text\n{inspect.cleandoc(parser.epilog)}\n```\n")
     return "".join(out)
 
 
@@ -126,15 +128,13 @@ def magic_parser() -> argparse.ArgumentParser:
 def magic_page() -> str:
     from synth_nb.notebook.magics import HELP_INTRO
 
-    intro, _, examples = HELP_INTRO.partition("Examples:")
-    examples, _, returns = examples.partition("\n\n")
+    first, _, rest = HELP_INTRO.strip().partition("\n")
     return "".join([
-        NOTE, "# `%synth_train` arguments\n\n",
-        f"{intro.strip()}\n\n",
+        NOTE, "# `%synth_train` arguments\n\n", f"{first.strip()}\n\n",
         "`%load_ext synth_nb` registers it; `%synth_train?` prints the same help. The arguments are the ones "
         "`synth-nb train` takes, from the same table: a flag means the same in both places. How the magic, "
         "its wizard and its panel behave: [The notebook, in detail](notebook.md).\n\n",
-        "## Examples\n\n```text\n", inspect.cleandoc(examples), "\n```\n\n", " ".join(returns.split()), "\n\n",
+        f"```text\n{rest.strip()}\n```\n\n" if rest.strip() else "",
         "## Arguments\n\n", _flag_table(magic_parser()),
     ])
 
