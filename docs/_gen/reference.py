@@ -163,8 +163,8 @@ def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
 
 
 def _tables(schema: dict[str, Any], defs: dict[str, Any], prefix: str,
-            title: str = "") -> Iterable[tuple[str, list[list[str]]]]:
-    """(title, rows) for the table at ``schema`` (``[a.b]``, or ``[[a.b]]`` for an array of tables) and every
+            title: str = "") -> Iterable[tuple[str, str, list[list[str]]]]:
+    """(title, what the table's model says of itself, rows) for the table at ``schema`` (``[a.b]``, or ``[[a.b]]`` for an array of tables) and every
     table nested in it, depth first."""
     rows, nested = [], []
     required = set(schema.get("required", ()))
@@ -178,7 +178,7 @@ def _tables(schema: dict[str, Any], defs: dict[str, Any], prefix: str,
         name = f"{prefix}.{key}" if prefix else key
         nested += [(f"[{name}]", ref) for ref in refs] + [(f"[[{name}]]", a["items"]) for a in arrays]
     if rows:
-        yield title, rows
+        yield title, str(schema.get("description", "")), rows
     for name, ref in nested:
         yield from _tables(defs[ref["$ref"].rsplit("/", 1)[-1]], defs, name.strip("[]"), name)
 
@@ -198,8 +198,10 @@ def config_keys_page() -> str:
         doc = inspect.getdoc(model)
         if doc:
             out.append(" ".join(doc.split("\n\n")[0].split()) + "\n\n")
-        for table, rows in _tables(schema, defs, ""):
+        for table, about, rows in _tables(schema, defs, ""):
             out.append(f"### `{table}` ({flow.name})\n\n" if table else f"### Top level ({flow.name})\n\n")
+            if about and table:
+                out.append(" ".join(about.split("\n\n")[0].split()) + "\n\n")
             out.append("| Key | Type | Default | About |\n|---|---|---|---|\n")
             out += ["| " + " | ".join(_cell(c) for c in row) + " |\n" for row in rows]
             out.append("\n")

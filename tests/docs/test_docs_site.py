@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import importlib.util
 import io
 import json
 import os
@@ -19,6 +20,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -26,8 +28,17 @@ pytestmark = pytest.mark.xdist_group("docs")
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
-sys.path.insert(0, str(DOCS / "_gen"))
-import refresh  # noqa: E402  (docs/_gen is no package: the list of pictures and notebooks lives there)
+
+def _load(path: Path) -> ModuleType:
+    """A module of docs/_gen, which is no package (it holds what the docs' pictures and notebooks are)."""
+    spec = importlib.util.spec_from_file_location(f"docs_gen_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+refresh = _load(DOCS / "_gen" / "refresh.py")
 
 #: the line that marks the next fenced block of a tutorial as commands the tests run
 RUN_MARK = "<!-- run -->"
