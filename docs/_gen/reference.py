@@ -58,6 +58,9 @@ def _value(action: argparse.Action) -> str:
 
 
 def _default(action: argparse.Action) -> str:
+    """The default to show in its own column: none when the help already says it (``[default: 3600]``)."""
+    if action.help and "default" in action.help:
+        return ""
     default = action.default
     if default in (None, False, argparse.SUPPRESS) or action.nargs == 0 and default is False:
         return ""
@@ -70,8 +73,8 @@ def flag_rows(parser: argparse.ArgumentParser) -> list[tuple[str, str, str, str]
     """(flags, value, default, help) for each argument of ``parser`` (``-h`` left out)."""
     rows = []
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+            continue  # what --help does not show (-h itself, a flag kept hidden)
         if action.option_strings:
             names = ", ".join(_code(flag) for flag in action.option_strings)
         else:
