@@ -128,11 +128,12 @@ demo: venv-demo
 
 # the documentation site, built into site/ (not committed) with warnings as errors and nothing fetched: its
 # reference pages are generated from the code at build time (docs/_gen/); tests/docs builds it in `make test`
+# (not --quiet: strict mode counts only the warnings it is allowed to print)
 docs: venv
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 # the screenshots and executed example notebooks the docs show, taken again from the journeys that make them
-# (tests/browser, tests/notebook) and copied into docs/ (docs/_gen/refresh.py lists which)
+# (tests/browser, tests/notebook, tests/cli) and copied into docs/ (docs/_gen/refresh.py lists which)
 docs-images: venv
 	bash .ci/ensure-system-packages
 	$(VENV)/bin/python docs/_gen/refresh.py --run
