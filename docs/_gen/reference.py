@@ -202,11 +202,13 @@ def config_keys_page() -> str:
         if doc:
             out.append(" ".join(doc.split("\n\n")[0].split()) + "\n\n")
         for table, about, rows in _tables(schema, defs, ""):
-            out.append(f"### `{table}` ({flow.name})\n\n" if table else f"### Top level ({flow.name})\n\n")
+            out.append(f"### `{table}`\n\n" if table else f"### Top level ({flow.name})\n\n")
             if about and table:
                 out.append(" ".join(about.split("\n\n")[0].split()) + "\n\n")
-            out.append("| Key | Type | Default | About |\n|---|---|---|---|\n")
-            out += ["| " + " | ".join(_cell(c) for c in row) + " |\n" for row in rows]
+            described = any(row[3] for row in rows)  # a column of what the keys' own descriptions say, if any
+            out.append("| Key | Type | Default | About |\n|---|---|---|---|\n" if described
+                       else "| Key | Type | Default |\n|---|---|---|\n")
+            out += ["| " + " | ".join(_cell(c) for c in (row if described else row[:3])) + " |\n" for row in rows]
             out.append("\n")
     return "".join(out)
 
