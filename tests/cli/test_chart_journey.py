@@ -18,6 +18,8 @@ from minimal_configs import MINIMAL_GEPA
 from terminal_session import CLI, Pane, clean_env, replay_backend, sizes
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
+#: the final panel of each size is kept here: the docs show it (docs/_gen/refresh.py copies it into docs/)
+KEPT = Path(__file__).resolve().parents[2] / "artifacts" / "terminal"
 
 
 @pytest.fixture()
@@ -88,3 +90,5 @@ def test_the_live_chart_reads_whole_at_this_size(tmp_path: Path, replay: object,
     best_marker = best[:best.index("best prompt (held-out)")].rindex("*")
     assert _colour_before(baseline, "◆") not in ("", "0", "39")
     assert _colour_before(best[:best_marker + 1], "*") not in ("", "0", "39", _colour_before(baseline, "◆"))
+    KEPT.mkdir(parents=True, exist_ok=True)  # only a panel that passed every check above
+    (KEPT / f"chart-{size[0]}x{size[1]}.txt").write_text("\n".join(panel) + "\n", encoding="utf-8")

@@ -19,6 +19,8 @@ from nbclient import NotebookClient
 pytestmark = pytest.mark.notebook
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_notebooks"
+#: each executed notebook is kept here too: the docs show these (docs/_gen/refresh.py copies them into docs/)
+EXECUTED = EXAMPLES.parent / "artifacts" / "notebooks"
 CANARY = "sk-canary-notebook-0123456789abcdef"
 MAX_SAVED_BYTES = 150 * 1024
 #: what a raw Python value looks like in an output (a dataclass or default repr, a path object, an empty result)
@@ -98,6 +100,8 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         curve_steps = [step for step, _ in rl["reward_curve"]]
         assert len(curve_steps) > 1 and curve_steps == sorted(curve_steps) and doc["fine_tuned_model"].startswith("rl:")
         assert "train.reward_mean" in text and "eval.reward_mean" in text  # the reward table was printed
+    EXECUTED.mkdir(parents=True, exist_ok=True)
+    shutil.copy(saved, EXECUTED / name)  # only a run that passed every check above
 
 
 def _recording(path: Path, steps: int, seconds: float) -> Path:
