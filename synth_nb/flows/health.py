@@ -21,7 +21,8 @@ from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.chart import ChartData, ChartSpec, number
 from synth_nb.flows.outcome import events_data
 
-__all__ = ["HealthWarning", "Points", "chart_points", "end_change", "event_points", "figure", "steps_text"]
+__all__ = ["HealthWarning", "Points", "as_tuple", "chart_points", "edge_points", "end_change", "event_points",
+           "event_rows", "falling_tail", "figure", "rising", "span_text", "steps_text"]
 
 #: how many points of a series' start (or end) are averaged when its start and end are compared
 EDGE_POINTS = 5
@@ -112,10 +113,9 @@ def event_rows(job: FinishedJob, event_type: str, *keys: str) -> list[tuple[int,
 def end_change(points: Points) -> tuple[float, float] | None:
     """(start, end): the mean of the series' first and of its last few points (a quarter of them, at most
     ``EDGE_POINTS``), so one noisy point neither makes nor hides a trend; None under two points."""
-    n = len(points)
-    if n < 2:
+    if len(points) < 2:
         return None
-    k = max(1, min(EDGE_POINTS, n // 4))
+    k = edge_points(len(points))
     return sum(points.values[:k]) / k, sum(points.values[-k:]) / k
 
 
@@ -138,6 +138,16 @@ def steps_text(steps: Iterable[int], word: str = "step") -> str:
         half = LISTED_STEPS // 2
         return f"{word}s {', '.join(map(str, listed[:half]))}, …, {', '.join(map(str, listed[-half:]))}"
     return f"{word}s {', '.join(map(str, listed))}"
+
+
+def span_text(first: int, last: int, word: str = "step") -> str:
+    """``steps 10–30`` (``step 10`` when both are the same): the stretch a figure was read over."""
+    return f"{word} {first}" if first == last else f"{word}s {first}–{last}"
+
+
+def edge_points(count: int) -> int:
+    """How many points of a series of ``count`` make its start (or its end): a quarter, 1 to ``EDGE_POINTS``."""
+    return max(1, min(EDGE_POINTS, count // 4))
 
 
 def rising(points: Points, at_least: float = 0.0) -> tuple[float, float] | None:

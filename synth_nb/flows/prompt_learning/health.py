@@ -3,8 +3,9 @@
 - a search-only gain: the best prompt beat the baseline by at least ``SEARCH_GAIN`` on the seeds the search
   ranks prompts by, but not on the held-out seeds it was scored on afterwards (``outcome.gains``: both
   scores, each with what it was measured on);
-- too few proposals: the search ended having proposed fewer than ``MIN_PROPOSALS`` prompts (counted from the
-  proposal events, else from the trials), so its budget bought too little to search with.
+- too few proposals: the search used its budget (``budget_exhausted``) having proposed fewer than ``MIN_PROPOSALS`` prompts (counted from the
+  proposal events; a backend that streams none says nothing here, as a trial is not always a proposal), so its
+  budget bought too little to search with.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ __all__ = ["health"]
 SEARCH_GAIN = 0.02
 #: fewer proposals than this is too few to call a search
 MIN_PROPOSALS = 3
+#: the backend's word for a search that ended because its budget ran out
+BUDGET_SPENT = "budget_exhausted"
 #: events that each announce one proposed prompt (GEPA's mutation, MIPRO's instruction candidate, the hosted
 #: backend's scored proposal)
 PROPOSAL_EVENTS = ("gepa.transformation.proposed", "mipro.instruction.proposed", "prompt.learning.proposal.scored")
@@ -41,7 +44,7 @@ def _search_only_gain(job: FinishedJob) -> HealthWarning | None:
         return None
     best = chart_points(job, CHART)["best"]
     reached = next((s for s, v in zip(best.steps, best.values, strict=True) if v >= best.values[-1]), None)
-    found_at = f"; the search found it at {best.axis} {reached}" if reached is not None else ""
+    found_at = f"; best so far reached it at {best.axis} = {reached}" if reached is not None else ""
     return HealthWarning(
         "pl.search_only_gain", "the best prompt wins on the search's seeds but not on held-out seeds",
         f"best {figure(search.result)} vs baseline {figure(search.baseline)} on {search.measured_on} "
@@ -54,19 +57,17 @@ def _search_only_gain(job: FinishedJob) -> HealthWarning | None:
 def _few_proposals(job: FinishedJob) -> HealthWarning | None:
     if job.status != "succeeded":
         return None
-    proposals = len(events_data(job, *PROPOSAL_EVENTS))
-    source = " / ".join(PROPOSAL_EVENTS)
-    trials = chart_points(job, CHART)["trial"]
-    if not proposals and len(trials):
-        proposals, source = len(trials), "trial score"
-    usage = outcome.usage(job)
-    if proposals >= MIN_PROPOSALS or (proposals == 0 and usage.finish_reason != "budget_exhausted"):
+    counted = {etype: len(events_data(job, etype)) for etype in PROPOSAL_EVENTS}
+    source = max(counted, key=counted.__getitem__)
+    proposals = counted[source]
+    if not proposals or proposals >= MIN_PROPOSALS:  # none streamed: this backend may not say, so nothing is said
         return None
-    spent = f" ({usage.finish_reason}: {usage.finish_detail})" if usage.finish_detail else (
-        f" ({usage.finish_reason})" if usage.finish_reason else "")
-    made = f"{proposals} proposal{'s' if proposals != 1 else ''}" if proposals else "no proposal"
+    usage = outcome.usage(job)
+    if usage.finish_reason != BUDGET_SPENT:  # a search stopped otherwise, or one that does not say, was not starved
+        return None
+    spent = f"{BUDGET_SPENT}: {usage.finish_detail}" if usage.finish_detail else BUDGET_SPENT
     return HealthWarning(
         "pl.few_proposals", "the budget bought too few proposals to search with",
-        f"the search ended{spent} having made {made} (fewer than {MIN_PROPOSALS}); a larger rollout budget (or "
-        f"smaller evaluations per candidate) lets it try more prompts",
-        (source,), trials.steps if source == "trial score" else ())
+        f"the search used its budget ({spent}) having made {proposals} proposal{'s' if proposals != 1 else ''} (fewer than "
+        f"{MIN_PROPOSALS}); a larger rollout budget (or smaller evaluations per candidate) lets it try more prompts",
+        (source,))

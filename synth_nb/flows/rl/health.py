@@ -27,6 +27,7 @@ from synth_nb.flows.health import (
     falling_tail,
     figure,
     rising,
+    span_text,
     steps_text,
 )
 from synth_nb.flows.rl.chart import CHART
@@ -69,7 +70,7 @@ def _eval_falls(train: Points, evals: Points) -> HealthWarning | None:
         "rl.eval_falls", "the eval reward falls while the training reward rises",
         f"{evals.name} {values} at {steps_text(tail.steps)} ({len(tail)} evaluations, each lower than the one "
         f"before) while {train.name} rose {figure(rose[0])} → {figure(rose[1])} over "
-        f"{steps_text((tail.steps[0], tail.steps[-1]))}",
+        f"{span_text(tail.steps[0], tail.steps[-1])}",
         (evals.name, train.name), tail.steps)
 
 
@@ -87,7 +88,7 @@ def _length_drift(job: FinishedJob, train: Points) -> HealthWarning | None:
     return HealthWarning(
         "rl.length_drift", "completions grow while the reward rises (the reward may favour length)",
         f"mean completion length {figure(start)} → {figure(end)} tokens (×{end / start if start else 0:.1f}) over "
-        f"{steps_text((lengths.steps[0], lengths.steps[-1]))} while {train.name} rose {figure(rose[0])} → "
+        f"{span_text(lengths.steps[0], lengths.steps[-1])} while {train.name} rose {figure(rose[0])} → "
         f"{figure(rose[1])}", (lengths.name, train.name), lengths.steps)
 
 
@@ -107,7 +108,7 @@ def _flat_groups(job: FinishedJob) -> HealthWarning | None:
     steps = [s for s, _ in rows]
     return HealthWarning(
         "rl.zero_variance", "many groups had no reward spread (no learning signal)",
-        f"{flat} of {groups} groups ({flat / groups:.0%}) over {steps_text((steps[0], steps[-1]))} had every "
+        f"{flat} of {groups} groups ({flat / groups:.0%}) over {span_text(steps[0], steps[-1])} had every "
         f"reward equal, so their advantage was zero; more than half of the groups were flat at "
         f"{steps_text(mostly_flat) or 'no single step'}",
         (f"{STEP_EVENT} zero_variance_groups", f"{STEP_EVENT} groups"), tuple(mostly_flat))

@@ -10,7 +10,15 @@ Read from the chart's two series (train loss, validation loss), whichever metric
 from __future__ import annotations
 
 from synth_nb.flows.artifacts import FinishedJob
-from synth_nb.flows.health import HealthWarning, Points, chart_points, end_change, figure, steps_text
+from synth_nb.flows.health import (
+    HealthWarning,
+    Points,
+    chart_points,
+    edge_points,
+    end_change,
+    figure,
+    span_text,
+)
 from synth_nb.flows.sft.chart import CHART
 
 __all__ = ["health"]
@@ -47,7 +55,7 @@ def _overfitting(train: Points, validation: Points) -> HealthWarning | None:
     return HealthWarning(
         "sft.overfitting", f"overfitting from step {since}: the validation loss rises while the train loss falls",
         f"{validation.name} {figure(lowest)} at step {since} (its lowest) → {figure(last)} at step "
-        f"{validation.steps[-1]} over {len(after)} evaluations, while {train.name} fell {figure(fell[0])} → "
+        f"{validation.steps[-1]} over the {len(after)} evaluations after it, while {train.name} fell {figure(fell[0])} → "
         f"{figure(fell[1])}", (validation.name, train.name), validation.steps[low:])
 
 
@@ -61,5 +69,5 @@ def _flat(train: Points) -> HealthWarning | None:
     return HealthWarning(
         "sft.flat_loss", "the loss is not falling (the model may not be learning)",
         f"{train.name} {figure(start)} at the start and {figure(end)} at the end over "
-        f"{steps_text((train.steps[0], train.steps[-1]))} ({len(train)} points; each end is the mean of its "
-        f"first or last {max(1, min(5, len(train) // 4))})", (train.name,), (train.steps[0], train.steps[-1]))
+        f"{span_text(train.steps[0], train.steps[-1])} ({len(train)} points; each end is the mean of its "
+        f"first or last {edge_points(len(train))})", (train.name,), (train.steps[0], train.steps[-1]))
