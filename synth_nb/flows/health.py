@@ -21,8 +21,8 @@ from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.chart import ChartData, ChartSpec, number
 from synth_nb.flows.outcome import events_data
 
-__all__ = ["HealthWarning", "Points", "as_tuple", "chart_points", "edge_points", "end_change", "event_points",
-           "event_rows", "falling_tail", "figure", "rising", "span_text", "steps_text"]
+__all__ = ["HealthWarning", "Points", "as_tuple", "chart_points", "edge_points", "end_change", "falling_tail",
+           "field_points", "figure", "rising", "span_text", "step_rows", "steps_text"]
 
 #: how many points of a series' start (or end) are averaged when its start and end are compared
 EDGE_POINTS = 5
@@ -76,9 +76,23 @@ class Points:
 
 def chart_points(job: FinishedJob, spec: ChartSpec) -> dict[str, Points]:
     """Each series of the flow's chart (``spec``) as the job's metrics and events draw it, by series key, named
-    by its label; the chart's reference scores (a baseline) are not series and are not included."""
+    by its label; the chart's reference scores (a baseline) are not series and are not included.
+
+    A followed job's metric log gives each metric name's column at once (no point is built, so a 10,000-step
+    job's series cost milliseconds); its events are read only for a series that draws them."""
     chart = ChartData(spec)
-    chart.extend(job.metrics, job.events)
+    columns = getattr(job.metrics, "series", None)
+    if callable(columns):
+        for buffer in chart.series.values():
+            for name in sorted(buffer.spec.metric_names):
+                steps, values = columns(name)
+                for step, value in zip(steps.tolist(), values.tolist(), strict=True):
+                    buffer.append_metric(int(step), float(value))
+    else:
+        chart.extend(job.metrics, ())
+    if any(b.spec.from_event is not None and b.source is None and (b.spec.prefer_events or not b.metric_x)
+           for b in chart.series.values()):
+        chart.extend((), job.events)
     out = {}
     axis = chart.xlabel()
     for key, buffer in chart.series.items():
@@ -88,26 +102,27 @@ def chart_points(job: FinishedJob, spec: ChartSpec) -> dict[str, Points]:
     return out
 
 
-def event_points(job: FinishedJob, event_type: str, key: str) -> Points:
-    """``(data["step"], data[key])`` of the job's ``event_type`` events that report both, in step order (a
-    repeated step keeps its last value), named ``event_type key``."""
-    by_step: dict[int, float] = {}
-    for data in events_data(job, event_type):
-        step, value = number(data.get("step")), number(data.get(key))
-        if step is not None and value is not None:
-            by_step[int(step)] = value
-    steps = tuple(sorted(by_step))
-    return Points(f"{event_type} {key}", steps, tuple(by_step[s] for s in steps))
-
-
-def event_rows(job: FinishedJob, event_type: str, *keys: str) -> list[tuple[int, Mapping[str, Any]]]:
-    """(step, data) of the job's ``event_type`` events whose data hold a step and every one of ``keys``."""
+def step_rows(job: FinishedJob, event_type: str) -> list[tuple[int, Mapping[str, Any]]]:
+    """(step, data) of the job's ``event_type`` events that say their step, in the order they came: read once
+    and handed to every rule that looks at them (a long job holds many)."""
     rows = []
     for data in events_data(job, event_type):
         step = number(data.get("step"))
-        if step is not None and all(data.get(k) is not None for k in keys):
+        if step is not None:
             rows.append((int(step), data))
     return rows
+
+
+def field_points(rows: Sequence[tuple[int, Mapping[str, Any]]], name: str, key: str) -> Points:
+    """``data[key]`` by step of ``rows`` (``step_rows``) that report it, in step order (a repeated step keeps
+    its last value), named ``name``."""
+    by_step: dict[int, float] = {}
+    for step, data in rows:
+        value = number(data.get(key))
+        if value is not None:
+            by_step[step] = value
+    steps = tuple(sorted(by_step))
+    return Points(name, steps, tuple(by_step[s] for s in steps))
 
 
 def end_change(points: Points) -> tuple[float, float] | None:

@@ -14,6 +14,8 @@ events that the embedded backend adds (``completion_tokens_mean``, ``groups``, `
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from synth_nb.flows.artifacts import FinishedJob
 from synth_nb.flows.health import (
@@ -22,12 +24,12 @@ from synth_nb.flows.health import (
     as_tuple,
     chart_points,
     end_change,
-    event_points,
-    event_rows,
     falling_tail,
+    field_points,
     figure,
     rising,
     span_text,
+    step_rows,
     steps_text,
 )
 from synth_nb.flows.rl.chart import CHART
@@ -51,10 +53,14 @@ COLLAPSE_SHARE = 0.5
 COLLAPSE_SEEDS = 8
 
 
+#: the step events' data as the rules read them: (step, data), in the order they came
+Rows = Sequence[tuple[int, Mapping[str, Any]]]
+
+
 def health(job: FinishedJob) -> list[HealthWarning]:
     series = chart_points(job, CHART)
-    train = series["train"]
-    found = [_eval_falls(train, series["eval"]), _length_drift(job, train), _flat_groups(job), _collapse(job)]
+    train, steps = series["train"], step_rows(job, STEP_EVENT)
+    found = [_eval_falls(train, series["eval"]), _length_drift(steps, train), _flat_groups(steps), _collapse(steps)]
     return [warning for warning in found if warning is not None]
 
 
@@ -74,8 +80,8 @@ def _eval_falls(train: Points, evals: Points) -> HealthWarning | None:
         (evals.name, train.name), tail.steps)
 
 
-def _length_drift(job: FinishedJob, train: Points) -> HealthWarning | None:
-    lengths = event_points(job, STEP_EVENT, "completion_tokens_mean")
+def _length_drift(rows: Rows, train: Points) -> HealthWarning | None:
+    lengths = field_points(rows, f"{STEP_EVENT} completion_tokens_mean", "completion_tokens_mean")
     change = end_change(lengths)
     if change is None or len(lengths) < 4:
         return None
@@ -92,20 +98,19 @@ def _length_drift(job: FinishedJob, train: Points) -> HealthWarning | None:
         f"{figure(rose[1])}", (lengths.name, train.name), lengths.steps)
 
 
-def _flat_groups(job: FinishedJob) -> HealthWarning | None:
-    rows = event_rows(job, STEP_EVENT, "groups", "zero_variance_groups")
+def _flat_groups(rows: Rows) -> HealthWarning | None:
     groups = flat = 0
-    mostly_flat = []
+    steps, mostly_flat = [], []
     for step, data in rows:
-        n, zero = data["groups"], data["zero_variance_groups"]
+        n, zero = data.get("groups"), data.get("zero_variance_groups")
         if not isinstance(n, int) or not isinstance(zero, int) or not 0 <= zero <= n:
             continue
         groups, flat = groups + n, flat + zero
+        steps.append(step)
         if n and zero * 2 > n:
             mostly_flat.append(step)
     if groups < FLAT_GROUPS or flat < FLAT_SHARE * groups:
         return None
-    steps = [s for s, _ in rows]
     return HealthWarning(
         "rl.zero_variance", "many groups had no reward spread (no learning signal)",
         f"{flat} of {groups} groups ({flat / groups:.0%}) over {span_text(steps[0], steps[-1])} had every "
@@ -114,13 +119,13 @@ def _flat_groups(job: FinishedJob) -> HealthWarning | None:
         (f"{STEP_EVENT} zero_variance_groups", f"{STEP_EVENT} groups"), tuple(mostly_flat))
 
 
-def _collapse(job: FinishedJob) -> HealthWarning | None:
-    rows = event_rows(job, STEP_EVENT, "winning_completions", "group_seeds")[-COLLAPSE_STEPS:]
+def _collapse(rows: Rows) -> HealthWarning | None:
+    told = [(step, data) for step, data in rows if "winning_completions" in data and "group_seeds" in data]
     wins: Counter[str] = Counter()
     seeds: dict[str, set[object]] = {}
     won_at: dict[str, list[int]] = {}
     groups = 0
-    for step, data in rows:
+    for step, data in told[-COLLAPSE_STEPS:]:
         winners, at = as_tuple(data["winning_completions"]), as_tuple(data["group_seeds"])
         for winner, seed in zip(winners, at, strict=False):
             if not isinstance(winner, str):
