@@ -4,7 +4,8 @@ Read from the chart's two series (mean training reward, eval reward) and from fi
 events that the embedded backend adds (``completion_tokens_mean``, ``groups``, ``zero_variance_groups``,
 ``group_seeds``, ``winning_completions``); a backend that does not send a field leaves its rule silent.
 
-- the training reward rises while the eval reward falls at each of the last ``FALLING_EVALS`` evaluations;
+- the training reward rises while the eval reward falls at each of the last ``FALLING_EVALS`` evaluations, by
+  ``FALL_SHARE`` of its value in all;
 - the completions grow to ``LENGTH_FACTOR`` times their starting length while the reward rises;
 - at least ``FLAT_SHARE`` of the groups had every reward equal (a zero advantage: nothing to learn from);
 - one completion won at least ``COLLAPSE_SHARE`` of the groups of the last ``COLLAPSE_STEPS`` steps, on at
@@ -39,6 +40,8 @@ __all__ = ["health"]
 STEP_EVENT = "rl.train.step"
 #: evaluations in a row, each lower than the one before, that make a falling eval reward
 FALLING_EVALS = 3
+#: and the least they fall by in all, as a share of the first of them (sampling noise falls by less)
+FALL_SHARE = 0.05
 #: completions this many times longer at the end than at the start
 LENGTH_FACTOR = 2.0
 #: and at least this many tokens longer (a 2-token reply growing to 4 is not a drift)
@@ -66,7 +69,7 @@ def health(job: FinishedJob) -> list[HealthWarning]:
 
 def _eval_falls(train: Points, evals: Points) -> HealthWarning | None:
     tail = falling_tail(evals, FALLING_EVALS)
-    if tail is None:
+    if tail is None or tail.values[0] - tail.values[-1] < FALL_SHARE * abs(tail.values[0]):
         return None
     rose = rising(train.between(tail.steps[0], tail.steps[-1]))
     if rose is None:
