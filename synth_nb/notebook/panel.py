@@ -340,7 +340,7 @@ class MonitorPanel:
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)
             if self.lines is not None and self._shown:
-                self.lines.final(self._context, said)
+                self.lines.final(self._context, said, [warning.line() for warning in self.ending().health])
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

@@ -1,6 +1,7 @@
 """Run-health warnings, both ways: each fires on a crafted recording that shows it, and on every door (the final
 block ``synth-nb attach`` prints, the bundle's ``summary.md`` and ``run.json``, the notebook panel's status
-that ``%synth_train --attach`` shows); none fires on the bundled recordings' healthy runs.
+that ``%synth_train --attach`` shows, and the lines it prints where no widget front end draws); none fires on
+the bundled recordings' healthy runs.
 
 The recordings (``health_recordings``) are replayed by the embedded backend's replay executor over HTTP, the
 way ``--record`` recordings are; the bundled examples' real runs are checked for silence where they run
@@ -130,7 +131,8 @@ class StatusOutputs:
 
 @pytest.mark.parametrize("recording", ["rl_collapse", "sft_overfitting", "pl_search_only_gain"])
 def test_the_panel_status_shows_the_warning_with_its_evidence(
-        recording: str, replayer: Any, working: Path, ip: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        recording: str, replayer: Any, working: Path, ip: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     import IPython.display
 
     outputs = StatusOutputs()
@@ -145,6 +147,8 @@ def test_the_panel_status_shows_the_warning_with_its_evidence(
     assert f"! warning: {HEADLINES[code]}" in text and EVIDENCE[code] in text
     assert f"<div class='synth-health' data-code='{code}'>" in html
     assert text.count("warning:") == 1  # said once: not again among the ending's rows
+    printed = capsys.readouterr().out  # no widget front end here: the panel also prints its final lines
+    assert f"  warning: {HEADLINES[code]}" in printed[printed.index("Final status:"):]
 
 
 @pytest.mark.parametrize("recording", ["rl", "sft", "gepa", "mipro"])
