@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from synth_nb.contract import FlowEndpoints
 from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
+from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage, reported_usage
 from synth_nb.flows.override_rows import OverrideRow
 from synth_nb.flows.search_mix import PromptSearch
@@ -259,6 +260,11 @@ class Flow(ABC):
 
     def gains(self, job: FinishedJob) -> list[Gain]:
         """The headline measure at the job's start and end, each with what it was measured on (none by default)."""
+        return []
+
+    def health(self, job: FinishedJob) -> list[HealthWarning]:
+        """Signs in what the job streamed so far that its headline number misleads (``synth_nb.flows.health``),
+        each with its evidence; none by default, and none from a rule whose data the backend does not send."""
         return []
 
     # ------------------------------------------------------------------ results

@@ -11,6 +11,10 @@ limit) or a plateau (after N evaluations without a new best); cancelled, and by 
 panel's button, another client or the backend); failed, with the backend's reason in one line; lost
 contact (following failed while the job had not ended); still running (``--poll-timeout`` ended the watch).
 
+**Run health** (``synth_nb.job.health``): the signs, in what the job streamed, that its headline number
+misleads (a reward rising while the eval reward falls, a validation loss rising while the train loss falls,
+…), each a row with its evidence, after the gains.
+
 **Estimate vs actual** (``Figure``): the pre-flight estimate the job was sent with (``job.estimate``, made
 from its plan at submission by ``synth_nb.pipeline.estimate.plan_estimate`` and kept in its bundle) beside
 what the job reports it used (``Flow.usage``: rollouts, tokens, cost) and the wall time its status gives,
@@ -25,7 +29,9 @@ from typing import Any
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import FinishedJob
+from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage
+from synth_nb.job.health import health_of, health_rows
 from synth_nb.job.progress import format_duration, parse_time
 from synth_nb.markup import md_text
 from synth_nb.records import TERMINAL_STATUSES
@@ -105,6 +111,8 @@ class Ending:
     gains: tuple[Gain, ...] = ()
     #: the estimate the job was sent with (``plan_estimate``), None when none is kept
     estimate: Mapping[str, Any] | None = None
+    #: the run-health warnings of what the job streamed (``synth_nb.job.health``)
+    health: tuple[HealthWarning, ...] = ()
 
     def rows(self) -> list[tuple[str, str]]:
         """(label, text) per line, in the order every door shows them."""
@@ -114,7 +122,7 @@ class Ending:
             rows.append(("estimate", self.basis()))
         rows += [(f.name, f.line()) for f in figures]
         rows += [("gain" if i == 0 else "", g.line()) for i, g in enumerate(self.gains)]
-        return rows
+        return rows + health_rows(self.health)
 
     def headline(self, job_id: str) -> str:
         """``Job pl_1 succeeded: the search used its rollout budget (budget_exhausted: 996 of 1,000 rollouts).``"""
@@ -136,10 +144,12 @@ class Ending:
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
-        """What ``run.json`` keeps: the stop reason, the estimate and each figure beside it, the gains."""
+        """What ``run.json`` keeps: the stop reason, the estimate and each figure beside it, the gains, the
+        run-health warnings."""
         return {"stop_reason": self.stop.as_dict(), "estimate": dict(self.estimate) if self.estimate else None,
                 "estimate_vs_actual": [f.as_dict() for f in self.figures],
-                "gains": [{**asdict(g), "change": g.result - g.baseline} for g in self.gains]}
+                "gains": [{**asdict(g), "change": g.result - g.baseline} for g in self.gains],
+                "health": [w.as_dict() for w in self.health]}
 
 
 def short_reason(text: str) -> str:
@@ -268,4 +278,4 @@ def ending_of(job: FinishedJob, *, timed_out: float | None = None) -> Ending:
     flow = get_flow(job.flow)
     usage = flow.usage(job)
     return Ending(job.status, stop_reason(job, timed_out=timed_out), _figures(job, usage, estimate),
-                  tuple(flow.gains(job)), estimate)
+                  tuple(flow.gains(job)), estimate, health_of(job))

@@ -11,7 +11,7 @@ follows off a TTY), then a final block, so a papermill log and the saved noteboo
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from synth_nb.job.quiet import QuietProgress
@@ -58,6 +58,8 @@ class PanelLines:
         if line is not None:
             self.say(f"{self.job.id} progress: {line}", context)
 
-    def final(self, context: contextvars.Context | None, said: str = "") -> None:
-        """The final block: how the job ended, every metric's last value, where its result files went."""
-        self.say("\n".join([*self.quiet.final_lines(), *([f"  {said}"] if said else [])]), context)
+    def final(self, context: contextvars.Context | None, said: str = "", warnings: Sequence[str] = ()) -> None:
+        """The final block: how the job ended, every metric's last value, its run-health ``warnings`` (each
+        one line), where its result files went."""
+        lines = [*self.quiet.final_lines(), *(f"  warning: {line}" for line in warnings)]
+        self.say("\n".join([*lines, *([f"  {said}"] if said else [])]), context)

@@ -23,6 +23,7 @@ from synth_nb.job.describe import (
     metric_values,
     phases_line,
 )
+from synth_nb.job.health import HealthWarning
 from synth_nb.job.progress import Progress, format_duration, progress_of
 from synth_nb.markup import html_text, no_math_html
 from synth_nb.records import TERMINAL_STATUSES
@@ -143,6 +144,8 @@ class PanelState:
     linked: tuple[str, ...] = ()
     #: once it ended: (label, text) of its estimate beside what it used and its gains (``Ending.rows``)
     ending: tuple[tuple[str, str], ...] = ()
+    #: the run-health warnings so far (``synth_nb.job.health``), each with its evidence
+    health: tuple[HealthWarning, ...] = ()
 
     @property
     def status_text(self) -> str:
@@ -178,6 +181,7 @@ def render_text(state: PanelState) -> str:
     for text in (state.error, state.note):
         if text:
             lines.append(text)
+    lines.extend(f"! warning: {warning.line()}" for warning in state.health)
     lines.extend(f"{label + ':' if label else '':<10}{text}" for label, text in state.ending)
     lines.extend(("! " if is_error(e) else "  ") + _event_line(e) for e in state.events)
     return "\n".join(lines)
@@ -189,6 +193,7 @@ _STYLE = (
     "<style>.synth-monitor{font-family:var(--jp-ui-font-family,sans-serif);font-size:13px;overflow-wrap:anywhere;"
     "--synth-bad:color-mix(in srgb,var(--jp-error-color1,#d32f2f) 70%,var(--jp-ui-font-color1,#1f1f1f))}"
     ".synth-monitor .synth-err{color:var(--synth-bad);font-weight:600}"
+    ".synth-monitor .synth-health{border-left:3px solid var(--synth-bad);padding-left:6px;margin:2px 0}"
     ".synth-monitor .synth-stall{border-left:3px solid color-mix(in srgb,var(--jp-warn-color1,#f57c00) 60%,"
     "var(--jp-ui-font-color1,#1f1f1f));padding-left:6px}"
     ".synth-monitor ol{margin:4px 0;padding-left:0;list-style:none;font-family:var(--jp-code-font-family,monospace);"
@@ -216,6 +221,9 @@ def status_announcement(state: PanelState) -> str:
     parts = [f"Job {state.job_id}: {state.status}."]
     if state.stalled_for is not None:
         parts.append("No event for much longer than usual: the job may be stalled.")
+    if state.health:
+        parts.append(f"{len(state.health)} run-health warning{'s' if len(state.health) != 1 else ''}: "
+                     f"{'; '.join(warning.headline for warning in state.health)}.")
     news = [state.error, _without_status(state.note, state.status)]
     parts.extend(f"{text}." if not text.endswith((".", "…")) else text for text in news if text)
     return " ".join(parts)
@@ -264,6 +272,7 @@ def render_html(state: PanelState) -> str:
         parts.append(f"<div class='synth-err'>⚠ {esc(state.error)}</div>")
     if state.note:
         parts.append(f"<div class='synth-note'>{esc(state.note)}</div>")
+    parts.extend(_health_html(warning) for warning in state.health)
     if state.ending:
         rows = "".join(f"<tr><th scope='row'>{esc(label)}</th><td>{esc(text)}</td></tr>" for label, text in state.ending)
         parts.append(f"<table class='synth-ending' aria-label='What the job used, beside its estimate'>{rows}</table>")
@@ -276,3 +285,11 @@ def render_html(state: PanelState) -> str:
     parts.append(f"<div class='synth-events-head'>latest events{hidden}</div><ol class='synth-events'>{items}</ol>")
     parts.append("</div>")
     return no_math_html("".join(parts))
+
+
+def _health_html(warning: HealthWarning) -> str:
+    """One warning: its headline, its evidence and the series it comes from (all literal text)."""
+    esc = html_text
+    source = f" <span class='synth-health-from'>(from: {esc(', '.join(warning.series))})</span>" if warning.series else ""
+    return (f"<div class='synth-health' data-code='{esc(warning.code)}'>⚠ <strong>Run health: "
+            f"{esc(warning.headline)}</strong>: {esc(warning.evidence)}{source}</div>")

@@ -29,6 +29,8 @@ from synth_nb.errors import JobTimeoutError
 from synth_nb.flows import get_flow
 from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.ending import Ending, ending_of
+from synth_nb.job.health import LABEL as HEALTH_LABEL
+from synth_nb.job.health import LiveHealth
 from synth_nb.job.progress import parse_time
 from synth_nb.job.results import write_results
 from synth_nb.notebook import artifacts
@@ -106,6 +108,7 @@ class MonitorPanel:
         self._last_status_render = float("-inf")
         self._ingested = 0
         self._ending: Ending | None = None
+        self.health = LiveHealth(job, clock=clock)
 
     # ------------------------------------------------------------------ state
     def ending(self) -> Ending:
@@ -154,7 +157,9 @@ class MonitorPanel:
             usual_gap=self.stall.usual_gap(), note=self.note, error=self.error or self.unreachable,
             last_seen=self.kernel_stopped and not self.done,
             phases=phases_of(self.job), linked=tuple(linked_lines(self.job, final=self.done)),
-            ending=tuple(row for row in self.ending().rows() if row[0] != "stopped") if self.done else (),
+            ending=tuple(row for row in self.ending().rows() if row[0] not in ("stopped", HEALTH_LABEL))
+            if self.done else (),
+            health=self.ending().health if self.done else self.health.current(),
         )
 
     def _check_reachable(self) -> None:
@@ -335,7 +340,7 @@ class MonitorPanel:
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)
             if self.lines is not None and self._shown:
-                self.lines.final(self._context, said)
+                self.lines.final(self._context, said, [warning.line() for warning in self.ending().health])
 
     async def watch(self, timeout: float | None = None) -> str:
         """:meth:`run`, but give up after ``timeout`` seconds: the job keeps running on the backend.

@@ -239,7 +239,8 @@ def _jsonl(rows: Iterable[Any], secrets: Sequence[str]) -> str:
 def _readme(job: Job, files: Sequence[str]) -> str:
     what = {
         BUNDLE_FILE: ("the job (id, flow, status, backend, times), synth-nb and Python versions, why it stopped "
-                      "(stop_reason), the estimate it was sent with beside what it used (estimate_vs_actual)"),
+                      "(stop_reason), the estimate it was sent with beside what it used (estimate_vs_actual), its "
+                      "run-health warnings with their evidence (health)"),
         "config.toml": "the config file as it was when the job was submitted (secrets masked)",
         "plan.json": "every request the submission sent, as `synth-nb train --dry-run --json` prints it (masked)",
         "overrides.json": "the command-line / wizard overrides the plan was built with",

@@ -3,7 +3,8 @@
 Each example (as shipped; only its hand-run task-app URL points where nothing listens, so the embedded
 backend's bundled copy answers) is checked with ``--check --json``, then run for real; the rollouts and
 tokens the estimate gives are within 30 % of what the job reports at its end, none of them a floor (the
-prompt searches' longer prompts are sized by a dry proposal), and the cost is the $0 the job reports.
+prompt searches' longer prompts are sized by a dry proposal), and the cost is the $0 the job reports. Each
+real run is a healthy one: no run-health warning (``synth_nb.job.health``) in its final block or its bundle.
 
 Wall time is not compared: on a shared two-core machine the same job took 1.2 s to 14 s minutes apart, and
 a figure timed at the check (the dry proposal's pace) can be over or under the run that follows, so any
@@ -90,6 +91,7 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
         assert main(["train", "--config", config, "--backend", "local", "--check", "--json"]) == 0
         card = json.loads(capsys.readouterr().out)
         assert main(["train", "--config", config, "--backend", "local"]) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
         real = _reported(backend, folder)
     finally:
         pipeline.stop_local_backend()
@@ -101,6 +103,14 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
     assert _within(estimate["tokens"], real["tokens"]), (estimate, real)
     assert estimate["cost"] == "$0 (the embedded backend runs on this machine)" and real.get("cost", 0) == 0
     _assert_wall_time_is_said(estimate, flow=card["flow"])
+    _assert_healthy(out, folder)
+
+
+def _assert_healthy(out: str, folder: Path) -> None:
+    """A bundled example's real run is a healthy one: no run-health warning in its final block or its bundle."""
+    assert "\n  warning:" not in out, out[out.index("Final status:"):]
+    (run,) = folder.rglob("run.json")
+    assert json.loads(run.read_text(encoding="utf-8"))["health"] == []
 
 
 def _says_zero_seconds(wall: str) -> bool:

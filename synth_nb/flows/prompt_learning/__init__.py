@@ -10,9 +10,10 @@ from typing import Any
 from synth_nb.flows._common import absolute_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob, unreadable_metrics, unreadable_metrics_note
 from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, TaskAppRef, Workload
+from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.prompt_learning import estimate, outcome, plan
+from synth_nb.flows.prompt_learning import estimate, health, outcome, plan
 from synth_nb.flows.prompt_learning.chart import CHART
 from synth_nb.flows.prompt_learning.checks import check_prompt_learning, normalise_prompt_learning
 from synth_nb.flows.prompt_learning.config import PromptLearningConfig
@@ -145,6 +146,9 @@ class PromptLearningFlow(Flow):
 
     def gains(self, job: FinishedJob) -> list[Gain]:
         return outcome.gains(job)
+
+    def health(self, job: FinishedJob) -> list[HealthWarning]:
+        return health.health(job)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)

@@ -8,9 +8,10 @@ from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, TaskAppRef, Workload
+from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
-from synth_nb.flows.rl import estimate, plan
+from synth_nb.flows.rl import estimate, health, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
@@ -81,6 +82,9 @@ class RlFlow(Flow):
 
     def gains(self, job: FinishedJob) -> list[Gain]:
         return training_gains(job, _OUTCOME)
+
+    def health(self, job: FinishedJob) -> list[HealthWarning]:
+        return health.health(job)
 
 
 FLOW = RlFlow()

@@ -9,10 +9,11 @@ from typing import Any
 from synth_nb.flows._common import resolve_data_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob
 from synth_nb.flows.base import ConfigLike, Flow, Workload
+from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.schema import Problem, algorithm_is
-from synth_nb.flows.sft import estimate, plan
+from synth_nb.flows.sft import estimate, health, plan
 from synth_nb.flows.sft.artifacts import sft_artifact
 from synth_nb.flows.sft.chart import CHART
 from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
@@ -84,6 +85,9 @@ class SftFlow(Flow):
 
     def gains(self, job: FinishedJob) -> list[Gain]:
         return training_gains(job, _OUTCOME)
+
+    def health(self, job: FinishedJob) -> list[HealthWarning]:
+        return health.health(job)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return sft_artifact(job)

@@ -36,6 +36,7 @@ from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
 from synth_nb.local.training.schedule import lr_factor
+from synth_nb.local.training.step_signals import group_signals
 from synth_nb.local.training.task_app_client import rollout_reward
 
 __all__ = ["group_advantages", "grpo_loss", "run_grpo"]
@@ -285,7 +286,8 @@ def _train_step(run: _GrpoRun, rollouts: _Rollouts, step: int, seeds: list[int])
                   "kl": parts["kl"], "rollouts": len(results), "failed_rollouts": len(errors),
                   "seconds": round(time.perf_counter() - t0, 2), "rollout_seconds": round(t1 - t0, 2),
                   "generation_seconds": round(run.service.take_generation_seconds(), 2),
-                  "peak_rss_mb": channel.report_memory()},
+                  "peak_rss_mb": channel.report_memory(),
+                  **group_signals(results, run.service.records, run.group, seeds)},
                  level="warning" if errors else "info")
     return True
 
