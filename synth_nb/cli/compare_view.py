@@ -8,9 +8,8 @@ numbered alike: the runs and their progress (the label kept, the columns that do
 score beside the data it was measured on (the search or training data, the held-out data: never one for the
 other; the measured-on cells wrap, never cut) and why each run stopped (wrapped). The config differences (of
 the submitted plans where known, said above them) use the run numbers as headings and show as many runs as
-fit, naming the others. Off a terminal the plain tables of
-``Comparison.to_text()`` are printed as before, every column in full. What a cell shows of the backend's
-words is made inert.
+fit, naming the others. Off a terminal the plain tables of ``Comparison.to_text()`` are printed as before,
+every column in full. What a cell shows of the backend's words is made inert.
 """
 
 from __future__ import annotations
@@ -236,8 +235,8 @@ def _differences(comparison: Comparison, width: int) -> list[str]:
     lines += _wrapped(_read_from(comparison, differences), width)
     lines += _grid(["key", *(f"#{n}" for n in range(1, shown + 1))], body, [key_width] + [value_width] * shown)
     if shown < count:
-        left = f"#{count}" if shown + 1 == count else f"#{shown + 1}–#{count}"
-        lines.append(f"runs {left} not shown at {width} columns (Comparison.config_df() has them all)")
+        left = f"run #{count}" if shown + 1 == count else f"runs #{shown + 1}–#{count}"
+        lines.append(f"{left} not shown at {width} columns (Comparison.config_df() has them all)")
     if len(differences) > MAX_KEYS:
         lines.append(f"{len(differences) - MAX_KEYS} more differing keys in Comparison.config_df()")
     return lines
