@@ -12,6 +12,7 @@ Run: ``python benchmarks/submission_estimate.py [--repeat 20]`` (SFT's exact cou
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import statistics
 import sys
@@ -64,9 +65,9 @@ def main() -> None:
                     print(f"  {name:<22} not prepared: {item.error}")
                     continue
                 plan = item.plan
-                first, median = _timed(lambda: plan_estimate(plan, target), args.repeat)
-                _, kept = _timed(lambda: checked_estimate(folder, plan), args.repeat)
-                _, record = _timed(lambda: record_run(item, base=folder), args.repeat)
+                first, median = _timed(functools.partial(plan_estimate, plan, target), args.repeat)
+                _, kept = _timed(functools.partial(checked_estimate, folder, plan), args.repeat)
+                _, record = _timed(functools.partial(record_run, item, base=folder), args.repeat)
                 print(f"  {name:<22}{median:>18.2f}{first:>9.1f}{kept:>17.2f}{record:>15.2f}")
 
 

@@ -3,11 +3,13 @@
 
 One panel per flow chart (prompt-learning score, SFT loss, RL reward), every run on it in its own colour and
 marker, numbered as in the tables (``#1``…): the headline series, as its best so far where the flow draws
-separate measurements (prompt-learning trials), else as it went. The final-metrics table keeps the run, its
-final and best values and drops the columns that do not fit, naming them; the config differences use the
-run numbers as headings and show as many runs as fit, naming the others. Off a terminal the plain tables of
-``Comparison.to_text()`` are printed as before, every column in full. What a cell shows of the backend's
-words is made inert.
+separate measurements (prompt-learning trials), else as it went. The final metrics are three tables, runs
+numbered alike: the runs and their progress (the label kept, the columns that do not fit dropped and named), each
+score beside the data it was measured on (the search or training data, the held-out data: never one for the
+other; the measured-on cells wrap, never cut) and why each run stopped (wrapped). The config differences (of
+the submitted plans where known, said above them) use the run numbers as headings and show as many runs as
+fit, naming the others. Off a terminal the plain tables of ``Comparison.to_text()`` are printed as before,
+every column in full. What a cell shows of the backend's words is made inert.
 """
 
 from __future__ import annotations
@@ -21,14 +23,19 @@ from synth_nb.comparison import Comparison
 from synth_nb.comparison.curves import AXES, Curve
 from synth_nb.comparison.plot import COLORS, missing_from
 from synth_nb.comparison.render import COLUMNS, MAX_KEYS, metric_cell
-from synth_nb.comparison.table import shown_value
+from synth_nb.comparison.table import OTHER_FLOW, shown_value
 from synth_nb.untrusted import inert
 
 __all__ = ["comparison_view", "print_comparison"]
 
-#: the final-metrics columns dropped first when the table is too wide (the run, final and best never are)
+#: the final-metrics columns by table: each run and its progress, its scores, why it stopped
+_RUN_COLUMNS = ("run", "flow", "status", "metric", "steps", "rollouts", "tokens", "duration_s")
+_SCORE_COLUMNS = ("final", "best", "best_on", "held_out", "held_out_on")
+#: the run table's columns dropped first when it is too wide (the run never is)
 _DROP_ORDER = ("duration_s", "tokens", "rollouts", "steps", "flow", "status", "metric")
-_KEEP = ("run", "final", "best")
+#: what ``Comparison.sources()`` says each run's keys were read from, in words
+_SOURCES = {"submitted plan": "the submitted plan, flags included", "file": "the config file",
+            "backend": "the backend's copy of the config"}
 #: the chart's rows: a third of the terminal, within these bounds
 MIN_ROWS, MAX_ROWS = 8, 18
 GAP = "  "
@@ -98,24 +105,34 @@ def _panel(comparison: Comparison, chart: str, width: int, rows: int) -> Any:
     return Panel(Group(plot, *legend(series, [], AXES[axis], inner)), title=title, border_style="cyan")
 
 
-def _wrapped(heading: str, width: int) -> list[str]:
-    """``heading`` in lines of at most ``width`` characters, broken between words."""
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken between words (a longer word in pieces)."""
     lines: list[str] = []
-    for word in heading.split():
+    for word in text.split():
+        while len(word) > width:
+            lines.append(word[:width])
+            word = word[width:]
         if lines and len(lines[-1]) + 1 + len(word) <= width:
             lines[-1] += " " + word
-        else:
+        elif word:
             lines.append(word)
     return lines or [""]
 
 
-def _grid(headings: Sequence[str], body: Sequence[Sequence[str]], widths: Sequence[int]) -> list[str]:
-    heads = [_wrapped(h, w) for h, w in zip(headings, widths, strict=True)]
-    depth = max(len(h) for h in heads)
-    lines = [GAP.join(f"{(h[i] if i < len(h) else ''):<{w}}" for h, w in zip(heads, widths, strict=True)).rstrip()
-             for i in range(depth)]
+def _grid(headings: Sequence[str], body: Sequence[Sequence[str]], widths: Sequence[int],
+          wrap: Sequence[bool] = ()) -> list[str]:
+    """Aligned columns; a cell of a ``wrap`` column takes as many lines as its words need, any other is cut."""
+    def block(cells: Sequence[list[str]]) -> list[str]:
+        depth = max(len(c) for c in cells)
+        return [GAP.join(f"{(c[i] if i < len(c) else ''):<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip()
+                for i in range(depth)]
+
+    wraps = list(wrap) + [False] * (len(widths) - len(wrap))
+    lines = block([_wrapped(h, w) for h, w in zip(headings, widths, strict=True)])
     lines.append(GAP.join("-" * w for w in widths))
-    lines += [GAP.join(f"{_cut(cell, w):<{w}}" for cell, w in zip(row, widths, strict=True)).rstrip() for row in body]
+    for row in body:
+        lines += block([_wrapped(cell, w) if wrapped else [_cut(cell, w)]
+                        for cell, w, wrapped in zip(row, widths, wraps, strict=True)])
     return lines
 
 
@@ -126,6 +143,11 @@ def _cut(text: str, width: int) -> str:
 def _natural(heading: str, cells: Sequence[str]) -> int:
     """A column's width: its widest cell, or its heading's longest word (headings wrap between words)."""
     return max([len(word) for word in heading.split()] + [len(c) for c in cells] + [1])
+
+
+def _narrowest(heading: str, cells: Sequence[str]) -> int:
+    """The least width of a column whose cells wrap: its longest word."""
+    return max([len(word) for text in (heading, *cells) for word in text.split()] + [1])
 
 
 def _roomier(sizes: list[int], headings: Sequence[str], width: int) -> list[int]:
@@ -142,37 +164,56 @@ def _roomier(sizes: list[int], headings: Sequence[str], width: int) -> list[int]
     return sizes
 
 
-def _metrics_table(comparison: Comparison, width: int) -> list[str]:
-    headings = dict(COLUMNS)
-    keys = ["#", *(k for k, _ in COLUMNS if k != "reported_best")]  # as the plain text table: the search score is "best"
-    cells = [[str(n), *(inert(metric_cell(k, row.get(k))) for k in keys[1:])]
-             for n, row in enumerate(comparison.rows(), start=1)]
-    head = {"#": "#", **headings}
+def _fitted(rows: Sequence[dict[str, Any]], keys: Sequence[str], width: int, drop: Sequence[str] = (),
+            wrap: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """The final-metrics columns ``keys`` (and the run number) as a table of at most ``width`` characters, and
+    the headings of the columns left out: those in ``drop`` first, in that order, then the cells of ``wrap``
+    columns take more lines (never cut), then the run's label is cut, never a number."""
+    head = {"#": "#", **dict(COLUMNS)}
+    columns = ["#", *keys]
+    cells = [[str(n), *(inert(metric_cell(k, row.get(k))) for k in keys)]
+             for n, row in enumerate(rows, start=1)]
     dropped: list[str] = []
 
-    def widths() -> list[int]:
-        return [_natural(head[k], [r[i] for r in cells]) for i, k in enumerate(keys)]
+    def least(i: int, key: str) -> int:
+        texts = [r[i] for r in cells]
+        return _narrowest(head[key], texts) if key in wrap else _natural(head[key], texts)
 
-    def total() -> int:
-        return sum(widths()) + len(GAP) * (len(keys) - 1)
+    def total(sizes: Sequence[int]) -> int:
+        return sum(sizes) + len(GAP) * (len(sizes) - 1)
 
-    for key in _DROP_ORDER:
-        if total() <= width:
+    for key in drop:
+        if total([least(i, k) for i, k in enumerate(columns)]) <= width:
             break
-        index = keys.index(key)
+        index = columns.index(key)
         dropped.append(head[key])
-        keys.pop(index)
+        columns.pop(index)
         for row in cells:
             row.pop(index)
-    sizes = _roomier(widths(), [head[k] for k in keys], width)
-    over = sum(sizes) + len(GAP) * (len(keys) - 1) - width
-    if over > 0:  # the run's label is cut, never its numbers
-        run = keys.index("run")
+    sizes = _roomier([_natural(head[k], [r[i] for r in cells]) for i, k in enumerate(columns)],
+                     [head[k] for k in columns], width)
+    floor = {i: least(i, k) for i, k in enumerate(columns) if k in wrap}
+    while total(sizes) > width and any(sizes[i] > low for i, low in floor.items()):
+        widest = max((i for i in floor if sizes[i] > floor[i]), key=lambda i: sizes[i])
+        sizes[widest] -= 1  # the widest wrapping column first, so that they end alike
+    over = total(sizes) - width
+    if over > 0 and "run" in columns:  # the run's label is cut, never its numbers
+        run = columns.index("run")
         sizes[run] = max(12, sizes[run] - over)
-    lines = _grid([head[k] for k in keys], cells, sizes)
+    return _grid([head[k] for k in columns], cells, sizes, [k in wrap for k in columns]), dropped
+
+
+def _metrics_table(comparison: Comparison, width: int) -> list[str]:
+    """Three tables, runs numbered alike: each run and its progress (the columns that do not fit left out and
+    named), each score beside the data it was measured on, and why each run stopped."""
+    rows = comparison.rows()
+    lines, dropped = _fitted(rows, _RUN_COLUMNS, width, drop=_DROP_ORDER)
     if dropped:
         lines.append(f"not shown at {width} columns: {', '.join(dropped)} (a wider terminal shows them; "
                      "synth_nb.compare(...).df has every column)")
+    lines += ["", "scores, each beside the data it was measured on (runs numbered as above):"]
+    lines += _fitted(rows, _SCORE_COLUMNS, width, wrap=("best_on", "held_out_on"))[0]
+    lines += [""] + _fitted(rows, ["stopped"], width, wrap=("stopped",))[0]
     return lines
 
 
@@ -191,12 +232,25 @@ def _differences(comparison: Comparison, width: int) -> list[str]:
             for key, (_, values) in zip(keys, differences, strict=False)]
     under = f", under {inert(prefix)}" if prefix else ""
     lines = ["", f"config differences ({len(differences)} keys{under}; runs numbered as above):"]
+    lines += _wrapped(_read_from(comparison, differences), width)
     lines += _grid(["key", *(f"#{n}" for n in range(1, shown + 1))], body, [key_width] + [value_width] * shown)
     if shown < count:
-        lines.append(f"runs #{shown + 1}–#{count} not shown at {width} columns (Comparison.config_df() has them all)")
+        left = f"run #{count}" if shown + 1 == count else f"runs #{shown + 1}–#{count}"
+        lines.append(f"{left} not shown at {width} columns (Comparison.config_df() has them all)")
     if len(differences) > MAX_KEYS:
         lines.append(f"{len(differences) - MAX_KEYS} more differing keys in Comparison.config_df()")
     return lines
+
+
+def _read_from(comparison: Comparison, differences: Sequence[tuple[str, list[Any]]]) -> str:
+    """What each compared run's keys were read from (its submitted plan, flags included, else its config file or
+    the backend's copy), runs of a flow with nothing to compare with left out."""
+    compared: dict[str, list[str]] = {}
+    for i, source in enumerate(comparison.sources()):
+        if any(values[i] != OTHER_FLOW for _, values in differences):
+            compared.setdefault(source, []).append(f"#{i + 1}")
+    return "keys read from: " + "; ".join(f"{_SOURCES.get(source, inert(source))} ({', '.join(runs)})"
+                                          for source, runs in compared.items())
 
 
 def _common_prefix(keys: Sequence[str]) -> str:

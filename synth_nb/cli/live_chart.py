@@ -64,7 +64,7 @@ class _JobPanel:
             self._note(update.event)
 
     def status_parts(self) -> list[str]:
-        """``gepa · status running · elapsed 13s · 32/200 rollouts (16%) · ETA 1m08s`` as its items (the job
+        """``gepa · status running · elapsed 13 s · 32/200 rollouts (16%) · ETA 1 min 08 s`` as its items (the job
         id is the panel's title); the status and algorithm are the backend's words, made inert."""
         elapsed = self.clock() - self.started
         progress = progress_of(self.job.status_doc, self.job.events[-300:], elapsed, status=self.job.status)

@@ -77,7 +77,7 @@ class QuietProgress:
         return self.line(progress)
 
     def line(self, progress: Progress | None = None) -> str:
-        """``running · 480/1000 rollouts (48%) · elapsed 12s · ETA 13s · gepa.best_score=0.7500 (step 480)``."""
+        """``running · 480/1000 rollouts (48%) · elapsed 12 s · ETA 13 s · gepa.best_score=0.7500 (step 480)``."""
         progress = progress or self.progress()
         elapsed = elapsed_of(self.job, self.wall)
         parts = [str(self.job.status or "queued")]

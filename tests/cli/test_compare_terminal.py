@@ -14,14 +14,15 @@ import pytest
 from real_runs import real_runs
 from terminal_session import CLI, WAIT, Pane, clean_env, sizes
 
+from synth_nb.comparison import Comparison, compare
+from synth_nb.comparison.render import metric_cell
+
 ORDER = ["gepa_a", "gepa_b", "mipro", "sft", "rl"]
 
 
-def _runs(ids: list[str], monkeypatch: pytest.MonkeyPatch) -> list:
-    from synth_nb.comparison import compare
-
+def _compared(ids: list[str], monkeypatch: pytest.MonkeyPatch) -> Comparison:
     monkeypatch.setenv("SYNTH_API_KEY", real_runs().api_key)
-    return compare(ids, folder=real_runs().folder).runs
+    return compare(ids, folder=real_runs().folder)
 
 
 @sizes
@@ -43,7 +44,8 @@ def test_compare_draws_the_curves_and_fits_the_tables(size: tuple[int, int], mon
     for title in ("Prompt learning score", "SFT loss", "RL reward"):
         assert any(line.startswith("╭") and title in line for line in lines), title
     assert sum("┤" in line for line in lines) >= 3 * 4  # plotted rows with y labels
-    labels = {n: run.label for n, run in enumerate(_runs(ids, monkeypatch), start=1)}
+    compared = _compared(ids, monkeypatch)
+    labels = {n: run.label for n, run in enumerate(compared.runs, start=1)}
     legend = {n: line for n, label in labels.items() for line in lines if f"#{n} {label}" in line}
     assert sorted(legend) == [1, 2, 3, 4, 5]
     markers = {re.search(r"│ (\S\S) #", legend[n]).group(1) for n in legend}  # type: ignore[union-attr]
@@ -55,7 +57,17 @@ def test_compare_draws_the_curves_and_fits_the_tables(size: tuple[int, int], mon
     said = " ".join(lines)
     if width == 80:
         assert "not shown at 80 columns: Duration (s), Tokens" in said
-    assert "config differences (" in said and "runs numbered as above" in said
+    # each score beside the data it was measured on (cells wrap, never cut), and why each run stopped
+    assert "scores, each beside the data it was measured on" in said
+    rows = {r["job_id"]: r for r in compared.rows()}
+    for n, job_id in enumerate(ids, start=1):
+        row = rows[job_id]
+        best = rf"{n}\s+{re.escape(metric_cell('final', row['final']))}\s+{re.escape(metric_cell('best', row['best']))}"
+        assert any(re.match(rf"{best}\s+{re.escape(row['best_on'][:8])}", line) for line in lines), row
+        assert " ".join(row["held_out_on"].split()[:2]) in said, row["held_out_on"]
+        first = row["stopped"].split()[:3]
+        assert any(re.match(rf"{n}\s+{re.escape(' '.join(first))}", line) for line in lines), row["stopped"]
+    assert "config differences (" in said and "runs numbered as above" in said and "keys read from:" in said
 
 
 def test_off_a_terminal_compare_prints_the_plain_tables() -> None:

@@ -45,7 +45,7 @@ def test_a_line_each_tenth_of_the_work_not_one_per_update() -> None:
     assert len(lines) == 11 and quiet.lines == 11  # where it starts, then each tenth
     assert [line.split(" · ")[1] for line in lines] == ["1/200 steps (0%)", *(f"{20 * i}/200 steps ({10 * i}%)"
                                                                            for i in range(1, 11))]
-    assert lines[1].startswith("running · 20/200 steps (10%) · elapsed 2s · ETA 18s")
+    assert lines[1].startswith("running · 20/200 steps (10%) · elapsed 2.0 s · ETA 18 s")
 
 
 def test_a_heartbeat_every_30_s_when_the_work_does_not_move_and_none_once_the_job_ended() -> None:
@@ -68,9 +68,9 @@ def test_the_line_names_the_charted_metrics_first_and_the_final_block_every_one(
                          ("train.entropy", 1.5), ("train.reward_mean", 0.25))])
     job.step(4, 10)
     line = QuietProgress(job, wall=lambda: 1030.0).line()
-    assert line == ("running · 4/10 steps (40%) · elapsed 30s · ETA 45s · "
+    assert line == ("running · 4/10 steps (40%) · elapsed 30 s · ETA 45 s · "
                     "eval.reward_mean=0.5000 (step 4), train.reward_mean=0.2500 (step 4), train.kl=0.1000 (step 4)")
     job.status, job.status_doc = "succeeded", {"started_at": 1000.0, "finished_at": 1061.0}
     head, metrics = QuietProgress(job).final_lines()
-    assert head == "Final status: succeeded · 4/10 steps · finished · elapsed 1m01s"
+    assert head == "Final status: succeeded · 4/10 steps · finished · elapsed 1 min 01 s"
     assert metrics.count("(step 4)") == 5

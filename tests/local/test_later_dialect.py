@@ -162,7 +162,9 @@ def test_the_end_waits_for_one_more_read_only_when_someone_polls() -> None:
 
 def test_synth_nb_own_client_is_not_waited_for(backend: LocalBackend, client: httpx.Client) -> None:
     """synth-nb's client reads the status again after a job's end: its reads and streams hold no job's end."""
-    job = client.post("/learning/jobs", json=replay_body("sft", speed=1, auto_start=True)).json()["job_id"]
+    # a slow replay (the recording's 25 s take over 4 min; cancelled below): the job is still running when the
+    # streams open on a loaded machine, so each stream stays open for the whole check
+    job = client.post("/learning/jobs", json=replay_body("sft", speed=0.1, auto_start=True)).json()["job_id"]
     reads = backend.app.state.backend.runner.status_reads
     ours = {"User-Agent": "synth-nb/0.1.0 httpx/0.28 python/3.11"}
     try:
@@ -173,7 +175,8 @@ def test_synth_nb_own_client_is_not_waited_for(backend: LocalBackend, client: ht
             assert not reads.watched(job)
         with client.stream("GET", f"/learning/jobs/{job}/events/stream") as stream:
             next(stream.iter_lines())
-            assert reads.watched(job)  # any other client's stream counts while it is open
+            assert reads.watched(job), client.get(f"/learning/jobs/{job}", headers=ours).json()  # any other
+            # client's stream counts while it is open
         client.get(f"/learning/jobs/{job}")
         assert reads.watched(job)
     finally:

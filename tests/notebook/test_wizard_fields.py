@@ -61,8 +61,8 @@ def test_the_terminal_takes_the_same_flags(tmp_path: Path, monkeypatch, capsys) 
     body = json.loads(capsys.readouterr().out)["steps"][0]["body"]
     text = json.dumps(body)
     assert '"num_generations": 3' in text and '"train_seeds": [5, 6, 7]' in text
-    assert main(["train", "sft.toml", "--dry-run", "--iterations", "3"]) == 0
-    assert "--iterations is ignored for SFT jobs" in capsys.readouterr().out
+    assert main(["train", "sft.toml", "--dry-run", "--iterations", "3"]) == 2  # a flag that does nothing says so
+    assert "--iterations applies to prompt learning configs only" in capsys.readouterr().err
 
 
 async def test_the_task_url_field_shows_the_url_the_send_uses_on_the_embedded_backend(
