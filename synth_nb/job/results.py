@@ -65,6 +65,8 @@ class Results:
     earlier: bool = False
     #: the job's HTML report (``report.html`` beside its files, in its bundle too), once written
     report: Path | None = None
+    #: why the report could not be written (the result files and the bundle are whole without it)
+    report_problem: str | None = None
 
 
 _lock = threading.Lock()
@@ -140,13 +142,15 @@ def _write(job: _Located, bundle: RunBundle | None) -> Results:
             written = bundle.write(job, files)
         except (OSError, SynthNbError, TypeError, ValueError) as exc:
             bundle_problem = f"could not write the bundle to {folder}: {exc}"
-    report = folder / REPORT_FILE if written is not None else None  # the bundle writes its own
-    if written is None and files:
+    report = folder / REPORT_FILE if written is not None and (folder / REPORT_FILE).is_file() else None
+    report_problem = None
+    if written is None and files:  # a bundle writes its own
         try:
             report = write_job_report(job, folder=folder)
         except Exception as exc:  # like a flow's writer: said, never raised (the result files are written)
-            problem = problem or f"could not write {REPORT_FILE} to {folder}/: {type(exc).__name__}: {exc}"
-    return Results(folder, tuple(files), written, problem, bundle_problem, report=report)
+            report_problem = f"could not write {REPORT_FILE} to {folder}/: {type(exc).__name__}: {exc}"
+    return Results(folder, tuple(files), written, problem, bundle_problem, report=report,
+                   report_problem=report_problem)
 
 
 def _stamps(folder: Path) -> dict[Path, tuple[int, int]]:

@@ -64,6 +64,8 @@ def summary_section(source: ReportSource) -> Section | None:
 
 def explorer_section(source: ReportSource) -> Section | None:
     job: Any = source.job
+    if not callable(getattr(job.events, "of_types", None)):
+        return None  # a stand-in holding a plain list of events: not an explorable job
     explorer = get_flow(job.flow).explorer(job)
     if explorer is None:
         return None
