@@ -69,4 +69,4 @@ def explorer_section(source: ReportSource) -> Section | None:
     explorer = get_flow(job.flow).explorer(job)
     if explorer is None:
         return None
-    return Section("explorer", "Explorer", f"<p class='note'>{e(explorer.summary_line())}</p>{explorer.to_html()}")
+    return Section("explorer", "Explorer", explorer.to_html())  # its own heading is its summary line
