@@ -144,7 +144,7 @@ def _write(job: _Located, bundle: RunBundle | None) -> Results:
             bundle_problem = f"could not write the bundle to {folder}: {exc}"
     report = folder / REPORT_FILE if written is not None and (folder / REPORT_FILE).is_file() else None
     report_problem = None
-    if written is None and files:  # a bundle writes its own
+    if report is None and (written is not None or files):  # a bundle writes its own; this says why it did not
         try:
             report = write_job_report(job, folder=folder)
         except Exception as exc:  # like a flow's writer: said, never raised (the result files are written)

@@ -307,9 +307,9 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,
                            **ending.as_dict()})
-    try:  # after the files it shows (config, plan); a report that cannot be made leaves the bundle whole
-        put(REPORT_FILE, job_page(job, folder))
-    except Exception:  # noqa: BLE001 - the bundle's README lists only the files written
+    try:  # after the files it shows (config, plan); one that cannot be made leaves the bundle whole, and the
+        put(REPORT_FILE, job_page(job, folder))  # results' writer tries again, saying why (``Results.report_problem``)
+    except Exception:  # noqa: BLE001 - the README lists only the files written
         (folder / REPORT_FILE).unlink(missing_ok=True)
     names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in ("README.md", SUBMITTED_FILE))
     put("README.md", _readme(job, names))

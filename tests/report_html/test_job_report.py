@@ -176,3 +176,32 @@ def test_a_hostile_backends_text_is_shown_as_text_in_every_report() -> None:
     for name in ("img", "link", "script", "image", "autolink", "svg", "details", "tick", "math"):
         assert PAYLOADS[name] in pl, name
     assert " ".join(FENCE_BREAKER.split()) in pl
+
+
+class _Finished:
+    """A finished job's history under a results folder of the test's own (``write_results`` writes once per job)."""
+
+    def __init__(self, job: Any, folder: Path) -> None:
+        self.id, self.flow, self.algorithm, self.status = job.id, job.flow, job.algorithm, job.status
+        self.status_doc, self.events, self.metrics = job.status_doc, job.events, job.metrics
+        self.results_folder, self.hidden = folder, ()
+
+
+def test_the_report_is_written_beside_the_result_files_and_a_failing_one_says_why(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from synth_nb.job import results
+
+    job = real_runs().jobs["gepa_b"]
+    written = results.write_results(_Finished(job, tmp_path / "ok"))
+    assert written.report == tmp_path / "ok" / job.id / REPORT_FILE and written.report_problem is None
+    assert [p.name for p in written.files][0] == "summary.md"
+    assert f"Report of job {job.id}" in Page(written.report.read_text(encoding="utf-8")).text
+
+    def broken(*args: Any, **kwargs: Any) -> Path:
+        raise RuntimeError("no chart today")
+
+    monkeypatch.setattr(results, "write_job_report", broken)
+    failed = results.write_results(_Finished(job, tmp_path / "broken"))
+    assert failed.files and failed.problem is None and failed.report is None  # the result files are whole
+    assert failed.report_problem == (f"could not write {REPORT_FILE} to {tmp_path / 'broken' / job.id}/: "
+                                     "RuntimeError: no chart today")
