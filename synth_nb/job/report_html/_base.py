@@ -40,7 +40,9 @@ CSS = """
 .synth-report h1 {font-size: 20px; margin: 8px 0;} .synth-report h2 {font-size: 16px; margin: 18px 0 6px;
   border-bottom: 1px solid #8886; padding-bottom: 2px;} .synth-report h3 {font-size: 14px; margin: 10px 0 4px;}
 .synth-report table {border-collapse: collapse; margin: 4px 0;}
-.synth-report th, .synth-report td {border: 1px solid #8888; padding: 2px 8px; text-align: left; vertical-align: top;}
+/* the class twice: JupyterLab right-aligns output table cells with two classes of its own */
+.synth-report.synth-report table th, .synth-report.synth-report table td {border: 1px solid #8888; padding: 2px 8px;
+  text-align: left; vertical-align: top;}
 .synth-report caption {text-align: left; font-style: italic; padding: 2px 0;}
 .synth-report .scroll {overflow-x: auto; max-width: 100%;}
 .synth-report pre {white-space: pre-wrap; font-size: 12px; background: #8881; padding: 6px; margin: 4px 0;}
