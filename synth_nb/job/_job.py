@@ -190,9 +190,8 @@ class Job(JobHistory):
         return written[0]
 
     def to_html(self, path: str | Path | None = None) -> Path:
-        """Write this job's report (``synth_nb.job.report_html``): one self-contained HTML file with its status and
-        stop reason, headline figures, chart, final block, summary, explorer and masked config and plan, which
-        any browser opens with the network off. Default: ``report.html`` in the job's folder."""
+        """Write this job's self-contained HTML report (``synth_nb.job.report_html``), by default ``report.html``
+        in its folder; any browser opens it with the network off."""
         from synth_nb.job.report_html import write_job_report  # why here: matplotlib and markdown-it, on use
 
         return write_job_report(self, path)
