@@ -3,7 +3,8 @@ events and metrics carry HTML, Markdown links and images, code-fence breakers an
 sets ``window.__pwned`` if a browser ever runs it.
 
 A real HTTP server (Starlette on uvicorn, 127.0.0.1, a free port) answering GETs at the contract paths;
-``serve_hostile_jobs()`` runs it in a thread until the block ends.
+``serve_hostile_jobs()`` runs it in a thread until the block ends; ``made(bundle)`` reads an output or page as a
+browser would act on it (the elements and attributes the backend's text must never become, and the text shown).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 
 import uvicorn
+from markdown_it import MarkdownIt
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -42,6 +45,47 @@ PAYLOADS = {
 }
 #: breaks out of a fenced block that uses three backticks, then of a ``<pre>``
 FENCE_BREAKER = "```\n</code></pre><img src=x onerror=\"window.__pwned='fence'\">\n```"
+
+
+MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+
+
+class Made(HTMLParser):
+    """What a browser would act on in an HTML fragment: elements and attributes a backend's text must never
+    become, and the text it shows."""
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self.text = ""
+        self._script = False
+        self.feed(markup)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._script = tag == "script"
+        for name, value in attrs:
+            if name.lower().startswith("on"):
+                self.found.append(f"<{tag} {name}>")
+            if name.lower() in ("href", "src") and (value or "").strip().lower().startswith(("javascript:", "x")):
+                self.found.append(f"<{tag} {name}={value}>")
+        if tag in ("img", "iframe", "details") and any("pwned" in (v or "") for _, v in attrs):
+            self.found.append(f"<{tag}>")
+
+    def handle_data(self, data: str) -> None:
+        if self._script and "__pwned" in data:
+            self.found.append(f"<script>{data[:60]}")
+        if not self._script:
+            self.text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        self._script = False
+
+
+def made(bundle: dict[str, Any]) -> Made:
+    """The HTML of a mimebundle (its Markdown rendered, if it has no HTML) as a browser would read it."""
+    markup = bundle.get("text/html") or MARKDOWN.render(str(bundle.get("text/markdown", "")))
+    return Made(markup if isinstance(markup, str) else "".join(markup))
 
 
 def hostile(*names: str) -> str:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "attach": ("synth_nb.cli.attach", "Re-attach to a job and stream it to the end."),
     "cancel": ("synth_nb.cli.cancel", "Ask the backend to cancel a job (Ctrl-C on attach leaves it running)."),
     "jobs": ("synth_nb.cli.jobs", "List jobs submitted from this folder."),
+    "report": ("synth_nb.cli.report", "Write a job's report (or a comparison) as one self-contained HTML file."),
     "backend": ("synth_nb.cli.backend", "Run the embedded local backend (needs the 'local' extra)."),
     "task-app": ("synth_nb.cli.task_app", "Run a bundled example task app (needs the 'local' extra)."),
     "model-server": ("synth_nb.cli.model_server", "Serve a local model on 127.0.0.1 (needs the 'real-llm' extra)."),

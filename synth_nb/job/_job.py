@@ -189,6 +189,13 @@ class Job(JobHistory):
                               f"(only {which} jobs write one)")
         return written[0]
 
+    def to_html(self, path: str | Path | None = None) -> Path:
+        """Write this job's self-contained HTML report (``synth_nb.job.report_html``), by default ``report.html``
+        in its folder; any browser opens it with the network off."""
+        from synth_nb.job.report_html import write_job_report  # why here: matplotlib and markdown-it, on use
+
+        return write_job_report(self, path)
+
     def report_to(self, *targets: str, report_dir: str | Path = "runs", experiment: str | None = None) -> list[Reporter]:
         """Write this job to experiment trackers ("tensorboard", "mlflow"), then follow it (``synth_nb.report``)."""
         from synth_nb.report import report_to

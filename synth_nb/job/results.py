@@ -1,6 +1,7 @@
 """What a finished job leaves on disk, written once, in one place: its folder (``<results_folder>/<job id>/``).
 
-The folder holds the flow's result files (prompt learning: ``summary.md`` and its curve) and, for a job
+The folder holds the flow's result files (prompt learning: ``summary.md`` and its curve), the job's HTML
+report (``report.html``, ``synth_nb.job.report_html``) and, for a job
 submitted from this project folder, its bundle (``synth_nb.pipeline.bundle``: what it was sent with and all
 it did), whichever command or notebook followed it to its end. ``write_results`` is the one writer: it runs
 when a job ends (``write_at_end``: the follow stage asks it for every job it follows, a kept bundle for the
@@ -22,6 +23,7 @@ from synth_nb.errors import SynthNbError
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import FinishedJob, job_results_dir
 from synth_nb.job.history import JobUpdate
+from synth_nb.job.report_html import REPORT_FILE, write_job_report
 
 __all__ = ["Results", "RunBundle", "keep_bundle", "results_dir", "write_at_end", "write_files", "write_results"]
 
@@ -61,6 +63,10 @@ class Results:
     bundle_problem: str | None = None
     #: the bundle was complete already: whoever followed the job to its end wrote it, and its results
     earlier: bool = False
+    #: the job's HTML report (``report.html`` beside its files, in its bundle too), once written
+    report: Path | None = None
+    #: why the report could not be written (the result files and the bundle are whole without it)
+    report_problem: str | None = None
 
 
 _lock = threading.Lock()
@@ -136,7 +142,15 @@ def _write(job: _Located, bundle: RunBundle | None) -> Results:
             written = bundle.write(job, files)
         except (OSError, SynthNbError, TypeError, ValueError) as exc:
             bundle_problem = f"could not write the bundle to {folder}: {exc}"
-    return Results(folder, tuple(files), written, problem, bundle_problem)
+    report = folder / REPORT_FILE if written is not None and (folder / REPORT_FILE).is_file() else None
+    report_problem = None
+    if report is None and (written is not None or files):  # a bundle writes its own; this says why it did not
+        try:
+            report = write_job_report(job, folder=folder)
+        except Exception as exc:  # like a flow's writer: said, never raised (the result files are written)
+            report_problem = f"could not write {REPORT_FILE} to {folder}/: {type(exc).__name__}: {exc}"
+    return Results(folder, tuple(files), written, problem, bundle_problem, report=report,
+                   report_problem=report_problem)
 
 
 def _stamps(folder: Path) -> dict[Path, tuple[int, int]]:

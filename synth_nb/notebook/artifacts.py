@@ -8,7 +8,6 @@ final status) follows folded, with a data-URL download link; flows mask what the
 
 from __future__ import annotations
 
-import base64
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +16,9 @@ from urllib.parse import quote
 
 from synth_nb.flows import get_flow
 from synth_nb.flows.artifacts import Artifact, FinishedJob, job_results_dir, status_json
+from synth_nb.job.report_html import artifact_html
 from synth_nb.job.results import Results, write_files
-from synth_nb.markup import html_text, md_code, md_text, no_math_html, no_math_markdown
+from synth_nb.markup import md_code, md_text, no_math_html, no_math_markdown
 
 __all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status", "export_summary",
            "render_artifact", "results_bundle", "written_sentence"]
@@ -26,17 +26,7 @@ __all__ = ["artifact_bundle", "export_bundle", "export_results", "export_status"
 
 def _document_page(artifact: Artifact) -> str:
     assert artifact.document is not None
-    document = artifact.document
-    b64 = base64.b64encode(document.text.encode()).decode("ascii")
-    name = html_text(document.name)
-    lines = document.text.count("\n") + 1
-    facts = "".join(f"<li>{html_text(fact)}</li>" for fact in artifact.facts)
-    intro = f"<div>{html_text(artifact.markdown)}</div>" if artifact.markdown else ""
-    return (f"<div class='synth-artifacts'><p><strong>{html_text(artifact.title)}</strong></p>"
-            f"{f'<ul>{facts}</ul>' if facts else ''}{intro}"
-            f"<details><summary>{name} ({lines} lines)</summary>"
-            f"<p><a download='{name}' href='data:{html_text(document.media_type)};base64,{b64}'>download {name}</a>"
-            f"</p><pre>{html_text(document.text)}</pre></details></div>")
+    return artifact_html(artifact)  # the report's renderer: the same page in the notebook and report.html
 
 
 def render_artifact(artifact: Artifact) -> dict[str, Any]:

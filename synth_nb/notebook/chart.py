@@ -26,6 +26,7 @@ from typing import Any
 from synth_nb.flows import get_flow
 from synth_nb.flows.chart import ChartData, ChartSpec, SeriesBuffer
 from synth_nb.flows.chart_png import DEFAULT_BUCKETS, ChartCanvas, downsampled_series
+from synth_nb.job.report_html import chart_alt
 
 __all__ = ["LiveChart"]
 
@@ -165,19 +166,7 @@ class LiveChart:
     def alt_text(self) -> str:
         """The image's alt: what the chart shows now, e.g. "… best so far 0.81 at rollouts used 720; baseline
         (search) 0.65"."""
-        rows = self.latest_values()
-        if not rows:
-            return f"{self.chart_title()} chart: {self.spec.waiting_text().rstrip('…')}."
-        axis = self.data.xlabel().split(" (")[0]
-        said = []
-        for r in rows:
-            text = f"{r['series']} {r['latest']:.3g}"
-            if r["step"] is not None:
-                text += f" at {axis} {r['step']}"
-                if r["best"] != r["latest"]:
-                    text += f" (best {r['best']:.3g})"
-            said.append(text)
-        return f"{self.chart_title()} chart: " + "; ".join(said) + "."
+        return chart_alt(self.chart_title(), self.data, self.latest_values())  # the report's wording too
 
     def chart_title(self) -> str:
         return self.title or self.spec.title

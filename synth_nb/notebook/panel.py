@@ -51,6 +51,7 @@ from synth_nb.notebook.monitor_view import (
     visible_events,
 )
 from synth_nb.notebook.panel_outputs import PanelOutputs, SummaryOutput
+from synth_nb.notebook.panel_report import folded_report
 from synth_nb.notebook.panel_row import PanelRow
 from synth_nb.records import TERMINAL_STATUSES
 
@@ -109,6 +110,8 @@ class MonitorPanel:
         self._ingested = 0
         self._ending: Ending | None = None
         self.health = LiveHealth(job, clock=clock)
+        #: once the job ended: its report's fragment, folded under the status (``panel_report``)
+        self.report = ""
 
     # ------------------------------------------------------------------ state
     def ending(self) -> Ending:
@@ -179,7 +182,7 @@ class MonitorPanel:
         state = self.state()
         table = "\n" + self.chart.text_table() if not self.chart.data.empty else ""
         watchdog = getattr(self.job, "watchdog", None)
-        return {"text/html": render_html(state) + budget_html(watchdog) + self.chart.html_table(),
+        return {"text/html": render_html(state) + budget_html(watchdog) + self.chart.html_table() + self.report,
                 "text/plain": render_text(state) + budget_text(watchdog) + table}
 
     def ingest(self, update: JobUpdate) -> None:
@@ -337,6 +340,9 @@ class MonitorPanel:
             self.summary.result = artifacts.artifact_bundle(self.job)
             said = await self._show_results()
             self._publish_summary()
+        if self.final_status is not None:  # the report, its files and bundle written: folded under the status
+            self.report = await asyncio.to_thread(folded_report, self.job)
+            self.render_status(force=True)
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)
             if self.lines is not None and self._shown:

@@ -27,6 +27,7 @@ from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.flows import catalogue, get_flow
 from synth_nb.job.ending import Ending
 from synth_nb.job.registry import RUNS_DIR, JobRegistry
+from synth_nb.job.report_html import REPORT_FILE, job_page
 from synth_nb.markup import md_text
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
@@ -249,6 +250,8 @@ def _readme(job: Job, files: Sequence[str]) -> str:
         "events.jsonl": "every event of the job, one JSON object per line, in seq order",
         "metrics.jsonl": "every metric point of the job, one JSON object per line",
         "status.json": "the job's final status document (masked)",
+        REPORT_FILE: "the job's report: status, stop reason, figures, chart, summary, config; opens in any browser "
+                     "with the network off",
     }
     lines = [f"# Run bundle of job {job.id}", "",
              f"A {job.flow} job that ended **{job.status}**. Submit the same plan again with "
@@ -305,6 +308,10 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,
                            **ending.as_dict()})
+    try:  # after the files it shows (config, plan); one that cannot be made leaves the bundle whole, and the
+        put(REPORT_FILE, job_page(job, folder))  # results' writer tries again, saying why (``Results.report_problem``)
+    except Exception:  # noqa: BLE001 - the README lists only the files written
+        (folder / REPORT_FILE).unlink(missing_ok=True)
     names = sorted(p.name for p in folder.iterdir() if p.is_file() and p.name not in ("README.md", SUBMITTED_FILE))
     put("README.md", _readme(job, names))
     return folder

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _display_capture import capture_display
@@ -23,9 +21,9 @@ from hostile_text_backend import (
     SFT_JOB,
     HostileBackend,
     hostile,
+    made,
 )
 from hostile_text_backend import serve_hostile_jobs as serve
-from markdown_it import MarkdownIt
 
 import synth_nb
 from synth_nb.client import AsyncSynthClient
@@ -37,46 +35,6 @@ from synth_nb.notebook.artifacts import artifact_bundle
 from synth_nb.notebook.job_table import jobs_bundle
 from synth_nb.notebook.panel import MonitorPanel
 from synth_nb.pipeline.card import PreflightCard
-
-MARKDOWN = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
-
-
-class Made(HTMLParser):
-    """What a browser would act on in an HTML fragment: elements and attributes a backend's text must never
-    become, and the text it shows."""
-
-    def __init__(self, markup: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[str] = []
-        self.text = ""
-        self._script = False
-        self.feed(markup)
-        self.close()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._script = tag == "script"
-        for name, value in attrs:
-            if name.lower().startswith("on"):
-                self.found.append(f"<{tag} {name}>")
-            if name.lower() in ("href", "src") and (value or "").strip().lower().startswith(("javascript:", "x")):
-                self.found.append(f"<{tag} {name}={value}>")
-        if tag in ("img", "iframe", "details") and any("pwned" in (v or "") for _, v in attrs):
-            self.found.append(f"<{tag}>")
-
-    def handle_data(self, data: str) -> None:
-        if self._script and "__pwned" in data:
-            self.found.append(f"<script>{data[:60]}")
-        if not self._script:
-            self.text += data
-
-    def handle_endtag(self, tag: str) -> None:
-        self._script = False
-
-
-def made(bundle: dict[str, Any]) -> Made:
-    """The HTML of a mimebundle (its Markdown rendered, if it has no HTML) as a browser would read it."""
-    markup = bundle.get("text/html") or MARKDOWN.render(str(bundle.get("text/markdown", "")))
-    return Made(markup if isinstance(markup, str) else "".join(markup))
 
 
 @pytest.fixture(scope="module")

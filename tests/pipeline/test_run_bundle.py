@@ -67,7 +67,10 @@ def test_a_prompt_learning_bundle_holds_the_run_and_no_secret(folder: Path, back
     text = files["config.toml"].decode()
     assert 'task_app_api_key = "••••' in text and text.replace(TOML_CANARY, "") == text
     assert "`config.toml`" in files["README.md"].decode() and f"--rerun {job_id}" in files["README.md"].decode()
-    _assert_no_secret(files, ENV_KEY, TOML_CANARY, backend.api_key)
+    report = files["report.html"].decode()  # the job's report shows the config as the bundle keeps it, masked
+    assert "`report.html`" in files["README.md"].decode() and f"Report of job {job_id}" in report
+    assert "task_app_api_key = &quot;••••" in report and "<summary>plan.json:" in report
+    _assert_no_secret(files, ENV_KEY, TOML_CANARY, backend.api_key)  # in every file, the report too
 
 
 def test_an_sft_bundle_goes_to_the_runs_folder_with_each_datasets_sha256(

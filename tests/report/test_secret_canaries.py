@@ -2,8 +2,8 @@
 ``credentials``, ``bearer``) and key-shaped strings in free-text fields and comments: a ``--report-to
 tensorboard,mlflow,wandb,trackio`` run of a real GEPA job on the embedded backend, its ``--dry-run`` preview and
 a fork of it write bundles, summaries, TensorBoard event files, an MLflow store, W&B's offline run (its logs
-too), Trackio's store and a forked config; not one of the
-files written, nor anything printed, holds a canary."""
+too), Trackio's store, a forked config and the job's report.html; not one of the files written, nor anything
+printed, holds a canary."""
 
 from __future__ import annotations
 
@@ -85,6 +85,7 @@ def test_no_file_of_a_reported_run_holds_a_secret(folder: Path, backend: Any, ta
     written = [p for p in folder.rglob("*") if p.is_file() and p != config]
     assert any(p.name == "mlflow.db" for p in written) and any("tfevents" in p.name for p in written)
     assert any(p.name == "plan.json" for p in written) and any(".fork-" in p.name for p in written)
+    assert any(p.name == "report.html" for p in written)  # the job's report shows its config and plan
     assert any(p.suffix == ".wandb" for p in written) and list(trackio_store.glob("*.db"))
     assert _hits(folder, {config}) == {}
     assert _hits(trackio_store, set()) == {}
