@@ -25,6 +25,7 @@ from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
+from synth_nb.job.samples import SampleViews
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ __all__ = ["Job"]
 CANCEL_POLL = 0.2
 
 
-class Job(JobHistory):
+class Job(JobHistory, SampleViews):
     """A submitted or re-attached job; call ``start_monitoring()`` / ``await wait()`` to follow it."""
 
     def __init__(

@@ -247,6 +247,10 @@ def _readme(job: Job, files: Sequence[str]) -> str:
         "task_app.json": "what the task app said about itself (/info, else /task_info) at submission",
         "events.jsonl": "every event of the job, one JSON object per line, in seq order",
         "metrics.jsonl": "every metric point of the job, one JSON object per line",
+        "rollouts.jsonl": "the sampled rollouts (RL): step, seed, prompt, completion, reward and its parts, "
+                          "advantage, tokens; one JSON object per line (`job.rollouts()`)",
+        "samples.jsonl": "the sample completions (SFT): step, prompt, reference, the model's reply; one JSON "
+                         "object per line (`job.samples()`)",
         "status.json": "the job's final status document (masked)",
     }
     lines = [f"# Run bundle of job {job.id}", "",
@@ -300,6 +304,10 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
         put_json("task_app.json", run.task_app)
     put("events.jsonl", _jsonl(job.events, secrets))
     put("metrics.jsonl", _jsonl(job.metrics, secrets))
+    samples = get_flow(job.flow).sample_rows(job)
+    if samples is not None and samples.rows:
+        put(f"{samples.kind}.jsonl", "".join(json.dumps(mask_payload(row, list(secrets)), ensure_ascii=False) + "\n"
+                                             for row in samples.rows))
     put_json("status.json", dict(job.status_doc or {}))
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,

@@ -35,8 +35,8 @@ from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
-from synth_nb.local.training.schedule import lr_factor
 from synth_nb.local.training.rollout_samples import MAX_EVAL_SAMPLES, emit_rollouts
+from synth_nb.local.training.schedule import lr_factor
 from synth_nb.local.training.task_app_client import RolloutOutcome, rollout_outcome
 
 __all__ = ["group_advantages", "grpo_loss", "run_grpo"]
