@@ -22,6 +22,7 @@ from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
 from synth_nb.flows.outcome import Gain, Usage, reported_usage
 from synth_nb.flows.override_rows import OverrideRow
+from synth_nb.flows.sample_rows import SampleSpec
 from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.secrets import SYNTH_API_KEY
 
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from synth_nb.flows.overrides import Overrides
-    from synth_nb.flows.sample_rows import SampleRows
     from synth_nb.flows.schema import Problem
     from synth_nb.plan import Plan
     from synth_nb.records import Event
@@ -161,11 +161,9 @@ class Flow(ABC):
     chart: ClassVar[ChartSpec]
     #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
     explorer_event_types: ClassVar[frozenset[str]] = frozenset()
-    #: what this flow's jobs stream as the samples behind their numbers: "rollouts" (``job.rollouts()``),
-    #: "samples" (``job.samples()``); None: none. Also the name of the bundle's ``<kind>.jsonl``
-    sample_kind: ClassVar[str | None] = None
-    #: the event types those samples arrive as (a live view redraws on them)
-    sample_event_types: ClassVar[frozenset[str]] = frozenset()
+    #: the samples behind this flow's numbers, streamed as events (RL rollouts: ``job.rollouts()``; SFT
+    #: completions: ``job.samples()``; ``spec.kind`` also names the bundle's ``<kind>.jsonl``); None: none
+    sample_spec: ClassVar[SampleSpec | None] = None
     #: event types hidden by default for this flow
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default
@@ -251,11 +249,6 @@ class Flow(ABC):
     def explorer(self, job: ExplorableJob) -> Explorer | None:
         """Why the job's run went as it did, from what it holds so far (``job.explorer()``); None when this
         flow has no explorer."""
-        return None
-
-    def sample_rows(self, job: ExplorableJob) -> SampleRows | None:
-        """The samples behind the job's numbers that its events hold so far (``sample_kind``: RL rollouts,
-        SFT completions), as rows ``synth_nb.flows.samples`` shows; None when this flow streams none."""
         return None
 
     def headline_scores(self, job: ExplorableJob) -> dict[str, float]:

@@ -1,18 +1,18 @@
-"""The rows of a job's samples (RL rollouts, SFT completions) and how each door names their fields.
+"""What a job's samples (RL rollouts, SFT completions) are and how each door names their fields.
 
-``SampleRows`` is what a flow reads from its events (``Flow.sample_rows``); ``SampleFilter`` says which of
-them to show; the helpers read a backend's values defensively (a field of the wrong type is missing, a text
+``SampleSpec`` is a flow's (``Flow.sample_spec``): which events carry samples and how one becomes a row;
+``SampleFilter`` says which of them to show; the helpers read a backend's values defensively (a field of the wrong type is missing, a text
 is cut to ``MAX_TEXT_CHARS``). ``synth_nb.flows.samples`` shows them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MAX_HTML_ROWS", "MAX_TEXT_CHARS", "SampleFilter", "SampleRows", "as_int", "as_number", "as_text", "fmt",
+__all__ = ["MAX_HTML_ROWS", "MAX_TEXT_CHARS", "SampleFilter", "SampleSpec", "as_int", "as_number", "as_text", "fmt",
            "row_label"]
 
 #: the longest text a row keeps (the embedded backend already sends at most 2,000 characters)
@@ -70,26 +70,20 @@ class SampleFilter:
                  f"worst {self.worst}" if self.worst else "", f"best {self.best}" if self.best else ""]
         return ", ".join(p for p in parts if p)
 
-    def keeps(self, row: Mapping[str, Any], score_key: str) -> bool:
-        score = row.get(score_key)
-        return ((self.step is None or row.get("step") == self.step)
-                and (self.seed is None or row.get("seed") == self.seed)
-                and (self.phase is None or row.get("phase") == self.phase)
-                and (self.min_score is None or (score is not None and score >= self.min_score))
-                and (self.max_score is None or (score is not None and score <= self.max_score)))
-
 
 @dataclass(frozen=True)
-class SampleRows:
-    """What one flow's samples look like: their rows and how each door names their fields."""
+class SampleSpec:
+    """What one flow's samples are: the events they arrive as, how one becomes a row, and how each door
+    names a row's fields."""
 
-    #: "rollouts" / "samples": the name of the view and of the bundle's file
+    #: "rollouts" / "samples": the name of the view (``job.rollouts()``) and of the bundle's file
     kind: str
     #: plain words for a title ("RL rollouts")
     title: str
-    job_id: str
-    #: one dict per sample, in stream order
-    rows: list[dict[str, Any]]
+    #: the event types that carry one sample each
+    event_types: frozenset[str]
+    #: one event's ``data`` (anything a backend sent) as a row: a dict with every field, read defensively
+    row: Callable[[Any], dict[str, Any]]
     #: (key, label) of the short fields a table lists, in order
     columns: tuple[tuple[str, str], ...]
     #: (key, label) of the long texts a row opens to
@@ -103,6 +97,6 @@ class SampleRows:
     notes: tuple[str, ...] = ()
 
 
-def row_label(src: SampleRows, row: Mapping[str, Any]) -> str:
+def row_label(src: SampleSpec, row: Mapping[str, Any]) -> str:
     """One line naming a row and its short fields: ``step 3 · seed 8 · reward 0.125 · …``."""
     return " · ".join(f"{label} {fmt(row.get(key))}" for key, label in src.columns if row.get(key) is not None)

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth_nb.flows.sample_rows import MAX_HTML_ROWS, SampleFilter, SampleRows, fmt, row_label
+from synth_nb.flows.sample_rows import SampleSpec, fmt, row_label
 from synth_nb.markup import html_text, no_math_html
 
 __all__ = ["samples_html"]
@@ -70,11 +70,11 @@ def _e(value: Any) -> str:
     return html_text(value)
 
 
-def _head(src: SampleRows) -> str:
+def _head(src: SampleSpec) -> str:
     return "<tr>" + "".join(f"<th scope='col'>{_e(label)}</th>" for _, label in src.columns) + "</tr>"
 
 
-def _rows(src: SampleRows, rows: Sequence[Mapping[str, Any]], uid: str, prefix: str) -> str:
+def _rows(src: SampleSpec, rows: Sequence[Mapping[str, Any]], uid: str, prefix: str) -> str:
     width = len(src.columns)
     out = []
     for n, r in enumerate(rows):
@@ -94,8 +94,7 @@ def _rows(src: SampleRows, rows: Sequence[Mapping[str, Any]], uid: str, prefix: 
     return "".join(out)
 
 
-def _bar(src: SampleRows, rows: Sequence[Mapping[str, Any]]) -> str:
-    phases = sorted({p for r in rows if isinstance(p := r.get("phase"), str)})
+def _bar(src: SampleSpec, phases: Sequence[str]) -> str:
     phase = ("<label>phase <select name='phase'><option value=''>all</option>"
              + "".join(f"<option>{_e(p)}</option>" for p in phases) + "</select></label>") if len(phases) > 1 else ""
     return (f"<div class='bar' role='search' hidden><label>step <input name='step' type='number'></label>"
@@ -104,29 +103,29 @@ def _bar(src: SampleRows, rows: Sequence[Mapping[str, Any]]) -> str:
             "<output aria-live='polite'></output></div>")
 
 
-def samples_html(src: SampleRows, selection: SampleFilter, rows: Sequence[Mapping[str, Any]],
-                 highlights: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], summary: str) -> str:
-    """The output of a selection (``rows``) of ``src``, under ``summary``, with ``highlights`` above it."""
+def samples_html(src: SampleSpec, job_id: str, shown: Sequence[Mapping[str, Any]], selected: int,
+                 highlights: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], summary: str,
+                 phases: Sequence[str]) -> str:
+    """The output of a selection of ``selected`` samples of job ``job_id``, of which ``shown`` are listed,
+    under ``summary``, with ``highlights`` (the latest step's best and worst) above it."""
     uid = f"synth-samples-{uuid.uuid4().hex[:10]}"
     notes = "".join(f"<p class='note'>{_e(n)}</p>" for n in src.notes)
     parts = [f"<h3>{_e(summary)}</h3>{notes}"]
-    if not src.rows:
-        parts.append(f"<p>No {_e(src.kind)} in the job's events yet (a backend that streams none shows none).</p>")
+    if not selected and not highlights:
+        parts.append(f"<p>No {_e(src.kind)} in the job's events (a backend that streams none shows none).</p>")
     for n, (label, best) in enumerate(highlights):
         parts.append(f"<h4>{_e(label)}</h4><div class='scroll'><table>{_head(src)}"
                      f"{_rows(src, best, uid, f'h{n}-')}</table></div>")
-    if src.rows:
-        ranked = selection.worst or selection.best
-        shown = (list(rows) if ranked else sorted(rows, key=lambda r: -(r.get("step") or 0)))[:MAX_HTML_ROWS]
-        more = (f"<p class='note'>First {len(shown)} of {len(rows)} rows; every row: "
+    if selected:
+        more = (f"<p class='note'>First {len(shown)} of {selected} rows; every row: "
                 f"<code>job.{_e(src.kind)}_df()</code>, or narrow with <code>job.{_e(src.kind)}(step=…)</code>.</p>"
-                if len(rows) > len(shown) else "")
-        parts.append(f"<h4>All sampled {_e(src.kind)} (select a row to open its full text)</h4>{_bar(src, rows)}"
+                if selected > len(shown) else "")
+        parts.append(f"<h4>Sampled {_e(src.kind)} (select a row to open its full text)</h4>{_bar(src, phases)}"
                      f"<div class='scroll'><table class='all'>{_head(src)}{_rows(src, shown, uid, 'r')}</table>"
                      f"</div>{more}")
     return no_math_html(
-        f"<div class='synth-samples' id='{uid}' role='region' aria-label='{_e(src.title)} of job {_e(src.job_id)}' "
-        f"data-job='{_e(src.job_id)}'><style>{_CSS.format(id=uid)}</style>"
+        f"<div class='synth-samples' id='{uid}' role='region' aria-label='{_e(src.title)} of job {_e(job_id)}' "
+        f"data-job='{_e(job_id)}'><style>{_CSS.format(id=uid)}</style>"
         f"<a class='skip' href='#{uid}-end'>Skip the {_e(src.kind)}</a>{''.join(parts)}"
         f"<div id='{uid}-end' class='note' tabindex='-1'>End of the {_e(src.kind)}.</div>"
         f"<script>{_SCRIPT}</script></div>")

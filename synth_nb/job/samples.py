@@ -1,7 +1,8 @@
 """The samples behind a job's numbers, as ``Job`` offers them: ``job.rollouts()`` (RL), ``job.samples()`` (SFT).
 
-Each asks the job's flow for the rows its events hold (``Flow.sample_rows``; a flow streams at most one kind,
-``Flow.sample_kind``) and selects from them (``synth_nb.flows.samples.SampleFilter``). The result is a
+A flow streams at most one kind (``Flow.sample_spec``). Its sample events are indexed as they arrive
+(``index_samples``: step, seed, phase and score in columns), so a view selects with the index and builds
+rows only for what it shows (``synth_nb.flows.samples.SampleTable``). The result is a
 ``SampleTable``: a notebook shows it as a table (best and worst of the latest step at the top, each row
 opening its full text), ``*_df()`` is the same selection as a DataFrame.
 """
@@ -12,23 +13,42 @@ from typing import Any
 
 from synth_nb.errors import ConfigError
 from synth_nb.flows import all_flows, get_flow
-from synth_nb.flows.sample_rows import SampleFilter
+from synth_nb.flows.sample_rows import SampleFilter, SampleSpec
 from synth_nb.flows.samples import SampleTable
+from synth_nb.job.logs import EventLog
 
-__all__ = ["SampleViews", "sample_table"]
+__all__ = ["SampleViews", "index_samples", "sample_spec", "sample_table"]
+
+
+def sample_spec(flow_name: str) -> SampleSpec | None:
+    """The samples a flow streams (None: none, or a flow not registered here)."""
+    try:
+        return get_flow(flow_name).sample_spec
+    except ConfigError:
+        return None
+
+
+def index_samples(events: EventLog, flow_name: str) -> None:
+    """Index the sample events of the flow's kind as they arrive (``EventLog.index_samples``)."""
+    spec = sample_spec(flow_name)
+    if spec is not None:
+        events.index_samples(spec.event_types, spec.score_key)
 
 
 def sample_table(job: Any, kind: str, selection: SampleFilter | None = None) -> SampleTable:
     """``job``'s samples of ``kind`` ("rollouts", "samples"), selected; ConfigError naming where ``kind``
     is found when the job's flow streams another kind or none."""
     flow = get_flow(job.flow)
-    rows = flow.sample_rows(job) if flow.sample_kind == kind else None
-    if rows is None:
-        if flow.sample_kind:
-            raise ConfigError(f"job {job.id} ({flow.label}) has no {kind}; its samples: job.{flow.sample_kind}()")
-        having = "; ".join(f"{f.label} jobs: job.{f.sample_kind}()" for f in all_flows() if f.sample_kind)
+    spec = flow.sample_spec
+    if spec is None or spec.kind != kind:
+        if spec is not None:
+            raise ConfigError(f"job {job.id} ({flow.label}) has no {kind}; its samples: job.{spec.kind}()")
+        having = "; ".join(f"{f.label} jobs: job.{f.sample_spec.kind}()" for f in all_flows() if f.sample_spec)
         raise ConfigError(f"job {job.id} ({flow.label}) streams no samples ({having})")
-    return SampleTable.select(rows, selection)
+    events: EventLog = job.events
+    index = events.samples if events.samples is not None and events.samples.types == spec.event_types \
+        else events.index_samples(spec.event_types, spec.score_key)
+    return SampleTable.select(spec, job.id, index.columns(), list(index.phases), events.data_at, selection)
 
 
 class SampleViews:

@@ -27,6 +27,7 @@ from synth_nb.errors import ConfigError, SynthNbError
 from synth_nb.flows import catalogue, get_flow
 from synth_nb.job.ending import Ending
 from synth_nb.job.registry import RUNS_DIR, JobRegistry
+from synth_nb.job.samples import sample_table
 from synth_nb.markup import md_text
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
@@ -304,10 +305,10 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
         put_json("task_app.json", run.task_app)
     put("events.jsonl", _jsonl(job.events, secrets))
     put("metrics.jsonl", _jsonl(job.metrics, secrets))
-    samples = get_flow(job.flow).sample_rows(job)
-    if samples is not None and samples.rows:
-        put(f"{samples.kind}.jsonl", "".join(json.dumps(mask_payload(row, list(secrets)), ensure_ascii=False) + "\n"
-                                             for row in samples.rows))
+    spec = get_flow(job.flow).sample_spec
+    if spec is not None and len(samples := sample_table(job, spec.kind)):
+        put(f"{spec.kind}.jsonl", "".join(json.dumps(mask_payload(row, list(secrets)), ensure_ascii=False) + "\n"
+                                          for row in samples.rows))
     put_json("status.json", dict(job.status_doc or {}))
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,

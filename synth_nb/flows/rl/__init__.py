@@ -7,15 +7,14 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, ExplorableJob, Flow, TaskAppRef, Workload
+from synth_nb.flows.base import ConfigLike, Flow, TaskAppRef, Workload
 from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.rl import estimate, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
-from synth_nb.flows.rl.rollouts import ROLLOUT_EVENT, rollout_rows
-from synth_nb.flows.sample_rows import SampleRows
+from synth_nb.flows.rl.rollouts import ROLLOUT_EVENT, ROLLOUTS
 from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
 from synth_nb.plan import Plan
@@ -49,8 +48,7 @@ class RlFlow(Flow):
     example_task_app = "charclass"
     #: 0.2.24's CLI hides RL events that mention the hosted infrastructure
     noise_words = ("modal", "hatchet")
-    sample_kind = "rollouts"
-    sample_event_types = frozenset({ROLLOUT_EVENT})
+    sample_spec = ROLLOUTS
     #: a dozen sampled rollouts per step would bury the step lines: they have views of their own
     noise_event_types = frozenset({ROLLOUT_EVENT})
 
@@ -78,9 +76,6 @@ class RlFlow(Flow):
 
     def artifacts(self, job: FinishedJob) -> Artifact:
         return rl_artifact(job)
-
-    def sample_rows(self, job: ExplorableJob) -> SampleRows:
-        return rollout_rows(job.events.of_types(self.sample_event_types), job.id)
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)

@@ -7,13 +7,11 @@ something else) is shown as missing. A job without such events has an empty tabl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from synth_nb.flows.sample_rows import SampleRows, as_int, as_number, as_text
-from synth_nb.records import Event
+from synth_nb.flows.sample_rows import SampleSpec, as_int, as_number, as_text
 
-__all__ = ["ROLLOUT_EVENT", "rollout_rows"]
+__all__ = ["ROLLOUTS", "ROLLOUT_EVENT", "rollout_row"]
 
 ROLLOUT_EVENT = "rl.rollout.sampled"
 _COLUMNS = (("step", "step"), ("phase", "phase"), ("seed", "seed"), ("member", "#"), ("reward", "reward"),
@@ -30,7 +28,7 @@ def _components(value: Any) -> dict[str, float]:
     return {str(k)[:64]: n for k, v in list(value.items())[:16] if (n := as_number(v)) is not None}
 
 
-def _row(data: Any) -> dict[str, Any]:
+def rollout_row(data: Any) -> dict[str, Any]:
     data = data if isinstance(data, dict) else {}
     prompt, prompt_chars = as_text(data.get("prompt"))
     completion, completion_chars = as_text(data.get("completion"))
@@ -49,8 +47,6 @@ def _row(data: Any) -> dict[str, Any]:
     }
 
 
-def rollout_rows(events: Iterable[Event], job_id: str) -> SampleRows:
-    """The rollouts ``events`` (of type ``ROLLOUT_EVENT``) hold, in stream order."""
-    return SampleRows(kind="rollouts", title="RL rollouts", job_id=job_id,
-                      rows=[_row(e.data) for e in events], columns=_COLUMNS, texts=_TEXTS, score_key="reward",
-                      score_label="reward", highlight_phase="train", notes=_NOTES)
+ROLLOUTS = SampleSpec(kind="rollouts", title="RL rollouts", event_types=frozenset({ROLLOUT_EVENT}), row=rollout_row,
+                      columns=_COLUMNS, texts=_TEXTS, score_key="reward", score_label="reward",
+                      highlight_phase="train", notes=_NOTES)
