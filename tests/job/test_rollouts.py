@@ -13,6 +13,7 @@ from typing import Any
 
 import pexpect
 import pytest
+from minimal_configs import TINY_RL
 from terminal_session import clean_env, spawn
 
 from synth_nb.cli.main import main
@@ -24,54 +25,6 @@ from synth_nb.job import Job
 pytestmark = pytest.mark.torch
 
 ENV_KEY = "sk_env_CANARY_rollouts_bbbbbb_4242"
-#: 2 steps x the first group (4) + 3 evaluation rounds (before, after step 1, at the end) x 2 seeds
-CONFIG = """\
-[algorithm]
-type = "online"
-method = "policy_gradient"
-variety = "gspo"
-
-[services]
-task_url = "{task_url}"
-
-[model]
-base = "Qwen/Qwen3-0.6B"
-trainer_mode = "full"
-label = "charclass-tiny"
-
-[compute]
-gpu_type = "H100"
-gpu_count = 1
-
-[topology]
-gpus_for_vllm = 1
-gpus_for_training = 1
-
-[rollout]
-env_name = "charclass"
-policy_name = "charclass-policy"
-max_turns = 1
-episodes_per_batch = 8
-max_concurrent_rollouts = 8
-
-[rollout.policy_config]
-max_tokens = 12
-
-[training]
-num_epochs = 1
-iterations_per_epoch = 2
-max_turns = 1
-batch_size = 2
-group_size = 4
-learning_rate = 2e-3
-
-[evaluation]
-instances = 2
-every_n_iters = 1
-seeds = [1000, 1001]
-"""
-
-
 @dataclass
 class Ran:
     folder: Path
@@ -89,7 +42,7 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     folder = tmp_path_factory.mktemp("rollouts")
     with start_task_app("charclass", api_key=ENV_KEY) as app, \
             start_backend(port=0, environment_api_key=ENV_KEY) as backend, pytest.MonkeyPatch.context() as env:
-        (folder / "rl.toml").write_text(CONFIG.format(task_url=app.url), encoding="utf-8")
+        (folder / "rl.toml").write_text(TINY_RL.format(task_url=app.url), encoding="utf-8")
         env.chdir(folder)
         env.setenv("SYNTH_API_KEY", backend.api_key)
         env.setenv("ENVIRONMENT_API_KEY", ENV_KEY)
