@@ -18,7 +18,7 @@ __all__ = ["MAX_HTML_ROWS", "MAX_TEXT_CHARS", "SampleFilter", "SampleSpec", "as_
 #: the longest text a row keeps (the embedded backend already sends at most 2,000 characters)
 MAX_TEXT_CHARS = 4000
 #: rows a notebook output lists (the newest steps first); the rest are counted and left to the DataFrame
-MAX_HTML_ROWS = 200
+MAX_HTML_ROWS = 100
 
 
 def as_int(value: Any) -> int | None:

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth_nb.flows.sample_rows import SampleSpec, fmt, row_label
+from synth_nb.flows.sample_rows import SampleSpec, fmt
 from synth_nb.markup import html_text, no_math_html
 
 __all__ = ["samples_html"]
@@ -74,10 +74,10 @@ def _head(src: SampleSpec) -> str:
     return "<tr>" + "".join(f"<th scope='col'>{_e(label)}</th>" for _, label in src.columns) + "</tr>"
 
 
-def _rows(src: SampleSpec, rows: Sequence[Mapping[str, Any]], uid: str, prefix: str) -> str:
+def _rows(src: SampleSpec, rows: Sequence[Mapping[str, Any]]) -> str:
     width = len(src.columns)
     out = []
-    for n, r in enumerate(rows):
+    for r in rows:
         score = r.get(src.score_key)
         data = (f" data-step='{_e(fmt(r.get('step')))}' data-seed='{_e(fmt(r.get('seed')))}'"
                 f" data-phase='{_e(r.get('phase') or '')}' data-score='{'' if score is None else _e(score)}'")
@@ -89,8 +89,10 @@ def _rows(src: SampleSpec, rows: Sequence[Mapping[str, Any]], uid: str, prefix: 
             cut = (f" <span class='note'>(cut: {len(text):,} of {full:,} characters)</span>"
                    if isinstance(full, int) and full > len(text) else "")
             texts.append(f"<div><strong>{_e(label)}</strong>{cut}<pre>{_e(text)}</pre></div>")
-        out.append(f"<tr class='s' id='{uid}-{prefix}{n}'{data}>{cells}</tr><tr class='text'><td colspan='{width}'>"
-                   f"<details><summary>{_e(row_label(src, r))}</summary>{''.join(texts)}</details></td></tr>")
+        short = " · ".join(f"{label} {fmt(r.get(key))}" for key, label in src.columns[:4] if r.get(key) is not None)
+        out.append(f"<tr class='s'{data}>{cells}</tr><tr class='text'><td colspan='{width}'><details><summary>"
+                   f"{_e(short)}: {' and '.join(_e(label) for _, label in src.texts)}</summary>{''.join(texts)}"
+                   "</details></td></tr>")
     return "".join(out)
 
 
@@ -113,15 +115,15 @@ def samples_html(src: SampleSpec, job_id: str, shown: Sequence[Mapping[str, Any]
     parts = [f"<h3>{_e(summary)}</h3>{notes}"]
     if not selected and not highlights:
         parts.append(f"<p>No {_e(src.kind)} in the job's events (a backend that streams none shows none).</p>")
-    for n, (label, best) in enumerate(highlights):
+    for label, best in highlights:
         parts.append(f"<h4>{_e(label)}</h4><div class='scroll'><table>{_head(src)}"
-                     f"{_rows(src, best, uid, f'h{n}-')}</table></div>")
+                     f"{_rows(src, best)}</table></div>")
     if selected:
         more = (f"<p class='note'>First {len(shown)} of {selected} rows; every row: "
                 f"<code>job.{_e(src.kind)}_df()</code>, or narrow with <code>job.{_e(src.kind)}(step=…)</code>.</p>"
                 if selected > len(shown) else "")
         parts.append(f"<h4>Sampled {_e(src.kind)} (select a row to open its full text)</h4>{_bar(src, phases)}"
-                     f"<div class='scroll'><table class='all'>{_head(src)}{_rows(src, shown, uid, 'r')}</table>"
+                     f"<div class='scroll'><table class='all'>{_head(src)}{_rows(src, shown)}</table>"
                      f"</div>{more}")
     return no_math_html(
         f"<div class='synth-samples' id='{uid}' role='region' aria-label='{_e(src.title)} of job {_e(job_id)}' "
