@@ -90,6 +90,8 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         assert re.search(r"model id: ft:\S+", text)
         first, last, steps = re.search(r"train loss ([\d.]+) -> ([\d.]+) over (\d+) steps", text).groups()  # type: ignore[union-attr]
         assert int(steps) > 1 and float(last) < float(first)
+        samples = next(b["text/html"] for b in bundles if "synth-samples" in b.get("text/html", ""))
+        assert "SFT samples of job" in samples and "reference" in samples  # kept as static HTML
     elif name == "rl.ipynb":  # a real local GRPO job on the charclass task app: the reward rose
         assert any("data:application/json;base64," in b.get("text/html", "") for b in bundles)
         doc = json.loads(next(out.glob("*_status.json")).read_text())
