@@ -206,10 +206,11 @@ class Job(JobHistory, SampleViews):
                               "(compare runs of any flow with synth_nb.compare)")
         return explorer
 
-    def candidates_df(self) -> Any:
+    def candidates_df(self, include_rejected: bool = False) -> Any:
         """The explorer's table (prompt learning: one row per candidate with parents, origin, scores, held-out
-        score, length, rollouts)."""
-        return self.explorer().frame()
+        score, length, rollouts); ``include_rejected`` adds every proposal the search did not keep, with why."""
+        explorer = self.explorer()
+        return explorer.frame(include_rejected=True) if include_rejected else explorer.frame()
 
     # -- following ------------------------------------------------------------------------------
 
