@@ -14,6 +14,7 @@ import asyncio
 import sys
 from typing import TextIO
 
+from synth_nb.errors import ConfigError
 from synth_nb.flows.sample_rows import SampleFilter
 from synth_nb.job.samples import sample_table
 from synth_nb.pipeline import actions
@@ -49,7 +50,15 @@ def add_sample_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def wants_samples(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "rollouts", False) or getattr(args, "samples", False))
+    """Whether to list samples (``--rollouts`` / ``--samples``); a narrowing flag without either is a
+    ConfigError (exit 2), not silently ignored."""
+    wanted = bool(getattr(args, "rollouts", False) or getattr(args, "samples", False))
+    narrowing = [flag for flag, value in (("--step", args.step), ("--worst", args.worst), ("--best", args.best))
+                 if value is not None]
+    if narrowing and not wanted:
+        raise ConfigError(f"{', '.join(narrowing)} narrows a listing of samples: add --rollouts (RL) or "
+                          "--samples (SFT)")
+    return wanted
 
 
 def print_samples(args: argparse.Namespace, request: Request, out: TextIO | None = None) -> int:
