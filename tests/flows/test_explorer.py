@@ -293,6 +293,19 @@ def test_the_summary_carries_the_baseline_to_best_diff() -> None:
             assert d.wdiff() in markdown
 
 
+def test_a_job_that_streams_no_samples_has_empty_sample_views_and_prompt_learning_none() -> None:
+    rl, sft = real_runs().jobs["rl"], real_runs().jobs["sft"]  # replayed recordings without sample events
+    table = rl.rollouts()
+    assert table.summary_line() == f"RL rollouts of job {rl.id}: 0 sampled" and len(table) == 0
+    assert "No rollouts in the job's events" in table.to_html() and table.highlights == []
+    assert "no rollouts in the job's events" in table.to_text()
+    assert rl.rollouts_df().empty and {"step", "reward", "prompt", "completion"} <= set(rl.rollouts_df())
+    assert len(sft.samples()) == 0 and sft.samples_df().empty
+    with pytest.raises(ConfigError, match=r"\(prompt learning\) streams no samples \(RL jobs: job\.rollouts\(\); "
+                                          r"SFT jobs: job\.samples\(\)\)"):
+        real_runs().jobs["gepa_a"].rollouts()
+
+
 def test_only_prompt_learning_jobs_have_an_explorer() -> None:
     with pytest.raises(ConfigError, match="SFT job, which has no explorer"):
         real_runs().jobs["sft"].explorer()
