@@ -120,4 +120,4 @@ async def test_the_samples_view_is_redrawn_as_rollouts_arrive(outputs: Any, tmp_
     assert output.shown[-1]["text/plain"] == f"RL rollouts of job {job.id}: 8 sampled, steps 1–4"
     assert "Best of step 4 (by reward)" in output.shown[-1]["text/html"]
     assert "&lt;b&gt;41&lt;/b&gt;" in output.shown[-1]["text/html"] and "<b>41" not in output.shown[-1]["text/html"]
-    assert any(f"{n} sampled" in b["text/plain"] for b in output.shown[:-1] for n in range(0, 8))  # drawn early
+    assert any(f"{n} sampled" in b["text/plain"] for b in output.shown[:-1] for n in range(8))  # drawn early
