@@ -67,10 +67,10 @@ class SampleProbe:
         self.stop_ids = {tok.end_id} | ({int(tok.eos_id)} if hasattr(tok, "eos_id") else set())
         self.logit_mask = text_logit_mask(loaded)
 
-    def emit(self, channel: Channel, step: int) -> None:
-        """One ``SAMPLE_EVENT`` per prompt, from the model's greedy replies (on the CPU, where the built-in loop
-        trains; a model on another device is not sampled)."""
-        model = self.loaded.model
+    def emit(self, channel: Channel, step: int, model: Any = None) -> None:
+        """One ``SAMPLE_EVENT`` per prompt, from the greedy replies of ``model`` (default: the loaded one; TRL
+        trains a wrapped one). Sampled on the CPU; a model on another device is not sampled."""
+        model = model if model is not None else self.loaded.model
         if next(model.parameters()).device.type != "cpu":
             return
         for example, (prompt_full, ids, reference_full) in enumerate(self.items):
