@@ -40,7 +40,7 @@ max_concurrent_rollouts = 4
 """
 
 #: an RL config the embedded backend trains for real in seconds (the charclass task app, the tiny model;
-#: task_url filled in): 2 steps x the first group (4) + 3 evaluation rounds (before, after step 1, at the end) x 2 seeds
+#: task_url filled in): 2 steps x the first group (4) + 2 evaluation rounds (before, at the end) x 2 seeds
 TINY_RL = """\
 [algorithm]
 type = "online"
@@ -67,7 +67,7 @@ gpus_for_training = 1
 env_name = "charclass"
 policy_name = "charclass-policy"
 max_turns = 1
-episodes_per_batch = 8
+episodes_per_batch = 4
 max_concurrent_rollouts = 8
 
 [rollout.policy_config]
@@ -77,13 +77,13 @@ max_tokens = 12
 num_epochs = 1
 iterations_per_epoch = 2
 max_turns = 1
-batch_size = 2
+batch_size = 1
 group_size = 4
 learning_rate = 2e-3
 
 [evaluation]
 instances = 2
-every_n_iters = 1
+every_n_iters = 2
 seeds = [1000, 1001]
 """
 

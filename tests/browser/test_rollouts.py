@@ -55,10 +55,10 @@ def test_the_rollout_table_renders_and_a_row_opens_by_keyboard(lab: Any) -> None
         view.wait_for()
         lab.assert_clean(where="rollouts drawn")
         page = lab.page
-        assert "14 sampled, steps 0–2" in view.locator("h3").inner_text()
+        assert "12 sampled, steps 0–2" in view.locator("h3").inner_text()
         assert view.locator("h4", has_text="Best of step 2 (by reward)").count() == 1
         rows = view.locator("table.all tr.s")
-        assert rows.count() == 14
+        assert rows.count() == 12
 
         first = view.locator("table.all details").first
         summary = first.locator("summary")
@@ -90,5 +90,5 @@ def test_the_rollout_table_renders_and_a_row_opens_by_keyboard(lab: Any) -> None
         saved = json.loads((lab.folder / "rollouts.ipynb").read_text())
         html = "".join("".join(o["data"]["text/html"]) for c in saved["cells"] for o in c.get("outputs", [])
                        if "text/html" in o.get("data", {}))
-        assert "synth-samples" in html and html.count("<details>") >= 14  # the saved notebook keeps a static copy
+        assert "synth-samples" in html and html.count("<details>") >= 12  # the saved notebook keeps a static copy
         assert backend.api_key not in json.dumps(saved) and TASK_APP_KEY not in json.dumps(saved)

@@ -66,8 +66,8 @@ def _rebuilt(ran: Ran) -> Job:
 def test_the_bundle_holds_every_sampled_rollout(ran: Ran) -> None:
     bundle = ran.folder / ".synth_nb" / "runs" / ran.job_id
     rows = [json.loads(line) for line in (bundle / "rollouts.jsonl").read_text().splitlines()]
-    assert [(r["phase"], r["step"]) for r in rows] == [("eval", 0)] * 2 + [("train", 1)] * 4 + [("eval", 1)] * 2 + [
-        ("train", 2)] * 4 + [("eval", 2)] * 2
+    assert [(r["phase"], r["step"]) for r in rows] == [("eval", 0)] * 2 + [("train", 1)] * 4 + [("train", 2)] * 4 + [
+        ("eval", 2)] * 2
     assert all(r["prompt"].startswith("user: ") and r["completion_tokens"] >= 1 for r in rows)
     assert {tuple(r["reward_components"]) for r in rows} == {("filled", "in_class")}
     assert "`rollouts.jsonl`" in (bundle / "README.md").read_text()
@@ -77,17 +77,17 @@ def test_the_bundle_holds_every_sampled_rollout(ran: Ran) -> None:
 def test_the_rollout_view_puts_the_latest_steps_best_and_worst_first_and_filters(ran: Ran) -> None:
     job = _rebuilt(ran)
     table = job.rollouts()
-    assert table.summary_line() == f"RL rollouts of job {job.id}: 14 sampled, steps 0–2"
+    assert table.summary_line() == f"RL rollouts of job {job.id}: 12 sampled, steps 0–2"
     (best_label, best), *worst = table.highlights
     assert best_label == "Best of step 2 (by reward)" and {r["step"] for r in best} == {2}
     assert [r["reward"] for r in best] == sorted((r["reward"] for r in best), reverse=True)
     html = table.to_html()
-    assert html.count("<details>") == 14 + len(best) + sum(len(rows) for _, rows in worst)
+    assert html.count("<details>") == 12 + len(best) + sum(len(rows) for _, rows in worst)
     assert "user: " in html and "reward parts" in html
     frame = job.rollouts_df()
-    assert len(frame) == 14 and {"step", "seed", "prompt", "completion", "reward", "advantage"} <= set(frame)
+    assert len(frame) == 12 and {"step", "seed", "prompt", "completion", "reward", "advantage"} <= set(frame)
     train2 = job.rollouts(2, phase="train").rows
-    assert len(train2) == 4 and {r["seed"] for r in train2} == {2}  # the first group of step 2: one seed
+    assert len(train2) == 4 and {r["seed"] for r in train2} == {1}  # the first group of step 2: one seed (batch 1)
     worst2 = job.rollouts(worst=2).rows
     assert [r["reward"] for r in worst2] == sorted(r["reward"] for r in table.rows)[:2]
     assert all(r["reward"] >= 0.1 for r in job.rollouts(min_reward=0.1).rows)
@@ -99,7 +99,7 @@ def test_attach_rollouts_lists_them_in_a_terminal(ran: Ran, tmp_path: Path) -> N
     children: list[Any] = []
     child = spawn(["attach", ran.job_id, "--backend", ran.url, "--rollouts", "--step", "2", "--worst", "2"],
                   tmp_path, (80, 24), clean_env(SYNTH_API_KEY=ran.api_key), children)
-    child.expect(r"14 sampled, steps 0–2; 2 shown \(step 2, worst 2\)")
+    child.expect(r"12 sampled, steps 0–2; 2 shown \(step 2, worst 2\)")
     child.expect("── step 2 · phase (train|eval) · seed")
     child.expect("completion")
     child.expect(pexpect.EOF)
