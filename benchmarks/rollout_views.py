@@ -7,7 +7,7 @@ embedded backend's own event builder (``synth_nb.local.training.rollout_samples`
 an attach reads them. Texts are the charclass task's (a short prompt, a 12-token reply), and, with
 ``--long``, prompts of ~600 characters and replies of ~300 (a chat task).
 
-Prints: bytes the history holds for them (tracemalloc, after the pages are dropped), then the median
+Prints: bytes the history holds for them (tracemalloc), the time taking them in costs, then the median
 wall time (of ``--repeats``, untraced) and peak traced memory (one more run) of: ``job.rollouts()`` (rows built and selected),
 its notebook output (``_repr_mimebundle_``: what the view renders), ``job.rollouts(step=N)`` for the
 last step, ``rollouts_df()`` and the terminal listing of ``--step N --worst 3``. Goals: <= 50 MiB held,
@@ -107,23 +107,29 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
+    records = list(_events(args.steps, args.long))
+    pages = [records[i:i + PAGE] for i in range(0, len(records), PAGE)]
+    ingest = []
+    for _ in range(args.repeats):  # untraced: the time an attach spends taking them in (index included)
+        timed: Any = _History("job_bench_rollouts", "rl")
+        started = time.perf_counter()
+        for page in pages:
+            timed.ingest_events(page)
+        ingest.append(time.perf_counter() - started)
+        del timed
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     job: Any = _History("job_bench_rollouts", "rl")
-    page: list[EventRecord] = []
-    for record in _events(args.steps, args.long):
-        page.append(record)
-        if len(page) == PAGE:
-            job.ingest_events(page)
-            page = []
-    job.ingest_events(page)
-    del page
+    for page in pages:
+        job.ingest_events(page)
     gc.collect()
     held = (tracemalloc.get_traced_memory()[0] - base) / 2**20
     tracemalloc.stop()
+    del records, pages
     n = len(job.events)
     print(f"{n:,} rollout events of a {args.steps:,}-step RL job ({'long' if args.long else 'charclass'} texts)")
     print(f"  held by the history: {held:.1f} MiB ({held * 2**20 / n:.0f} bytes per rollout; goal <= 50 MiB)")
+    print(f"  taken in (pages of {PAGE:,}, the sample index built as they arrive): {statistics.median(ingest):.2f} s")
     last = args.steps
     views: list[tuple[str, Callable[[], Any]]] = [
         ("job.rollouts() (rows built, selected)", lambda: job.rollouts()),
