@@ -39,6 +39,54 @@ episodes_per_batch = 8
 max_concurrent_rollouts = 4
 """
 
+#: an RL config the embedded backend trains for real in seconds (the charclass task app, the tiny model;
+#: task_url filled in): 2 steps x the first group (4) + 2 evaluation rounds (before, at the end) x 2 seeds
+TINY_RL = """\
+[algorithm]
+type = "online"
+method = "policy_gradient"
+variety = "gspo"
+
+[services]
+task_url = "{task_url}"
+
+[model]
+base = "Qwen/Qwen3-0.6B"
+trainer_mode = "full"
+label = "charclass-tiny"
+
+[compute]
+gpu_type = "H100"
+gpu_count = 1
+
+[topology]
+gpus_for_vllm = 1
+gpus_for_training = 1
+
+[rollout]
+env_name = "charclass"
+policy_name = "charclass-policy"
+max_turns = 1
+episodes_per_batch = 4
+max_concurrent_rollouts = 8
+
+[rollout.policy_config]
+max_tokens = 12
+
+[training]
+num_epochs = 1
+iterations_per_epoch = 2
+max_turns = 1
+batch_size = 1
+group_size = 4
+learning_rate = 2e-3
+
+[evaluation]
+instances = 2
+every_n_iters = 2
+seeds = [1000, 1001]
+"""
+
 MINIMAL_SFT = """\
 [algorithm]
 type = "offline"

@@ -23,6 +23,7 @@ from synth_nb.flows.chart import ChartSpec
 from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage, reported_usage
 from synth_nb.flows.override_rows import OverrideRow
+from synth_nb.flows.sample_rows import SampleSpec
 from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.secrets import SYNTH_API_KEY
 
@@ -81,7 +82,8 @@ class Explorer(Protocol):
     def summary_line(self) -> str: ...
     def to_html(self) -> str: ...
     def to_markdown(self) -> str: ...
-    def frame(self) -> Any: ...
+    def frame(self, include_rejected: bool = False) -> Any:
+        """The table; ``include_rejected``: also what the search made and did not keep (prompt learning)."""
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]: ...
 
 
@@ -161,6 +163,9 @@ class Flow(ABC):
     chart: ClassVar[ChartSpec]
     #: event types that change this flow's explorer (a live view redraws on them); empty when it has none
     explorer_event_types: ClassVar[frozenset[str]] = frozenset()
+    #: the samples behind this flow's numbers, streamed as events (RL rollouts: ``job.rollouts()``; SFT
+    #: completions: ``job.samples()``; ``spec.kind`` also names the bundle's ``<kind>.jsonl``); None: none
+    sample_spec: ClassVar[SampleSpec | None] = None
     #: event types hidden by default for this flow
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default

@@ -25,6 +25,7 @@ from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
+from synth_nb.job.samples import SampleViews
 from synth_nb.records import Event
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ __all__ = ["Job"]
 CANCEL_POLL = 0.2
 
 
-class Job(JobHistory):
+class Job(JobHistory, SampleViews):
     """A submitted or re-attached job; call ``start_monitoring()`` / ``await wait()`` to follow it."""
 
     def __init__(
@@ -212,10 +213,11 @@ class Job(JobHistory):
                               "(compare runs of any flow with synth_nb.compare)")
         return explorer
 
-    def candidates_df(self) -> Any:
+    def candidates_df(self, include_rejected: bool = False) -> Any:
         """The explorer's table (prompt learning: one row per candidate with parents, origin, scores, held-out
-        score, length, rollouts)."""
-        return self.explorer().frame()
+        score, length, rollouts); ``include_rejected`` adds every proposal the search did not keep, with why."""
+        explorer = self.explorer()
+        return explorer.frame(include_rejected=True) if include_rejected else explorer.frame()
 
     # -- following ------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from synth_nb.client import EventRecord, MetricPage, MetricRecord
 from synth_nb.errors import JobCancelledError, JobFailedError, SynthNbError
 from synth_nb.job.logs import EventLog, MetricLog
+from synth_nb.job.samples import index_samples
 from synth_nb.records import METRIC_ALIASES, TERMINAL_STATUSES, Event, MetricPoint, normalize_status
 
 __all__ = ["DoneSignal", "JobHistory", "JobUpdate", "UpdateKind", "call_on_loop", "running_loop"]
@@ -114,6 +115,7 @@ class JobHistory:
         self.status_doc: dict[str, Any] = {}
         #: every event, in seq order (a read-only sequence of ``Event``)
         self.events = EventLog()
+        index_samples(self.events, flow)
         #: every metric point, in (step, name) order (a read-only sequence of ``MetricPoint``)
         self.metrics = MetricLog()
         #: metric points the backend sent that could not be read (no name, a value that is not a number):

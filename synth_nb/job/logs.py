@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import json
 import operator
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +20,7 @@ import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
 from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
 
 __all__ = ["EventLog", "MetricLog"]
@@ -129,6 +131,10 @@ class _EventText(msgspec.Struct):
     created_at: str | None = None
 
 
+class _EventData(msgspec.Struct):
+    data: Any = None
+
+
 class _MetricText(msgspec.Struct):
     epoch: int | None = None
     data: dict[str, Any] = msgspec.field(default_factory=dict)
@@ -136,6 +142,7 @@ class _MetricText(msgspec.Struct):
 
 
 _EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
+_ONE_EVENT_DATA = msgspec.json.Decoder(_EventData)
 _METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
 
 
@@ -162,7 +169,29 @@ class EventLog(_RecordLog[Event]):
         self._seq = array("q")
         self._type = StringColumn()
         self._level = StringColumn()
+        #: step, seed, phase and score of each sample event (``index_samples``), None: none indexed
+        self.samples: SampleIndex | None = None
         super().__init__(Event, KeyOrder(self._seq.__getitem__, self._seq))
+
+    def index_samples(self, types: Iterable[str], score_key: str) -> SampleIndex:
+        """Keep a ``SampleIndex`` of the events of ``types`` (those held already, and each one added)."""
+        index = self.samples = SampleIndex(types, score_key)
+        wanted = {code for code in map(self._type.code_of, index.types) if code is not None}
+        for row, code in enumerate(self._type.codes):
+            if code in wanted:
+                index.add(row, self._seq[row], self._docs[row])
+        return index
+
+    def data_at(self, rows: Iterable[int]) -> list[Any]:
+        """The ``data`` of the events at ``rows`` (arrival rows, as ``SampleIndex`` keeps them)."""
+        out = []
+        for row in rows:
+            try:
+                out.append(_ONE_EVENT_DATA.decode(self._docs[row]).data)
+            except (msgspec.DecodeError, ValueError):  # NaN or Infinity, which strict JSON lacks
+                doc = json.loads(self._docs[row])
+                out.append(doc.get("data") if isinstance(doc, dict) else None)
+        return out
 
     @property
     def last_seq(self) -> int:
@@ -179,6 +208,8 @@ class EventLog(_RecordLog[Event]):
         self._level.append(record.level)
         self._docs.append(record.document)
         self._order.insert(position, len(self._seq) - 1, record.seq)
+        if self.samples is not None and record.type in self.samples.types:
+            self.samples.add(len(self._seq) - 1, record.seq, record.document)
         return True
 
     _record_key = operator.attrgetter("seq")
@@ -190,6 +221,11 @@ class EventLog(_RecordLog[Event]):
         self._level.extend([r.level for r in records])
         self._docs.extend([r.document for r in records])
         self._order.extend(first, len(records), keys[-1])
+        index = self.samples
+        if index is not None and not index.types.isdisjoint([r.type for r in records]):
+            for row, record in enumerate(records, first):
+                if record.type in index.types:
+                    index.add(row, record.seq, record.document)
 
     def of_types(self, types: Iterable[str]) -> Iterator[Event]:
         """Events whose type is one of ``types``, in seq order; no other event is built."""

@@ -1,4 +1,5 @@
-"""A flow's explorer in a notebook: one output that follows a running job and stays as a copy.
+"""A flow's explorer (or its samples: ``show_samples``) in a notebook: one output that follows a running job
+and stays as a copy.
 
 ``show_explorer(job)`` displays ``job.explorer()`` (static HTML, with Markdown and text alternatives) by
 display id. While the job runs, a task on the loop the job lives on redraws it when candidate events have
@@ -13,13 +14,14 @@ import concurrent.futures
 import time
 import uuid
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Self
 
 from synth_nb.flows import get_flow
 from synth_nb.job import Job
+from synth_nb.job.samples import sample_table
 from synth_nb.notebook.kernel_loop import KernelLoop
 
-__all__ = ["ExplorerView", "show_explorer"]
+__all__ = ["ExplorerView", "SamplesView", "show_explorer", "show_samples"]
 
 
 class ExplorerView:
@@ -33,10 +35,18 @@ class ExplorerView:
         self._shown = False
         self._task: concurrent.futures.Future[int] | None = None
 
-    def bundle(self) -> dict[str, Any]:
-        return self.job.explorer()._repr_mimebundle_()
+    def view(self) -> Any:
+        """What is drawn: the job's explorer of everything streamed so far."""
+        return self.job.explorer()
 
-    def display(self) -> ExplorerView:
+    def redraws_on(self) -> frozenset[str]:
+        """The event types after which the view is drawn again."""
+        return get_flow(self.job.flow).explorer_event_types
+
+    def bundle(self) -> dict[str, Any]:
+        return dict(self.view()._repr_mimebundle_())
+
+    def display(self) -> Self:
         from IPython.display import display
 
         display(self.bundle(), raw=True, display_id=self.display_id)
@@ -52,7 +62,7 @@ class ExplorerView:
             update_display(self.bundle(), raw=True, display_id=self.display_id)
             self.frames += 1
 
-    def start(self) -> ExplorerView:
+    def start(self) -> Self:
         """Follow the job on its own loop (the kernel's once the magic has handed the job over). Idempotent."""
         if self._task is None and not self.job.done:
             loop = KernelLoop(self.job.loop) if self.job.loop is not None else KernelLoop.capture()
@@ -61,7 +71,7 @@ class ExplorerView:
 
     async def follow(self) -> int:
         """Redraw after candidate events, throttled; a final redraw when the job is done. Returns frames drawn."""
-        redraws_on = get_flow(self.job.flow).explorer_event_types
+        redraws_on = self.redraws_on()
         dirty, last = False, time.monotonic()
         async for update in self.job.updates():
             if update.kind == "done":
@@ -87,6 +97,34 @@ class ExplorerView:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": f"ExplorerView(job={self.job.id!r}, frames={self.frames})"}
+
+
+class SamplesView(ExplorerView):
+    """A displayed sample table of one job (``job.rollouts()`` / ``job.samples()``), redrawn as samples arrive."""
+
+    def __init__(self, job: Job, *, interval: float = 2.0) -> None:
+        super().__init__(job, interval=interval)
+        spec = get_flow(job.flow).sample_spec
+        self.kind = spec.kind if spec is not None else "samples"
+        self.display_id = f"synth-samples-{uuid.uuid4().hex}"
+
+    def view(self) -> Any:
+        return sample_table(self.job, self.kind)
+
+    def redraws_on(self) -> frozenset[str]:
+        spec = get_flow(self.job.flow).sample_spec
+        return spec.event_types if spec is not None else frozenset()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return {"text/plain": f"SamplesView(job={self.job.id!r}, {self.kind}, frames={self.frames})"}
+
+
+def show_samples(job: Job, *, live: bool = True, interval: float = 2.0) -> SamplesView:
+    """Display the samples behind ``job``'s numbers (RL rollouts, SFT samples); with ``live`` (and the job still
+    running) redraw them as they arrive, and once more when it ends. ConfigError for a flow that has none."""
+    sample_table(job, getattr(get_flow(job.flow).sample_spec, "kind", "rollouts"))  # says which flows have them
+    view = SamplesView(job, interval=interval).display()
+    return view.start() if live else view
 
 
 def show_explorer(job: Job, *, live: bool = True, interval: float = 2.0) -> ExplorerView:

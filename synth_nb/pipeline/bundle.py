@@ -28,6 +28,7 @@ from synth_nb.flows import catalogue, get_flow
 from synth_nb.job.ending import Ending
 from synth_nb.job.registry import RUNS_DIR, JobRegistry
 from synth_nb.job.report_html import REPORT_FILE, job_page
+from synth_nb.job.samples import sample_table
 from synth_nb.markup import md_text
 from synth_nb.pipeline.preflight import skip_requested, task_app_for, task_app_info
 from synth_nb.pipeline.prepare import Prepared
@@ -249,6 +250,10 @@ def _readme(job: Job, files: Sequence[str]) -> str:
         "task_app.json": "what the task app said about itself (/info, else /task_info) at submission",
         "events.jsonl": "every event of the job, one JSON object per line, in seq order",
         "metrics.jsonl": "every metric point of the job, one JSON object per line",
+        "rollouts.jsonl": "the sampled rollouts (RL): step, seed, prompt, completion, reward and its parts, "
+                          "advantage, tokens; one JSON object per line (`job.rollouts()`)",
+        "samples.jsonl": "the sample completions (SFT): step, prompt, reference, the model's reply; one JSON "
+                         "object per line (`job.samples()`)",
         "status.json": "the job's final status document (masked)",
         REPORT_FILE: "the job's report: status, stop reason, figures, chart, summary, config; opens in any browser "
                      "with the network off",
@@ -304,6 +309,10 @@ def write_bundle(job: Job, run: RunRecord, files: Sequence[Path] = (), *,
         put_json("task_app.json", run.task_app)
     put("events.jsonl", _jsonl(job.events, secrets))
     put("metrics.jsonl", _jsonl(job.metrics, secrets))
+    spec = get_flow(job.flow).sample_spec
+    if spec is not None and len(samples := sample_table(job, spec.kind)):
+        put(f"{spec.kind}.jsonl", "".join(json.dumps(mask_payload(row, list(secrets)), ensure_ascii=False) + "\n"
+                                          for row in samples.rows))
     put_json("status.json", dict(job.status_doc or {}))
     put_json(BUNDLE_FILE, {"job_id": job.id, "status": job.status, **run.describe(),
                            "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stopped_by": stopped_by,

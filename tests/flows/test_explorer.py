@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pandas as pd
 import pytest
 from real_runs import real_runs
 
@@ -202,6 +203,49 @@ def _check_front_and_wins(ex: Explorer, evaluated: list[dict[str, Any]]) -> None
         assert set(ex.wins().owners.get(seed, ())) == owners
 
 
+def test_a_real_gepa_stream_says_why_each_proposal_was_kept_and_what_the_proposer_saw() -> None:
+    job = real_runs().jobs["gepa_a"]
+    ex = job.explorer()
+    scored = _of(job, "prompt.learning.proposal.scored")
+    proposed = _of(job, "gepa.transformation.proposed")
+    assert proposed and all(d["proposer_input"].startswith("offline rewrite grounded on (query -> expected):")
+                            and d["proposer_output"] and d["proposer_output_chars"] >= len(d["proposer_output"])
+                            for d in proposed)
+    for d in scored:
+        p = next(p for p in ex.proposals if p.number == d["proposal"])
+        assert p.parent_score == d["parent_score"] is not None and p.reason == d["reason"]
+        assert (d["score"] > d["parent_score"]) == d["accepted"]  # GEPA keeps a proposal that beats its parent
+        if d["accepted"]:
+            assert d["reason"] == (f"minibatch score {d['score']:.3f} beat its parent's {d['parent_score']:.3f} on the "
+                                   f"same minibatch: kept as candidate {d['candidate_index']}")
+    assert [p.proposer_input for p in ex.proposals] == [d["proposer_input"] for d in proposed]
+
+
+REJECTING_STREAM = _stream(*[
+    (etype, {**data, **({"proposer_input": "reflect on: Q1 -> a", "proposer_output": "```Classify, tersely.```"}
+                        if etype == "gepa.transformation.proposed" else {}),
+             **({"parent_score": 0.5, "reason": "minibatch score 0.250 did not beat its parent's 0.500 on the same "
+                 "minibatch"} if etype == "prompt.learning.proposal.scored" and not data["accepted"] else {})})
+    for etype, data in ((e["type"], e["data"]) for e in LOCAL_STREAM)])
+
+
+def test_rejected_proposals_are_a_layer_of_the_explorer_and_rows_of_the_table() -> None:
+    ex = explore(REJECTING_STREAM, job_id="pl_rejecting")
+    [rejected] = ex.rejected()
+    assert (rejected.number, rejected.parents, rejected.minibatch_score, rejected.parent_score) == (2, (1,), 0.25, 0.5)
+    assert rejected.proposer_output == "```Classify, tersely.```" and "did not beat" in (rejected.reason or "")
+    frame = ex.frame(include_rejected=True)
+    assert len(frame) == len(ex.candidates) + 1 and len(ex.frame()) == len(ex.candidates)
+    row = frame.iloc[-1]
+    assert pd.isna(row["candidate"]) and row["accepted"] is False and row["proposal"] == 2
+    assert row["parent_minibatch_score"] == 0.5 and row["rejected_because"] == rejected.reason
+    assert row["proposer_input"] == "reflect on: Q1 -> a"
+    html = ex.to_html()
+    assert "Rejected proposals (1 of 3)" in html and "did not beat its parent&#x27;s 0.500" in html
+    assert "proposer output (raw)" in html and "```Classify, tersely.```" in html
+    assert "rejected (minibatch 0.250 vs parent 0.500)" in html  # the lineage's rejected layer
+
+
 def test_two_gepa_runs_differ_as_their_seeds_and_budgets_say() -> None:
     runs = real_runs()
     a, b = runs.jobs["gepa_a"], runs.jobs["gepa_b"]
@@ -247,6 +291,19 @@ def test_the_summary_carries_the_baseline_to_best_diff() -> None:
     for d in diff:
         if d.changed:
             assert d.wdiff() in markdown
+
+
+def test_a_job_that_streams_no_samples_has_empty_sample_views_and_prompt_learning_none() -> None:
+    rl, sft = real_runs().jobs["rl"], real_runs().jobs["sft"]  # replayed recordings without sample events
+    table = rl.rollouts()
+    assert table.summary_line() == f"RL rollouts of job {rl.id}: 0 sampled" and len(table) == 0
+    assert "No rollouts in the job's events" in table.to_html() and table.highlights == []
+    assert "no rollouts in the job's events" in table.to_text()
+    assert rl.rollouts_df().empty and {"step", "reward", "prompt", "completion"} <= set(rl.rollouts_df())
+    assert len(sft.samples()) == 0 and sft.samples_df().empty
+    with pytest.raises(ConfigError, match=r"\(prompt learning\) streams no samples \(RL jobs: job\.rollouts\(\); "
+                                          r"SFT jobs: job\.samples\(\)\)"):
+        real_runs().jobs["gepa_a"].rollouts()
 
 
 def test_only_prompt_learning_jobs_have_an_explorer() -> None:

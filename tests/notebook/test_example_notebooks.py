@@ -26,7 +26,8 @@ MAX_SAVED_BYTES = 150 * 1024
 #: what a raw Python value looks like in an output (a dataclass or default repr, a path object, an empty result)
 RAW_VALUE = re.compile(r"\b(Plan|Job|PreflightCard|Fork|\w+Reporter|PosixPath)\(|object at 0x|^\[\]$", re.M)
 #: the GEPA example also keeps its explorer (every candidate's prompt, the win matrix) and a comparison of runs
-EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024}
+#: and the RL example keeps its rollout table (the newest 100 of its sampled rollouts, each with its texts)
+EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024, "rl.ipynb": 60 * 1024}
 
 
 def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 900) -> None:
@@ -91,6 +92,8 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         assert re.search(r"model id: ft:\S+", text)
         first, last, steps = re.search(r"train loss ([\d.]+) -> ([\d.]+) over (\d+) steps", text).groups()  # type: ignore[union-attr]
         assert int(steps) > 1 and float(last) < float(first)
+        samples = next(b["text/html"] for b in bundles if "synth-samples" in b.get("text/html", ""))
+        assert "SFT samples of job" in samples and "reference" in samples  # kept as static HTML
     elif name == "rl.ipynb":  # a real local GRPO job on the charclass task app: the reward rose
         assert any("data:application/json;base64," in b.get("text/html", "") for b in bundles)
         doc = json.loads(next(out.glob("*_status.json")).read_text())
@@ -100,6 +103,8 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         curve_steps = [step for step, _ in rl["reward_curve"]]
         assert len(curve_steps) > 1 and curve_steps == sorted(curve_steps) and doc["fine_tuned_model"].startswith("rl:")
         assert "train.reward_mean" in text and "eval.reward_mean" in text  # the reward table was printed
+        rollouts = next(b["text/html"] for b in bundles if "synth-samples" in b.get("text/html", ""))
+        assert "Best of step 60 (by reward)" in rollouts and rollouts.count("<details>") > 20  # kept as static HTML
     EXECUTED.mkdir(parents=True, exist_ok=True)
     shutil.copy(saved, EXECUTED / name)  # only a run that passed every check above
 

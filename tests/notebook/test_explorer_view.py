@@ -79,3 +79,45 @@ def test_the_magic_compares_runs_by_id(ip: Any, monkeypatch: pytest.MonkeyPatch)
     latest = ip.run_line_magic("synth_train", "--compare")
     assert [r.job_id for r in latest.runs] == [runs.jobs["rl"].id]
     assert all(job.id in latest.problems[0] for name, job in runs.jobs.items() if name != "rl")
+
+
+def _rollout_recording(path: Any, steps: int = 4) -> Any:
+    """An RL recording whose rollouts arrive over about a second and a half: a group of 2 per step."""
+    import json
+
+    lines = [{"t": 0, "kind": "meta", "payload": {"flow": "rl"}}, {"t": 0, "kind": "status", "payload": {"status": "running"}}]
+    for step in range(1, steps + 1):
+        for member in range(2):
+            lines.append({"t": 0.4 * step, "kind": "event", "payload": {
+                "type": "rl.rollout.sampled", "message": f"step {step}", "data": {
+                    "step": step, "phase": "train", "seed": step, "member": member, "reward": 0.25 * member + 0.1 * step,
+                    "prompt": "user: Only digits.", "completion": f"<b>{step}{member}</b>", "completion_tokens": 3}}})
+    lines.append({"t": 0.4 * steps + 0.2, "kind": "status", "payload": {"status": "succeeded"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+async def test_the_samples_view_is_redrawn_as_rollouts_arrive(outputs: Any, tmp_path: Any) -> None:
+    from synth_nb.local import start_backend
+    from synth_nb.notebook.explorer_view import show_samples
+
+    recording = _rollout_recording(tmp_path / "rollouts.jsonl")
+    backend = await asyncio.to_thread(start_backend, recordings_dir=str(tmp_path))
+    client = AsyncSynthClient(backend.url + "/api", backend.api_key)
+    try:
+        endpoints = get_flow("rl").endpoints
+        doc = await client.create_job(endpoints, {"metadata": {"local_executor": "replay", "recording": str(recording)}})
+        job = Job(str(doc.get("id") or doc.get("job_id")), "rl", client, endpoints=endpoints, poll_interval=0.1)
+        if endpoints.start:
+            await client.start(endpoints, job.id)
+        view = show_samples(job, interval=0.2)
+        frames = await asyncio.wait_for(view.wait(), 120)  # a guard against hanging, not a speed check
+    finally:
+        await client.aclose()
+        await asyncio.to_thread(backend.stop)
+    [output] = outputs
+    assert job.done and frames == len(output.shown) >= 2
+    assert output.shown[-1]["text/plain"] == f"RL rollouts of job {job.id}: 8 sampled, steps 1–4"
+    assert "Best of step 4 (by reward)" in output.shown[-1]["text/html"]
+    assert "&lt;b&gt;41&lt;/b&gt;" in output.shown[-1]["text/html"] and "<b>41" not in output.shown[-1]["text/html"]
+    assert any(f"{n} sampled" in b["text/plain"] for b in output.shown[:-1] for n in range(8))  # drawn early

@@ -36,6 +36,14 @@ from synth_nb.records import UNPARSED_EVENT_TYPE
 __all__ = ["EXPLORER_EVENT_TYPES", "PROPOSAL_METRIC", "explore"]
 
 
+#: the longest proposer text or reason kept from an event (a backend may send any length)
+_MAX_TEXT = 8000
+
+
+def _text(value: Any) -> str | None:
+    return value[:_MAX_TEXT] if isinstance(value, str) and value else None
+
+
 class _Join:
     """Joins a ``SearchLog`` into the candidates, proposals, baseline and best of an ``Explorer``."""
 
@@ -197,7 +205,8 @@ class _Join:
             out.append(self._scored(Proposal(
                 number, kind, parents, transformation_id=d.get("transformation_id"), operator=operator or None,
                 replacements=replacements_of(d) or (), rollouts=self.s.rollouts_at(seq),
-                parent_label=None if parents or d.get("parent_id") is None else str(d.get("parent_id")))))
+                parent_label=None if parents or d.get("parent_id") is None else str(d.get("parent_id")),
+                proposer_input=_text(d.get("proposer_input")), proposer_output=_text(d.get("proposer_output")))))
         known = {p.number for p in out}
         for number in sorted(set(self.s.scored) - known):
             d = self.s.scored[number]
@@ -222,6 +231,8 @@ class _Join:
         accepted = d.get("accepted") if d else (metric[1].get("accepted") if metric else None)
         p.accepted = accepted if isinstance(accepted, bool) else None
         p.candidate = integer(d.get("candidate_index")) if d else None
+        p.parent_score = number(d.get("parent_score")) if d else None
+        p.reason = _text(d.get("reason")) if d else None
         return p
 
     def _link(self, p: Proposal) -> None:

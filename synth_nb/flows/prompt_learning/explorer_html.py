@@ -27,6 +27,18 @@ from synth_nb.markup import html_text, no_math_html
 
 __all__ = ["diff_html", "explorer_html"]
 
+#: rejected proposals listed (the first ones); the rest are in ``job.candidates_df(include_rejected=True)``
+MAX_REJECTED = 20
+#: the longest proposer text a rejected proposal shows here (a saved notebook keeps every output)
+MAX_SHOWN_CHARS = 1200
+
+
+def _shown(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return _e(text)
+    return (f"{_e(text[:MAX_SHOWN_CHARS])}…</pre><p class='note'>cut at {MAX_SHOWN_CHARS:,} of {len(text):,} "
+            "characters: the whole text is in <code>job.candidates_df(include_rejected=True)</code></p><pre hidden>")
+
 _CSS = """
 #{id} {{font-family: var(--jp-ui-font-family, sans-serif); font-size: 13px; max-width: 100%;}}
 #{id} h3 {{font-size: 15px; margin: 4px 0 8px;}} #{id} h4 {{font-size: 13px; margin: 12px 0 4px;}}
@@ -136,11 +148,42 @@ def _score_cell(value: float | None) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
 
 
+def _rejected(ex: Exploration, uid: str) -> str:
+    """The rejected layer: every proposal the search did not keep, why, and what its proposer saw and said."""
+    rejected = ex.rejected()
+    if not rejected:
+        return ""
+    shown = rejected[:MAX_REJECTED]
+    head = ("<tr><th scope='col'>Proposal</th><th scope='col'>Parent</th><th scope='col'>Operator</th>"
+            "<th scope='col'>Minibatch score</th><th scope='col'>Parent's minibatch score</th>"
+            "<th scope='col'>Why not kept</th></tr>")
+    rows = []
+    for p in shown:
+        parents = ", ".join(f"<a href='#{uid}-c{q}'>#{q}</a>" for q in p.parents) or _e(p.parent_label or "—")
+        texts = [(label, text) for label, text in (("proposed text", p.proposed_text()),
+                                                   ("proposer input", p.proposer_input),
+                                                   ("proposer output (raw)", p.proposer_output)) if text]
+        body = "".join(f"<div><strong>{label}</strong><pre>{_shown(text)}</pre></div>" for label, text in texts)
+        rows.append(f"<tr id='{uid}-p{p.number}'><th scope='row'>{_e(p.transformation_id or p.number)}</th>"
+                    f"<td>{parents}</td><td>{_e(p.operator or p.kind)}</td><td>{fmt(p.minibatch_score)}</td>"
+                    f"<td>{fmt(p.parent_score)}</td><td>{_e(p.reason or 'rejected (no reason sent)')}</td></tr>"
+                    + (f"<tr class='prompt'><td colspan='6'><details><summary>proposal {_e(p.transformation_id or p.number)}: "
+                       f"{', '.join(label for label, _ in texts)}</summary>{body}</details></td></tr>" if texts else ""))
+    more = (f"<p class='note'>{len(rejected) - len(shown)} more in <code>job.candidates_df(include_rejected=True)"
+            "</code></p>" if len(rejected) > len(shown) else "")
+    return (f"<h4 id='{uid}-rejected'>Rejected proposals ({len(rejected)} of {len(ex.proposals)})</h4><p class='note'>"
+            "Proposals the search made but did not keep: the minibatch score that decided it beside its parent's on "
+            "the same minibatch; open one for the proposed text and what the proposer was asked and answered.</p>"
+            f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{more}")
+
+
 def _lineage(ex: Exploration, uid: str) -> str:
     def node(n: LineageNode) -> str:
         kids = "".join(node(k) for k in n.children)
-        kids += "".join(f"<li class='note'>✗ proposal {_e(p.transformation_id or p.number)} rejected (minibatch "
-                        f"{fmt(p.minibatch_score)})</li>" for p in n.rejected)
+        kids += "".join(f"<li class='note'>✗ <a href='#{uid}-p{p.number}'>proposal {_e(p.transformation_id or p.number)}"
+                        f"</a> rejected (minibatch {fmt(p.minibatch_score)}"
+                        + (f" vs parent {fmt(p.parent_score)}" if p.parent_score is not None else "") + ")</li>"
+                        for p in n.rejected)
         label = f"<a href='#{uid}-c{n.candidate.index}'>{_e(lineage_label(ex, n, markdown=False))}</a>"
         return f"<li>{label}" + (f"<ul class='tree'>{kids}</ul>" if kids else "") + "</li>"
 
@@ -267,7 +310,7 @@ def explorer_html(ex: Exploration) -> str:
     diff = ex.baseline_to_best()
     diff_part = f"<h4>Baseline → best prompt (best by search score)</h4>{diff_html(diff)}" if diff else ""
     body = (f"<h3>{_e(ex.summary_line())}</h3><p class='note'>{_e(ex.best_note())}</p>{notes}{pareto}{_candidates(ex, uid)}{_wins(ex, uid)}"
-            f"{_lineage(ex, uid)}{diff_part}{_mipro(ex)}")
+            f"{_lineage(ex, uid)}{_rejected(ex, uid)}{diff_part}{_mipro(ex)}")
     return no_math_html(
         f"<div class='synth-explorer' id='{uid}' role='region' aria-label='Prompt-learning explorer for job "
         f"{_e(ex.job_id)}' data-job='{_e(ex.job_id)}'>"

@@ -38,6 +38,18 @@ class Proposal:
     rollouts: int | None = None
     #: the parent as the backend named it, when that is no candidate index (e.g. ``"best"``)
     parent_label: str | None = None
+    #: the parent's score on the same minibatch (what the proposal had to beat)
+    parent_score: float | None = None
+    #: why it was kept or not, as the backend says it
+    reason: str | None = None
+    #: what the proposer was asked (GEPA's reflection prompt) and its raw answer, as sent (possibly cut)
+    proposer_input: str | None = None
+    proposer_output: str | None = None
+
+    def proposed_text(self) -> str | None:
+        """The text the proposal would have put in place (its replacements' new texts)."""
+        texts = [str(r.get("new_text") or "") for r in self.replacements]
+        return "\n\n".join(texts) if texts else None
 
 
 @dataclass
@@ -231,14 +243,33 @@ class Exploration:
             })
         return out
 
-    def frame(self) -> Any:
-        """``rows()`` as a pandas DataFrame."""
+    def rejected(self) -> list[Proposal]:
+        """The proposals the search did not keep (``accepted`` False), in the order they were made."""
+        return [p for p in self.proposals if p.accepted is False]
+
+    def rejected_rows(self) -> list[dict[str, Any]]:
+        """One plain row per rejected proposal, with the columns of ``rows()`` (no candidate index: it never
+        became one) and why it was not kept, its proposer's input and raw output."""
+        return [{"candidate": None, "origin": p.kind, "parents": list(p.parents), "generation": None, "score": None,
+                 "heldout": None, "minibatch_score": p.minibatch_score, "accepted": False, "prompt_tokens": None,
+                 "rollouts": p.rollouts, "seeds_owned": 0, "baseline": False, "best": False, "instruction": None,
+                 "demo_set": None, "prompt": p.proposed_text(), "proposal": p.number,
+                 "parent_minibatch_score": p.parent_score, "rejected_because": p.reason,
+                 "proposer_input": p.proposer_input, "proposer_output": p.proposer_output}
+                for p in self.rejected()]
+
+    def frame(self, include_rejected: bool = False) -> Any:
+        """``rows()`` as a pandas DataFrame; ``include_rejected`` adds a row per rejected proposal
+        (``rejected_rows()``: candidate empty, accepted False, why it was not kept, the proposer's exchange)."""
         import pandas as pd
 
         columns = ["candidate", "origin", "parents", "generation", "score", "heldout", "minibatch_score",
                    "accepted", "prompt_tokens", "rollouts", "seeds_owned", "baseline", "best", "instruction",
                    "demo_set", "prompt"]
-        return pd.DataFrame(self.rows(), columns=columns)
+        if not include_rejected:
+            return pd.DataFrame(self.rows(), columns=columns)
+        extra = ["proposal", "parent_minibatch_score", "rejected_because", "proposer_input", "proposer_output"]
+        return pd.DataFrame(self.rows() + self.rejected_rows(), columns=columns + extra)
 
     def summary_line(self) -> str:
         base, best = self.candidate(self.baseline), self.candidate(self.best)

@@ -15,6 +15,7 @@ from synth_nb.flows.rl import estimate, health, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
 from synth_nb.flows.rl.chart import CHART
 from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
+from synth_nb.flows.rl.rollouts import ROLLOUT_EVENT, ROLLOUTS
 from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
 from synth_nb.plan import Plan
@@ -48,6 +49,9 @@ class RlFlow(Flow):
     example_task_app = "charclass"
     #: 0.2.24's CLI hides RL events that mention the hosted infrastructure
     noise_words = ("modal", "hatchet")
+    sample_spec = ROLLOUTS
+    #: a dozen sampled rollouts per step would bury the step lines: they have views of their own
+    noise_event_types = frozenset({ROLLOUT_EVENT})
 
     def claims(self, raw: Mapping[str, Any]) -> bool:
         if algorithm_is(raw, "online", _METHODS):

@@ -17,6 +17,7 @@ from synth_nb.flows.sft import estimate, health, plan
 from synth_nb.flows.sft.artifacts import sft_artifact
 from synth_nb.flows.sft.chart import CHART
 from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
+from synth_nb.flows.sft.samples import SAMPLE_EVENT, SAMPLES
 from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
 from synth_nb.plan import Plan
 from synth_nb.secrets import SecretBundle
@@ -50,7 +51,9 @@ class SftFlow(Flow):
         "hatchet.preflight", "hatchet.submission.attempt", "hatchet.submission.result", "sft.running",
         "sft.status", "sft.worker.alive", "sft.dispatch.selected", "sft.config.prepared",
         "sft.strategy.selected", "sft.training.args", "sft.progress", "sft.loss", "sft.upstream.status",
+        SAMPLE_EVENT,  # the sample completions have views of their own (job.samples())
     })
+    sample_spec = SAMPLES
 
     def claims(self, raw: Mapping[str, Any]) -> bool:
         return algorithm_is(raw, "offline", _METHODS) or bool(raw.get("job") and raw.get("compute"))

@@ -3,7 +3,9 @@
 The executor checks the task app (``/health``, ``/task_info``) before starting anything, then runs the
 worker; the model under training is served with ``ctx.serve_policy`` (one URL per concurrent rollout),
 so the task app reaches it via ``inference_url`` like any hosted policy. Events: ``rl.train.started``,
-``rl.train.step``, ``rl.eval.started``, ``rl.eval.summary``, ``rl.train.completed``, ``rl.job.completed``;
+``rl.train.step``, ``rl.eval.started``, ``rl.eval.summary``, ``rl.rollout.sampled`` (the sampled rollouts
+behind the numbers; its fields are documented in ``synth_nb.local.training.rollout_samples``),
+``rl.train.completed``, ``rl.job.completed``;
 metrics ``train.reward_mean``, ``train.loss``, ``train.kl``, ``eval.reward_mean``.
 """
 

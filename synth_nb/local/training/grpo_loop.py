@@ -35,9 +35,10 @@ from synth_nb.local.training.channel import Channel
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
+from synth_nb.local.training.rollout_samples import MAX_EVAL_SAMPLES, emit_rollouts
 from synth_nb.local.training.schedule import lr_factor
 from synth_nb.local.training.step_signals import group_signals
-from synth_nb.local.training.task_app_client import rollout_reward
+from synth_nb.local.training.task_app_client import RolloutOutcome, rollout_outcome
 
 __all__ = ["group_advantages", "grpo_loss", "run_grpo"]
 
@@ -109,11 +110,12 @@ class _Rollouts:
                 "record": {"trajectories": True, "logprobs": False, "value": False, "return_trace": False},
                 "on_done": "reset", "safety": {"max_ops": 100000, "max_time_s": 3600.0}}
 
-    def run(self, seeds: list[int], mode: str, tag: str, temperature: float) -> list[float | Exception] | None:
-        """Rewards per seed (an Exception where a rollout failed); None when cancelled."""
+    def run(self, seeds: list[int], mode: str, tag: str, temperature: float
+            ) -> list[RolloutOutcome | Exception] | None:
+        """Outcomes per seed (an Exception where a rollout failed); None when cancelled."""
         self.service.start_phase(temperature)
-        futures: list[Future[float]] = [
-            self.pool.submit(rollout_reward, self.http, self.cfg["task_url"],
+        futures: list[Future[RolloutOutcome]] = [
+            self.pool.submit(rollout_outcome, self.http, self.cfg["task_url"],
                              self._payload(slot, seed, mode, f"{tag}-r{slot}", temperature), self.cfg["task_key"])
             for slot, seed in enumerate(seeds)]
         while not all(f.done() for f in futures):
@@ -130,7 +132,7 @@ class _Rollouts:
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _check_phase(results: list[float | Exception], what: str) -> list[str]:
+def _check_phase(results: list[RolloutOutcome | Exception], what: str) -> list[str]:
     errors = [str(r) for r in results if isinstance(r, Exception)]
     if errors and len(errors) == len(results):
         raise TaskAppError(f"every {what} rollout failed; first error: {errors[0]}")
@@ -216,7 +218,9 @@ def _evaluate(run: _GrpoRun, rollouts: _Rollouts, at: int) -> bool:
     if results is None:
         return False
     errors = _check_phase(results, "evaluation")
-    scores = [r for r in results if isinstance(r, float)]
+    scores = [r.reward for r in results if isinstance(r, RolloutOutcome)]
+    emit_rollouts(channel, run.service.records, step=at, phase="eval", seeds=run.eval_seeds,
+                  slots=range(min(len(results), MAX_EVAL_SAMPLES)), results=results)
     mean = statistics.fmean(scores)
     run.eval_curve.append([at, round(mean, 4)])
     channel.metric("eval.reward_mean", at, mean, {"n": len(scores)})
@@ -225,19 +229,24 @@ def _evaluate(run: _GrpoRun, rollouts: _Rollouts, at: int) -> bool:
     return True
 
 
-def _grouped_samples(run: _GrpoRun, results: list[float | Exception]
+def _grouped_samples(run: _GrpoRun, results: list[RolloutOutcome | Exception], step: int, seeds: list[int]
                      ) -> tuple[list[Sample], list[float], list[float]]:
-    """Pair each rollout's sampled completions with its group-normalised advantage; also the rewards."""
+    """Pair each rollout's sampled completions with its group-normalised advantage; also the rewards. The
+    first group is reported as ``rl.rollout.sampled`` events (``rollout_samples``)."""
     samples: list[Sample] = []
     advantages: list[float] = []
     rewards: list[float] = []
     records = run.service.records
     for g in range(run.batch):
         members = range(g * run.group, (g + 1) * run.group)
-        ok = [k for k in members if isinstance(results[k], float) and records.get(k)]
-        group_rewards = [float(results[k]) for k in ok]  # type: ignore[arg-type]
+        ok = [k for k in members if isinstance(results[k], RolloutOutcome) and records.get(k)]
+        group_rewards = [r.reward for k in ok if isinstance(r := results[k], RolloutOutcome)]
         rewards += group_rewards
-        for k, adv in zip(ok, group_advantages(group_rewards), strict=True):
+        group_adv = dict(zip(ok, group_advantages(group_rewards), strict=True))
+        if g == 0:
+            emit_rollouts(run.channel, records, step=step, phase="train", seeds=seeds, slots=members,
+                          results=results, advantages=group_adv)
+        for k, adv in group_adv.items():
             for sample in records[k]:
                 samples.append(sample)
                 advantages.append(adv)
@@ -265,12 +274,12 @@ def _update(run: _GrpoRun, step: int, samples: list[Sample], advantages: list[fl
 def _train_step(run: _GrpoRun, rollouts: _Rollouts, step: int, seeds: list[int]) -> bool:
     """Rollouts for ``seeds`` (``group`` each), one update, its metrics; False when cancelled."""
     t0 = time.perf_counter()
-    results = rollouts.run([s for s in seeds for _ in range(run.group)], "rl", f"{run.cfg['job_id']}-s{step + 1}",
-                           run.temperature)
+    slot_seeds = [s for s in seeds for _ in range(run.group)]
+    results = rollouts.run(slot_seeds, "rl", f"{run.cfg['job_id']}-s{step + 1}", run.temperature)
     if results is None:
         return False
     errors = _check_phase(results, "training")
-    samples, advantages, rewards = _grouped_samples(run, results)
+    samples, advantages, rewards = _grouped_samples(run, results, step + 1, slot_seeds)
     t1 = time.perf_counter()
     loss, parts = _update(run, step, samples, advantages)
     step += 1
@@ -287,7 +296,8 @@ def _train_step(run: _GrpoRun, rollouts: _Rollouts, step: int, seeds: list[int])
                   "seconds": round(time.perf_counter() - t0, 2), "rollout_seconds": round(t1 - t0, 2),
                   "generation_seconds": round(run.service.take_generation_seconds(), 2),
                   "peak_rss_mb": channel.report_memory(),
-                  **group_signals(results, run.service.records, run.group, seeds)},
+                  **group_signals([r.reward if isinstance(r, RolloutOutcome) else r for r in results],
+                                  run.service.records, run.group, seeds)},
                  level="warning" if errors else "info")
     return True
 

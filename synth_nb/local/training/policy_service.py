@@ -29,6 +29,23 @@ __all__ = ["PolicyService", "Sample", "sample_tokens", "text_logit_mask"]
 class Sample:
     prompt_ids: list[int]
     completion_ids: list[int]
+    #: the chat messages the policy was asked with, as ``role: content`` lines (what a rollout view shows)
+    prompt_text: str = ""
+    #: the reply the task app got
+    completion_text: str = ""
+
+
+def _chat_text(messages: list[Any]) -> str:
+    """``role: content`` per message; list contents (parts) keep their text parts."""
+    lines = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        lines.append(f"{m.get('role', '?')}: {'' if content is None else content}")
+    return "\n".join(lines)
 
 
 @torch.no_grad()
@@ -143,15 +160,17 @@ class PolicyService:
                                  self.stop_ids, self.generator, self.logit_mask)
             self._generation_seconds += time.perf_counter() - started
             for msg, seq in zip(msgs, seqs, strict=True):
-                self.records[int(msg.get("slot", -1))].append(Sample(list(prompt), seq))
+                stopped = bool(seq) and seq[-1] in self.stop_ids
+                text = self.loaded.tokenizer.decode(seq[:-1] if stopped else seq)
+                self.records[int(msg.get("slot", -1))].append(
+                    Sample(list(prompt), seq, _chat_text(msg["request"].get("messages") or []), text))
                 self.tokens_generated += len(seq)
                 self.tokens_served += len(prompt) + len(seq)
-                self.channel.respond(msg["id"], self._completion(msg["request"], list(prompt), seq))
+                self.channel.respond(msg["id"], self._completion(msg["request"], list(prompt), seq, text, stopped))
         return len(pending)
 
-    def _completion(self, request: dict[str, Any], prompt: list[int], seq: list[int]) -> dict[str, Any]:
-        stopped = bool(seq) and seq[-1] in self.stop_ids
-        text = self.loaded.tokenizer.decode(seq[:-1] if stopped else seq)
+    def _completion(self, request: dict[str, Any], prompt: list[int], seq: list[int], text: str,
+                    stopped: bool) -> dict[str, Any]:
         return {"id": f"chatcmpl-{uuid.uuid4().hex[:16]}", "object": "chat.completion", "created": int(time.time()),
                 "model": str(request.get("model") or "local-policy"),
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},

@@ -23,6 +23,7 @@ from synth_nb.local.training.device import Device, choose_device
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.schedule import lr_factor
+from synth_nb.local.training.sft_samples import SAMPLE_PROMPTS, SampleProbe
 from synth_nb.local.training.tokenizer import IGNORE_INDEX, HfChatTokenizer, encode_chat
 
 __all__ = ["encode_examples", "make_batch", "run_sft"]
@@ -104,6 +105,8 @@ class _SftRun:
     optim: Any
     rng: random.Random
     device: Device
+    #: the fixed prompts answered at each evaluation (``sft_samples``)
+    sampler: SampleProbe
 
     @property
     def pad_id(self) -> int:
@@ -140,14 +143,17 @@ def _prepare(cfg: dict[str, Any], channel: Channel, choice: ModelChoice, loaded:
                    target_modules=lora.get("target_modules"))
     elif lora:
         notes.append("LoRA was requested but adapters over random weights learn little: all weights are trained")
-    train, dropped = encode_examples(loaded, load_chat_jsonl(Path(cfg["train_path"])).examples, seq_len)
+    conversations = load_chat_jsonl(Path(cfg["train_path"])).examples
+    train, dropped = encode_examples(loaded, conversations, seq_len)
     if not train:
         raise ValueError(f"every training example lost its assistant tokens when cut to {seq_len} tokens; "
                          "raise hyperparameters.sequence_length")
     val: list[Example] = []
+    sampler = SampleProbe(loaded, conversations[:4 * SAMPLE_PROMPTS], "train", seq_len)
     if cfg.get("val_path"):
-        val, _ = encode_examples(loaded, load_chat_jsonl(Path(cfg["val_path"]), label="validation file").examples,
-                                 seq_len)
+        held = load_chat_jsonl(Path(cfg["val_path"]), label="validation file").examples
+        val, _ = encode_examples(loaded, held, seq_len)
+        sampler = SampleProbe(loaded, held[:4 * SAMPLE_PROMPTS], "validation", seq_len) if held else sampler
     batch_size = max(1, int(cfg["batch_size"]))
     accum = max(1, int(cfg.get("grad_accum", 1)))
     total_steps = math.ceil(len(train) / (batch_size * accum)) * int(cfg["n_epochs"])
@@ -161,7 +167,7 @@ def _prepare(cfg: dict[str, Any], channel: Channel, choice: ModelChoice, loaded:
     return _SftRun(cfg=cfg, channel=channel, choice=choice, loaded=loaded, train=train, val=val, dropped=dropped,
                    notes=notes, seq_len=seq_len, batch_size=batch_size, accum=accum, total_steps=total_steps,
                    warmup=int(total_steps * float(cfg.get("warmup_ratio", 0.0))), params=params, optim=optim,
-                   rng=random.Random(seed), device=device)
+                   rng=random.Random(seed), device=device, sampler=sampler)
 
 
 def _announce(run: _SftRun) -> None:
@@ -212,6 +218,7 @@ def _report_step(run: _SftRun, progress: _Progress, log_every: int) -> None:
     eval_steps = int(run.cfg.get("eval_steps") or 0)
     if run.val and eval_steps and step % eval_steps == 0 and step < total:
         _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, step)
+        run.sampler.emit(run.channel, step)
 
 
 def _train(run: _SftRun) -> _Progress:
@@ -233,6 +240,8 @@ def _train(run: _SftRun) -> _Progress:
         progress.epoch += 1
     if run.val and progress.status == "succeeded":
         _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, progress.step)
+    if progress.status == "succeeded":
+        run.sampler.emit(run.channel, progress.step)
     return progress
 
 
@@ -282,6 +291,7 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
     _announce(run)
     probe = run.rng.sample(run.train, min(len(run.train), 256))  # fixed subset: loss before vs after, free of batch noise
     probe_start = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
+    run.sampler.emit(run.channel, 0)
     progress = _train(run)
     probe_end = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
     return _finish(run, progress, probe_start, probe_end)

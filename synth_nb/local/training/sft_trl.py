@@ -26,6 +26,7 @@ from synth_nb.local.training.chat_data import load_chat_jsonl
 from synth_nb.local.training.device import Device
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, save_model
+from synth_nb.local.training.sft_samples import SAMPLE_PROMPTS, SampleProbe
 
 __all__ = ["ROLE_TAG_TEMPLATE", "prompt_completion", "run_sft_trl"]
 
@@ -49,8 +50,11 @@ def prompt_completion(conversations: list[list[dict[str, Any]]]) -> list[dict[st
 class _Stream(TrainerCallback):
     """Trainer logs -> the worker's events and metrics; a cancel stops training at the next step."""
 
-    def __init__(self, channel: Channel) -> None:
+    def __init__(self, channel: Channel, sampler: SampleProbe | None = None) -> None:
         self.channel = channel
+        #: the fixed prompts answered at each evaluation (``sft_samples``)
+        self.sampler = sampler
+        self.model: Any = None
         self.first_loss: float | None = None
         self.last_loss = float("nan")
         self.evaluated_at: int | None = None
@@ -80,6 +84,8 @@ class _Stream(TrainerCallback):
             self.evaluated_at = step
             self.channel.metric("val.loss", step, val)
             self.channel.emit("sft.validation.summary", f"step {step} val.loss={val:.4f}", {"step": step, "val_loss": val})
+            if self.sampler is not None and self.model is not None:
+                self.sampler.emit(self.channel, step, self.model)
 
 
 def _tokenizer(loaded: LoadedModel) -> Any:
@@ -121,11 +127,13 @@ def run_sft_trl(cfg: dict[str, Any], channel: Channel, choice: ModelChoice, load
                 device: Device) -> str:
     """Train ``loaded`` with SFTTrainer; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
     tok = _tokenizer(loaded)
-    train_rows = prompt_completion(load_chat_jsonl(Path(cfg["train_path"])).examples)
-    val_rows = (prompt_completion(load_chat_jsonl(Path(cfg["val_path"]), label="validation file").examples)
-                if cfg.get("val_path") else [])
+    train_chats = load_chat_jsonl(Path(cfg["train_path"])).examples
+    val_chats = load_chat_jsonl(Path(cfg["val_path"]), label="validation file").examples if cfg.get("val_path") else []
+    train_rows, val_rows = prompt_completion(train_chats), prompt_completion(val_chats)
     args = _config(cfg, device, bool(val_rows))
-    stream = _Stream(channel)
+    sampler = SampleProbe(loaded, (val_chats or train_chats)[:4 * SAMPLE_PROMPTS], "validation" if val_chats
+                          else "train", int(cfg["sequence_length"]))
+    stream = _Stream(channel, sampler)
     trainer = SFTTrainer(model=loaded.model, args=args, train_dataset=Dataset.from_list(train_rows),
                          eval_dataset=Dataset.from_list(val_rows) if val_rows else None, processing_class=tok,
                          peft_config=_peft_config(cfg.get("lora")), callbacks=[stream])
@@ -142,12 +150,16 @@ def run_sft_trl(cfg: dict[str, Any], channel: Channel, choice: ModelChoice, load
                   "n_validation": len(val_rows), "batch_size": cfg["batch_size"],
                   "learning_rate": cfg["learning_rate"], "sequence_length": cfg["sequence_length"],
                   "threads": cfg.get("threads"), **device.describe()})
+    stream.model = trainer.model
+    sampler.emit(channel, 0, trainer.model)
     started = time.perf_counter()
     output = trainer.train()
     seconds = time.perf_counter() - started
     status = "cancelled" if channel.cancelled.is_set() else "succeeded"
     if val_rows and status == "succeeded" and stream.evaluated_at != trainer.state.global_step:
-        trainer.evaluate()  # the final val.loss, through the callback
+        trainer.evaluate()  # the final val.loss (and samples), through the callback
+    elif status == "succeeded" and stream.evaluated_at != trainer.state.global_step:
+        sampler.emit(channel, trainer.state.global_step, trainer.model)
     work_dir = Path(cfg["work_dir"]).resolve()
     folder = work_dir / ("model" if status == "succeeded" else "checkpoint")
     loaded.model = trainer.model

@@ -6,6 +6,7 @@ a task app that is down or answers garbage fails with a clear event instead of a
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -14,7 +15,19 @@ import httpx
 from synth_nb.local.errors import TaskAppError, answer_detail, json_answer
 from synth_nb.local.urls import endpoint
 
-__all__ = ["check_task_app", "rollout_reward", "task_app_headers"]
+__all__ = ["RolloutOutcome", "check_task_app", "rollout_outcome", "rollout_reward", "task_app_headers"]
+
+#: the most reward components kept per rollout (a task app may send any number)
+MAX_COMPONENTS = 16
+
+
+@dataclass(frozen=True)
+class RolloutOutcome:
+    """What one ``POST /rollout`` answered: its reward, and its parts when the task app names them."""
+
+    reward: float
+    #: ``metrics.reward_components`` (or ``outcome_components``): name -> number, at most MAX_COMPONENTS
+    components: dict[str, float] = field(default_factory=dict)
 
 
 def task_app_headers(api_key: str | None) -> dict[str, str]:
@@ -47,8 +60,20 @@ def _rollout_url(url: str) -> httpx.URL:
     return httpx.URL(endpoint(url, "/rollout"))
 
 
-def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None) -> float:
-    """POST /rollout and return ``metrics.outcome_score`` (else ``metrics.mean_return``)."""
+def _components(metrics: dict[str, Any]) -> dict[str, float]:
+    """The numeric reward parts a task app reports (``metrics.reward_components``, else
+    ``metrics.outcome_components``); anything else in them is left out."""
+    for key in ("reward_components", "outcome_components"):
+        table = metrics.get(key)
+        if isinstance(table, dict):
+            return {str(name)[:64]: float(value) for name, value in list(table.items())[:MAX_COMPONENTS]
+                    if isinstance(value, int | float) and not isinstance(value, bool)}
+    return {}
+
+
+def rollout_outcome(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None
+                    ) -> RolloutOutcome:
+    """POST /rollout: its reward (``metrics.outcome_score``, else ``metrics.mean_return``) and its parts."""
     try:
         response = client.post(_rollout_url(url), json=payload, headers=task_app_headers(api_key))
     except httpx.HTTPError as exc:
@@ -60,6 +85,11 @@ def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_
     for key in ("outcome_score", "mean_return", "outcome_reward"):
         value = metrics.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            return RolloutOutcome(float(value), _components(metrics))
     raise TaskAppError(f"POST {url}/rollout answered without a numeric metrics.outcome_score or "
                        "metrics.mean_return")
+
+
+def rollout_reward(client: httpx.Client, url: str, payload: dict[str, Any], api_key: str | None) -> float:
+    """POST /rollout and return its reward alone (``rollout_outcome``)."""
+    return rollout_outcome(client, url, payload, api_key).reward

@@ -52,6 +52,19 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
     assert len(ctx.series("train.loss")) == 3 and len(ctx.series("train.kl")) == 3
     assert len(ctx.series("eval.reward_mean")) == 3
     assert policy_server.calls == 3 * 2 * 4 + 3 * 4  # every training and eval rollout called the served policy once
+    sampled = [e["data"] for e in ctx.events if e["type"] == "rl.rollout.sampled"]
+    train = [d for d in sampled if d["phase"] == "train"]
+    assert [d["step"] for d in train] == [1] * 4 + [2] * 4 + [3] * 4  # the first group (4) of each step
+    assert [d["step"] for d in sampled if d["phase"] == "eval"] == [0] * 4 + [2] * 4 + [3] * 4
+    first = train[0]
+    assert first["seed"] == 0 and {d["seed"] for d in train[:4]} == {0}  # one group: one seed
+    assert first["prompt"].startswith("user: ") and first["prompt_chars"] == len(first["prompt"])
+    assert first["completion_tokens"] >= 1 and first["turns"] == 1 and first["cut"] is False
+    assert set(first["reward_components"]) == {"filled", "in_class"}  # the charclass app's parts
+    group_rewards = [d["reward"] for d in train[:4]]
+    assert first["group_reward_mean"] == pytest.approx(sum(group_rewards) / 4, abs=1e-5)
+    assert all(d["advantage"] is not None for d in train) and all(d["advantage"] is None for d in sampled
+                                                                   if d["phase"] == "eval")
     summary = ctx.result["rl"]
     assert [s for s, _ in summary["reward_curve"]] == [1, 2, 3]
     assert summary["eval_reward_start"] is not None and summary["eval_reward_end"] is not None

@@ -48,6 +48,12 @@ def test_tiny_model_learns_and_reports_0224_events_metrics_and_artifact(tmp_path
     assert (ctx.work_dir / "model" / "model.safetensors").is_file()
     assert any(f["path"] == "model/model.safetensors" for f in ctx.result["files"])
     assert 0 < ctx.result["worker_peak_rss_mb"] < 4096
+    samples = [e["data"] for e in ctx.events if e["type"] == "sft.sample.generated"]
+    assert [(d["step"], d["example"]) for d in samples] == [(s, k) for s in (0, 20, 40) for k in range(3)]
+    assert all(d["source"] == "validation" and d["reference"] and 0 <= d["similarity"] <= 1 for d in samples)
+    assert samples[0]["prompt"].startswith("system: ") and samples[0]["prompt"] == samples[-3]["prompt"]  # fixed
+    assert [d["reference"] for d in samples[:3]] == [d["reference"] for d in samples[-3:]]
+    assert sum(d["similarity"] for d in samples[-3:]) > sum(d["similarity"] for d in samples[:3])  # it learned
 
 
 @pytest.mark.torch
@@ -145,12 +151,14 @@ def test_settings_follow_the_0224_payload():
 
 
 @pytest.mark.torch
-def test_an_sft_job_runs_end_to_end_on_the_real_local_backend(tmp_path):
+def test_an_sft_job_runs_end_to_end_on_the_real_local_backend(tmp_path, monkeypatch, capsys):
     import httpx
 
     from synth_nb.local import start_backend
 
     with start_backend() as backend:
+        monkeypatch.setenv("SYNTH_API_KEY", backend.api_key)
+        monkeypatch.chdir(tmp_path)
         http = httpx.Client(base_url=backend.url + "/api", headers={"Authorization": f"Bearer {backend.api_key}"},
                             timeout=30)
         path = write_chat_jsonl(tmp_path / "train.jsonl", 12)
@@ -172,3 +180,33 @@ def test_an_sft_job_runs_end_to_end_on_the_real_local_backend(tmp_path):
         assert [p["step"] for p in points if p["name"] == "train.loss"] == [1, 2, 3, 4]
         events = http.get(f"/learning/jobs/{job_id}/events").json()["events"]
         assert "sft.job.completed" in [e["type"] for e in events]
+        _the_sample_views_read_the_samples(backend, job_id, capsys)
+
+
+def _the_sample_views_read_the_samples(backend, job_id, capsys):
+    """``job.samples()`` and ``synth-nb attach --samples`` over HTTP: step 0 and the last step, 3 prompts each."""
+    import asyncio
+
+    from synth_nb.cli.main import main
+    from synth_nb.client import AsyncSynthClient
+    from synth_nb.flows import get_flow
+    from synth_nb.job import Job
+
+    async def rebuilt():
+        client = AsyncSynthClient(backend.url + "/api", backend.api_key)
+        job = Job(job_id, "sft", client, endpoints=get_flow("sft").endpoints)
+        await job.refresh()
+        await client.aclose()
+        return job
+
+    job = asyncio.run(rebuilt())
+    table = job.samples()
+    assert table.summary_line() == f"SFT samples of job {job_id}: 6 sampled, steps 0–4"
+    assert [(r["step"], r["example"], r["source"]) for r in table.rows] == [(s, k, "train") for s in (0, 4)
+                                                                            for k in range(3)]
+    assert "<details>" in table.to_html() and "reference" in table.to_html()
+    assert len(job.samples_df(4)) == 3
+    capsys.readouterr()
+    assert main(["attach", job_id, "--backend", backend.url, "--samples", "--step", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "6 sampled, steps 0–4; 3 shown (step 4)" in out and out.count("  reference ") == 3

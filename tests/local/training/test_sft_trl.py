@@ -70,6 +70,9 @@ def test_a_cached_model_is_fine_tuned_with_trl_and_its_loss_falls(tmp_path, hf_h
     assert (model_dir / "model.safetensors").is_file() and (model_dir / "tokenizer.json").is_file()
     assert json.loads((model_dir / "synth_nb_model.json").read_text())["trainer"] == "trl.SFTTrainer"
     assert ctx.result["fine_tuned_model"] == f"ft:{REPO}:{ctx.job_id}"
+    samples = [e["data"] for e in ctx.events if e["type"] == "sft.sample.generated"]  # TRL's run samples too
+    assert [(d["step"], d["example"]) for d in samples] == [(s, k) for s in (0, 15, 30) for k in range(3)]
+    assert all(d["source"] == "validation" and d["reference"] and 0 <= d["similarity"] <= 1 for d in samples)
 
 
 @pytest.mark.torch

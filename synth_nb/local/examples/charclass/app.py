@@ -110,7 +110,10 @@ async def _rollout(body: dict[str, Any], policy: PolicyClient) -> dict[str, Any]
                               "inference_url": url, "decision_samples": None, "trace_correlation_id": trace_id}],
             "branches": {},
             "metrics": {"episode_returns": [reward], "mean_return": reward, "num_steps": 1, "num_episodes": 1,
-                        "outcome_score": reward, "details": {"class": task.class_name, "reply": reply}},
+                        "outcome_score": reward, "details": {"class": task.class_name, "reply": reply},
+                        # the reward's two parts: how much of the scored window is filled, and by the right class
+                        "reward_components": {"filled": min(len(reply), REPLY_CHARS) / REPLY_CHARS,
+                                              "in_class": reward}},
             "aborted": False, "ops_executed": len(body["ops"]) if isinstance(body["ops"], list) else 2,
             "trace_correlation_id": trace_id, "trace": None,
             "pipeline_metadata": {"trace_correlation_id": trace_id, "inference_url": url}}

@@ -145,7 +145,7 @@ def _search(ctx: JobContext, s: GepaSettings, rt: PromptRuntime) -> tuple[GepaTr
     from synth_nb.local.executors.prompt_learning.search_gepa import GepaTracker, StopRules, TaskAppAdapter
 
     roles = {m.component: m.role for m in s.common.messages if m.component}
-    tracker = GepaTracker(ctx, rt.reporter, rt.runner, s.val_seeds, rt.proposer.kind, roles)
+    tracker = GepaTracker(ctx, rt.reporter, rt.runner, s.val_seeds, rt.proposer.kind, roles, proposer=rt.proposer)
     stop = StopRules(ctx, rt.runner, iteration_cost=2 * s.minibatch_size, max_seconds=s.max_seconds,
                      max_proposals=s.max_proposals, patience=s.patience, tracker=tracker)
     try:

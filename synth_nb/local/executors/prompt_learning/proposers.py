@@ -87,6 +87,9 @@ class Proposer(UsageCounts):
         self.usage = Usage()
         self._warn = warn
         self._lock = threading.Lock()
+        #: the newest proposal's (input, raw output): the prompt sent to the proposer model and its reply as
+        #: written, or (offline) the examples the rewrite was grounded on and the text it wrote
+        self.last_exchange: tuple[str, str] | None = None
         self._llm: Any = None
         if not spec.offline and spec.url:
             from synth_nb.local.policies.upstream import UpstreamPolicy
@@ -104,6 +107,7 @@ class Proposer(UsageCounts):
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]})
         self.usage.add(response, time.perf_counter() - started)
         content = response["choices"][0]["message"].get("content") or ""
+        self.last_exchange = (f"system: {system}\nuser: {user}", str(content))
         fenced = _FENCE.search(content)
         return (fenced.group(1) if fenced else _OPEN_FENCE.sub("", content)).strip()
 
@@ -132,7 +136,12 @@ class Proposer(UsageCounts):
                 if self._warn is not None:
                     self._warn(f"proposer model call failed ({type(exc).__name__}: {str(exc)[:160]}); "
                                "used the offline rewrite for this proposal")
-        return offline_rewrite(text, _grounding(records))
+        grounding = _grounding(records)
+        rewritten = offline_rewrite(text, grounding)
+        self.last_exchange = ("offline rewrite grounded on (query -> expected):\n" + "\n".join(
+            f"{query} -> {label}" for query, label in grounding) if grounding else "no failed example: unchanged",
+            rewritten)
+        return rewritten
 
     def gepa_proposer(self) -> Callable[..., dict[str, str]]:
         """``custom_candidate_proposer`` for ``gepa.optimize``."""

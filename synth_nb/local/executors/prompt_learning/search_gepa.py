@@ -8,6 +8,11 @@ the candidates seen so far are kept by the callbacks, so the best one survives.
 Metric points: ``gepa.trial.score`` (step = rollouts used, value = minibatch mean), ``gepa.best_score``
 (step = rollouts used, value = best validation mean so far), ``gepa.candidate.val_score`` (step = candidate
 index), ``gepa.transformation.mean_score`` (step = proposal number; the name 0.2.24's CLI shows).
+
+Every proposal, kept or not: ``gepa.transformation.proposed`` (parent, the proposed text, and what the
+proposer was asked and answered: ``proposer_input`` / ``proposer_output``, each cut to ``EXCHANGE_CHARS``
+with its full length in ``*_chars``), then ``prompt.learning.proposal.scored`` (``score``: its minibatch
+mean; ``parent_score``: its parent's on the same minibatch; ``accepted``; ``reason``: why it was kept or not).
 """
 
 from __future__ import annotations
@@ -89,12 +94,18 @@ class StopRules:
         return False
 
 
+#: the longest proposer input or output a proposal event carries (its full length is said beside it)
+EXCHANGE_CHARS = 4000
+
+
 class GepaTracker:
     """gepa callbacks -> our candidate registry, Synth-style events and metric points."""
 
     def __init__(self, ctx: JobContext, reporter: Reporter, runner: TaskAppRunner, val_seeds: list[int],
-                 proposer_kind: str, messages_by_component: dict[str, str]) -> None:
+                 proposer_kind: str, messages_by_component: dict[str, str], proposer: Any = None) -> None:
         self.ctx, self.reporter, self.runner = ctx, reporter, runner
+        #: the ``Proposer`` (its ``last_exchange``: what it was asked and answered for the newest proposal)
+        self.proposer = proposer
         self.val_seeds = val_seeds
         self.proposer_kind = proposer_kind
         self.roles = messages_by_component
@@ -104,6 +115,7 @@ class GepaTracker:
         self.proposals = 0
         self._parent: int | None = None
         self._last_child_mean: float | None = None
+        self._last_parent_mean: float | None = None
         self._iteration = 0
 
     def _rollouts(self) -> int:
@@ -124,6 +136,8 @@ class GepaTracker:
         is_child = ev.get("candidate_idx") is None
         if is_child:
             self._last_child_mean = mean
+        else:  # the parent on the same minibatch, which the proposal must beat to be kept
+            self._last_parent_mean = mean
         label = "proposal" if is_child else f"candidate {ev.get('candidate_idx')}"
         best = self.reporter.best_score
         self.ctx.emit("prompt.learning.trial.results",
@@ -147,17 +161,33 @@ class GepaTracker:
             "generation": self._iteration, "mutation_type": self.proposer_kind, "operator": "reflective_rewrite",
             "transformation_id": f"t_{self.proposals:04d}", "parent_id": self._parent,
             "transformation_text": "\n\n".join(r["new_text"] for r in replacements),
-            "transformation_dict": {"text_replacements": replacements}, "mutation_params": {}})
+            "transformation_dict": {"text_replacements": replacements}, "mutation_params": {},
+            **self._exchange()})
+
+    def _exchange(self) -> dict[str, Any]:
+        """``proposer_input`` / ``proposer_output`` (each cut to ``EXCHANGE_CHARS``, full length beside it)."""
+        exchange = getattr(self.proposer, "last_exchange", None)
+        if not exchange:
+            return {}
+        asked, answered = exchange
+        return {"proposer_input": asked[:EXCHANGE_CHARS], "proposer_input_chars": len(asked),
+                "proposer_output": answered[:EXCHANGE_CHARS], "proposer_output_chars": len(answered)}
 
     def _proposal_scored(self, accepted: bool, candidate_index: int | None) -> None:
         mean = self._last_child_mean
         if mean is None:
             return
         verdict = "accepted" if accepted else "rejected"
+        parent = self._last_parent_mean
+        against = f"its parent's {parent:.3f}" if parent is not None else "its parent's score"
+        reason = (f"minibatch score {mean:.3f} beat {against} on the same minibatch: kept as candidate "
+                  f"{candidate_index}" if accepted else
+                  f"minibatch score {mean:.3f} did not beat {against} on the same minibatch")
         self.ctx.emit("prompt.learning.proposal.scored",
                       f"proposal[{self.proposals}] train_accuracy={mean:.3f} {verdict}",
                       {"score": mean, "accepted": accepted, "proposal": self.proposals,
-                       "candidate_index": candidate_index, "parent_id": self._parent})
+                       "candidate_index": candidate_index, "parent_id": self._parent,
+                       "parent_score": parent, "reason": reason})
         self.ctx.metric("gepa.transformation.mean_score", self.proposals, mean,
                         {"n": None, "kind": "variation", "index": self.proposals, "accepted": accepted})
         self._last_child_mean = None
