@@ -6,6 +6,7 @@ stack of backgrounds behind it, every CSS colour syntax parsed by a canvas, WCAG
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: colour and layout functions, installed once per page as ``window.__synthA11y``
@@ -216,11 +217,17 @@ def tab_to(page: Any, key: str, *, back: bool = False, limit: int = 40) -> list[
     raise AssertionError(f"{'Shift+' if back else ''}Tab never reached {key!r}: {seen}")
 
 
-def wait_live(page: Any, region: Any, text: str, timeout: float = 30_000, *, same_node: bool = True) -> None:
-    """The live region says ``text`` (a trailing no-break space marks a repeat); by default it must be
-    the very node that is there now: a region that is replaced is not reliably announced."""
+def wait_live(page: Any, region: Any, text: str | re.Pattern[str], timeout: float = 30_000, *,
+              same_node: bool = True) -> None:
+    """The live region says ``text`` (or all of it matches the pattern; a trailing no-break space marks a
+    repeat); by default it must be the very node that is there now: a region that is replaced is not reliably
+    announced."""
     try:
-        if same_node:
+        if same_node and isinstance(text, re.Pattern):
+            page.wait_for_function("([el, p]) => el.isConnected && new RegExp(`^(?:${p})$`)"
+                                   ".test(el.textContent.replace(/\\u00a0$/, ''))",
+                                   arg=[region.element_handle(), text.pattern], timeout=timeout)
+        elif same_node:
             page.wait_for_function("([el, t]) => el.isConnected && el.textContent.replace(/\\u00a0$/, '') === t",
                                    arg=[region.element_handle(), text], timeout=timeout)
         else:

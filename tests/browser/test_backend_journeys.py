@@ -195,7 +195,7 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     _restart_kernel(lab)
     ended = lab.cell(2)
     said = _row_is_text(ended, job_id)  # text since the job ended: nothing was left to press
-    assert said.startswith(f"Job {job_id}: succeeded.") and "kernel" not in said
+    assert said.startswith(f"Job {job_id} succeeded: ") and "kernel" not in said  # status and why it stopped
     assert ended.locator(".synth-monitor[data-status='succeeded'] .synth-status").inner_text() == "succeeded"
 
     lab.save()

@@ -205,7 +205,8 @@ def _walkthrough(lab: Any, backend: Any, task_app_url: str) -> None:
     shown = explorer_cell.locator(".synth-explorer").inner_text()
     assert "the highest search score, measured on the validation seeds" in shown
     assert "Search score (validation seeds)" in shown and "Held-out score (unseen seeds)" in shown
-    assert "Best the job reported (prompt learning: search score)" in compare_cell.inner_text()
+    compared = compare_cell.inner_text()  # each score beside what it was measured on
+    assert "Best measured on" in compared and "Held-out measured on" in compared and "Why it stopped" in compared
     _open_prompt_with_the_keyboard_and_the_mouse(lab, explorer_cell)
     _switch_axis(lab, compare_cell)
     lab.save()

@@ -140,9 +140,9 @@ def _status(lab: Any, index: int, status: str, timeout: float = 120.0) -> Any:
 
 
 def _final(lab: Any, index: int, status: str) -> None:
-    """The panel has drawn its last frame (the note is set by the final render)."""
+    """The panel has drawn its last frame (the note is set by the final render: why the job stopped)."""
     _status(lab, index, status)
-    note = "the backend confirmed status cancelled" if status == "cancelled" else f"finished: {status}"
+    note = "cancelled by the panel's Cancel button" if status == "cancelled" else f"{status}: "
     lab.cell(index).locator(".synth-note", has_text=note).wait_for(timeout=120_000)
 
 
