@@ -1,0 +1,150 @@
+"""How long the views of finished jobs take to draw: the explorer of a GEPA job with many candidates, and
+``%synth_train --compare`` of 11 runs.
+
+Real GEPA jobs run on an embedded local backend in this process (the keyword policy, so the setup takes
+seconds; budgets grown until the largest job has ``--candidates`` candidates). Then, with each job's history
+rebuilt from the backend over HTTP (``synth_nb.job.attach``, measured apart):
+
+* explorer: ``job.explorer()._repr_mimebundle_()`` (HTML, Markdown and text: what a notebook output holds),
+  goal ≤ 1 s wall;
+* compare: ``synth_nb.compare`` of 11 runs by id from a folder's registry (what ``%synth_train --compare``
+  runs: each run fetched from the backend, then curves, tables and the figure), then its mimebundle, goal
+  ≤ 1 s wall.
+
+Wall and CPU seconds (this process's, ``getrusage``: the backend serving the fetches runs in it too), min and
+median of ``--repeats``, with the machine's load and the ratio to the goal.
+
+    python benchmarks/views.py [--candidates 60] [--runs 11] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _local_jobs import Backend  # noqa: E402
+
+CONFIG = Path(__file__).resolve().parents[1] / "example_notebooks" / "configs" / "banking_gepa.toml"
+PATH = "/prompt-learning/online/jobs"
+GOAL_SECONDS = 1.0
+
+
+def gepa_body(backend: Backend, *, budget: int, seed: int) -> dict[str, Any]:
+    pl = copy.deepcopy(tomllib.loads(CONFIG.read_text(encoding="utf-8"))["prompt_learning"])
+    pl["task_app_url"] = backend.backend.task_app_url("banking")
+    pl["task_app_api_key"] = backend.backend.task_app_key
+    pl["policy"]["local_policy"] = "keyword"
+    pl["gepa"]["rng_seed"] = seed
+    pl["gepa"]["rollout"]["budget"] = budget
+    pl["gepa"]["evaluation"]["test_pool"] = list(range(16))
+    return {"algorithm": "gepa", "config_body": {"prompt_learning": pl}, "auto_start": True}
+
+
+def run_gepa(backend: Backend, budget: int, seed: int) -> str:
+    job_id = backend.create(PATH, gepa_body(backend, budget=budget, seed=seed), start=False)
+    doc, _ = backend.wait(PATH, job_id)
+    if doc.get("status") != "succeeded":
+        raise SystemExit(f"GEPA job {job_id} ended {doc.get('status')}")
+    return job_id
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(action: Callable[[], Any], repeats: int) -> tuple[list[float], list[float], Any]:
+    walls, cpus, result = [], [], None
+    for _ in range(repeats):
+        cpu, started = _cpu(), time.perf_counter()
+        result = action()
+        walls.append(time.perf_counter() - started)
+        cpus.append(_cpu() - cpu)
+    return walls, cpus, result
+
+
+def say(label: str, walls: list[float], cpus: list[float], load: float, goal: float | None) -> None:
+    ratio = f"{statistics.median(walls) / goal:6.2f}x of the goal" if goal else ""
+    print(f"{label:58} wall min {min(walls):6.3f} med {statistics.median(walls):6.3f} s, CPU med "
+          f"{statistics.median(cpus):6.3f} s  (load {load:.1f}) {ratio}", flush=True)
+
+
+def attach_job(backend: Backend, job_id: str) -> Any:
+    from synth_nb.client import AsyncSynthClient
+    from synth_nb.flows import get_flow
+    from synth_nb.job import attach
+
+    async def rebuilt() -> Any:
+        async with AsyncSynthClient(backend.backend.url + "/api", backend.backend.api_key) as client:
+            return await attach(job_id, client, {"prompt_learning": get_flow("prompt_learning").endpoints})
+
+    return asyncio.run(rebuilt())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--candidates", type=int, default=60)
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="synth-nb-views-") as name:
+        folder = Path(name)
+        backend = Backend(port=0, data_dir=folder / "backend")
+        try:
+            budget, job_id, job = 1500, "", None
+            while True:  # the budget that gives a job with at least --candidates candidates
+                job_id = run_gepa(backend, budget, seed=0)
+                job = attach_job(backend, job_id)
+                count = len(job.explorer().candidates)
+                print(f"GEPA job with budget {budget}: {count} candidates, {len(job.events):,} events", flush=True)
+                if count >= args.candidates or budget >= 20_000:
+                    break
+                budget = int(budget * max(1.3, args.candidates / max(count, 1)))
+            load = os.getloadavg()[0]
+            walls, cpus, _ = timed(lambda: attach_job(backend, job_id), args.repeats)
+            say("explorer job: history rebuilt over HTTP (not in the goal)", walls, cpus, load, None)
+            load = os.getloadavg()[0]
+            walls, cpus, bundle = timed(lambda: job.explorer()._repr_mimebundle_(), args.repeats)
+            say(f"explorer of {count} candidates: explorer() + mimebundle", walls, cpus, load, GOAL_SECONDS)
+            print(f"  ({len(bundle['text/html']):,} characters of HTML)")
+
+            ids = [job_id] + [run_gepa(backend, 300, seed) for seed in range(1, args.runs)]
+            project = folder / "project"
+            project.mkdir()
+            records(project, ids, backend)
+            os.environ["SYNTH_API_KEY"] = backend.backend.api_key
+            from synth_nb import compare
+
+            load = os.getloadavg()[0]
+            walls, cpus, comparison = timed(lambda: compare(ids, folder=project)._repr_mimebundle_(),
+                                            args.repeats)
+            say(f"compare of {len(ids)} runs by id: fetch + compare() + mimebundle", walls, cpus, load, GOAL_SECONDS)
+        finally:
+            backend.close()
+    return 0
+
+
+def records(project: Path, ids: list[str], backend: Backend) -> None:
+    """The folder's registry: each job recorded as sent to the backend (``--compare`` finds them there)."""
+    from synth_nb.job import JobRecord, JobRegistry
+
+    registry = JobRegistry(project)
+    for job_id in ids:
+        registry.record(JobRecord(job_id=job_id, flow="prompt_learning", backend_url=backend.backend.url,
+                                  algorithm="gepa", status="succeeded"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
