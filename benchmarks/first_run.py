@@ -173,11 +173,12 @@ def main() -> int:
     for repeat in range(args.repeats):
         for name, tree in trees.items():
             setup = Setup(tree)
+            load = os.getloadavg()[0]
             measured = first_jobs(setup) | ({} if args.skip_demo else demo(setup))
             for key, value in measured.items():
                 figures[name].setdefault(key, []).append(value)
-            print(f"  run {repeat + 1} {name}: " + ", ".join(f"{k}={v:.1f}" for k, v in measured.items()),
-                  flush=True)
+            print(f"  run {repeat + 1} {name} (load {load:.1f}→{os.getloadavg()[0]:.1f}): "
+                  + ", ".join(f"{k}={v:.1f}" for k, v in measured.items()), flush=True)
     names = list(trees)
     print(f"\nmedian of {args.repeats} (seconds){'; before = ' + str(trees['before']) if 'before' in trees else ''}")
     print(f"{'figure':52} {'anchor':>7} " + " ".join(f"{n:>8}" for n in names) + f" {'goal':>6}")
