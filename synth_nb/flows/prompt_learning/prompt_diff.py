@@ -97,8 +97,9 @@ def _opcodes(a: list[str], b: list[str]) -> list[tuple[str, int, int, int, int]]
     while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
         tail += 1
     middle = difflib.SequenceMatcher(a=a[head:len(a) - tail], b=b[head:len(b) - tail], autojunk=False)
-    opcodes = [(tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()
-               if i1 != i2 or j1 != j2]
+    opcodes: list[tuple[str, int, int, int, int]] = [
+        (tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in middle.get_opcodes()
+        if i1 != i2 or j1 != j2]
     if head:
         opcodes.insert(0, ("equal", 0, head, 0, head))
     if tail:
