@@ -1,9 +1,9 @@
 """How long the views of finished jobs take to draw: the explorer of a GEPA job with many candidates, and
 ``%synth_train --compare`` of 11 runs.
 
-Real GEPA jobs run on an embedded local backend in this process (the keyword policy, so the setup takes
-seconds; budgets grown until the largest job has ``--candidates`` candidates). Then, with each job's history
-rebuilt from the backend over HTTP (``synth_nb.job.attach``, measured apart):
+Real GEPA jobs run on an embedded local backend in a process of its own, as a notebook's is (the keyword
+policy, so the setup takes seconds; budgets grown until the largest job has ``--candidates`` candidates).
+Then, with each job's history rebuilt from the backend over HTTP (``synth_nb.job.attach``, measured apart):
 
 * explorer: ``job.explorer()._repr_mimebundle_()`` (HTML, Markdown and text: what a notebook output holds),
   goal ≤ 1 s wall;
@@ -11,8 +11,8 @@ rebuilt from the backend over HTTP (``synth_nb.job.attach``, measured apart):
   runs: each run fetched from the backend, then curves, tables and the figure), then its mimebundle, goal
   ≤ 1 s wall.
 
-Wall and CPU seconds (this process's, ``getrusage``: the backend serving the fetches runs in it too), min and
-median of ``--repeats``, with the machine's load and the ratio to the goal.
+Wall and CPU seconds of this process (``getrusage``; the backend's CPU is its own), min and median of
+``--repeats``, with the machine's load and the ratio to the goal.
 
     python benchmarks/views.py [--candidates 60] [--runs 11] [--repeats 5]
 """
@@ -25,6 +25,7 @@ import copy
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,17 +36,49 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _local_jobs import Backend  # noqa: E402
+from _local_jobs import TERMINAL, stop_backend_process  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "example_notebooks" / "configs" / "banking_gepa.toml"
 PATH = "/prompt-learning/online/jobs"
 GOAL_SECONDS = 1.0
+API_KEY, TASK_APP_KEY = "sk_bench_views_0123456789abcdef", "sk_bench_views_task_app_0123"
 
 
-def gepa_body(backend: Backend, *, budget: int, seed: int) -> dict[str, Any]:
+class Remote:
+    """An embedded backend in a child process (stopped when its stdin closes) and a client of its ``/api``."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import httpx
+
+        code = ("import sys\nfrom synth_nb.local import start_backend\n"
+                f"b = start_backend(port=0, data_dir={str(data_dir)!r}, api_key={API_KEY!r}, "
+                f"task_app_key={TASK_APP_KEY!r})\nprint(b.url, flush=True)\nsys.stdin.read()\nb.stop()\n")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        self.http = httpx.Client(base_url=self.url + "/api", timeout=120.0,
+                                 headers={"Authorization": f"Bearer {API_KEY}"})
+
+    def run(self, body: dict[str, Any]) -> str:
+        created = self.http.post(PATH, json=body)
+        created.raise_for_status()
+        job_id = str(created.json()["job_id"])
+        while (doc := self.http.get(f"{PATH}/{job_id}").json()).get("status") not in TERMINAL:
+            time.sleep(0.25)
+        if doc.get("status") != "succeeded":
+            raise SystemExit(f"GEPA job {job_id} ended {doc.get('status')}")
+        return job_id
+
+    def close(self) -> None:
+        self.http.close()
+        stop_backend_process(self.proc)
+
+
+def gepa_body(backend: Remote, *, budget: int, seed: int) -> dict[str, Any]:
     pl = copy.deepcopy(tomllib.loads(CONFIG.read_text(encoding="utf-8"))["prompt_learning"])
-    pl["task_app_url"] = backend.backend.task_app_url("banking")
-    pl["task_app_api_key"] = backend.backend.task_app_key
+    pl["task_app_url"] = backend.url + "/task-apps/banking"
+    pl["task_app_api_key"] = TASK_APP_KEY
     pl["policy"]["local_policy"] = "keyword"
     pl["gepa"]["rng_seed"] = seed
     pl["gepa"]["rollout"]["budget"] = budget
@@ -53,12 +86,8 @@ def gepa_body(backend: Backend, *, budget: int, seed: int) -> dict[str, Any]:
     return {"algorithm": "gepa", "config_body": {"prompt_learning": pl}, "auto_start": True}
 
 
-def run_gepa(backend: Backend, budget: int, seed: int) -> str:
-    job_id = backend.create(PATH, gepa_body(backend, budget=budget, seed=seed), start=False)
-    doc, _ = backend.wait(PATH, job_id)
-    if doc.get("status") != "succeeded":
-        raise SystemExit(f"GEPA job {job_id} ended {doc.get('status')}")
-    return job_id
+def run_gepa(backend: Remote, budget: int, seed: int) -> str:
+    return backend.run(gepa_body(backend, budget=budget, seed=seed))
 
 
 def _cpu() -> float:
@@ -82,13 +111,13 @@ def say(label: str, walls: list[float], cpus: list[float], load: float, goal: fl
           f"{statistics.median(cpus):6.3f} s  (load {load:.1f}) {ratio}", flush=True)
 
 
-def attach_job(backend: Backend, job_id: str) -> Any:
+def attach_job(backend: Remote, job_id: str) -> Any:
     from synth_nb.client import AsyncSynthClient
     from synth_nb.flows import get_flow
     from synth_nb.job import attach
 
     async def rebuilt() -> Any:
-        async with AsyncSynthClient(backend.backend.url + "/api", backend.backend.api_key) as client:
+        async with AsyncSynthClient(backend.url + "/api", API_KEY) as client:
             return await attach(job_id, client, {"prompt_learning": get_flow("prompt_learning").endpoints})
 
     return asyncio.run(rebuilt())
@@ -102,7 +131,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="synth-nb-views-") as name:
         folder = Path(name)
-        backend = Backend(port=0, data_dir=folder / "backend")
+        backend = Remote(folder / "backend")
         try:
             budget, job_id, job = 1500, "", None
             while True:  # the budget that gives a job with at least --candidates candidates
@@ -125,7 +154,7 @@ def main() -> int:
             project = folder / "project"
             project.mkdir()
             records(project, ids, backend)
-            os.environ["SYNTH_API_KEY"] = backend.backend.api_key
+            os.environ["SYNTH_API_KEY"] = API_KEY
             from synth_nb import compare
 
             load = os.getloadavg()[0]
@@ -133,7 +162,7 @@ def main() -> int:
             say(f"compare of {len(ids)} runs by id: fetch + compare() + mimebundle", walls, cpus, load, GOAL_SECONDS)
             load = os.getloadavg()[0]
             walls, cpus, comparison = timed(lambda: compare(ids, folder=project), args.repeats)
-            say("  of which compare() (the 11 runs fetched, served by this process)", walls, cpus, load, None)
+            say(f"  of which compare() (the {len(ids)} runs fetched)", walls, cpus, load, None)
             walls, cpus, _ = timed(lambda: replace(comparison, _pngs={}, _rows=None)._repr_mimebundle_(),
                                    args.repeats)
             say("  and its mimebundle (tables, 3 charts)", walls, cpus, load, None)
@@ -142,13 +171,13 @@ def main() -> int:
     return 0
 
 
-def records(project: Path, ids: list[str], backend: Backend) -> None:
+def records(project: Path, ids: list[str], backend: Remote) -> None:
     """The folder's registry: each job recorded as sent to the backend (``--compare`` finds them there)."""
     from synth_nb.job import JobRecord, JobRegistry
 
     registry = JobRegistry(project)
     for job_id in ids:
-        registry.record(JobRecord(job_id=job_id, flow="prompt_learning", backend_url=backend.backend.url,
+        registry.record(JobRecord(job_id=job_id, flow="prompt_learning", backend_url=backend.url,
                                   algorithm="gepa", status="succeeded"))
 
 
