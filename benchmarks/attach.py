@@ -5,7 +5,8 @@ database (as ``benchmarks/history.py`` does), the backend serves it from a proce
 ``python -m synth_nb attach JOB_ID`` runs in a child process with its output to a file: by default (a note
 of how many events came earlier and the newest lines) and with ``--all-events`` (every line).
 
-Anchor: 1M events, 44.5 s (23.4 s CPU) when attach printed every line. Goal: <= 15 s by default.
+Anchor: 1M events, 44.5 s (23.4 s CPU) when attach printed every line. Goals: <= 15 s by default, <= 8 s with
+``--all-events`` (every line), at load <= 2.
 
 Run: ``python benchmarks/attach.py [--events 1000000] [--repeats 1]``
 """
@@ -27,7 +28,8 @@ from _local_jobs import start_backend_process, stop_backend_process  # noqa: E40
 from fanout import process_cpu_seconds  # noqa: E402
 from history import API_KEY, JOB_ID, fill_backend  # noqa: E402
 
-ANCHOR_SECONDS, ANCHOR_CPU, GOAL_SECONDS = 44.5, 23.4, 15.0
+ANCHOR_SECONDS, ANCHOR_CPU = 44.5, 23.4
+GOAL_SECONDS = {"default": 15.0, "all-events": 8.0}
 
 
 def children_cpu() -> float:
@@ -74,7 +76,7 @@ def main() -> int:
         print(f"synth-nb attach, {args.events:,} events, {'--all-events' if mode == 'all-events' else mode}: {wall:.1f} s wall, {cpu:.1f} s CPU "
               f"(backend {backend:.1f} s), "
               f"{results[0][2]:,} lines printed (anchor {ANCHOR_SECONDS} s, {ANCHOR_CPU} s CPU; "
-              f"goal <= {GOAL_SECONDS:g} s)", flush=True)
+              f"goal <= {GOAL_SECONDS[mode]:g} s; load {os.getloadavg()[0]:.1f})", flush=True)
     return 0
 
 

@@ -21,6 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 NOTEBOOK = "prompt_learning_gepa.ipynb"
+#: the optional modules jsonschema's format checkers import (its ``format-nongpl`` extra), none used here
+FORMAT_CHECKERS = ("rfc3987_syntax", "rfc3987", "rfc3339_validator", "rfc3986_validator", "isoduration",
+                   "webcolors", "uri_template", "fqdn", "jsonpointer")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=int, default=900, help="per-cell timeout in seconds")
     args = parser.parse_args(argv)
 
+    # nbformat imports jsonschema, which imports every optional format checker installed (rfc3987_syntax builds
+    # a grammar with lark as it is imported: over a second of CPU); this runner reads and writes one notebook
+    # and checks no string format, so those modules are marked absent (jsonschema then skips their formats)
+    for unused in FORMAT_CHECKERS:
+        sys.modules.setdefault(unused, None)  # type: ignore[assignment]
     import nbformat
     from nbclient import NotebookClient
     from traitlets.config import Config

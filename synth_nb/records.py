@@ -6,14 +6,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from synth_nb.statuses import ACTIVE_STATUSES, TERMINAL_STATUSES
+
 __all__ = ["ACTIVE_STATUSES", "METRIC_ALIASES", "TERMINAL_STATUSES", "UNPARSED_EVENT_TYPE", "Event", "MetricPoint",
            "normalize_status"]
 
 #: the type of an event kept although it could not be read (``data.raw`` holds it as sent, ``data.reason`` why)
 UNPARSED_EVENT_TYPE = "unparsed"
-#: ``error`` is terminal too (0.2.24 polls forever on it; we do not)
-TERMINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled", "error"})
-ACTIVE_STATUSES = frozenset({"queued", "pending", "validating", "running", "in_progress", "training"})
 
 _ALIASES = {
     "completed": "succeeded", "success": "succeeded", "succeeded": "succeeded", "finished": "succeeded",

@@ -1,8 +1,10 @@
 """``synth-nb jobs``: list the jobs submitted from this folder (``.synth_nb/jobs.json``).
 
-What is listed is ``synth_nb.pipeline.actions.jobs``'s answer, the one ``%synth_train --jobs`` shows too: each
-job not recorded as ended is asked of its backend first (all at once, within a bound); when a backend cannot
-answer, the recorded status is shown and marked as such.
+What is listed is ``synth_nb.pipeline.jobs.list_jobs``'s answer, the one ``%synth_train --jobs`` shows too (its
+``jobs`` action is that one call): each job not recorded as ended is asked of its backend first (all at once,
+within a bound); when a backend cannot answer, the recorded status is shown and marked as such. This command
+imports that module alone, not the actions and their ``Request``: listing ended jobs costs a few hundredths of
+a second of CPU, not half a second (``benchmarks/cli_start.py``).
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TextIO
 
-from synth_nb.pipeline import actions
-from synth_nb.pipeline.jobs import JobList
-from synth_nb.pipeline.request import Request
+from synth_nb.job.registry import JobRegistry
+from synth_nb.pipeline.jobs import JobList, list_jobs
 from synth_nb.untrusted import inert
 
 __all__ = ["configure", "print_jobs", "run"]
@@ -57,5 +58,5 @@ def print_jobs(listed: JobList, *, as_json: bool = False, out: TextIO | None = N
 
 
 def run(args: argparse.Namespace) -> int:
-    request = Request(Path(args.folder) if args.folder else Path.cwd())
-    return print_jobs(asyncio.run(actions.jobs(request)), as_json=args.json_output)
+    folder = Path(args.folder) if args.folder else Path.cwd()
+    return print_jobs(asyncio.run(list_jobs(JobRegistry(folder))), as_json=args.json_output)

@@ -1,4 +1,9 @@
-"""``synth-nb`` entry point: dispatches to one module per sub-command (imported lazily).
+"""``synth-nb`` entry point: dispatches to one module per sub-command, importing only the one invoked.
+
+``COMMANDS`` is the one table of sub-commands: name -> (module path, one-line help). The top-level parser
+lists every name with its help from the table alone, so ``synth-nb --help`` imports no sub-command module;
+only the invoked command's module is imported and configures its parser (``synth-nb jobs`` does not pay for
+``train``'s imports). A new command is one line in the table and a module with ``configure`` and ``run``.
 
 Exit codes: 0 ok, 1 job failed/cancelled/timed out, 2 usage or config error, 130 interrupted, 141 the
 reader of the output went away (``synth-nb train --dry-run --json | head -1``): the code a shell reports
@@ -16,8 +21,6 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from synth_nb.errors import SynthNbError
-from synth_nb.secrets import mask_text
-from synth_nb.untrusted import inert_lines
 
 __all__ = ["EXIT_OUTPUT_CLOSED", "main"]
 
@@ -38,26 +41,41 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def invoked_command(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word when that is one (the top level has no option but
+    ``--help``, so the command is the first word or there is none)."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
+def build_parser(configured: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser with every command listed and the ``configured`` ones (default: all) given their flags:
+    only their modules are imported."""
     parser = argparse.ArgumentParser(prog="synth-nb", description="Synth post-training jobs from Jupyter.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(module_name)
         p = sub.add_parser(name, help=help_text, description=help_text)
-        module.configure(p)
-        p.set_defaults(_module=module)
+        if configured is None or name in configured:
+            module = importlib.import_module(module_name)
+            module.configure(p)
+            p.set_defaults(_module=module)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = invoked_command(argv)
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser([command] if command else []).parse_args(argv)
         code = int(args._module.run(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
         return code
     except BrokenPipeError:
         return _output_closed(sys.stdout)
     except SynthNbError as exc:
+        # imported here, not at the top: the masking rule pulls pydantic, which `--help` need not pay for
+        from synth_nb.secrets import mask_text
+        from synth_nb.untrusted import inert_lines
+
         _say_error(f"error: {mask_text(inert_lines(str(exc)), ())}")
         return exc.exit_code
     except KeyboardInterrupt:

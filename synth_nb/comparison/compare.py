@@ -39,6 +39,7 @@ class Comparison:
     #: the x axis: "linear", "log", "fraction" (each run's own, 0 to 1), or "auto" (log when the runs' lengths
     #: differ 20 times or more, per axis)
     scale: Scale | Literal["auto"] = "auto"
+    _rows: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def title(self) -> str:
@@ -47,7 +48,10 @@ class Comparison:
         return f"Comparison of {count} ({', '.join(flows) or 'none'})"
 
     def rows(self) -> list[dict[str, Any]]:
-        return [run_row(run, self.curves) for run in self.runs]
+        """One row per run (computed once: the HTML, its charts' alt texts and the text tables each read them)."""
+        if self._rows is None:
+            self._rows = [run_row(run, self.curves) for run in self.runs]
+        return [dict(row) for row in self._rows]
 
     def differences(self) -> list[tuple[str, list[Any]]]:
         return config_differences(self.runs)
@@ -102,13 +106,13 @@ class Comparison:
         """The same comparison showing ``axis`` first."""
         if axis not in AXES:
             raise ConfigError(f"unknown progress axis {axis!r}; use one of {', '.join(AXES)}")
-        return Comparison(self.runs, self.curves, self.problems, axis, self._pngs, self.scale)
+        return Comparison(self.runs, self.curves, self.problems, axis, self._pngs, self.scale, self._rows)
 
     def with_scale(self, scale: Scale | Literal["auto"]) -> Comparison:
         """The same comparison with its x axes ``scale``d: "linear", "log", "fraction" or "auto"."""
         if scale != "auto" and scale not in SCALES:
             raise ConfigError(f"unknown x scale {scale!r}; use one of auto, {', '.join(SCALES)}")
-        return Comparison(self.runs, self.curves, self.problems, self.axis, self._pngs, scale)
+        return Comparison(self.runs, self.curves, self.problems, self.axis, self._pngs, scale, self._rows)
 
     def _alt(self, axis: Axis) -> str:
         parts = [f"{x_label(axis, self.scale_on(axis))}:"] + [f"{r['run']} {r['metric']} final {r['final']:.4g}, best {r['best']:.4g};"

@@ -228,10 +228,13 @@ class ChartData:
     def extend(self, metrics: Iterable[Any] = (), events: Iterable[Any] = ()) -> bool:
         """Add many points and events; True if any of them fed the chart."""
         used = False
-        for m in metrics:
+        samples = getattr(metrics, "samples", None)  # a job's metric log: its columns, no point built
+        for m in samples() if callable(samples) else metrics:
             used |= self.add_metric(m)
-        for e in events:
-            used |= self.add_event(e)
+        if any(ref.from_event is not None for ref in self.spec.references) or any(
+                buf.spec.from_event is not None for buf in self.series.values()):  # else no event feeds it
+            for e in events:
+                used |= self.add_event(e)
         return used
 
     @property

@@ -116,8 +116,10 @@ def _steps(sources: Sequence[Mapping[str, Any]], job: FinishedJob) -> tuple[int,
 
 def events_data(job: FinishedJob, *types: str) -> list[Mapping[str, Any]]:
     """The data of the job's events of ``types``, in order (a followed job's log reads its type column only)."""
-    of_types = getattr(job.events, "of_types", None)
-    events = of_types(types) if callable(of_types) else (e for e in job.events if e.type in types)
+    data_of_types = getattr(job.events, "data_of_types", None)
+    if callable(data_of_types):  # the data alone, no event built
+        return list(data_of_types(types))
+    events = (e for e in job.events if e.type in types)
     return [e.data if isinstance(e.data, Mapping) else {} for e in events]
 
 

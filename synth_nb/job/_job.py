@@ -96,6 +96,7 @@ class Job(JobHistory, SampleViews):
         self._monitor: JobMonitor | None = None
         self._fatal: BaseException | None = None
         self._loop = running_loop()
+        self._ending: tuple[tuple[Any, ...], Ending] | None = None
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, flow={self.flow!r}, status={self.status!r}, events={len(self.events)})"
@@ -144,8 +145,16 @@ class Job(JobHistory, SampleViews):
 
     def ending(self, *, timed_out: float | None = None) -> Ending:
         """How the job ended: its one stop reason, its estimate beside what it used, what it gained
-        (``synth_nb.job.ending``); every door shows this."""
-        return ending_of(self, timed_out=timed_out)
+        (``synth_nb.job.ending``); every door shows this. Read again only when something it reads changed: the
+        results and the final block ask for it one after the other, and a long job's events are read whole."""
+        linked = self.linked
+        key = (timed_out, self.status, self.last_seq, len(self.events), len(self.metrics), self.status_doc,
+               self.follow_error, self.estimate, self.cancelled_by,
+               self.watchdog.stopped if self.watchdog is not None else None,
+               (linked.status, len(linked.events), len(linked.metrics)) if linked is not None else None)
+        if self._ending is None or self._ending[0] != key:
+            self._ending = (key, ending_of(self, timed_out=timed_out))
+        return self._ending[1]
 
     @property
     def stream_mode(self) -> str | None:

@@ -33,6 +33,7 @@ from synth_nb.flows.health import HealthWarning
 from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.job.health import health_of, health_rows
 from synth_nb.job.progress import format_duration, parse_time
+from synth_nb.job.registry import short_reason
 from synth_nb.markup import md_text
 from synth_nb.records import TERMINAL_STATUSES
 
@@ -150,12 +151,6 @@ class Ending:
                 "estimate_vs_actual": [f.as_dict() for f in self.figures],
                 "gains": [{**asdict(g), "change": g.result - g.baseline} for g in self.gains],
                 "health": [w.as_dict() for w in self.health]}
-
-
-def short_reason(text: str) -> str:
-    """A stop reason's first clause, for a table cell ("stopped by --max-rollouts 60: 64 rollouts (limit 60)");
-    the rest (what the backend kept, the cancel) is in the final block, ``summary.md`` and ``run.json``."""
-    return text.split("; ", 1)[0]
 
 
 def _one_line(text: Any) -> str:

@@ -176,8 +176,7 @@ class JobHistory:
         """Add a page of event records (each seq once, as ``ingest_event``); returns how many were new."""
         kept = self.events.extend(records)
         if kept and (self._listeners or self._queues):
-            for record in kept:
-                self._publish(JobUpdate("event", self.status, event=record.to_event()))
+            self._publish_page([JobUpdate("event", self.status, event=record.to_event()) for record in kept])
         return len(kept)
 
     def ingest_metrics(self, records: Sequence[MetricRecord]) -> int:
@@ -189,8 +188,7 @@ class JobHistory:
         known = 0 if folded is None else sum(self.metrics.holds(r.name, r.step) for r in folded)
         kept = self.metrics.extend(records if folded is None else folded)
         if kept and (self._listeners or self._queues):
-            for record in kept:
-                self._publish(JobUpdate("metric", self.status, metric=record.to_point()))
+            self._publish_page([JobUpdate("metric", self.status, metric=record.to_point()) for record in kept])
         # a later name's twin of a point new on this page is new too (the caller pages back when all are new)
         return len(kept) if folded is None else len(records) - known
 
@@ -280,11 +278,25 @@ class JobHistory:
         for loop, queue in self._queues:
             call_on_loop(loop, functools.partial(queue.put_nowait, update))
 
+    def _publish_page(self, updates: list[JobUpdate]) -> None:
+        """A page's updates, in order: each to every listener, and to each queue in one hand-over to its loop
+        (one call per page, not per point: at 100 points/s the hand-overs were a sixth of a panel's CPU)."""
+        for listener in self._listeners:
+            for update in updates:
+                listener(update)
+        for loop, queue in self._queues:
+            call_on_loop(loop, functools.partial(_put_all, queue, updates))
+
     def _last_error_message(self) -> str:
         event = self.events.last_error()
         if event is None:
             return ""
         return str(event.data.get("detail") or event.data.get("error") or event.message)
+
+
+def _put_all(queue: asyncio.Queue[JobUpdate], updates: list[JobUpdate]) -> None:
+    for update in updates:
+        queue.put_nowait(update)
 
 
 def _replay(status: str, timeline: list[dict[str, Any]], events: EventLog, event_rows: Sequence[int],

@@ -30,6 +30,23 @@ T = TypeVar("T", Event, MetricPoint)
 BUILT_CACHE = 1024
 
 
+
+class _EventData(msgspec.Struct, gc=False):
+    """The ``data`` of an event document (an ``Event``'s JSON, so always an object)."""
+
+    data: dict[str, Any] = {}
+
+
+
+class MetricSample(msgspec.Struct, frozen=True, gc=False):
+    """A metric point's name, step and value: what a chart reads of it."""
+
+    name: str
+    step: int
+    value: float
+
+_EVENT_DATA = msgspec.json.Decoder(_EventData)
+
 class _RecordLog(Sequence[T], Generic[T]):
     """Rows appended in arrival order, read in key order; an item is a model rebuilt from its document."""
 
@@ -233,6 +250,13 @@ class EventLog(_RecordLog[Event]):
         codes = self._type.codes
         return self._built(row for row in self.snapshot() if codes[row] in wanted)
 
+    def data_of_types(self, types: Iterable[str]) -> Iterator[dict[str, Any]]:
+        """The ``data`` of the events ``of_types`` gives, read from their documents without building the events
+        (a finished RL job's final block sums the rollouts of every step event: 200,000 models, seconds)."""
+        wanted = {code for code in map(self._type.code_of, types) if code is not None}
+        codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
+        return (decode(docs[row]).data for row in self.snapshot() if codes[row] in wanted)
+
     def last_error(self) -> Event | None:
         """The newest event that ``Event.is_error``; each distinct (type, level) pair is judged once."""
         verdicts: dict[tuple[int, int], bool] = {}
@@ -320,6 +344,12 @@ class MetricLog(_RecordLog[MetricPoint]):
     def latest(self) -> dict[str, MetricPoint]:
         """The point with the highest step of each metric name."""
         return {name: self._build(row) for name, row in self._latest.items()}
+
+    def samples(self) -> Iterator[MetricSample]:
+        """Every point's name, step and value, in (step, name) order, read from the columns (no point built:
+        a chart of a long job's history takes them by the hundred thousand)."""
+        names, codes, steps, values = self._name.values, self._name.codes, self._step, self._value
+        return (MetricSample(names[codes[row]], steps[row], values[row]) for row in self.snapshot())
 
     def series(self, name: str) -> tuple[Any, Any]:
         """``(steps, values)`` of one metric as numpy arrays, in step order."""

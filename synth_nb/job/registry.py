@@ -16,7 +16,7 @@ from typing import Any
 
 from synth_nb.errors import ConfigError, SynthNbError
 
-__all__ = ["RUNS_DIR", "JobRecord", "JobRegistry", "config_hash"]
+__all__ = ["RUNS_DIR", "JobRecord", "JobRegistry", "config_hash", "short_reason"]
 
 REGISTRY_DIR = ".synth_nb"
 REGISTRY_FILE = "jobs.json"
@@ -47,6 +47,12 @@ class JobRecord:
     def from_dict(cls, data: dict[str, Any]) -> JobRecord:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def short_reason(text: str) -> str:
+    """A stop reason's first clause, for a table cell ("stopped by --max-rollouts 60: 64 rollouts (limit 60)");
+    the rest (what the backend kept, the cancel) is in the final block, ``summary.md`` and ``run.json``."""
+    return text.split("; ", 1)[0]
 
 
 def config_hash(path: str | Path | None, fallback: str = "") -> str:

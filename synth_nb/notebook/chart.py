@@ -180,14 +180,27 @@ class LiveChart:
         """
         started, cpu = time.perf_counter(), time.thread_time()
         with self._lock:
-            if self._canvas is None:
-                self._canvas = ChartCanvas(self.spec, self.chart_title(), self.figsize, self.dpi)
-            png = self._canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
-                                    self.data.xlabel(), live=live)
+            first = self._canvas is None
+            canvas = self._new_canvas()
+            png = canvas.draw(downsampled_series(self.data, self.buckets), self.data.reference_values(),
+                              self.data.xlabel(), live=live)
         self.last_render_seconds = time.perf_counter() - started
-        if live:  # the first frame also pays for matplotlib's start-up (imports, fonts): not a frame's cost
+        if live and not first:  # the first frame also pays for matplotlib's start-up (imports, fonts)
             self.last_render_cpu = time.thread_time() - cpu
         return png
+
+    def _new_canvas(self) -> ChartCanvas:
+        """The figure, made on first use (the caller holds ``_lock``)."""
+        if self._canvas is None:
+            self._canvas = ChartCanvas(self.spec, self.chart_title(), self.figsize, self.dpi)
+        return self._canvas
+
+    def prepare(self) -> None:
+        """Make the figure now (matplotlib's imports, fonts and axes: a second of CPU, many more of wall time on
+        a loaded machine), so the first frame costs what any frame costs; ``display`` runs it in a background
+        thread while the chart waits for its first point."""
+        with self._lock:
+            self._new_canvas()
 
     def mimebundle(self, png: bytes | None = None) -> dict[str, Any]:
         """PNG; the same as an ``<img>`` with alt text, described by the latest-values table; the table as text.
@@ -222,11 +235,14 @@ class LiveChart:
         return min(MAX_INTERVAL, max(self.min_interval, self.cost_factor * self.last_render_cpu))
 
     def seconds_until_redraw(self) -> float:
-        """How long until the rate limit allows the next redraw (0 if it already does)."""
+        """How long until the rate limit allows the next redraw (0 if it already does, and before the first
+        frame: the first point is drawn as soon as it arrives, not an interval after the waiting sentence)."""
+        if self._png is None:
+            return 0.0
         return max(0.0, self.interval() - (self.clock() - self._last_draw))
 
     def should_redraw(self) -> bool:
-        return self._dirty and (self.clock() - self._last_draw) >= self.interval()
+        return self._dirty and self.seconds_until_redraw() <= 0.0
 
     def redraw(self, *, force: bool = False) -> bool:
         """Render and push to the display output if dirty and the rate limit allows (or ``force``)."""
@@ -266,6 +282,8 @@ class LiveChart:
         self._png = None if self.data.empty else self.render_png()
         display(self.mimebundle(self._png), raw=True, display_id=self.display_id)
         self._shown = True
+        if self._png is None:
+            threading.Thread(target=self.prepare, name="synth-chart-prepare", daemon=True).start()
 
     @property
     def png(self) -> bytes | None:

@@ -175,11 +175,11 @@ class MonitorPanel:
             if self.controls is not None:
                 self.controls.backend_unreachable(text)
 
-    def status_bundle(self) -> dict[str, Any]:
+    def status_bundle(self, state: PanelState | None = None) -> dict[str, Any]:
         """The status output; with a watchdog, its "budget left" meter sits under the status line."""
         from synth_nb.notebook.budget_meter import budget_html, budget_text
 
-        state = self.state()
+        state = state or self.state()
         table = "\n" + self.chart.text_table() if not self.chart.data.empty else ""
         watchdog = getattr(self.job, "watchdog", None)
         return {"text/html": render_html(state) + budget_html(watchdog) + self.chart.html_table() + self.report,
@@ -285,10 +285,11 @@ class MonitorPanel:
             return  # once a second (elapsed time, progress, stall notice), sooner only when forced
         self._status_dirty = False
         self._last_status_render = now
+        state = self.state()  # once per render: the output and the announcement read the same state
         if self._shown:
-            PanelOutputs.update(self.outputs.status, self.status_bundle())
+            PanelOutputs.update(self.outputs.status, self.status_bundle(state))
         if self.controls is not None:
-            self.controls.announce_status(status_announcement(self.state()))
+            self.controls.announce_status(status_announcement(state))
 
     # ------------------------------------------------------------------ running
     async def run(self) -> str:

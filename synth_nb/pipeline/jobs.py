@@ -14,16 +14,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from synth_nb.backend import display_url
-from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import SynthNbError
-from synth_nb.flows import get_flow
-from synth_nb.job import Job, JobRecord, JobRegistry
-from synth_nb.job.ending import short_reason
-from synth_nb.pipeline.prepare import SecretSources
-from synth_nb.pipeline.target import Target, resolve_target, running_local_target
-from synth_nb.records import TERMINAL_STATUSES
+from synth_nb.job.registry import JobRecord, JobRegistry, short_reason
+from synth_nb.statuses import TERMINAL_STATUSES
+
+if TYPE_CHECKING:
+    from synth_nb.pipeline.target import Target
 
 __all__ = ["REFRESH_SECONDS", "JobList", "list_jobs"]
 
@@ -67,6 +65,8 @@ def _asked(record: JobRecord) -> bool:
 def _target(record: JobRecord) -> Target:
     """Where the job lives: its URL, or the embedded backend running now when the embedded one ran it (a
     restarted backend listens on another port and keeps the job)."""
+    from synth_nb.pipeline.target import resolve_target, running_local_target  # see _ask
+
     target = resolve_target(record.backend_url, start_local=False)
     if record.embedded and not target.is_embedded:
         return running_local_target() or target
@@ -83,6 +83,13 @@ class _Answer:
 async def _ask(record: JobRecord) -> _Answer:
     """The job as its backend says it is now: status, last event seq and, once it ended, why it stopped (read
     from its status and every event after the last one recorded; raises when the backend cannot say)."""
+    # imported here, not at the top: a listing with no job to ask (every one ended and recorded) imports no
+    # client, flow or secret resolution (0.3 s of CPU of `synth-nb jobs`, benchmarks/cli_start.py)
+    from synth_nb.client import AsyncSynthClient
+    from synth_nb.flows import get_flow
+    from synth_nb.job import Job
+    from synth_nb.pipeline.prepare import SecretSources
+
     target = _target(record)
     endpoints = get_flow(record.flow).endpoints
     async with AsyncSynthClient(target.url, SecretSources().api_key(target), timeout=REFRESH_SECONDS,
@@ -127,5 +134,7 @@ async def list_jobs(registry: JobRegistry, *, refresh: bool = True) -> JobList:
         reason = str(answer).splitlines()[0][:160] if isinstance(answer, SynthNbError | TimeoutError) \
             else type(answer).__name__
         stale.add(record.job_id)
+        from synth_nb.backend import display_url  # see _ask
+
         notes.setdefault(record.backend_url, f"{display_url(record.backend_url)} did not answer ({reason})")
     return JobList(registry.list(), frozenset(stale), list(notes.values()), registry)

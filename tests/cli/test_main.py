@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from minimal_configs import MINIMAL_GEPA
 
-from synth_nb.cli.main import EXIT_OUTPUT_CLOSED, main
+from synth_nb.cli.main import COMMANDS, EXIT_OUTPUT_CLOSED, build_parser, invoked_command, main
 from synth_nb.errors import ConfigError
 from synth_nb.pipeline.request import Request
 
@@ -61,3 +62,34 @@ def test_a_closed_output_pipe_exits_141_without_a_traceback(tmp_path: Path) -> N
         os.close(write)
         assert proc.returncode == EXIT_OUTPUT_CLOSED, proc.stderr
         assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+
+
+def test_the_top_level_help_lists_every_command_without_importing_one() -> None:
+    """``synth-nb --help`` is drawn from the command table alone: every command with its one-line help, and no
+    command module imported (a fresh process; the commands' own help is checked below)."""
+    code = ("import json, sys\nfrom synth_nb.cli.main import COMMANDS, main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m for _, (m, _h) in COMMANDS.items() if m in sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    listed = " ".join(proc.stdout.split())  # argparse wraps long help lines
+    for name, (_, help_text) in COMMANDS.items():
+        assert name in proc.stdout
+        assert " ".join(help_text.split()) in listed
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_each_command_still_has_its_whole_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([name, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: synth-nb {name}") and COMMANDS[name][1].split()[0] in out
+    full = build_parser()  # every command configured: the same flags as when the command alone is
+    sub = next(a for a in full._actions if isinstance(a, argparse._SubParsersAction))
+    assert sub.choices[name].format_help() == out
+
+
+def test_only_the_invoked_command_is_configured() -> None:
+    assert invoked_command(["jobs", "--json"]) == "jobs"
+    assert invoked_command(["--help"]) is None and invoked_command([]) is None and invoked_command(["nope"]) is None

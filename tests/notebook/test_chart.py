@@ -312,3 +312,29 @@ def test_the_prompt_learning_chart_says_which_score_is_which(outputs) -> None:
     assert f"<p class='synth-chart-legend'>{legend.replace(chr(39), '&#x27;')}</p>" in bundle["text/html"]
     assert bundle["text/plain"].endswith(legend)
     assert "synth-chart-legend" not in LiveChart("sft").waiting_bundle()["text/html"]
+
+
+def test_the_first_point_is_drawn_at_once_not_an_interval_after_the_waiting_sentence(outputs) -> None:
+    """On a loaded machine the waiting sentence could stay until the job ended: the first frame waits for no
+    interval, and later frames keep theirs."""
+    clock = FakeClock()
+    chart = LiveChart("sft", clock=clock, min_interval=1.0, cost_factor=0)
+    chart.display()  # the waiting sentence; the figure is made in the background meanwhile
+    chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    assert chart.seconds_until_redraw() == 0 and chart.redraw()
+    chart.add_metric(NS(name="train.loss", step=2, value=0.9))
+    assert not chart.redraw() and chart.seconds_until_redraw() == pytest.approx(1.0)
+
+
+def test_a_live_first_frame_s_start_up_cost_does_not_hold_back_the_next() -> None:
+    """The figure made by the first live frame (no background preparation): matplotlib's start-up is not
+    counted as a frame's cost; a frame on a prepared figure is."""
+    chart = LiveChart("sft", min_interval=0.5)
+    chart.add_metric(NS(name="train.loss", step=1, value=1.0))
+    chart.render_png(live=True)
+    assert chart.last_render_cpu == 0 and chart.interval() == 0.5
+    prepared = LiveChart("sft", min_interval=0.5)
+    prepared.prepare()  # what display() starts in the background while the chart waits
+    prepared.add_metric(NS(name="train.loss", step=1, value=1.0))
+    prepared.render_png(live=True)
+    assert prepared.last_render_cpu > 0

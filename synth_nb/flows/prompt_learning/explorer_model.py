@@ -73,10 +73,16 @@ class Candidate:
     instruction: int | None = None
     demo_set: int | None = None
 
+    #: ``length`` of the messages it was counted for (the Pareto views ask for it thousands of times)
+    _counted: tuple[Any, int | None] | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def length(self) -> int | None:
         """The prompt's length in approximate tokens (words and punctuation), when its text is known."""
-        return sum(approx_tokens(m.content) for m in self.messages) if self.messages is not None else None
+        if self._counted is None or self._counted[0] is not self.messages:
+            count = sum(approx_tokens(m.content) for m in self.messages) if self.messages is not None else None
+            self._counted = (self.messages, count)
+        return self._counted[1]
 
     def text(self) -> str:
         return "\n\n".join(f"[{m.role}] {m.content}" for m in self.messages or ())

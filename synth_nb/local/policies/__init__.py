@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -87,23 +88,28 @@ def build_policy(spec: PolicySpec) -> Policy:
     raise ValueError(f"cannot build policy {spec.kind!r} (url={spec.url!r})")
 
 
-def _load_offline_model() -> None:
+def _load_offline_model(prime: Callable[[], list[dict[str, Any]]] | None) -> None:
     from synth_nb.local.policies.embedding import EmbeddingPolicy, embedding_policy_available
 
     if not embedding_policy_available():
         return
     try:
-        EmbeddingPolicy().load()
+        policy = EmbeddingPolicy()
+        policy.load()
+        if prime is not None:
+            policy.prime(prime())
     except Exception:  # the first job that needs it loads it again and reports the error there
         log.exception("could not load the offline policy's model in the background")
 
 
-def warm_up() -> threading.Thread:
-    """Load the offline policy's model in a background thread, so the backend's first job finds it ready.
+def warm_up(prime: Callable[[], list[dict[str, Any]]] | None = None) -> threading.Thread:
+    """Load the offline policy's model in a background thread, so the backend's first job finds it ready,
+    then encode the texts of ``prime()``'s chat requests (those the first rollouts are known to send).
 
     The model is shared by the process and loaded under a lock: a job that needs it meanwhile waits for this
     load rather than starting a second one. Nothing happens without the offline-policy extra.
     """
-    thread = threading.Thread(target=_load_offline_model, name="synth-nb-policy-warm-up", daemon=True)
+    thread = threading.Thread(target=_load_offline_model, args=(prime,), name="synth-nb-policy-warm-up",
+                              daemon=True)
     thread.start()
     return thread

@@ -5,6 +5,13 @@ its requirements: ``INSTALL_WEIGHTS``), so nothing is downloaded at run time;
 it runs with numpy (``minilm``), not torch. The label prototypes come from the prompt
 (see ``_intents``); the prediction is the label whose closest prototype has the highest cosine similarity
 with the query. Embeddings are cached per text (process-wide, like the model), so re-scoring a candidate costs almost nothing.
+
+Concurrent rollouts (a GEPA minibatch runs 16 at once, each on a worker thread) need their texts encoded at
+the same moment: each thread queues its missing texts, and whichever holds the encoder encodes everything
+queued in one batch (``_embed``), so 16 forward passes of one query become one pass of 16 (a padded batch is
+several times cheaper per text than single texts: numpy's per-call overhead dominates a 6-layer MiniLM on one
+short text). ``prime`` encodes texts known before any job (the bundled datasets' queries, the labels of the
+seed prompt) right after the model loads.
 """
 
 from __future__ import annotations
@@ -20,11 +27,18 @@ from synth_nb.local.policies._intents import chat_completion, parse_intent_reque
 __all__ = ["INSTALL_WEIGHTS", "EmbeddingPolicy", "embedding_policy_available", "embedding_policy_missing"]
 
 MODEL_NAME = "offline:all-MiniLM-L6-v2"
+#: guards the model's loading, the cache and the queue (held for dictionary work only, never while encoding)
 _LOCK = threading.Lock()
+#: held by the one thread running the model: it encodes whatever is queued when it takes it
+_ENCODER = threading.Lock()
 _MODEL: list[Any] = []
 #: text -> normalised embedding, shared by every job of the process (texts repeat across candidates and jobs)
 _VECTORS: dict[str, Any] = {}
 _MAX_CACHED = 200_000
+#: texts waiting to be encoded, in arrival order (a dict as an ordered set), by any thread that wants them
+_QUEUED: dict[str, None] = {}
+#: the most texts one forward call takes from the queue (``MiniLMEncoder.encode`` splits it into batches)
+_MAX_BATCH = 256
 #: prototype texts of a prompt -> their vectors stacked (prompts repeat for every rollout of a candidate)
 _MATRICES: dict[tuple[str, ...], Any] = {}
 _MAX_MATRICES = 1024
@@ -88,15 +102,48 @@ class EmbeddingPolicy:
             self._model = _shared_model()
 
     def _embed(self, texts: list[str]) -> list[Any]:
+        """The texts' vectors, the missing ones encoded together with every other thread's queued texts."""
         self.load()
+        while True:
+            with _LOCK:
+                missing = [t for t in texts if t not in _VECTORS]
+                if not missing:
+                    return [_VECTORS[t] for t in texts]
+                _QUEUED.update(dict.fromkeys(missing))  # again after a cache clear: nothing waits forever
+            with _ENCODER:
+                with _LOCK:  # the thread before may have encoded ours meanwhile
+                    done = all(t in _VECTORS for t in texts)
+                if not done:
+                    self._encode_queued()
+
+    def _encode_queued(self) -> None:
+        """Encode up to ``_MAX_BATCH`` queued texts in one call (the caller holds ``_ENCODER``)."""
         with _LOCK:
-            missing = list(dict.fromkeys(t for t in texts if t not in _VECTORS))
-            if missing:
-                vectors = self._model.encode(missing)
-                if len(_VECTORS) + len(missing) > _MAX_CACHED:
-                    _VECTORS.clear()
-                _VECTORS.update(zip(missing, vectors, strict=True))
-            return [_VECTORS[t] for t in texts]
+            batch = list(_QUEUED)[:_MAX_BATCH]
+        if not batch:
+            return
+        try:
+            vectors = self._model.encode(batch)
+        finally:
+            with _LOCK:
+                for text in batch:
+                    _QUEUED.pop(text, None)
+        with _LOCK:
+            if len(_VECTORS) + len(batch) > _MAX_CACHED:
+                _VECTORS.clear()
+            _VECTORS.update(zip(batch, vectors, strict=True))
+
+    def prime(self, requests: list[dict[str, Any]]) -> None:
+        """Encode the texts of these chat requests now (their queries and prototypes, read as ``complete`` reads
+        them), so the first rollouts that send them find them encoded; in batches of ``_MAX_BATCH``, so a
+        rollout with other texts waits for one batch at most."""
+        texts: dict[str, None] = {}
+        for request in requests:
+            parsed = parse_intent_request(request)
+            texts.update(dict.fromkeys([parsed.query, *(p for protos in parsed.prototypes.values() for p in protos)]))
+        ordered = list(texts)
+        for start in range(0, len(ordered), _MAX_BATCH):
+            self._embed(ordered[start:start + _MAX_BATCH])
 
     def _cached(self, texts: list[str]) -> list[Any] | None:
         """The texts' vectors when all are cached and the cache is free right now, else None (never waits)."""

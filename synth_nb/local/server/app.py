@@ -25,6 +25,7 @@ from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
+from synth_nb.local.examples.banking.app import seed_policy_requests
 from synth_nb.local.examples.mounted import example_routes
 from synth_nb.local.held_keys import HeldKeys
 from synth_nb.local.policies import warm_up
@@ -187,7 +188,9 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)
     app.add_middleware(CloseUnreadBodies)  # outermost: a refused body of any route is not read on
-    warm_up()  # the offline policy's model loads while the client is still submitting its first job
+    # the offline policy's model loads, and encodes the bundled dataset's queries under the seed prompt, while the
+    # client is still submitting its first job
+    warm_up(seed_policy_requests)
     return app
 
 

@@ -18,7 +18,7 @@ from synth_nb.local.errors import TaskAppRefusal
 from synth_nb.local.examples.banking.dataset import TOOL_NAME, BankingDataset, Example, load_dataset
 from synth_nb.local.examples.contract import KeySource, PolicyClient, as_table, build_task_app
 
-__all__ = ["APP_ID", "create_app"]
+__all__ = ["APP_ID", "create_app", "policy_request", "seed_policy_requests"]
 
 APP_ID = "synth-nb-banking"
 ENV_NAME = "banking"
@@ -29,6 +29,21 @@ def _tool_schema(intents: tuple[str, ...]) -> dict[str, Any]:
         "name": TOOL_NAME, "description": "Return the single intent label of the customer query.",
         "parameters": {"type": "object", "properties": {"intent": {"type": "string", "enum": list(intents)}},
                        "required": ["intent"]}}}
+
+
+def policy_request(dataset: BankingDataset, query: str, policy_config: dict[str, Any]) -> dict[str, Any]:
+    """The chat request a rollout of ``query`` sends to the policy (the seed prompt's messages)."""
+    return {"model": policy_config.get("model") or "policy", "messages": dataset.render_messages(query),
+            "temperature": policy_config.get("temperature", 0.0),
+            "max_tokens": policy_config.get("max_completion_tokens") or policy_config.get("max_tokens") or 64,
+            "tools": [_tool_schema(dataset.intents)], "tool_choice": "required"}
+
+
+def seed_policy_requests() -> list[dict[str, Any]]:
+    """The policy requests of the seed prompt, one per query of every split of the bundled dataset: what the
+    embedded backend's offline policy encodes as it loads, before the first job asks."""
+    dataset = load_dataset()
+    return [policy_request(dataset, example.query, {}) for rows in dataset.splits.values() for example in rows]
 
 
 def _predicted_intent(completion: dict[str, Any]) -> tuple[str | None, list[dict[str, Any]]]:
@@ -125,11 +140,8 @@ class BankingTaskApp:
     async def rollout(self, body: dict[str, Any], policy: PolicyClient) -> dict[str, Any]:
         split, seed, policy_config, inference_url = self._instance(body)
         example = self.dataset.example(split, seed)
-        messages = self.dataset.render_messages(example.query)
-        request = {"model": policy_config.get("model") or "policy", "messages": messages,
-                   "temperature": policy_config.get("temperature", 0.0),
-                   "max_tokens": policy_config.get("max_completion_tokens") or policy_config.get("max_tokens") or 64,
-                   "tools": [_tool_schema(self.dataset.intents)], "tool_choice": "required"}
+        request = policy_request(self.dataset, example.query, policy_config)
+        messages = request["messages"]
         completion = await policy.complete(inference_url, request)
         return _response(body, example, split, seed, messages, completion,
                          _trace_id(policy_config, inference_url), inference_url)

