@@ -30,12 +30,10 @@ T = TypeVar("T", Event, MetricPoint)
 BUILT_CACHE = 1024
 
 
-
 class _EventData(msgspec.Struct, gc=False):
     """The ``data`` of an event document (an ``Event``'s JSON, so always an object)."""
 
     data: dict[str, Any] = {}
-
 
 
 class MetricSample(msgspec.Struct, frozen=True, gc=False):
@@ -148,7 +146,9 @@ class _EventText(msgspec.Struct):
     created_at: str | None = None
 
 
-class _EventData(msgspec.Struct):
+class _AnyEventData(msgspec.Struct):
+    """An event's ``data`` as sent, whatever it is (a sample view says what it cannot read)."""
+
     data: Any = None
 
 
@@ -159,7 +159,7 @@ class _MetricText(msgspec.Struct):
 
 
 _EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
-_ONE_EVENT_DATA = msgspec.json.Decoder(_EventData)
+_ONE_EVENT_DATA = msgspec.json.Decoder(_AnyEventData)
 _METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
 
 
