@@ -149,6 +149,8 @@ class Flow(ABC):
     ignored_overrides: ClassVar[Mapping[str, str]] = MappingProxyType({})
     #: override -> the config keys it replaces, first one written wins (the wizard prefills its field)
     override_keys: ClassVar[Mapping[str, tuple[tuple[str, ...], ...]]] = MappingProxyType({})
+    #: jobs train model weights on the backend's machine: the pre-flight card says on which device
+    trains_weights: ClassVar[bool] = False
     #: the bundled example task app this flow's example configs are written for (None: none)
     example_task_app: ClassVar[str | None] = None
     #: overrides of this flow's own (``OverrideRow`` with the config keys each replaces): a flag, a wizard

@@ -1,8 +1,8 @@
 """The pre-flight card: everything worth knowing about a job before paying for it, and nothing sent.
 
 Per config: one authenticated read of the backend (``preflight.check_backend``: the verdict on a backend
-needs a request to it), the task app's ``/health`` and ``/task_info`` with latency (RL and prompt
-learning), one real dry rollout with its trace (``pipeline.dry_rollout``), the flow's facts (SFT: rows,
+needs a request to it), the device an SFT or RL job trains on (``training_device``), the task app's
+``/health`` and ``/task_info`` with latency (RL and prompt learning), one real dry rollout with its trace (``pipeline.dry_rollout``), the flow's facts (SFT: rows,
 tokens and the validation split), and an estimate labelled as one (``pipeline.estimate``). The terminal
 prints ``lines()``; a notebook displays the card itself, whose ``_repr_html_`` is static HTML that survives
 saving. Building a card never creates a job.
@@ -32,6 +32,7 @@ from synth_nb.pipeline.preflight import (
 )
 from synth_nb.pipeline.prepare import Prepared
 from synth_nb.pipeline.target import Target
+from synth_nb.pipeline.training_device import device_line
 
 __all__ = ["PreflightCard", "build_card", "build_cards", "check_configs"]
 
@@ -47,6 +48,8 @@ class PreflightCard:
     problem: str | None = None
     #: the authenticated read of the backend (None: the config stopped the card before it was asked)
     backend_check: BackendCheck | None = None
+    #: which device the job trains on (``device: …``; None: the flow trains no weights)
+    device: str | None = None
     task_app: TaskAppCheck | None = None
     dry: DryRollout | None = None
     facts: tuple[str, ...] = ()
@@ -82,6 +85,8 @@ class PreflightCard:
             return [*out, f"problem: {self.problem}", "verdict: not ready (no job was sent)"]
         if self.backend_check is not None:
             out.append(self.backend_check.line())
+        if self.device is not None:
+            out.append(self.device)
         if self.task_app is not None:
             out += self.task_app.lines()
         if self.dry is not None:
@@ -99,7 +104,7 @@ class PreflightCard:
         return {
             "config": str(self.config), "flow": self.flow, "algorithm": self.algorithm, "backend": self.backend,
             "ok": self.ok, "verdict": self.verdict, "problem": self.problem, "warnings": self.warnings,
-            "facts": list(self.facts),
+            "facts": list(self.facts), "device": self.device,
             "backend_check": None if self.backend_check is None else dataclasses.asdict(self.backend_check),
             "task_app": None if self.task_app is None else {
                 "url": self.task_app.url, "ok": self.task_app.ok, "health_ms": self.task_app.latency_ms,
@@ -145,6 +150,8 @@ def card_html(card: PreflightCard) -> str:
         parts.append(_section("problem", [card.problem], pre=True))
     if card.backend_check is not None:
         parts.append(_section("backend", [card.backend_check.line().removeprefix("backend check: ")]))
+    if card.device is not None:
+        parts.append(_section("device", [card.device.removeprefix("device: ")]))
     if card.task_app is not None:
         parts.append(_section("task app", card.task_app.lines()))
     if card.dry is not None:
@@ -177,6 +184,8 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
     card.warnings = list(plan.warnings)
     flow = get_flow(plan.flow)
     card.backend_check = check_backend(target, api_key, flow.endpoints, transport=transport)
+    if flow.trains_weights:
+        card.device = device_line(target, api_key, flow.name, transport=transport)
     work = flow.workload(plan)
     card.facts = work.facts
     app = task_app_for(item)

@@ -92,6 +92,8 @@ def test_rl_check_runs_one_rollout_of_the_starting_model(folder: Path, backend: 
            "evaluation 32 seeds x 4 rounds" in out
     assert settings["training"]["iterations_per_epoch"] == 60
     assert "cost: $0 (the embedded backend runs on this machine)" in out
+    assert "device: CPU (the GRPO loop trains on the CPU" in out  # the RL loop's own device, never invented
+    assert "— training runs on the embedded backend's machine" in out
     assert ENV_KEY not in out
 
 

@@ -36,6 +36,7 @@ class RlFlow(Flow):
     name = "rl"
     kind_words = frozenset({"rl", "rl_online", "reinforcement", "reinforcement_learning"})
     label = "RL"
+    trains_weights = True
     endpoints = plan.ENDPOINTS
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "model", "task_url", "idempotency", "allow_experimental"})

@@ -35,6 +35,7 @@ class SftFlow(Flow):
     name = "sft"
     kind_words = frozenset({"sft", "sft_offline", "fine_tune", "fine-tune", "finetune", "fft", "qlora", "lora"})
     label = "SFT"
+    trains_weights = True
     endpoints = plan.ENDPOINTS
     #: SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need ENVIRONMENT_API_KEY
     honoured_overrides = frozenset({"backend", "model", "dataset", "examples", "idempotency",

@@ -2,7 +2,9 @@
 
 ``synth-nb backend --status`` prints it, and a kernel checks the ``pid`` against the info file before it
 reuses (or stops) the process the file names: a pid the system gave to another program since is never
-signalled. ``?jobs=0`` leaves the job counts out (the cheap answer a kernel asks for).
+signalled. ``?jobs=0`` leaves the job counts out (the cheap answer a kernel asks for). ``?device=1`` adds
+``training_device``: per training flow, the device its worker uses on this machine (the pre-flight card shows
+it); the first such answer waits for a probe of torch (``training.device_probe``), later ones are instant.
 
 ``GET /local-backend/proof?nonce=N`` (outside ``/api``: no key) answers ``key_proof(api_key, N, host:port)``:
 a client checks it against the folder's key file before it sends that key, so a stale info file naming a
@@ -15,6 +17,7 @@ import os
 import re
 from collections import Counter
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -23,6 +26,7 @@ from synth_nb.local.errors import ApiError
 from synth_nb.local.examples import TASK_APPS, task_app_path
 from synth_nb.local.key_files import key_proof
 from synth_nb.local.server.state import state_of
+from synth_nb.local.training.device_probe import training_devices
 
 __all__ = ["PROOF_PATH", "SERVICE", "proof_routes", "routes"]
 
@@ -46,6 +50,8 @@ async def backend_status(request: Request) -> Response:
     if request.query_params.get("jobs") != "0":
         jobs = Counter(job.status for job in state.storage.list_jobs(limit=_MAX_COUNTED))
         answer["jobs"] = dict(sorted(jobs.items()))
+    if request.query_params.get("device") == "1":
+        answer["training_device"] = await run_in_threadpool(training_devices)
     return JSONResponse(answer)
 
 

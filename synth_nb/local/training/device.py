@@ -2,17 +2,24 @@
 
 bf16 is used where the device supports it (CUDA devices that report bf16 support); MPS and the CPU train in
 float32. ``SYNTH_NB_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) forces a device, e.g. to keep a GPU free.
+
+``python -m synth_nb.local.training.device`` prints, as one JSON line, the device each training flow's worker
+would use here: the backend asks it once (``device_probe``) for the pre-flight card, so that the backend process
+itself never imports torch.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-__all__ = ["Device", "choose_device"]
+__all__ = ["Device", "choose_device", "cpu_loop_device", "flow_devices"]
+
+_NONE_FOUND = "no CUDA or MPS device"
 
 
 @dataclass(frozen=True)
@@ -50,4 +57,29 @@ def choose_device(requested: str | None = None) -> Device:
         return Device("mps", False, "Apple MPS")
     if wanted:
         raise ValueError(f"SYNTH_NB_DEVICE must be cpu, cuda, cuda:N or mps, got {wanted!r}")
-    return Device("cpu", False, f"CPU ({torch.get_num_threads()} threads; no CUDA or MPS device)")
+    return Device("cpu", False, f"CPU ({torch.get_num_threads()} threads; {_NONE_FOUND})")
+
+
+def cpu_loop_device(loop: str) -> Device:
+    """The device of a loop that builds its tensors on the CPU, naming an accelerator it leaves unused."""
+    try:
+        found: Device | None = choose_device()
+    except ValueError:
+        found = None
+    unused = f"; {found.description} is not used by it" if found is not None and found.name != "cpu" else ""
+    return Device("cpu", False, f"CPU ({loop} trains on the CPU{unused})")
+
+
+def flow_devices() -> dict[str, dict[str, Any]]:
+    """Per training flow (the contract's flow names), the device its worker uses on this machine."""
+    try:
+        sft: dict[str, Any] = choose_device().describe()
+        if sft["device"] == "cpu" and sft["device_name"].endswith(_NONE_FOUND + ")"):  # threads: the job's own
+            sft["device_name"] = f"CPU ({_NONE_FOUND})"
+    except ValueError as exc:  # a SYNTH_NB_DEVICE this machine cannot honour: the SFT job would fail so
+        sft = {"device": None, "dtype": None, "device_name": str(exc)}
+    return {"sft": sft, "rl": cpu_loop_device("the GRPO loop").describe()}
+
+
+if __name__ == "__main__":
+    print(json.dumps(flow_devices()))

@@ -14,7 +14,8 @@ without running the episode nor one that scores a completion it did not ask for.
 ``rollout_func`` hook (TRL >= 1.x: the trainer hands over prompts and takes back prompt/completion ids and
 log-probs) could wrap single-turn task apps such as the bundled ``charclass`` one, with the prompt then fixed
 by the dataset rather than by the task app; multi-turn environments would still need this loop. So the loop
-stays, for every task app, on the CPU (its sampler and loss build their tensors there).
+stays, for every task app, on the CPU (its sampler and loss build their tensors there); its first event's
+``device`` says so and names a CUDA or MPS device it leaves unused.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import torch
 
 from synth_nb.local.errors import TaskAppError
 from synth_nb.local.training.channel import Channel
+from synth_nb.local.training.device import cpu_loop_device
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
@@ -202,7 +204,7 @@ def _announce(run: _GrpoRun) -> None:
          "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
          "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,
          "learning_rate": cfg["learning_rate"], "kl_beta": run.beta, "temperature": run.temperature,
-         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, "device": "cpu",
+         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, **cpu_loop_device("the GRPO loop").describe(),
          "model_source": choice.source, "trainer": "synth-nb GRPO loop"})
 
 

@@ -21,7 +21,7 @@ from typing import IO, Any
 from synth_nb.local.errors import WorkerFailed
 from synth_nb.local.executors.base import JobContext, PolicyHandler
 
-__all__ = ["TrainingWorker"]
+__all__ = ["TrainingWorker", "worker_environment"]
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 
@@ -35,6 +35,19 @@ def _rss_mb(pid: int) -> float | None:
     except (OSError, ValueError):
         return None
     return None
+
+
+def worker_environment(threads: int) -> dict[str, str]:
+    """The environment of a training worker process: capped CPU threads, offline Hugging Face settings."""
+    env = dict(os.environ)
+    threads_text = str(threads)
+    env.update({"OMP_NUM_THREADS": threads_text, "MKL_NUM_THREADS": threads_text,
+                "OPENBLAS_NUM_THREADS": threads_text, "OMP_WAIT_POLICY": "PASSIVE",
+                "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "HF_DATASETS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+                "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"})
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 class _Waiter:
@@ -120,15 +133,7 @@ class TrainingWorker:
                 self._final = msg
 
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        threads = str(self.config.get("threads", 2))
-        env.update({"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads,
-                    "OMP_WAIT_POLICY": "PASSIVE",
-                    "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "HF_DATASETS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
-                    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1"})
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
-        return env
+        return worker_environment(int(self.config.get("threads", 2)))
 
     def _log_tail(self, lines: int = 12) -> str:
         try:

@@ -42,6 +42,9 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
     types = ctx.event_types()
     assert types[:2] == ["rl.model.selected", "rl.train.started"] and types[-1] == "rl.job.completed"
     assert types.count("rl.train.step") == 3 and "rl.train.completed" in types
+    started = ctx.events[1]["data"]  # the device is in the job's first events, as SFT's is
+    assert started["device"] == "cpu" and started["dtype"] == "float32"
+    assert started["device_name"].startswith("CPU (the GRPO loop trains on the CPU")
     for step in (e["data"] for e in ctx.events if e["type"] == "rl.train.step"):  # what the run-health rules read
         assert 0 < step["completion_tokens_mean"] <= 10 and step["groups"] == 2 and step["group_seeds"] == [
             2 * (step["step"] - 1), 2 * step["step"] - 1] and len(step["winning_completions"]) == 2
