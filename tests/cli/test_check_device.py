@@ -6,18 +6,14 @@ chooses its hardware itself, so its card says so; a backend whose answer names n
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -25,6 +21,7 @@ from starlette.routing import Route
 
 from synth_nb import pipeline
 from synth_nb.cli.main import main
+from synth_nb.local.examples._serve import serve_in_thread
 from synth_nb.pipeline.target import Target
 from synth_nb.pipeline.training_device import device_line
 
@@ -83,26 +80,12 @@ def _answer(doc: dict[str, Any]) -> Any:
     return local_backend
 
 
-class _Server(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # runs on a thread
-        pass
-
-
 @contextmanager
 def _backend_saying(doc: dict[str, Any]) -> Iterator[str]:
     """A small real backend on 127.0.0.1 whose ``/api/v1/local-backend`` answers ``doc``."""
     app = Starlette(routes=[Route("/api/v1/local-backend", _answer(doc), methods=["GET"])])
-    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/api"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+    with serve_in_thread(app, name="device-backend") as server:
+        yield f"{server.url}/api"
 
 
 @pytest.mark.parametrize(("doc", "expected"), [
