@@ -2,9 +2,8 @@
 
 The pre-flight card shows it (``GET /local-backend?device=1``). Finding out needs torch, whose import costs
 about 1.3 s of CPU (1.4 s to 10 s of wall time on a shared 2-core machine, ``benchmarks/device_probe.py``) and
-a few hundred MB: far too much for the
-backend's start or for the cheap ``/local-backend`` answer a kernel asks for, and the backend process stays
-torch-free. So the first card that asks runs ``python -m synth_nb.local.training.device`` in a training
+a few hundred MB: far too much for the backend's start or for the cheap ``/local-backend`` answer a kernel
+asks for, and the backend process stays torch-free. So the first card that asks runs ``python -m synth_nb.local.training.device`` in a training
 worker's own environment (the same ``SYNTH_NB_DEVICE``, the same interpreter), and later cards reuse the answer.
 """
 
