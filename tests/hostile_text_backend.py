@@ -111,7 +111,13 @@ def _pl_events() -> list[dict[str, Any]]:
                       {"apply_to_role": "system", "old_text": "Classify the query.",
                        "new_text": "Classify " + FENCE_BREAKER + " " + text}]}}},
         {"type": "mipro.instruction.proposed", "message": "instruction",
-         "data": {"proposal_id": hostile("tick"), "instruction_text": "first line\n" + text}},
+         "data": {"proposal_id": hostile("tick"), "instruction_text": "first line\n" + text,
+                  "transformation_id": "p_002", "parent_id": 0, "operator": hostile("svg"),
+                  "transformation_dict": {"text_replacements": [
+                      {"apply_to_role": "system", "old_text": "Classify the query.", "new_text": text}]},
+                  "proposer_input": FENCE_BREAKER + " " + text, "proposer_output": text + " " + FENCE_BREAKER}},
+        {"type": "prompt.learning.proposal.scored", "message": hostile("details"),
+         "data": {"proposal": 2, "score": 0.25, "parent_score": 0.5, "accepted": False, "reason": hostile()}},
         {"type": "prompt.learning.best.prompt", "message": "best",
          "data": {"best_score": 0.57, "best_prompt": {"sections": [
              {"role": hostile("img"), "name": hostile("tick"), "content": FENCE_BREAKER + "\n" + text}]}}},

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from minimal_configs import BANKING_MIPRO, banking_gepa
+from minimal_configs import BANKING_MIPRO, banking_gepa, with_values
 
 from synth_nb import pipeline
 from synth_nb.backend import normalize_backend_url
@@ -67,7 +67,8 @@ async def _run_all(runs: RealRuns) -> None:
     jobs = {
         "gepa_a": await _submit(runs, target, "gepa_a", banking_gepa(budget=200, rng_seed=0)),
         "gepa_b": await _submit(runs, target, "gepa_b", banking_gepa(budget=150, rng_seed=1)),
-        "mipro": await _submit(runs, target, "mipro", BANKING_MIPRO),
+        # five instructions for six trials: some are never tried or never fully evaluated (rejected proposals)
+        "mipro": await _submit(runs, target, "mipro", with_values(BANKING_MIPRO, max_instructions=5)),
         "sft": await _replay(runs, target, "sft"),
         "rl": await _replay(runs, target, "rl"),
     }

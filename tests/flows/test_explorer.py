@@ -283,6 +283,46 @@ def test_mipro_explorer_grid_is_the_trials_grid() -> None:
     assert all(c.parents == (ex.baseline,) for c in ex.candidates if c.index != ex.baseline)
 
 
+def test_a_real_mipro_stream_says_why_each_instruction_was_kept_or_not_and_what_the_proposer_saw() -> None:
+    job = real_runs().jobs["mipro"]
+    ex = job.explorer()
+    proposed = _of(job, "mipro.instruction.proposed")
+    scored = {d["proposal"]: d for d in _of(job, "prompt.learning.proposal.scored")}
+    assert proposed and all(d["proposer_input"].startswith("offline rewrite grounded on (query -> expected):")
+                            and d["proposer_output"] and d["proposer_output_chars"] >= len(d["proposer_output"])
+                            for d in proposed)
+    assert sorted(scored) == [d["instruction_id"] for d in proposed]  # a verdict for every proposed instruction
+    means: dict[tuple[int, int], list[float]] = {}
+    for t in _of(job, "mipro.trial.complete"):
+        means.setdefault((t["instruction_index"], t["demo_index"]), []).append(t["minibatch_score"])
+    best_of = {i: max((sum(v) / len(v) for (j, _), v in means.items() if j == i), default=None)
+               for i in range(len(proposed) + 1)}
+    fulls = {f["candidate_index"]: f for f in _of(job, "mipro.fulleval.complete")}
+    for number, d in scored.items():
+        p = next(p for p in ex.proposals if p.number == number)
+        assert (p.minibatch_score, p.parent_score, p.reason, p.accepted) == (d["score"], d["parent_score"], d["reason"],
+                                                                              d["accepted"])
+        assert p.parents == (ex.baseline,) and d["parent_score"] == best_of[0]
+        assert p.proposed_text() == proposed[number - 1]["instruction_text"]
+        assert p.proposer_input == proposed[number - 1]["proposer_input"]
+        if d["accepted"]:  # kept: one of its (instruction, demo set) pairs was fully evaluated into a candidate
+            assert fulls[d["candidate_index"]]["instruction_index"] == number and p.candidate == d["candidate_index"]
+        else:
+            assert d["candidate_index"] is None and d["score"] == best_of[number]
+            assert all(f["instruction_index"] != number for f in fulls.values())
+    rejected = ex.rejected()
+    assert rejected, "the bundled tiny MIPRO config leaves an instruction out"
+    assert all("never led the untested pairs" in (p.reason or "") or "no trial used it" in (p.reason or "")
+               for p in rejected)
+    frame = job.candidates_df(include_rejected=True)
+    rows = frame[frame["candidate"].isna()]
+    assert rows["proposal"].tolist() == [p.number for p in rejected]
+    assert rows["rejected_because"].tolist() == [p.reason for p in rejected]
+    assert rows["proposer_output"].tolist() == [p.proposer_output for p in rejected]
+    html = ex.to_html()
+    assert f"Rejected proposals ({len(rejected)} of {len(proposed)})" in html and "proposer input" in html
+
+
 def test_the_summary_carries_the_baseline_to_best_diff() -> None:
     job = real_runs().jobs["gepa_a"]
     markdown = job_summary(job).markdown

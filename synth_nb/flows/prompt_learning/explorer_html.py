@@ -172,8 +172,8 @@ def _rejected(ex: Exploration, uid: str) -> str:
     more = (f"<p class='note'>{len(rejected) - len(shown)} more in <code>job.candidates_df(include_rejected=True)"
             "</code></p>" if len(rejected) > len(shown) else "")
     return (f"<h4 id='{uid}-rejected'>Rejected proposals ({len(rejected)} of {len(ex.proposals)})</h4><p class='note'>"
-            "Proposals the search made but did not keep: the minibatch score that decided it beside its parent's on "
-            "the same minibatch; open one for the proposed text and what the proposer was asked and answered.</p>"
+            "Proposals the search made but did not keep: the minibatch score that decided it beside its parent's "
+            "(the reason says what it was measured against); open one for the proposed text and what the proposer was asked and answered.</p>"
             f"<div class='scroll'><table>{head}{''.join(rows)}</table></div>{more}")
 
 

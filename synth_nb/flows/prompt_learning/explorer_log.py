@@ -36,6 +36,9 @@ PROPOSAL_METRIC = "gepa.transformation.mean_score"
 _DONE = frozenset({"prompt.learning.final.results", "prompt.learning.gepa.complete",
                    "prompt.learning.mipro.complete", "prompt.learning.completed",
                    "learning.policy.gepa.job.completed", "learning.policy.mipro.job.completed"})
+#: events that each announce one proposal (GEPA's transformation, MIPRO's instruction), read by one reader:
+#: parent, ``transformation_id``, ``text_replacements``, ``proposer_input`` / ``proposer_output``
+_PROPOSED = frozenset({"gepa.transformation.proposed", "mipro.instruction.proposed"})
 _PROPOSAL_NUMBER = re.compile(r"proposal\[(\d+)\]")
 
 
@@ -126,6 +129,8 @@ class SearchLog:
 
     def add(self, seq: int, etype: str, data: dict[str, Any], message: str) -> None:
         self.done |= etype in _DONE
+        if etype in _PROPOSED and integer(data.get("instruction_id")) != 0:  # MIPRO's instruction 0 is the seed's
+            self.proposed.append((seq, data))
         self.unparsed += etype == UNPARSED_EVENT_TYPE
         if etype.startswith("mipro.") or etype == "prompt.learning.mipro.complete":
             self.algorithm = "mipro"
@@ -148,8 +153,6 @@ class SearchLog:
             self.seeds = list(seeds) if isinstance(seeds, list) else self.seeds
         elif etype == "prompt.learning.progress" and integer(data.get("rollouts_completed")) is not None:
             self.progress.append((seq, int(data["rollouts_completed"])))
-        elif etype == "gepa.transformation.proposed":
-            self.proposed.append((seq, data))
         elif etype == "prompt.learning.proposal.scored":
             match = _PROPOSAL_NUMBER.search(message or "")
             number = integer(data.get("proposal")) or (int(match.group(1)) if match else len(self.scored) + 1)

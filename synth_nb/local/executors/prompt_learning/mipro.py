@@ -10,11 +10,15 @@ defaults to the bootstrap rollouts), ``num_iterations`` × ``num_evaluations_per
 model; ``meta.local_model`` for one the backend serves), ``max_wall_clock_seconds``; the smaller of ``termination_config.max_rollouts`` (where ``--max-rollouts`` is sent) and ``mipro.max_rollouts``
 is a hard cap on search rollouts (bootstrap included).
 
+Each ``mipro.instruction.proposed`` also carries GEPA's proposal fields (``transformation_id``, ``parent_id``
+0: the seed prompt, ``text_replacements``, ``proposer_input`` / ``proposer_output`` cut to ``EXCHANGE_CHARS``).
+
 Events: ``mipro.job.started``, ``mipro.bootstrap.progress``, ``mipro.instruction.proposed``,
 ``mipro.iteration.start``, ``mipro.trial.complete``, ``mipro.fulleval.complete``, ``mipro.new_incumbent``,
 ``mipro.iteration.complete``, ``mipro.optimization.exhausted``, ``mipro.baseline.test``,
 ``mipro.topk.evaluated``, ``mipro.test.complete``, ``mipro.budget.summary``, ``mipro.job.completed``,
-``prompt.learning.mipro.complete``, plus the shared ones of ``report`` (progress, validation, best
+``prompt.learning.mipro.complete``, ``prompt.learning.proposal.scored`` (one per proposed instruction when the
+search ends: kept or not and why, see ``search_mipro``), plus the shared ones of ``report`` (progress, validation, best
 prompt, final results, completed, billing). Metric points (what our chart reads): ``mipro.trial.score``,
 ``mipro.fulleval.score`` and ``mipro.best_score``, all with step = search rollouts used.
 """
@@ -27,6 +31,7 @@ from typing import Any
 
 from synth_nb.local.errors import ExecutorInputError
 from synth_nb.local.executors.base import JobContext
+from synth_nb.local.executors.prompt_learning.proposers import exchange_fields
 from synth_nb.local.executors.prompt_learning.rollouts import SearchHalted
 from synth_nb.local.executors.prompt_learning.runtime import PromptRuntime, SearchExecutor, seed_split
 from synth_nb.local.executors.prompt_learning.search_mipro import MiproSearch
@@ -202,13 +207,18 @@ class MiproExecutor(SearchExecutor):
                  {"demos": len(demos), "rollouts": len(boot), "threshold": s.threshold})
         records = [{"query": r.query, "expected": r.expected, "correct": r.score >= 1.0, "Inputs": r.query,
                     "Generated Outputs": r.predicted or "", "Feedback": r.feedback} for r in reference]
-        instructions = rt.proposer.instruction_variants(base[component], records, s.max_instructions, rng)
-        for i, text in enumerate(instructions[1:], start=1):
+        proposed = rt.proposer.instruction_proposals(base[component], records, s.max_instructions, rng)
+        role = next((m.role for m in s.common.messages if m.component == component), "system")
+        for i, (text, exchange) in enumerate(proposed[1:], start=1):
+            replacement = {"apply_to_role": role, "old_text": base[component], "new_text": text}
             ctx.emit("mipro.instruction.proposed", f"instruction {i} proposed by the {rt.proposer.kind} proposer",
                      {"iteration": 0, "stage_id": component, "module_id": component, "instruction_id": i,
                       "instruction_text": text, "instruction_lines": text.splitlines(), "demo_indices": [],
-                      "proposal_id": f"p_{i:03d}", "proposer": rt.proposer.kind})
-        return instructions, _demo_sets(demos, s, rng)
+                      "proposal_id": f"p_{i:03d}", "proposer": rt.proposer.kind,
+                      # the fields of GEPA's proposals: one reader shows both searches' proposals
+                      "transformation_id": f"p_{i:03d}", "parent_id": 0, "operator": "instruction_proposal",
+                      "transformation_dict": {"text_replacements": [replacement]}, **exchange_fields(exchange)})
+        return [text for text, _ in proposed], _demo_sets(demos, s, rng)
 
     def _mipro_results(self, ctx: JobContext, rt: PromptRuntime, search: Any, outcome: Any,
                        instructions: list[str], sets: list[list[tuple[str, str]]], component: str) -> None:

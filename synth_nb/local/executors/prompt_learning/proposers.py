@@ -21,7 +21,7 @@ from synth_nb.local.executors.prompt_learning.router import Usage, UsageCounts
 from synth_nb.local.executors.prompt_learning.settings import ProposerSpec
 from synth_nb.local.policies import PolicySpec
 
-__all__ = ["Proposer", "offline_rewrite"]
+__all__ = ["EXCHANGE_CHARS", "Proposer", "exchange_fields", "offline_rewrite"]
 
 _HEADER = re.compile(r"^\s*Intents\s*:\s*$", re.IGNORECASE)
 _LINE = re.compile(r"^\s*[-*]\s*([A-Za-z][A-Za-z0-9_]*)\s*(?::\s*(.*?))?\s*$")
@@ -155,17 +155,36 @@ class Proposer(UsageCounts):
                              rng: random.Random) -> list[str]:
         """MIPRO's instruction pool: ``text`` first, then up to ``n - 1`` distinct rewrites grounded on
         random halves of ``records`` (the dataset-aware proposals)."""
-        variants = [text]
+        return [variant for variant, _ in self.instruction_proposals(text, records, n, rng)]
+
+    def instruction_proposals(self, text: str, records: Sequence[Mapping[str, Any]], n: int,
+                              rng: random.Random) -> list[tuple[str, tuple[str, str] | None]]:
+        """``instruction_variants`` each with the exchange that wrote it (``last_exchange``; None for ``text``)."""
+        variants: list[tuple[str, tuple[str, str] | None]] = [(text, None)]
         attempts = 0
         pool = list(records)
         while len(variants) < n and attempts < 4 * n and pool:
             attempts += 1
             subset = rng.sample(pool, k=max(1, len(pool) // 2))
             new = self.rewrite(text, subset, tip=rng.choice(_TIPS))
-            if new not in variants:
-                variants.append(new)
+            if all(new != known for known, _ in variants):
+                variants.append((new, self.last_exchange))
         return variants
 
     def close(self) -> None:
         if self._llm is not None:
             self._llm.close()
+
+
+#: the longest proposer input or output a proposal event carries (its full length is said beside it)
+EXCHANGE_CHARS = 4000
+
+
+def exchange_fields(exchange: tuple[str, str] | None) -> dict[str, Any]:
+    """A proposal event's ``proposer_input`` / ``proposer_output`` (each cut to ``EXCHANGE_CHARS``, its full
+    length in ``*_chars``): what the proposer was asked and answered, bounded like any event text."""
+    if not exchange:
+        return {}
+    asked, answered = exchange
+    return {"proposer_input": asked[:EXCHANGE_CHARS], "proposer_input_chars": len(asked),
+            "proposer_output": answered[:EXCHANGE_CHARS], "proposer_output_chars": len(answered)}

@@ -23,6 +23,7 @@ from typing import Any
 from gepa.core.adapter import EvaluationBatch
 
 from synth_nb.local.executors.base import JobContext
+from synth_nb.local.executors.prompt_learning.proposers import exchange_fields
 from synth_nb.local.executors.prompt_learning.report import Candidate, Reporter
 from synth_nb.local.executors.prompt_learning.rollouts import Rollout, TaskAppRunner
 from synth_nb.local.executors.prompt_learning.router import CandidateRouter
@@ -94,10 +95,6 @@ class StopRules:
         return False
 
 
-#: the longest proposer input or output a proposal event carries (its full length is said beside it)
-EXCHANGE_CHARS = 4000
-
-
 class GepaTracker:
     """gepa callbacks -> our candidate registry, Synth-style events and metric points."""
 
@@ -165,13 +162,7 @@ class GepaTracker:
             **self._exchange()})
 
     def _exchange(self) -> dict[str, Any]:
-        """``proposer_input`` / ``proposer_output`` (each cut to ``EXCHANGE_CHARS``, full length beside it)."""
-        exchange = getattr(self.proposer, "last_exchange", None)
-        if not exchange:
-            return {}
-        asked, answered = exchange
-        return {"proposer_input": asked[:EXCHANGE_CHARS], "proposer_input_chars": len(asked),
-                "proposer_output": answered[:EXCHANGE_CHARS], "proposer_output_chars": len(answered)}
+        return exchange_fields(getattr(self.proposer, "last_exchange", None))
 
     def _proposal_scored(self, accepted: bool, candidate_index: int | None) -> None:
         mean = self._last_child_mean

@@ -5,6 +5,11 @@ of ``online_pool`` seeds and tells TPE the mean. Every ``full_eval_every_k`` tri
 mean minibatch score that has not been fully evaluated is scored on the whole online pool; the best full
 score is the incumbent. Demos are rendered into the rewritable message as ``Example: <query> => <label>``.
 
+When the search ends (or is halted), one ``prompt.learning.proposal.scored`` per proposed instruction (1…):
+``score`` its best pair's mean minibatch score, ``parent_score`` the seed instruction's (0) on the same
+measure, ``accepted`` whether a pair of it was fully evaluated (a candidate, ``candidate_index``), and
+``reason``: why it was kept or not (never tried, or never the best untested pair when a full evaluation came).
+
 Metric points: ``mipro.trial.score`` (step = rollouts used, value = minibatch mean), ``mipro.fulleval.score``
 (step = rollouts used), ``mipro.best_score`` (step = rollouts used, value = incumbent full score).
 """
@@ -59,6 +64,8 @@ class MiproSearch:
         self.candidates: list[Candidate] = []
         self.incumbent: Candidate | None = None
         self.trials = 0
+        #: the mean minibatch score each fully evaluated pair had when it was picked (what a pair had to beat)
+        self.picked: list[float] = []
         self.started = time.monotonic()
 
     def _rollouts(self) -> int:
@@ -80,6 +87,8 @@ class MiproSearch:
         return sum(r.score for r in results) / len(results), {r.seed: r.score for r in results}
 
     def full_eval(self, combo: _Combo, iteration: int, trial: int) -> None:
+        if combo.minibatch:
+            self.picked.append(combo.mean)
         score, per_seed = self._score(combo, self.online, f"full-i{combo.instruction}d{combo.demos}")
         cand = Candidate(idx=len(self.candidates), components=self.components(combo.instruction, combo.demos),
                          origin="baseline" if not self.candidates else "mipro", score=score,
@@ -138,10 +147,44 @@ class MiproSearch:
             final = self._next_full_eval()
             if final is not None:
                 self.full_eval(final, iteration=self.iterations - 1, trial=self.per_iteration - 1)
+            self.verdicts(None)
             self.ctx.emit("mipro.optimization.exhausted", "all trials run", {"trials": self.trials})
             return "completed"
         except SearchHalted as halted:
+            self.verdicts(halted.reason)
             return halted.reason
+
+    def _best_tried(self, instruction: int) -> _Combo | None:
+        tried = [c for c in self.combos.values() if c.instruction == instruction and c.minibatch]
+        return max(tried, key=lambda c: (c.mean, -c.demos)) if tried else None
+
+    def verdicts(self, halted: str | None) -> None:
+        """``prompt.learning.proposal.scored`` for each proposed instruction: kept (a pair of it became a
+        candidate) or not, and why; ``halted``: the reason the search stopped early, if it did."""
+        seed = self._best_tried(0)
+        parent = seed.mean if seed else None
+        stopped = f"; the search stopped early ({halted})" if halted else ""
+        for i in range(1, len(self.instructions)):
+            kept = [c for c in self.combos.values() if c.instruction == i and c.candidate is not None]
+            chosen = max(kept, key=lambda c: (c.candidate.score if c.candidate else None) or 0.0) if kept else None
+            decisive = chosen or self._best_tried(i)  # the pair that was kept, else its best tried one
+            score = decisive.mean if decisive and decisive.minibatch else None
+            if decisive is None:
+                reason = f"no trial used it: the sampler chose other instructions in all {self.trials} trials{stopped}"
+            else:
+                n = len(decisive.minibatch)
+                said = f"minibatch mean {decisive.mean:.3f} (demo set {decisive.demos}, {n} trial{'s' if n != 1 else ''})"
+                lowest = f" (the pairs picked had {min(self.picked):.3f} or more when picked)" if self.picked else ""
+                reason = (f"{said}: fully evaluated, kept as candidate {chosen.candidate.idx}"
+                          if chosen and chosen.candidate else
+                          f"{said} never led the untested pairs when a full evaluation came{lowest}{stopped}")
+            index = chosen.candidate.idx if chosen and chosen.candidate else None
+            self.ctx.emit("prompt.learning.proposal.scored",
+                          f"proposal[{i}] train_accuracy={'—' if score is None else f'{score:.3f}'} "
+                          f"{'accepted' if index is not None else 'rejected'}",
+                          {"score": score, "accepted": index is not None, "proposal": i,
+                           "candidate_index": index, "parent_id": 0,
+                           "parent_score": parent, "reason": reason, "instruction_index": i})
 
     def _trial(self, study: Any, space: dict[str, Any], iteration: int, t: int) -> None:
         from optuna.trial import TrialState

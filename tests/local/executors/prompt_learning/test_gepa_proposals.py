@@ -7,8 +7,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from synth_nb.local.executors.prompt_learning.proposers import Proposer
-from synth_nb.local.executors.prompt_learning.search_gepa import EXCHANGE_CHARS, GepaTracker
+from synth_nb.local.executors.prompt_learning.proposers import EXCHANGE_CHARS, Proposer
+from synth_nb.local.executors.prompt_learning.search_gepa import GepaTracker
 from synth_nb.local.executors.prompt_learning.settings import ProposerSpec
 
 
