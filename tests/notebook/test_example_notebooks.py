@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -39,6 +40,46 @@ def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 
                    resources={"metadata": {"path": str(folder)}}).execute(env=env)
 
 
+#: the most text lines one job may leave in a headless run's saved notebook
+MAX_JOB_LINES = 100
+PROGRESS = re.compile(r"^\S+ progress: (\w+)(?: · ([\d.]+)/([\d.]+) (\w+)(?: \((\d+)%\))?)?", re.M)
+
+
+def _text(output: dict[str, Any]) -> str:
+    if output.get("output_type") == "stream":
+        return str(output.get("text", ""))
+    return str(output.get("data", {}).get("text/plain", ""))
+
+
+def check_progress(said: str) -> list[re.Match[str]]:
+    """The progress lines: at most one per tenth of the work (and a heartbeat per 30 s), marks only growing."""
+    lines = list(PROGRESS.finditer(said))
+    marks = [int(m.group(5)) // 10 for m in lines if m.group(5) is not None]
+    assert marks == sorted(set(marks)), marks
+    assert len(lines) <= 11 + len(lines) - len(marks)  # the heartbeats are the lines without a percentage
+    return lines
+
+
+def assert_quiet_job_cell(nb: nbformat.NotebookNode) -> None:
+    """A headless run (no front end: nbclient, nbconvert, papermill) leaves the job's cell under
+    ``MAX_JOB_LINES`` lines of text: no button row, a progress line at most each tenth of the work or every
+    30 s, one final block, the summary's text copy cut short; its status output and chart still there."""
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and "%synth_train" in c.source and "--wait" in c.source]
+    outputs = cell.outputs
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    text = "".join(_text(o) if _text(o).endswith("\n") else _text(o) + "\n" for o in outputs)
+    lines = text.splitlines()
+    assert len(lines) < MAX_JOB_LINES, "\n".join(lines)
+    said = "".join(str(o.get("text", "")) for o in outputs if o.get("output_type") == "stream")
+    assert len(re.findall(r"^Final status: succeeded · ", said, re.M)) == 1, said
+    assert "  last metrics: " in said
+    check_progress(said)
+    html = [str(o.get("data", {}).get("text/html", "")) for o in outputs]
+    assert any("data-status='succeeded'" in h for h in html)  # the status output still holds the final state
+    assert len([o for o in outputs if "image/png" in o.get("data", {})]) == 1  # and the chart
+
+
 def _outputs(nb: nbformat.NotebookNode) -> list[dict]:
     return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
 
@@ -63,6 +104,7 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
     saved = tmp_path / name
     nbformat.write(nb, saved)
     text = _assert_clean(saved)
+    assert_quiet_job_cell(nb)  # nbclient runs it headless, as nbconvert and papermill do
 
     outputs = _outputs(nb)
     assert not [o for o in outputs if o.get("output_type") == "error"]
