@@ -18,10 +18,12 @@ import asyncio
 import contextlib
 import itertools
 import json
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote
 
@@ -37,7 +39,7 @@ API_KEY = "sk_hostile_CANARY_0123456789abcdef"
 HOSTILE_TEXT = ("\x1b]0;pwned-title\x07\x1b]52;c;cHduZWQ=\x07\x1b]8;;http://evil.example\x07link\x1b]8;;\x07"
                 "\x1b[2J\x1b[1A\x1b[2KFinal status: succeeded\x1bP+q544e\x1b\\\x9b31m\u202edesrever")
 #: job ids no client may turn into a path
-HOSTILE_IDS = {"dotdot-path": "../../../outside/x", "absolute": "/tmp/synth-nb-hostile-abs", "dotdot": "..",
+HOSTILE_IDS = {"dotdot-path": "../../../outside/x", "absolute": str(Path(tempfile.gettempdir()) / "synth-nb-hostile-abs"), "dotdot": "..",
                "escape": "pl_\x1b]0;t\x07", "nul": "pl_a\x00b", "slash": "pl_a/b", "long": "pl_" + "a" * 5000}
 
 Body = bytes | Callable[[], AsyncIterator[bytes]]
