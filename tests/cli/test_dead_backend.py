@@ -21,7 +21,7 @@ import pytest
 from minimal_configs import MINIMAL_GEPA
 from terminal_session import CLI, WAIT, clean_env, sizes, spawn
 
-from synth_nb.local.shared import stop_backend
+from synth_nb.local.shared import find_backend, stop_backend
 
 
 @pytest.fixture()
@@ -35,7 +35,7 @@ def data_dir(project: Path) -> Iterator[Path]:
     """The embedded backend's data folder, its process started there replaying recordings slowly."""
     folder = project / "backend-data"
     subprocess.run([*CLI, "backend", "--start", "--port", "0", "--data-dir", str(folder), "--default-executor",
-                    "replay", "--replay-speed", "0.5"], check=True, capture_output=True, timeout=300,
+                    "replay", "--replay-speed", "0.2"], check=True, capture_output=True, timeout=300,
                    env=clean_env())
     try:
         yield folder
@@ -76,20 +76,19 @@ def test_killing_the_embedded_backend_ends_train_with_what_to_run(project: Path,
 
 @sizes
 def test_a_remote_backend_that_stops_answering_is_retried_with_the_attach_and_cancel_hint(
-        project: Path, children: list, size: tuple[int, int]) -> None:
-    from synth_nb.local import start_backend
-
-    backend = start_backend(port=0, default_executor="replay", executor_options={"replay": {"speed": 0.5}})
-    try:
-        env = clean_env(SYNTH_API_KEY=backend.api_key, ENVIRONMENT_API_KEY="sk_env_dead_backend_0123456789",
-                        SYNTH_SKIP_TASK_APP_HEALTH_CHECK="1", SYNTH_NB_BACKEND_DIR=str(project / "unused"))
-        child = spawn(["train", "-c", "gepa.toml", "--backend", backend.url, "--yes", "--poll-interval", "1"],
-                      project, size, env, children)
-        child.expect(r"submitted prompt_learning job (\S+) to")
-        job_id = child.match.group(1)
-        child.expect("prompt.learning.progress")
-    finally:
-        backend.stop()
+        project: Path, data_dir: Path, children: list, size: tuple[int, int]) -> None:
+    # a backend process addressed by URL only (not its data folder), killed: it stops answering without
+    # a graceful stop marking its jobs failed first, as a remote backend that goes away does
+    found = find_backend(data_dir)
+    assert found is not None
+    env = clean_env(SYNTH_API_KEY=found.api_key, ENVIRONMENT_API_KEY="sk_env_dead_backend_0123456789",
+                    SYNTH_SKIP_TASK_APP_HEALTH_CHECK="1", SYNTH_NB_BACKEND_DIR=str(project / "unused"))
+    child = spawn(["train", "-c", "gepa.toml", "--backend", found.url, "--yes", "--poll-interval", "1"],
+                  project, size, env, children)
+    child.expect(r"submitted prompt_learning job (\S+) to")
+    job_id = child.match.group(1)
+    child.expect("prompt.learning.progress")
+    os.kill(found.pid, signal.SIGKILL)
     child.expect("backend unreachable since", timeout=WAIT)
     child.expect("retrying")
     child.expect(f"synth-nb cancel {job_id}", timeout=10)
