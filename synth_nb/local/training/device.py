@@ -1,7 +1,9 @@
 """Which device a training worker uses: CUDA or Apple's MPS when present, else the CPU (imports torch).
 
 bf16 is used where the device supports it (CUDA devices that report bf16 support); MPS and the CPU train in
-float32. ``SYNTH_NB_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) forces a device, e.g. to keep a GPU free.
+float32. ``SYNTH_NB_DEVICE`` (``cpu``, ``cuda``, ``cuda:1``, ``mps``) forces a device, e.g. to keep a GPU free; one
+this machine does not have fails the job with one error naming it. SFT (its own loop and TRL) and RL (the GRPO
+loop) choose the same way, so each flow trains on the device ``choose_device`` returns.
 
 ``python -m synth_nb.local.training.device`` prints, as one JSON line, the device each training flow's worker
 would use here: the backend asks it once (``device_probe``) for the pre-flight card, so that the backend process
@@ -10,6 +12,7 @@ itself never imports torch.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -17,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["Device", "choose_device", "cpu_loop_device", "flow_devices"]
+__all__ = ["Device", "choose_device", "flow_devices"]
 
 _NONE_FOUND = "no CUDA or MPS device"
 
@@ -31,6 +34,16 @@ class Device:
     @property
     def dtype(self) -> torch.dtype:
         return torch.bfloat16 if self.bf16 else torch.float32
+
+    @property
+    def torch_device(self) -> torch.device:
+        return torch.device(self.name)
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        """bf16 autocast where the device supports it (weights stay float32); nothing otherwise."""
+        if not self.bf16:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.torch_device.type, dtype=torch.bfloat16)
 
     def describe(self) -> dict[str, Any]:
         return {"device": self.name, "dtype": "bfloat16" if self.bf16 else "float32", "device_name": self.description}
@@ -57,28 +70,20 @@ def choose_device(requested: str | None = None) -> Device:
         return Device("mps", False, "Apple MPS")
     if wanted:
         raise ValueError(f"SYNTH_NB_DEVICE must be cpu, cuda, cuda:N or mps, got {wanted!r}")
-    return Device("cpu", False, f"CPU ({torch.get_num_threads()} threads; {_NONE_FOUND})")
-
-
-def cpu_loop_device(loop: str) -> Device:
-    """The device of a loop that builds its tensors on the CPU, naming an accelerator it leaves unused."""
-    try:
-        found: Device | None = choose_device()
-    except ValueError:
-        found = None
-    unused = f"; {found.description} is not used by it" if found is not None and found.name != "cpu" else ""
-    return Device("cpu", False, f"CPU ({loop} trains on the CPU{unused})")
+    threads = torch.get_num_threads()
+    return Device("cpu", False, f"CPU ({threads} thread{'' if threads == 1 else 's'}; {_NONE_FOUND})")
 
 
 def flow_devices() -> dict[str, dict[str, Any]]:
-    """Per training flow (the contract's flow names), the device its worker uses on this machine."""
+    """Per training flow (the contract's flow names), the device its worker uses on this machine: the same
+    choice for SFT and RL."""
     try:
-        sft: dict[str, Any] = choose_device().describe()
-        if sft["device"] == "cpu" and sft["device_name"].endswith(_NONE_FOUND + ")"):  # threads: the job's own
-            sft["device_name"] = f"CPU ({_NONE_FOUND})"
-    except ValueError as exc:  # a SYNTH_NB_DEVICE this machine cannot honour: the SFT job would fail so
-        sft = {"device": None, "dtype": None, "device_name": str(exc)}
-    return {"sft": sft, "rl": cpu_loop_device("the GRPO loop").describe()}
+        found: dict[str, Any] = choose_device().describe()
+        if found["device"] == "cpu" and found["device_name"].endswith(_NONE_FOUND + ")"):  # threads: the job's own
+            found["device_name"] = f"CPU ({_NONE_FOUND})"
+    except ValueError as exc:  # a SYNTH_NB_DEVICE this machine cannot honour: the job would fail so
+        found = {"device": None, "dtype": None, "device_name": str(exc)}
+    return {"sft": found, "rl": dict(found)}
 
 
 if __name__ == "__main__":

@@ -13,9 +13,13 @@ to score each (prompt, completion) pair, and the contract has neither a route th
 without running the episode nor one that scores a completion it did not ask for. TRL's experimental
 ``rollout_func`` hook (TRL >= 1.x: the trainer hands over prompts and takes back prompt/completion ids and
 log-probs) could wrap single-turn task apps such as the bundled ``charclass`` one, with the prompt then fixed
-by the dataset rather than by the task app; multi-turn environments would still need this loop. So the loop
-stays, for every task app, on the CPU (its sampler and loss build their tensors there); its first event's
-``device`` says so and names a CUDA or MPS device it leaves unused.
+by the dataset rather than by the task app; multi-turn environments would still need this loop.
+
+The loop trains on the device SFT uses (``device.choose_device``: CUDA or MPS when present, else the CPU;
+``SYNTH_NB_DEVICE`` forces one): the policy and its frozen reference, the sampler's generator and logit mask,
+the log-prob batches and the optimiser state live there, and forward passes run under bf16 autocast where the
+device supports it. Only numbers for events (token ids, losses) come back to the CPU. Its first event's
+``device`` says which device it is.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import torch
 
 from synth_nb.local.errors import TaskAppError
 from synth_nb.local.training.channel import Channel
-from synth_nb.local.training.device import cpu_loop_device
+from synth_nb.local.training.device import Device, choose_device
 from synth_nb.local.training.model_choice import ModelChoice
 from synth_nb.local.training.models import LoadedModel, apply_lora, load_model, save_model
 from synth_nb.local.training.policy_service import PolicyService, Sample
@@ -55,14 +59,13 @@ def group_advantages(rewards: list[float]) -> list[float]:
 
 def _token_logps(model: Any, samples: list[Sample], temperature: float, pad_id: int,
                  logit_mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-token log-probs of each completion (padded [n, T]) and the completion mask."""
+    """Per-token log-probs of each completion (padded [n, T]) and the completion mask, on the model's device."""
+    device = next(model.parameters()).device
     seqs = [s.prompt_ids + s.completion_ids for s in samples]
     width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    for row, seq in enumerate(seqs):
-        ids[row, : len(seq)] = torch.tensor(seq)
-        attention[row, : len(seq)] = 1
+    ids = torch.tensor([seq + [pad_id] * (width - len(seq)) for seq in seqs], dtype=torch.long, device=device)
+    attention = torch.tensor([[1] * len(seq) + [0] * (width - len(seq)) for seq in seqs], dtype=torch.long,
+                             device=device)
     logits = model(input_ids=ids, attention_mask=attention).logits[:, :-1, :].float()
     if logit_mask is not None:  # the sampling restriction, so log-probs match what the policy sampled from
         logits = logits + logit_mask
@@ -82,7 +85,7 @@ def grpo_loss(model: Any, reference: Any, samples: list[Sample], advantages: lis
     with torch.no_grad():
         ref_logps, _ = _token_logps(reference, samples, temperature, pad_id, logit_mask)
     lengths = mask.sum(-1).clamp(min=1.0)
-    adv = torch.tensor(advantages, dtype=logps.dtype)
+    adv = torch.tensor(advantages, dtype=logps.dtype, device=logps.device)
     policy_term = -(adv * (logps * mask).sum(-1) / lengths)
     delta = (ref_logps - logps) * mask
     kl = ((torch.exp(delta) - delta - 1.0) * mask).sum(-1) / lengths
@@ -143,10 +146,12 @@ def _check_phase(results: list[RolloutOutcome | Exception], what: str) -> list[s
 
 @dataclass
 class _GrpoRun:
-    """What the steps of one GRPO run share: settings, the policy and its frozen reference, the optimiser."""
+    """What the steps of one GRPO run share: settings, the device, the policy and its frozen reference, the
+    optimiser."""
 
     cfg: dict[str, Any]
     channel: Channel
+    device: Device
     choice: ModelChoice
     loaded: LoadedModel
     reference: Any
@@ -166,8 +171,9 @@ class _GrpoRun:
     eval_curve: list[list[float]] = field(default_factory=list)
 
 
-def _prepare(cfg: dict[str, Any], channel: Channel) -> _GrpoRun:
-    """Load the model, freeze a copy as the KL reference, apply LoRA when asked, build the optimiser."""
+def _prepare(cfg: dict[str, Any], channel: Channel, device: Device) -> _GrpoRun:
+    """Load the model, freeze a copy as the KL reference, apply LoRA when asked, put both on ``device``, build
+    the optimiser there."""
     mc = cfg["model_choice"]
     choice = ModelChoice(mc["kind"], mc["requested"], Path(mc["path"]) if mc.get("path") else None, mc["reason"],
                          mc.get("source", "tiny"))
@@ -182,12 +188,14 @@ def _prepare(cfg: dict[str, Any], channel: Channel) -> _GrpoRun:
         apply_lora(loaded, **cfg["lora"])
     elif cfg.get("lora"):
         notes.append("trainer_mode lora on a random-init model: all weights are trained")
+    loaded.model = loaded.model.to(device.torch_device)
+    reference = reference.to(device.torch_device)
     loaded.model.train()
-    service = PolicyService(loaded, channel, max_new_tokens=int(cfg["max_new_tokens"]), seed=seed)
+    service = PolicyService(loaded, channel, max_new_tokens=int(cfg["max_new_tokens"]), seed=seed, device=device)
     params = [p for p in loaded.model.parameters() if p.requires_grad]
     temperature = float(cfg["temperature"])
     return _GrpoRun(
-        cfg=cfg, channel=channel, choice=choice, loaded=loaded, reference=reference, service=service,
+        cfg=cfg, channel=channel, device=device, choice=choice, loaded=loaded, reference=reference, service=service,
         params=params, optim=torch.optim.AdamW(params, lr=float(cfg["learning_rate"]), weight_decay=0.0),
         notes=notes, total=int(cfg["total_steps"]), batch=int(cfg["batch_size"]), group=int(cfg["group_size"]),
         beta=float(cfg["kl_beta"]), temperature=temperature, eval_seeds=list(cfg["eval_seeds"]),
@@ -198,13 +206,14 @@ def _announce(run: _GrpoRun) -> None:
     cfg, loaded, choice = run.cfg, run.loaded, run.choice
     run.channel.emit(
         "rl.train.started",
-        f"GRPO on {loaded.description}: {choice.reason}. {run.total} steps x {run.batch} seeds x {run.group} "
+        f"GRPO on {loaded.description} ({run.device.description}): {choice.reason}. {run.total} steps x "
+        f"{run.batch} seeds x {run.group} "
         f"samples, lr={cfg['learning_rate']}, kl_beta={run.beta}" + (f". {'; '.join(run.notes)}" if run.notes else ""),
         {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
          "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
          "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,
          "learning_rate": cfg["learning_rate"], "kl_beta": run.beta, "temperature": run.temperature,
-         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, **cpu_loop_device("the GRPO loop").describe(),
+         "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, **run.device.describe(),
          "model_source": choice.source, "trainer": "synth-nb GRPO loop"})
 
 
@@ -260,17 +269,19 @@ def _grouped_samples(run: _GrpoRun, results: list[RolloutOutcome | Exception], s
 
 def _update(run: _GrpoRun, step: int, samples: list[Sample], advantages: list[float]
             ) -> tuple[float, dict[str, float]]:
-    """One optimiser step on the GRPO loss; returns the loss and its parts."""
-    loss, parts = grpo_loss(run.loaded.model, run.reference, samples, advantages, beta=run.beta,
-                            temperature=run.temperature, pad_id=run.loaded.tokenizer.pad_id,
-                            logit_mask=run.service.logit_mask)
+    """One optimiser step on the GRPO loss (forward passes under the device's autocast); returns the loss and
+    its parts."""
+    with run.device.autocast():
+        loss, parts = grpo_loss(run.loaded.model, run.reference, samples, advantages, beta=run.beta,
+                                temperature=run.temperature, pad_id=run.loaded.tokenizer.pad_id,
+                                logit_mask=run.service.logit_mask)
     run.optim.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(run.params, 1.0)
     for param_group in run.optim.param_groups:
         param_group["lr"] = float(run.cfg["learning_rate"]) * lr_factor(step, run.total, 0)
     run.optim.step()
-    return float(loss), parts
+    return float(loss.detach()), parts
 
 
 def _train_step(run: _GrpoRun, rollouts: _Rollouts, step: int, seeds: list[int]) -> bool:
@@ -349,8 +360,9 @@ def _finish(run: _GrpoRun, status: str, step: int, seconds: float) -> str:
 
 
 def run_grpo(cfg: dict[str, Any], channel: Channel) -> str:
-    """Train with GRPO; returns "succeeded" or "cancelled" (a checkpoint is saved either way)."""
-    run = _prepare(cfg, channel)
+    """Train with GRPO; returns "succeeded" or "cancelled" (a checkpoint is saved either way). A
+    ``SYNTH_NB_DEVICE`` this machine does not have fails it (ValueError naming it) before the model loads."""
+    run = _prepare(cfg, channel, choose_device())
     _announce(run)
     rollouts = _Rollouts(cfg, run.service, channel)
     started = time.perf_counter()

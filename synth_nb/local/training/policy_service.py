@@ -4,6 +4,9 @@ Chat requests arrive from the backend's policy route through the worker's stdin 
 slot they came in on, i.e. which rollout made them). Requests with the same prompt are sampled as one
 batch, and the prompt and sampled token ids are recorded per slot so the trainer can pair them with the
 reward the task app reports for that rollout.
+
+Sampling runs where the model's weights are (``sample_tokens`` builds its tensors there; the RL worker's
+generator and logit mask live there too); only the sampled token ids come back to the CPU, to be decoded.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import torch
 
 from synth_nb.local.training.channel import Channel
+from synth_nb.local.training.device import Device
 from synth_nb.local.training.models import LoadedModel
 from synth_nb.local.training.tokenizer import encode_chat
 
@@ -55,17 +59,18 @@ def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, tempe
     """``n`` completions of one prompt with a KV cache; temperature 0 is greedy. Stop tokens are kept.
 
     ``logit_mask`` (0 / -inf per vocabulary entry) restricts what may be sampled; training must apply it too.
+    The prompt is put on the model's device; ``generator`` and ``logit_mask`` must be there already.
     """
     was_training = model.training
     model.eval()
     warnings.filterwarnings("ignore", message=".*past_key_values.*", category=FutureWarning)
-    out = model(input_ids=torch.tensor([prompt_ids] * n), use_cache=True)
+    device = next(model.parameters()).device
+    out = model(input_ids=torch.tensor([prompt_ids] * n, device=device), use_cache=True)
     past, logits = out.past_key_values, out.logits[:, -1, :]
-    mask = logit_mask if logit_mask is not None else torch.zeros(())
     seqs: list[list[int]] = [[] for _ in range(n)]
     done = [False] * n
     for _ in range(max_new):
-        logits = logits.float() + mask
+        logits = logits.float() if logit_mask is None else logits.float() + logit_mask
         if temperature <= 0:
             chosen = logits.argmax(-1)
         else:
@@ -84,26 +89,31 @@ def sample_tokens(model: Any, prompt_ids: list[int], n: int, max_new: int, tempe
 
 
 def text_logit_mask(loaded: LoadedModel) -> torch.Tensor | None:
-    """For the byte tokenizer: only text bytes and the end token may be sampled (0 / -inf per token)."""
+    """For the byte tokenizer: only text bytes and the end token may be sampled (0 / -inf per token); on the
+    device the model's weights are on now."""
     allowed = getattr(loaded.tokenizer, "text_token_ids", None)
     if allowed is None:
         return None
-    width = int(loaded.model.get_output_embeddings().weight.shape[0])
-    mask = torch.full((width,), float("-inf"))
-    mask[torch.tensor(allowed())] = 0.0
+    weight = loaded.model.get_output_embeddings().weight
+    mask = torch.full((int(weight.shape[0]),), float("-inf"), device=weight.device)
+    mask[torch.tensor(allowed(), device=weight.device)] = 0.0
     return mask
 
 
 class PolicyService:
-    """Answers chat requests from the current weights; ``records[slot]`` collects what was sampled."""
+    """Answers chat requests from the current weights; ``records[slot]`` collects what was sampled.
 
-    def __init__(self, loaded: LoadedModel, channel: Channel, *, max_new_tokens: int, seed: int) -> None:
+    ``loaded.model`` must be on ``device`` already: the generator and the logit mask are made there."""
+
+    def __init__(self, loaded: LoadedModel, channel: Channel, *, max_new_tokens: int, seed: int,
+                 device: Device) -> None:
         self.loaded = loaded
         self.channel = channel
+        self.device = device
         self.max_new_tokens = max_new_tokens
         self.temperature = 1.0
         self.records: dict[int, list[Sample]] = defaultdict(list)
-        self.generator = torch.Generator().manual_seed(seed)
+        self.generator = torch.Generator(device=device.torch_device).manual_seed(seed)
         tok = loaded.tokenizer
         self.stop_ids = {tok.end_id} | ({int(tok.eos_id)} if hasattr(tok, "eos_id") else set())
         self.logit_mask = text_logit_mask(loaded)
@@ -156,8 +166,9 @@ class PolicyService:
                 self.channel.respond(msg.get("id", ""), error=f"bad chat request: {exc}")
         for (prompt, max_new), msgs in groups.items():
             started = time.perf_counter()
-            seqs = sample_tokens(self.loaded.model, list(prompt), len(msgs), max_new, self.temperature,
-                                 self.stop_ids, self.generator, self.logit_mask)
+            with self.device.autocast():
+                seqs = sample_tokens(self.loaded.model, list(prompt), len(msgs), max_new, self.temperature,
+                                     self.stop_ids, self.generator, self.logit_mask)
             self._generation_seconds += time.perf_counter() - started
             for msg, seq in zip(msgs, seqs, strict=True):
                 stopped = bool(seq) and seq[-1] in self.stop_ids

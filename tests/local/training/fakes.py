@@ -129,3 +129,81 @@ def cancel_once(run: Callable[[FakeContext], Any], ctx: FakeContext, started: Ca
     ctx.cancelled.set()
     runner.join(120)
     assert not runner.is_alive()
+
+
+class LoopChannel:
+    """A training loop's ``Channel`` in the test's own process: what it reports is kept, and chat requests
+    reach it through ``serve_slot`` handlers (a ``PolicyServer`` route), as the worker's stdin would bring them.
+
+    Running a loop here rather than in a worker process lets a test watch the loop's torch calls (a
+    ``TorchFunctionMode`` is per thread; the loop does its torch work on the thread that runs it)."""
+
+    def __init__(self) -> None:
+        import os
+
+        from synth_nb.local.training.channel import Channel
+
+        read_end, self._write_end = os.pipe()  # open until ``close``: an ended stdin means "cancelled"
+        self.channel = Channel(self, os.fdopen(read_end, encoding="utf-8"))
+        self.events: list[dict[str, Any]] = []
+        self.metrics: list[dict[str, Any]] = []
+        self.result: dict[str, Any] = {}
+        self._waiting: dict[str, tuple[threading.Event, dict[str, Any]]] = {}
+
+    def write(self, line: str) -> None:
+        msg = json.loads(line)
+        if msg["op"] == "event":
+            self.events.append(msg)
+        elif msg["op"] == "metric":
+            self.metrics.append(msg)
+        elif msg["op"] == "result":
+            self.result.update(msg["fields"])
+        elif msg["op"] == "chat_response" and msg["id"] in self._waiting:
+            done, answer = self._waiting[msg["id"]]
+            answer.update(msg)
+            done.set()
+
+    def flush(self) -> None:
+        pass
+
+    def serve_slot(self, slot: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        def handle(request: dict[str, Any]) -> dict[str, Any]:
+            request_id = secrets.token_hex(8)
+            done, answer = self._waiting[request_id] = (threading.Event(), {})
+            self.channel.chat_requests.put({"op": "chat", "id": request_id, "slot": slot, "request": request})
+            assert done.wait(120), "the loop did not answer a chat request"
+            del self._waiting[request_id]
+            if answer.get("error"):
+                raise RuntimeError(answer["error"])
+            return dict(answer["response"])
+
+        return handle
+
+    def close(self) -> None:
+        import os
+
+        os.close(self._write_end)
+
+    def series(self, name: str) -> list[float]:
+        return [m["value"] for m in self.metrics if m["name"] == name]
+
+
+def grpo_config(body: dict[str, Any], ctx: FakeContext, policies: PolicyServer, loop: LoopChannel,
+                task_key: str | None) -> dict[str, Any]:
+    """The worker config the RL executor would send for ``body``, its policy slots served by ``loop``."""
+    from synth_nb.local.executors._training import announce_model, local_settings
+    from synth_nb.local.executors.rl import rl_settings
+    from synth_nb.local.training.model_choice import choose_model
+
+    choice = choose_model(None)
+    settings = rl_settings(body, choice)
+    slots = max(settings["batch_size"] * settings["group_size"], len(settings["eval_seeds"]))
+    urls = []
+    for slot in range(slots):
+        policy_id = f"pol_{secrets.token_hex(6)}"
+        policies.handlers[policy_id] = loop.serve_slot(slot)
+        urls.append(f"{policies.url}/v1/policies/{policy_id}")
+    return {**settings, **local_settings(body), "job_id": ctx.job_id, "work_dir": str(ctx.work_dir),
+            "task_url": body["data"]["endpoint_base_url"], "task_key": task_key, "model_label": "test",
+            "fine_tuned_model": f"rl:test:{ctx.job_id}", "model_choice": announce_model(ctx, "rl", choice),
+            "policy_urls": urls}
