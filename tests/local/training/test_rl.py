@@ -9,13 +9,11 @@ from starlette.routing import Route
 
 from synth_nb.local.errors import ExecutorInputError, TrainingFailed
 from synth_nb.local.examples._serve import serve_in_thread
-from synth_nb.local.examples.charclass import serve
 from synth_nb.local.executors.rl import DEFAULT_LR, RlExecutor, rl_settings
 from synth_nb.local.training.model_choice import choose_model
 
+from .conftest import CANARY
 from .fakes import FakeContext, cancel_once
-
-CANARY = "sk_env_rl_canary_value_9876"
 
 
 def _body(task_url, *, steps=3, batch=2, group=4, eval_seeds=(100, 101, 102, 103), every=2):
@@ -28,23 +26,18 @@ def _body(task_url, *, steps=3, batch=2, group=4, eval_seeds=(100, 101, 102, 103
         "evaluation": {"instances": len(eval_seeds), "every_n_iters": every, "seeds": list(eval_seeds)}}}}
 
 
-@pytest.fixture
-def charclass():
-    handle, key = serve(api_key=CANARY)
-    yield handle.url
-    handle.stop()
-
-
 @pytest.mark.torch
-def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, policy_server, charclass):
+def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, policy_server, charclass,
+                                                                   monkeypatch):
+    monkeypatch.setenv("SYNTH_NB_DEVICE", "cpu")  # the worker inherits it and trains where it says
     ctx = FakeContext("rl", _body(charclass), tmp_path, policy_server, environment_api_key=CANARY)
     RlExecutor().run(ctx)
     types = ctx.event_types()
     assert types[:2] == ["rl.model.selected", "rl.train.started"] and types[-1] == "rl.job.completed"
     assert types.count("rl.train.step") == 3 and "rl.train.completed" in types
-    started = ctx.events[1]["data"]  # the device is in the job's first events, as SFT's is
-    assert started["device"] == "cpu" and started["dtype"] == "float32"
-    assert started["device_name"].startswith("CPU (the GRPO loop trains on the CPU")
+    started = ctx.events[1]  # the device is in the job's first events, as SFT's is
+    assert started["data"]["device"] == "cpu" and started["data"]["dtype"] == "float32"
+    assert started["data"]["device_name"] == "CPU (asked for)" and "(CPU (asked for))" in started["message"]
     for step in (e["data"] for e in ctx.events if e["type"] == "rl.train.step"):  # what the run-health rules read
         assert 0 < step["completion_tokens_mean"] <= 10 and step["groups"] == 2 and step["group_seeds"] == [
             2 * (step["step"] - 1), 2 * step["step"] - 1] and len(step["winning_completions"]) == 2
