@@ -2,7 +2,8 @@
 
 A model found on disk with a Hugging Face tokenizer trains with TRL's ``SFTTrainer`` (``sft_trl``). This own
 loop remains for the tiny random-init stand-in (its byte tokenizer is no Hugging Face tokenizer TRL could use)
-and for an install without TRL; it runs on the same device (``device``).
+and for an install without TRL; it runs on the same device (``device``), with bf16 autocast where TRL would use
+bf16.
 """
 
 from __future__ import annotations
@@ -64,13 +65,15 @@ def _on(batch: dict[str, torch.Tensor], model: Any) -> dict[str, torch.Tensor]:
 
 
 @torch.no_grad()
-def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int) -> float:
+def _evaluate(model: Any, examples: list[Example], batch_size: int, pad_id: int, device: Device) -> float:
     model.eval()
     total, count = 0.0, 0
     for start in range(0, len(examples), batch_size):
         batch = _on(make_batch(examples[start: start + batch_size], pad_id), model)
         n = int((batch["labels"][:, 1:] != IGNORE_INDEX).sum())
-        total += float(model(**batch).loss) * n
+        with device.autocast():
+            loss = model(**batch).loss
+        total += float(loss) * n
         count += n
     model.train()
     return total / max(1, count)
@@ -190,7 +193,8 @@ def _optimizer_step(run: _SftRun, groups: list[list[int]], progress: _Progress) 
     loss_value = float("nan")
     for group in groups:
         batch = _on(make_batch([run.train[i] for i in group], run.pad_id), run.loaded.model)
-        loss = run.loaded.model(**batch).loss / len(groups)
+        with run.device.autocast():  # bf16 where the device supports it (the forward pass only)
+            loss = run.loaded.model(**batch).loss / len(groups)
         loss.backward()
         progress.tokens += int(batch["attention_mask"].sum())
         progress.padded += batch["input_ids"].numel()
@@ -217,7 +221,7 @@ def _report_step(run: _SftRun, progress: _Progress, log_every: int) -> None:
                           "peak_rss_mb": run.channel.report_memory()})
     eval_steps = int(run.cfg.get("eval_steps") or 0)
     if run.val and eval_steps and step % eval_steps == 0 and step < total:
-        _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, step)
+        _report_validation(run, step)
         run.sampler.emit(run.channel, step)
 
 
@@ -239,7 +243,7 @@ def _train(run: _SftRun) -> _Progress:
                 break
         progress.epoch += 1
     if run.val and progress.status == "succeeded":
-        _report_validation(run.channel, run.loaded.model, run.val, run.batch_size, run.pad_id, progress.step)
+        _report_validation(run, progress.step)
     if progress.status == "succeeded":
         run.sampler.emit(run.channel, progress.step)
     return progress
@@ -290,16 +294,16 @@ def run_sft(cfg: dict[str, Any], channel: Channel) -> str:
     run = _prepare(cfg, channel, choice, loaded, device, notes)
     _announce(run)
     probe = run.rng.sample(run.train, min(len(run.train), 256))  # fixed subset: loss before vs after, free of batch noise
-    probe_start = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
+    probe_start = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id, run.device)
     run.sampler.emit(run.channel, 0)
     progress = _train(run)
-    probe_end = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id)
+    probe_end = _evaluate(run.loaded.model, probe, run.batch_size, run.pad_id, run.device)
     return _finish(run, progress, probe_start, probe_end)
 
 
-def _report_validation(channel: Channel, model: Any, val: list[Example], batch_size: int, pad_id: int,
-                       step: int) -> None:
-    val_loss = _evaluate(model, val, batch_size, pad_id)
+def _report_validation(run: _SftRun, step: int) -> None:
+    channel, val = run.channel, run.val
+    val_loss = _evaluate(run.loaded.model, val, run.batch_size, run.pad_id, run.device)
     channel.metric("val.loss", step, val_loss)
     channel.emit("sft.validation.summary", f"step {step} val.loss={val_loss:.4f}",
                  {"step": step, "val_loss": val_loss, "n": len(val)})
