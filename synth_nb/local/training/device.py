@@ -59,10 +59,16 @@ def choose_device(requested: str | None = None) -> Device:
     if wanted == "cpu":
         return Device("cpu", False, "CPU (asked for)")
     if wanted.startswith("cuda") or (not wanted and torch.cuda.is_available()):
+        name = wanted or "cuda"
+        try:
+            index = torch.device(name).index or 0
+        except RuntimeError:  # "cuda:x", "cudax": torch's own words say nothing of the setting
+            raise ValueError(f"SYNTH_NB_DEVICE must be cpu, cuda, cuda:N or mps, got {wanted!r}") from None
         if not torch.cuda.is_available():
             raise ValueError(f"SYNTH_NB_DEVICE={wanted} but torch sees no CUDA device here")
-        name = wanted or "cuda"
-        index = torch.device(name).index or 0
+        if index >= torch.cuda.device_count():
+            raise ValueError(f"SYNTH_NB_DEVICE={wanted} but torch sees only {torch.cuda.device_count()} CUDA "
+                             "device(s) here (cuda:0 is the first)")
         return Device(name, bool(torch.cuda.is_bf16_supported()), f"CUDA {torch.cuda.get_device_name(index)}")
     if wanted == "mps" or (not wanted and _mps()):
         if not _mps():

@@ -110,6 +110,8 @@ def test_the_card_names_the_device_rl_trains_on_the_same_as_sft(monkeypatch: pyt
     said = flow_devices()
     assert said["rl"] == said["sft"] and said["rl"]["device"] is None  # the card: "device: none usable (…)"
     assert said["rl"]["device_name"].startswith(f"SYNTH_NB_DEVICE={ABSENT} but torch sees no")
+    monkeypatch.setenv("SYNTH_NB_DEVICE", "cuda:x")  # a typo: the setting named, not torch's own words
+    assert flow_devices()["rl"]["device_name"] == "SYNTH_NB_DEVICE must be cpu, cuda, cuda:N or mps, got 'cuda:x'"
 
 
 def test_an_rl_job_asked_for_a_device_this_machine_lacks_fails_with_one_error_naming_it(
