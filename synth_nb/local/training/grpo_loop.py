@@ -206,9 +206,9 @@ def _announce(run: _GrpoRun) -> None:
     cfg, loaded, choice = run.cfg, run.loaded, run.choice
     run.channel.emit(
         "rl.train.started",
-        f"GRPO on {loaded.description} ({run.device.description}): {choice.reason}. {run.total} steps x "
-        f"{run.batch} seeds x {run.group} "
-        f"samples, lr={cfg['learning_rate']}, kl_beta={run.beta}" + (f". {'; '.join(run.notes)}" if run.notes else ""),
+        f"GRPO on {loaded.description}, training on {run.device.description}: {choice.reason}. {run.total} "
+        f"steps x {run.batch} seeds x {run.group} samples, lr={cfg['learning_rate']}, kl_beta={run.beta}"
+        + (f". {'; '.join(run.notes)}" if run.notes else ""),
         {"model": loaded.description, "requested_model": choice.requested, "model_kind": choice.kind,
          "reason": choice.reason, "n_params": loaded.n_params, "trainable_params": loaded.n_trainable,
          "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,

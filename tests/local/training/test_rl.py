@@ -37,7 +37,7 @@ def test_rollout_rewards_flow_into_grpo_steps_events_and_the_result(tmp_path, po
     assert types.count("rl.train.step") == 3 and "rl.train.completed" in types
     started = ctx.events[1]  # the device is in the job's first events, as SFT's is
     assert started["data"]["device"] == "cpu" and started["data"]["dtype"] == "float32"
-    assert started["data"]["device_name"] == "CPU (asked for)" and "(CPU (asked for))" in started["message"]
+    assert started["data"]["device_name"] == "CPU (asked for)" and "training on CPU (asked for): " in started["message"]
     for step in (e["data"] for e in ctx.events if e["type"] == "rl.train.step"):  # what the run-health rules read
         assert 0 < step["completion_tokens_mean"] <= 10 and step["groups"] == 2 and step["group_seeds"] == [
             2 * (step["step"] - 1), 2 * step["step"] - 1] and len(step["winning_completions"]) == 2
