@@ -81,9 +81,12 @@ venv-demo: $(DEMO_VENV)/.installed
 # pylock.demo.toml, after a change to the dependencies of the demo extra (or to take newer releases):
 # resolved for every platform from PyPI alone (not the find-links folder). Left out (a marker that is never
 # true), as the demo never runs them: optuna (MIPRO's search; the demo runs GEPA), huggingface-hub
-# (tokenizers' download from the hub; the policy reads the bundled files) and TensorBoard's web server
-# (grpcio, tensorboard-data-server, werkzeug, markdown; the demo only writes event files).
-DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown
+# (tokenizers' download from the hub; the policy reads the bundled files), TensorBoard's web server
+# (grpcio, tensorboard-data-server, werkzeug, markdown) and setuptools (the demo only writes event files),
+# and what only a person at a front end uses: jedi (IPython's completions, imported on the first one),
+# debugpy (ipykernel's debugger, which runs without it) and the widgets' front-end extensions
+# (widgetsnbextension, jupyterlab-widgets: JavaScript for a Jupyter server, which the demo venv has none of).
+DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets
 lock: | $(UV)
 	UV_FIND_LINKS= $(UV) pip compile -q pyproject.toml --extra demo --universal --python-version 3.11 \
 	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \
