@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 from synth_nb.local.examples.banking.app import seed_policy_requests
-from synth_nb.local.examples.mounted import example_routes
+from synth_nb.local.examples.mounted import MountedExamples
 from synth_nb.local.held_keys import HeldKeys
 from synth_nb.local.policies import warm_up
 from synth_nb.local.runner import JobRunner
@@ -179,11 +179,13 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
                          max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,
                          probe_timeout=probe_timeout)
+    examples = MountedExamples(held.example_app_keys, policy_proxy.in_process(state))
+    runner.task_apps_in_process = examples.rollout_in_process
     api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
            *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
     app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *backend_status.proof_routes,
-                            *example_routes(held.example_app_keys)],
+                            *examples.routes()],
                     exception_handlers=handlers)
     app.state.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)

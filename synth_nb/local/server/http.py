@@ -19,7 +19,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 
-__all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "error_response", "int_param", "json_body", "limited_stream", "parse_json_object"]
+__all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "check_size", "error_response", "int_param", "json_body",
+           "limited_stream", "parse_json_object"]
 
 #: far deeper than any config the flows send (about 8), far shallower than Python's recursion limit
 MAX_JSON_DEPTH = 64
@@ -29,21 +30,23 @@ def error_response(status_code: int, detail: Any, headers: dict[str, str] | None
     return JSONResponse({"detail": detail}, status_code=status_code, headers=headers)
 
 
-def _too_large(what: str, max_bytes: int) -> ApiError:
-    return ApiError(413, f"{what} is larger than the {max_bytes}-byte limit of this backend")
+def check_size(size: int, max_bytes: int, *, what: str = "request body") -> None:
+    """``ApiError(413)`` when ``size`` bytes pass ``max_bytes``: the bound a body read from a socket and one
+    handed over in this process (``examples.contract``, ``policy_proxy``) are both held to."""
+    if size > max_bytes:
+        raise ApiError(413, f"{what} is larger than the {max_bytes}-byte limit of this backend")
 
 
 async def limited_stream(request: Request, max_bytes: int, *, what: str = "request body"
                          ) -> AsyncGenerator[bytes, None]:
     """The body's chunks; raises ``ApiError(413)`` once more than ``max_bytes`` arrived (or were declared)."""
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > max_bytes:
-        raise _too_large(what, max_bytes)
+    if declared and declared.isdigit():
+        check_size(int(declared), max_bytes, what=what)
     received = 0
     async for chunk in request.stream():
         received += len(chunk)
-        if received > max_bytes:
-            raise _too_large(what, max_bytes)
+        check_size(received, max_bytes, what=what)
         yield chunk
 
 
