@@ -29,10 +29,12 @@ import msgspec
 
 from synth_nb.local.urls import endpoint
 
-__all__ = ["Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner", "new_event_loop", "parse_rollout"]
+__all__ = ["MAX_ANSWER_BYTES", "Rollout", "RolloutBudget", "SearchHalted", "TaskAppRunner", "new_event_loop", "parse_rollout"]
 
 T = TypeVar("T")
 _JSON = {"Content-Type": "application/json"}
+#: a task app's answer to one rollout (a few kilobytes for the examples); a larger one scores 0, unread
+MAX_ANSWER_BYTES = 16 * 1024 * 1024
 #: ``/rollout`` of a task app in this process: (keys offered, request body) -> (HTTP status, JSON answer)
 InProcessRollout = Callable[[Sequence[str], bytes], Awaitable[tuple[int, bytes]]]
 
@@ -114,9 +116,32 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
+class _AnswerTooLarge(Exception):
+    def __init__(self) -> None:
+        super().__init__(f"the task app's answer is larger than the {MAX_ANSWER_BYTES}-byte limit")
+
+
+async def _read_answer(response: aiohttp.ClientResponse) -> bytes:
+    """The answer's body, refused past ``MAX_ANSWER_BYTES`` (declared, or as it streams in)."""
+    declared = response.content_length
+    if declared is not None:
+        if declared > MAX_ANSWER_BYTES:
+            raise _AnswerTooLarge
+        return await response.read()
+    chunks, size = [], 0
+    async for chunk in response.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise _AnswerTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _failure(exc: BaseException, timeout: float) -> str:
     if isinstance(exc, TimeoutError):
         return f"no answer within {timeout:g} s"
+    if isinstance(exc, _AnswerTooLarge):
+        return str(exc)
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -204,13 +229,15 @@ class TaskAppRunner:
             if self.in_process is not None:
                 async with asyncio.timeout(self.timeout):
                     status, raw = await self.in_process(self._offered, data)
+                if len(raw) > MAX_ANSWER_BYTES:
+                    raise _AnswerTooLarge
             else:
                 async with self._session.post(endpoint(self.url, "/rollout"), data=data, headers=_JSON) as response:
-                    status, raw = response.status, await response.read()
+                    status, raw = response.status, await _read_answer(response)
             if status != 200:
                 return Rollout(seed, split, 0.0, error=f"HTTP {status}: {raw.decode('utf-8', 'replace')[:300]}")
             return parse_rollout(msgspec.json.decode(raw), seed, split)
-        except (aiohttp.ClientError, TimeoutError, ValueError, msgspec.DecodeError) as exc:
+        except (aiohttp.ClientError, TimeoutError, ValueError, msgspec.DecodeError, _AnswerTooLarge) as exc:
             return Rollout(seed, split, 0.0, error=_failure(exc, self.timeout))
 
     async def _one(self, inference_url: str, seed: int, split: str, tag: str, budgeted: bool) -> Rollout:
