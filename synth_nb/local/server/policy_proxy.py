@@ -3,8 +3,8 @@
 A job registers a handler (``JobContext.serve_policy``) and hands its URL to the task app as
 ``inference_url``; the id is unguessable and the route disappears with the job, so it needs no API key.
 
-Every rollout calls this route once, so it is plain ASGI (``serve``, called before Starlette's router and
-middleware) with msgspec JSON: the routing, request and response objects cost more than the policy's own
+Every rollout calls this route once, so it is plain ASGI (``serve``, called before Starlette's middleware
+stack and router) with msgspec JSON: the routing, request and response objects cost more than the policy's own
 work, and a handler's ``answer_now`` (cached embeddings, say) is called on the event loop, saving two
 thread switches per call. Other paths under ``/v1/policies/`` fall through to the app (its usual JSON 404/405).
 
@@ -45,9 +45,10 @@ def _policy_id(path: str) -> str | None:
     return None
 
 
-async def _send_json(send: Send, status: int, body: bytes) -> None:
+async def _send_json(send: Send, status: int, body: bytes, *, close: bool) -> None:
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status,
-                "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
+                "headers": [*headers, (b"connection", b"close")] if close else headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -102,8 +103,18 @@ async def serve(state: BackendState, scope: Scope, receive: Receive, send: Send)
     policy_id = _policy_id(scope.get("path", ""))
     if policy_id is None or scope.get("method") != "POST":
         return False
-    status, body = await respond(state, policy_id, lambda: _read_body(receive, scope, state.max_json_bytes))
-    await _send_json(send, status, body)
+    read_whole = False
+
+    async def read() -> bytes:
+        nonlocal read_whole
+        body = await _read_body(receive, scope, state.max_json_bytes)
+        read_whole = True
+        return body
+
+    status, body = await respond(state, policy_id, read)
+    # answered before its body was read to the end (an unknown policy, a body over the limit): the connection
+    # is closed rather than the rest of the body read and thrown away
+    await _send_json(send, status, body, close=not read_whole)
     return True
 
 
