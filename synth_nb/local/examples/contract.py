@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -30,10 +30,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError, TaskAppRefusal
 from synth_nb.local.lifecycle import mask_secret
-from synth_nb.local.server.http import check_size, limited_stream, parse_json_object
+from synth_nb.local.server.http import check_size, limited_stream, parse_json_object, read_body, send_json
 
 __all__ = ["KeySource", "LocalPolicies", "PolicyAnswer", "PolicyClient", "RolloutAnswer", "TaskAppContract",
            "allowed_keys", "as_table", "build_task_app", "normalize_inference_url"]
@@ -80,10 +81,13 @@ def allowed_keys(fixed: KeySource) -> list[str]:
     return [k.strip() for k in keys if k and k.strip()]
 
 
-def _offered_keys(request: Request) -> list[str]:
+_KEY_HEADERS = frozenset({b"x-api-key", b"x-api-keys", b"authorization"})
+
+
+def _offered_keys(headers: Mapping[str, str]) -> list[str]:
     """The keys a request offers: ``X-API-Key``, each of ``X-API-Keys``, an ``Authorization: Bearer`` token."""
-    offered = [request.headers.get("x-api-key", ""), *request.headers.get("x-api-keys", "").split(",")]
-    auth = request.headers.get("authorization", "")
+    offered = [headers.get("x-api-key", ""), *headers.get("x-api-keys", "").split(",")]
+    auth = headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         offered.append(auth[7:])
     return offered
@@ -206,6 +210,43 @@ class TaskAppContract:
         return await self.answer_rollout(offered, read)
 
 
+def _route_path(scope: Scope) -> str:
+    """The path below the app's mount point (``/rollout`` of ``/task-apps/banking/rollout``)."""
+    path, root = scope["path"], scope.get("root_path", "")
+    return path[len(root):] if root and path.startswith(root) else path
+
+
+class TaskAppServer(Starlette):
+    """Starlette, with ``POST /rollout`` (one request per rollout) answered as plain ASGI before its middleware
+    stack and router: the routing and request objects cost more than the contract's own checks. The answer is
+    ``TaskAppContract.answer_rollout``'s, as on every transport; a body refused before it was read to its end
+    closes the connection."""
+
+    def __init__(self, contract: TaskAppContract, **options: Any) -> None:
+        super().__init__(**options)
+        self.contract = contract
+        self.state.contract = contract
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or _route_path(scope) != "/rollout":
+            await super().__call__(scope, receive, send)
+            return
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            if name in _KEY_HEADERS:  # the first of each, as ``Request.headers.get`` reads it
+                headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+        read_whole = False
+
+        async def read() -> bytes:
+            nonlocal read_whole
+            body = await read_body(receive, scope, MAX_ROLLOUT_BYTES)
+            read_whole = True
+            return body
+
+        status, body = await self.contract.answer_rollout(_offered_keys(headers), read)
+        await send_json(send, status, body, close=not read_whole)
+
+
 def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info: Handler,
                    rollout: RolloutHandler, policy_api_key: str | None = None,
                    local_policies: LocalPolicies | None = None) -> Starlette:
@@ -222,7 +263,7 @@ def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info:
         async def endpoint(request: Request) -> Response:
             try:
                 if auth:
-                    contract.check_key(_offered_keys(request))
+                    contract.check_key(_offered_keys(request.headers))
                 return Response(msgspec.json.encode(await handler(request)), media_type="application/json")
             except TaskAppRefusal as exc:
                 status, body = _refusal(exc)
@@ -235,14 +276,14 @@ def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info:
     async def health(request: Request) -> dict[str, Any]:
         return {"healthy": True, "auth": {"required": True, "key": mask_secret((allowed_keys(api_key) or [""])[0])}}
 
-    async def run_rollout(request: Request) -> Response:
-        status, body = await contract.answer_rollout(_offered_keys(request), lambda: _streamed_body(request))
+    async def run_rollout(request: Request) -> Response:  # POST is answered by ``TaskAppServer`` itself
+        status, body = await contract.answer_rollout(_offered_keys(request.headers), lambda: _streamed_body(request))
         return Response(body, status_code=status, media_type="application/json")
 
     async def done(request: Request) -> dict[str, Any]:
         return {"ok": True, "service": app_id}
 
-    app = Starlette(routes=[
+    app = TaskAppServer(contract, routes=[
         Route("/", guarded(root, auth=False), methods=["GET", "HEAD"]),
         Route("/health", guarded(health), methods=["GET"]),
         Route("/info", guarded(info), methods=["GET"]),
@@ -250,5 +291,4 @@ def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info:
         Route("/rollout", run_rollout, methods=["POST"]),
         Route("/done", guarded(done), methods=["POST"]),
     ])
-    app.state.contract = contract
     return app

@@ -20,7 +20,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from synth_nb.local.errors import ApiError
 
 __all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "check_size", "error_response", "int_param", "json_body",
-           "limited_stream", "parse_json_object"]
+           "limited_stream", "parse_json_object", "read_body", "send_json"]
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
 
 #: far deeper than any config the flows send (about 8), far shallower than Python's recursion limit
 MAX_JSON_DEPTH = 64
@@ -48,6 +50,34 @@ async def limited_stream(request: Request, max_bytes: int, *, what: str = "reque
         received += len(chunk)
         check_size(received, max_bytes, what=what)
         yield chunk
+
+
+async def read_body(receive: Receive, scope: Scope, max_bytes: int) -> bytes:
+    """A plain-ASGI route's request body (the hot routes skip Starlette's ``Request``); ``ApiError(413)`` as
+    soon as it passes ``max_bytes`` (declared or received)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length" and value.isdigit():
+            check_size(int(value), max_bytes)
+    chunks, received, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ApiError(400, "the client went away before sending its body")
+        chunk = message.get("body", b"")
+        received += len(chunk)
+        check_size(received, max_bytes)
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+async def send_json(send: Send, status: int, body: bytes, *, close: bool) -> None:
+    """A plain-ASGI route's JSON answer; ``close`` (when the request body was not read to its end) says
+    ``Connection: close``, so the server does not go on reading the rest."""
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"connection", b"close")] if close else headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -25,14 +25,13 @@ from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 from synth_nb.local.examples.contract import LocalPolicies, PolicyAnswer
-from synth_nb.local.server.http import check_size, parse_json_object
+from synth_nb.local.server.http import check_size, parse_json_object, read_body, send_json
 from synth_nb.local.server.state import BackendState
 
 __all__ = ["PREFIX", "in_process", "respond", "serve"]
 
 PREFIX = "/v1/policies/"
 _SUFFIXES = ("/v1/chat/completions", "/chat/completions")
-_JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 def _policy_id(path: str) -> str | None:
@@ -43,31 +42,6 @@ def _policy_id(path: str) -> str | None:
             policy_id = rest[:-len(suffix)]
             return policy_id if policy_id and "/" not in policy_id else None
     return None
-
-
-async def _send_json(send: Send, status: int, body: bytes, *, close: bool) -> None:
-    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"connection", b"close")] if close else headers})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _read_body(receive: Receive, scope: Scope, max_bytes: int) -> bytes:
-    """The request body; ``ApiError(413)`` as soon as it passes ``max_bytes`` (declared or received)."""
-    for name, value in scope.get("headers", []):
-        if name == b"content-length" and value.isdigit():
-            check_size(int(value), max_bytes)
-    chunks, received, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ApiError(400, "the client went away before sending its body")
-        chunk = message.get("body", b"")
-        received += len(chunk)
-        check_size(received, max_bytes)
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    return b"".join(chunks)
 
 
 async def _answer(state: BackendState, policy_id: str, read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, Any]:
@@ -107,14 +81,14 @@ async def serve(state: BackendState, scope: Scope, receive: Receive, send: Send)
 
     async def read() -> bytes:
         nonlocal read_whole
-        body = await _read_body(receive, scope, state.max_json_bytes)
+        body = await read_body(receive, scope, state.max_json_bytes)
         read_whole = True
         return body
 
     status, body = await respond(state, policy_id, read)
     # answered before its body was read to the end (an unknown policy, a body over the limit): the connection
     # is closed rather than the rest of the body read and thrown away
-    await _send_json(send, status, body, close=not read_whole)
+    await send_json(send, status, body, close=not read_whole)
     return True
 
 
