@@ -141,8 +141,7 @@ class LocalJobContext:
     def task_app_in_process(self, url: str) -> RolloutAnswer | None:
         """``/rollout`` of the task app at ``url`` as a call in this process when this backend serves it
         itself, else None (call it over HTTP)."""
-        served = self._runner.task_apps_in_process
-        return served(url, self._runner.base_url) if served is not None else None
+        return self._runner.task_app_in_process(url)
 
 
 class JobRunner:
@@ -171,6 +170,12 @@ class JobRunner:
         self._threads: dict[str, threading.Thread] = {}
         self._withheld: dict[str, Withheld] = {}
         self._stopping = False
+
+    def task_app_in_process(self, url: str) -> RolloutAnswer | None:
+        """``/rollout`` of the task app at ``url`` as a call in this process when this backend serves it
+        itself (``task_apps_in_process``), else None (call it over HTTP)."""
+        served = self.task_apps_in_process
+        return served(url, self.base_url) if served is not None else None
 
     def task_app_key(self, url: str | None) -> str | None:
         """The key to send to the task app at ``url``: the ``ENVIRONMENT_API_KEY`` held, else this backend's
