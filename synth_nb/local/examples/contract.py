@@ -34,7 +34,7 @@ from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError, TaskAppRefusal
 from synth_nb.local.lifecycle import mask_secret
-from synth_nb.local.server.http import check_size, limited_stream, parse_json_object, read_body, send_json
+from synth_nb.local.server.http import check_size, parse_json_object, read_body, send_json
 
 __all__ = ["KeySource", "LocalPolicies", "PolicyAnswer", "PolicyClient", "RolloutAnswer", "TaskAppContract",
            "allowed_keys", "as_table", "build_task_app", "normalize_inference_url"]
@@ -105,10 +105,6 @@ def _check_key(offered: Iterable[str], fixed: KeySource) -> None:
 
 def _refusal(exc: TaskAppRefusal) -> tuple[int, bytes]:
     return exc.status, msgspec.json.encode({"detail": exc.detail})
-
-
-async def _streamed_body(request: Request) -> bytes:
-    return b"".join([chunk async for chunk in limited_stream(request, MAX_ROLLOUT_BYTES)])
 
 
 class PolicyClient:
@@ -216,21 +212,16 @@ def _route_path(scope: Scope) -> str:
     return path[len(root):] if root and path.startswith(root) else path
 
 
-class TaskAppServer(Starlette):
-    """Starlette, with ``POST /rollout`` (one request per rollout) answered as plain ASGI before its middleware
-    stack and router: the routing and request objects cost more than the contract's own checks. The answer is
-    ``TaskAppContract.answer_rollout``'s, as on every transport; a body refused before it was read to its end
+class RolloutRoute:
+    """``POST /rollout`` over HTTP as plain ASGI (one request per rollout: Starlette's request object costs more
+    than the contract's own checks): the keys the headers offer and the streamed body go to
+    ``TaskAppContract.answer_rollout``, as on every transport; a body refused before it was read to its end
     closes the connection."""
 
-    def __init__(self, contract: TaskAppContract, **options: Any) -> None:
-        super().__init__(**options)
+    def __init__(self, contract: TaskAppContract) -> None:
         self.contract = contract
-        self.state.contract = contract
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or _route_path(scope) != "/rollout":
-            await super().__call__(scope, receive, send)
-            return
         headers: dict[str, str] = {}
         for name, value in scope["headers"]:
             if name in _KEY_HEADERS:  # the first of each, as ``Request.headers.get`` reads it
@@ -245,6 +236,22 @@ class TaskAppServer(Starlette):
 
         status, body = await self.contract.answer_rollout(_offered_keys(headers), read)
         await send_json(send, status, body, close=not read_whole)
+
+
+class TaskAppServer(Starlette):
+    """Starlette, with ``POST /rollout`` handed to its ``RolloutRoute`` before the middleware stack and router;
+    the app's ``TaskAppContract`` is ``state.contract`` (for the in-process transport)."""
+
+    def __init__(self, contract: TaskAppContract, rollout: RolloutRoute, **options: Any) -> None:
+        super().__init__(**options)
+        self.state.contract = contract
+        self._rollout = rollout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and _route_path(scope) == "/rollout":
+            await self._rollout(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
 
 
 def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info: Handler,
@@ -276,19 +283,15 @@ def build_task_app(*, app_id: str, api_key: KeySource, info: Handler, task_info:
     async def health(request: Request) -> dict[str, Any]:
         return {"healthy": True, "auth": {"required": True, "key": mask_secret((allowed_keys(api_key) or [""])[0])}}
 
-    async def run_rollout(request: Request) -> Response:  # POST is answered by ``TaskAppServer`` itself
-        status, body = await contract.answer_rollout(_offered_keys(request.headers), lambda: _streamed_body(request))
-        return Response(body, status_code=status, media_type="application/json")
-
     async def done(request: Request) -> dict[str, Any]:
         return {"ok": True, "service": app_id}
 
-    app = TaskAppServer(contract, routes=[
+    rollout_route = RolloutRoute(contract)
+    return TaskAppServer(contract, rollout_route, routes=[
         Route("/", guarded(root, auth=False), methods=["GET", "HEAD"]),
         Route("/health", guarded(health), methods=["GET"]),
         Route("/info", guarded(info), methods=["GET"]),
         Route("/task_info", guarded(task_info), methods=["GET"]),
-        Route("/rollout", run_rollout, methods=["POST"]),
+        Route("/rollout", rollout_route, methods=["POST"]),  # other methods: 405
         Route("/done", guarded(done), methods=["POST"]),
     ])
-    return app
