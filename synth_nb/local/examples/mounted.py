@@ -15,14 +15,17 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.examples import TASK_APPS, task_app_path
-from synth_nb.local.examples.contract import LocalPolicies, RolloutAnswer, TaskAppContract
 from synth_nb.local.own_task_apps import served_in_process
+
+if TYPE_CHECKING:  # the contract (aiohttp, msgspec) is imported with the first example built, not at start-up
+    from synth_nb.local.examples.contract import LocalPolicies, RolloutAnswer, TaskAppContract
 
 __all__ = ["MountedExamples"]
 

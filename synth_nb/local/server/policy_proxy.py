@@ -16,7 +16,7 @@ the loopback round trip. Only a URL on exactly the backend's own address is trea
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import msgspec
@@ -24,9 +24,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
-from synth_nb.local.examples.contract import LocalPolicies, PolicyAnswer
 from synth_nb.local.server.http import check_size, parse_json_object, read_body, send_json
 from synth_nb.local.server.state import BackendState
+
+if TYPE_CHECKING:  # types only: the contract module imports aiohttp, which serving this route does not need
+    from synth_nb.local.examples.contract import LocalPolicies, PolicyAnswer
 
 __all__ = ["PREFIX", "in_process", "respond", "serve"]
 
