@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from synth_nb.local.examples import TASK_APP_PREFIX, TASK_APPS
 
-__all__ = ["TaskAppKeys", "job_task_url", "own_example"]
+__all__ = ["TaskAppKeys", "job_task_url", "own_example", "served_in_process"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,15 @@ def own_example(url: str, backend_url: str) -> str | None:
         return None
     prefix, _, name = task.path.rstrip("/").rpartition("/")
     return name if prefix == TASK_APP_PREFIX and name in TASK_APPS else None
+
+
+def served_in_process(url: str, backend_url: str) -> str | None:
+    """The bundled example ``url`` names when it is provably the one this backend process serves: as
+    ``own_example``, and on the very host it listens on (``localhost`` may be another program on ``::1``)."""
+    name = own_example(url, backend_url)
+    if name is None or urlsplit(url).hostname != urlsplit(backend_url).hostname:
+        return None
+    return name
 
 
 class TaskAppKeys:

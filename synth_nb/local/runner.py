@@ -15,7 +15,7 @@ import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth_nb.local.dialects import CLIENT_TERMINAL_EVENTS, METRIC_ALIASES, ending_events, with_later_names
 from synth_nb.local.executors import load_executor, prompt_learning_algorithm
@@ -26,6 +26,9 @@ from synth_nb.local.own_task_apps import TaskAppKeys, job_task_url
 from synth_nb.local.redact import Withheld, restore_secrets, scrub, secret_values
 from synth_nb.local.status_reads import StatusReads
 from synth_nb.local.storage import JobRecord, Storage, to_json
+
+if TYPE_CHECKING:  # the contract module imports aiohttp and Starlette, which the runner itself does not need
+    from synth_nb.local.examples.contract import RolloutAnswer
 
 __all__ = ["JobRunner", "LocalJobContext", "PolicyRoutes"]
 
@@ -135,6 +138,11 @@ class LocalJobContext:
         policy_id = self._runner.policies.add(self.job_id, handler)
         return f"{self._runner.base_url}/v1/policies/{policy_id}"
 
+    def task_app_in_process(self, url: str) -> RolloutAnswer | None:
+        """``/rollout`` of the task app at ``url`` as a call in this process when this backend serves it
+        itself, else None (call it over HTTP)."""
+        return self._runner.task_app_in_process(url)
+
 
 class JobRunner:
     """Starts, cancels and finalises jobs; thread-safe."""
@@ -153,12 +161,21 @@ class JobRunner:
         #: ``transformers serve`` processes started for jobs' local models; stopped by ``shutdown``
         self.model_servers = ModelServers(storage.data_dir / "model-servers")
         self.base_url = ""
+        #: ``(task app URL, base_url)`` -> its ``/rollout`` called in this process, for the examples this
+        #: backend serves itself (``examples.mounted``); None: every task app is called over HTTP
+        self.task_apps_in_process: Callable[[str, str], RolloutAnswer | None] | None = None
         self._load = executor_loader
         self._lock = threading.Lock()
         self._contexts: dict[str, LocalJobContext] = {}
         self._threads: dict[str, threading.Thread] = {}
         self._withheld: dict[str, Withheld] = {}
         self._stopping = False
+
+    def task_app_in_process(self, url: str) -> RolloutAnswer | None:
+        """``/rollout`` of the task app at ``url`` as a call in this process when this backend serves it
+        itself (``task_apps_in_process``), else None (call it over HTTP)."""
+        served = self.task_apps_in_process
+        return served(url, self.base_url) if served is not None else None
 
     def task_app_key(self, url: str | None) -> str | None:
         """The key to send to the task app at ``url``: the ``ENVIRONMENT_API_KEY`` held, else this backend's

@@ -56,6 +56,10 @@ class JobContext(Protocol):
         The route is removed when the job ends.
         """
 
+    # Optional (read with ``getattr``; contexts without a backend have none): ``task_app_in_process(url)``
+    # returns ``/rollout`` of the task app at ``url`` as a call in this process (``examples.contract.
+    # RolloutAnswer``) when the backend serves that app itself, else None: the executor then uses HTTP.
+
 
 class Executor(Protocol):
     #: "replay" | "gepa" | "mipro" | "sft" | "rl"

@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 from synth_nb.local.examples.banking.app import seed_policy_requests
-from synth_nb.local.examples.mounted import example_routes
+from synth_nb.local.examples.mounted import MountedExamples
 from synth_nb.local.held_keys import HeldKeys
 from synth_nb.local.policies import warm_up
 from synth_nb.local.runner import JobRunner
@@ -50,11 +50,22 @@ __all__ = ["close_app", "create_app", "generate_task_app_key"]
 log = logging.getLogger(__name__)
 
 
-class BearerAuth:
-    """Pure ASGI middleware (streams pass through untouched): 401 JSON for a missing or wrong key.
+class BackendApp(Starlette):
+    """Starlette, with policy calls (one per rollout of a task app in another process) answered before its
+    middleware stack and router (``policy_proxy.serve``, which closes a connection whose body it left unread
+    as ``CloseUnreadBodies`` does for the other routes)."""
 
-    Policy calls (one per rollout) are answered here, before the router (``policy_proxy.serve``).
-    """
+    backend: BackendState
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (scope["type"] == "http" and scope["path"].startswith(policy_proxy.PREFIX)
+                and await policy_proxy.serve(self.backend, scope, receive, send)):
+            return
+        await super().__call__(scope, receive, send)
+
+
+class BearerAuth:
+    """Pure ASGI middleware (streams pass through untouched): 401 JSON for a missing or wrong key."""
 
     def __init__(self, app: ASGIApp, api_key: str, state: BackendState) -> None:
         self.app = app
@@ -76,8 +87,6 @@ class BearerAuth:
                 host, port = scope["server"]
                 self._state.runner.base_url = f"http://{host}:{port}"
             path = scope.get("path", "")
-            if path.startswith(policy_proxy.PREFIX) and await policy_proxy.serve(self._state, scope, receive, send):
-                return
             if (path == "/api" or path.startswith("/api/")) and not self._authorised(scope):
                 response = error_response(
                     401, "missing or invalid API key: send 'Authorization: Bearer <key>' with this backend's key",
@@ -179,13 +188,15 @@ def create_app(data_dir: str | Path, api_key: str, *, default_executor: str | No
                          default_executor=default_executor, max_upload_bytes=max_upload_bytes,
                          max_json_bytes=max_json_bytes, keepalive_seconds=keepalive_seconds,
                          probe_timeout=probe_timeout)
+    examples = MountedExamples(held.example_app_keys, policy_proxy.in_process(state))
+    runner.task_apps_in_process = examples.rollout_in_process
     api = [*health.routes, *task_app_check.routes, *files.routes, *jobs.routes, *env_keys.routes,
            *backend_status.routes, *dry_rollout.routes]
     handlers: dict[Any, Any] = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *backend_status.proof_routes,
-                            *example_routes(held.example_app_keys)],
+    app = BackendApp(routes=[Mount("/api/v1", routes=api), Mount("/api", routes=api), *backend_status.proof_routes,
+                            *examples.routes()],
                     exception_handlers=handlers)
-    app.state.backend = state
+    app.state.backend = app.backend = state
     app.add_middleware(BearerAuth, api_key=api_key, state=state)
     app.add_middleware(CloseUnreadBodies)  # outermost: a refused body of any route is not read on
     # the offline policy's model loads, and encodes the bundled dataset's queries under the seed prompt, while the

@@ -85,7 +85,7 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
         tasks = TaskAppRunner(settings.task_app_url, key, job_id=owner, env_name=settings.env_name,
                               env_config=settings.env_config, policy_config=settings.policy_config,
                               max_concurrent=_concurrency(proposal), budget=RolloutBudget(None),
-                              cancelled=threading.Event())
+                              cancelled=threading.Event(), in_process=runner.task_app_in_process(settings.task_app_url))
         try:
             used_split = split or settings.train_split
             started = time.perf_counter()

@@ -19,7 +19,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
 
-__all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "error_response", "int_param", "json_body", "limited_stream", "parse_json_object"]
+__all__ = ["MAX_JSON_DEPTH", "CloseUnreadBodies", "check_size", "error_response", "int_param", "json_body",
+           "limited_stream", "parse_json_object", "read_body", "send_json"]
+
+_JSON_HEADERS = [(b"content-type", b"application/json")]
 
 #: far deeper than any config the flows send (about 8), far shallower than Python's recursion limit
 MAX_JSON_DEPTH = 64
@@ -29,22 +32,52 @@ def error_response(status_code: int, detail: Any, headers: dict[str, str] | None
     return JSONResponse({"detail": detail}, status_code=status_code, headers=headers)
 
 
-def _too_large(what: str, max_bytes: int) -> ApiError:
-    return ApiError(413, f"{what} is larger than the {max_bytes}-byte limit of this backend")
+def check_size(size: int, max_bytes: int, *, what: str = "request body") -> None:
+    """``ApiError(413)`` when ``size`` bytes pass ``max_bytes``: the bound a body read from a socket and one
+    handed over in this process (``examples.contract``, ``policy_proxy``) are both held to."""
+    if size > max_bytes:
+        raise ApiError(413, f"{what} is larger than the {max_bytes}-byte limit of this backend")
 
 
 async def limited_stream(request: Request, max_bytes: int, *, what: str = "request body"
                          ) -> AsyncGenerator[bytes, None]:
     """The body's chunks; raises ``ApiError(413)`` once more than ``max_bytes`` arrived (or were declared)."""
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > max_bytes:
-        raise _too_large(what, max_bytes)
+    if declared and declared.isdigit():
+        check_size(int(declared), max_bytes, what=what)
     received = 0
     async for chunk in request.stream():
         received += len(chunk)
-        if received > max_bytes:
-            raise _too_large(what, max_bytes)
+        check_size(received, max_bytes, what=what)
         yield chunk
+
+
+async def read_body(receive: Receive, scope: Scope, max_bytes: int) -> bytes:
+    """A plain-ASGI route's request body (the hot routes skip Starlette's ``Request``); ``ApiError(413)`` as
+    soon as it passes ``max_bytes`` (declared or received)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length" and value.isdigit():
+            check_size(int(value), max_bytes)
+    chunks, received, more = [], 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ApiError(400, "the client went away before sending its body")
+        chunk = message.get("body", b"")
+        received += len(chunk)
+        check_size(received, max_bytes)
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+async def send_json(send: Send, status: int, body: bytes, *, close: bool) -> None:
+    """A plain-ASGI route's JSON answer; ``close`` (when the request body was not read to its end) says
+    ``Connection: close``, so the server does not go on reading the rest."""
+    headers = [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"connection", b"close")] if close else headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

@@ -3,29 +3,37 @@
 A job registers a handler (``JobContext.serve_policy``) and hands its URL to the task app as
 ``inference_url``; the id is unguessable and the route disappears with the job, so it needs no API key.
 
-Every rollout calls this route once, so it is plain ASGI (``serve``, called before Starlette's router and
-middleware) with msgspec JSON: the routing, request and response objects cost more than the policy's own
+Every rollout calls this route once, so it is plain ASGI (``serve``, called before Starlette's middleware
+stack and router) with msgspec JSON: the routing, request and response objects cost more than the policy's own
 work, and a handler's ``answer_now`` (cached embeddings, say) is called on the event loop, saving two
 thread switches per call. Other paths under ``/v1/policies/`` fall through to the app (its usual JSON 404/405).
+
+A task app of the same process (a bundled example the backend serves) reaches the route through
+``in_process``: the same ``respond`` (the same lookup, size and depth bounds, errors and JSON bytes), without
+the loopback round trip. Only a URL on exactly the backend's own address is treated so.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import msgspec
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
 
 from synth_nb.local.errors import ApiError
-from synth_nb.local.server.http import parse_json_object
+from synth_nb.local.server.http import check_size, parse_json_object, read_body, send_json
 from synth_nb.local.server.state import BackendState
 
-__all__ = ["PREFIX", "serve"]
+if TYPE_CHECKING:  # types only: the contract module imports aiohttp, which serving this route does not need
+    from synth_nb.local.examples.contract import LocalPolicies, PolicyAnswer
+
+__all__ = ["PREFIX", "in_process", "respond", "serve"]
 
 PREFIX = "/v1/policies/"
 _SUFFIXES = ("/v1/chat/completions", "/chat/completions")
-_JSON_HEADERS = [(b"content-type", b"application/json")]
 
 
 def _policy_id(path: str) -> str | None:
@@ -38,36 +46,11 @@ def _policy_id(path: str) -> str | None:
     return None
 
 
-async def _send_json(send: Send, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _read_body(receive: Receive, scope: Scope, max_bytes: int) -> bytes:
-    """The request body; ``ApiError(413)`` as soon as it passes ``max_bytes`` (declared or received)."""
-    for name, value in scope.get("headers", []):
-        if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
-            raise ApiError(413, f"request body is larger than the {max_bytes}-byte limit of this backend")
-    chunks, received, more = [], 0, True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ApiError(400, "the client went away before sending its body")
-        chunk = message.get("body", b"")
-        received += len(chunk)
-        if received > max_bytes:
-            raise ApiError(413, f"request body is larger than the {max_bytes}-byte limit of this backend")
-        chunks.append(chunk)
-        more = message.get("more_body", False)
-    return b"".join(chunks)
-
-
-async def _answer(state: BackendState, policy_id: str, receive: Receive, scope: Scope) -> tuple[int, Any]:
+async def _answer(state: BackendState, policy_id: str, read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, Any]:
     handler = state.runner.policies.get(policy_id)
     if handler is None:
         raise ApiError(404, "no running job serves this policy (the job may have finished)")
-    payload = parse_json_object(await _read_body(receive, scope, state.max_json_bytes))
+    payload = parse_json_object(await read_body())
     answer_now = getattr(handler, "answer_now", None)  # a policy that can answer without blocking
     try:
         result = answer_now(payload) if answer_now is not None else None
@@ -78,18 +61,56 @@ async def _answer(state: BackendState, policy_id: str, receive: Receive, scope: 
         return 502, {"detail": f"policy failed: {type(exc).__name__}: {exc}"}
 
 
+async def respond(state: BackendState, policy_id: str, read_body: Callable[[], Awaitable[bytes]]) -> tuple[int, bytes]:
+    """The answer to a call of policy ``policy_id`` whose body ``read_body`` reads (under the size bound):
+    its status and JSON bytes, the same whichever transport carried it."""
+    try:
+        status, result = await _answer(state, policy_id, read_body)
+    except ApiError as exc:
+        status, result = exc.status_code, {"detail": exc.detail}
+    try:
+        return status, msgspec.json.encode(result)
+    except (TypeError, ValueError, OverflowError) as exc:
+        return 502, msgspec.json.encode({"detail": f"policy returned a non-JSON response: {exc}"})
+
+
 async def serve(state: BackendState, scope: Scope, receive: Receive, send: Send) -> bool:
     """Answer a policy call; False (nothing sent) when ``scope`` is not one, for the app to answer."""
     policy_id = _policy_id(scope.get("path", ""))
     if policy_id is None or scope.get("method") != "POST":
         return False
-    try:
-        status, result = await _answer(state, policy_id, receive, scope)
-    except ApiError as exc:
-        status, result = exc.status_code, {"detail": exc.detail}
-    try:
-        body = msgspec.json.encode(result)
-    except (TypeError, ValueError, OverflowError) as exc:
-        status, body = 502, msgspec.json.encode({"detail": f"policy returned a non-JSON response: {exc}"})
-    await _send_json(send, status, body)
+    read_whole = False
+
+    async def read() -> bytes:
+        nonlocal read_whole
+        body = await read_body(receive, scope, state.max_json_bytes)
+        read_whole = True
+        return body
+
+    status, body = await respond(state, policy_id, read)
+    # answered before its body was read to the end (an unknown policy, a body over the limit): the connection
+    # is closed rather than the rest of the body read and thrown away
+    await send_json(send, status, body, close=not read_whole)
     return True
+
+
+def in_process(state: BackendState) -> LocalPolicies:
+    """For a task app in this process (``examples.contract.LocalPolicies``): the policy route an inference URL
+    names when it is this backend's own (``http://`` on exactly the address it listens on, a chat-completions
+    path with a plain id), as a call of ``respond``; None for any other URL, which is called over HTTP."""
+    def local(url: str) -> PolicyAnswer | None:
+        ours = state.runner.base_url
+        parts = urlsplit(url)
+        if not ours or parts.scheme != "http" or "%" in parts.path or f"http://{parts.netloc}" != ours:
+            return None
+        policy_id = _policy_id(parts.path) if parts.path.startswith(PREFIX) else None
+        if policy_id is None:
+            return None
+
+        async def answer(body: bytes) -> tuple[int, bytes]:
+            async def read() -> bytes:
+                check_size(len(body), state.max_json_bytes)
+                return body
+            return await respond(state, policy_id, read)
+        return answer
+    return local

@@ -16,7 +16,7 @@ from starlette.requests import Request
 
 from synth_nb.local.errors import TaskAppRefusal
 from synth_nb.local.examples.banking.dataset import TOOL_NAME, BankingDataset, Example, load_dataset
-from synth_nb.local.examples.contract import KeySource, PolicyClient, as_table, build_task_app
+from synth_nb.local.examples.contract import KeySource, LocalPolicies, PolicyClient, as_table, build_task_app
 
 __all__ = ["APP_ID", "create_app", "policy_request", "seed_policy_requests"]
 
@@ -175,11 +175,13 @@ def _response(body: dict[str, Any], example: Example, split: str, seed: int, mes
 
 
 def create_app(api_key: KeySource = None, dataset: BankingDataset | None = None, *,
-               policy_api_key: str | None = None) -> Starlette:
+               policy_api_key: str | None = None, local_policies: LocalPolicies | None = None) -> Starlette:
     """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time".
 
     ``policy_api_key`` is sent to the policy as a bearer token; by default the policy gets no credentials.
+    ``local_policies``: the policies this process serves itself, called without HTTP (``examples.contract``).
     """
     state = BankingTaskApp(dataset or load_dataset())
     return build_task_app(app_id=APP_ID, api_key=api_key, info=state.info, task_info=state.task_info,
-                          rollout=state.rollout, policy_api_key=policy_api_key)
+                          rollout=state.rollout, policy_api_key=policy_api_key,
+                          local_policies=local_policies)

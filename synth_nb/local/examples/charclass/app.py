@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 from synth_nb.local.errors import TaskAppRefusal
-from synth_nb.local.examples.contract import KeySource, PolicyClient, as_table, build_task_app
+from synth_nb.local.examples.contract import KeySource, LocalPolicies, PolicyClient, as_table, build_task_app
 
 __all__ = ["APP_ID", "CLASSES", "REPLY_CHARS", "Instance", "create_app", "instance", "score_reply"]
 
@@ -139,10 +139,12 @@ async def _task_info(request: Request) -> Any:
     return infos[0] if len(infos) == 1 else infos
 
 
-def create_app(api_key: KeySource = None, *, policy_api_key: str | None = None) -> Starlette:
+def create_app(api_key: KeySource = None, *, policy_api_key: str | None = None,
+               local_policies: LocalPolicies | None = None) -> Starlette:
     """The task app; ``api_key`` None means "read ENVIRONMENT_API_KEY at request time".
 
     ``policy_api_key`` is sent to the policy as a bearer token; by default the policy gets no credentials.
+    ``local_policies``: the policies this process serves itself, called without HTTP (``examples.contract``).
     """
     return build_task_app(app_id=APP_ID, api_key=api_key, info=_info, task_info=_task_info, rollout=_rollout,
-                          policy_api_key=policy_api_key)
+                          policy_api_key=policy_api_key, local_policies=local_policies)

@@ -153,10 +153,12 @@ class PromptRuntime:
         self.reporter = Reporter(ctx, s, budget_total=self.budget, router=self.router, proposer=self.proposer)
         api_key = s.task_app_api_key or getattr(ctx, "environment_api_key", None) or os.environ.get(
             "ENVIRONMENT_API_KEY")
+        served_here = getattr(ctx, "task_app_in_process", None)  # a backend's context: its own task apps
+        in_process = served_here(s.task_app_url) if served_here is not None else None
         self.runner = TaskAppRunner(
             s.task_app_url, api_key, job_id=ctx.job_id, env_name=s.env_name, env_config=s.env_config,
             policy_config=s.policy_config, max_concurrent=self.max_concurrent, budget=RolloutBudget(self.budget),
-            cancelled=ctx.cancelled, on_rollout=self.reporter.on_rollout)
+            cancelled=ctx.cancelled, on_rollout=self.reporter.on_rollout, in_process=in_process)
         self.reporter.runner = self.runner
         try:
             self.taskset = self.runner.check()
@@ -166,7 +168,9 @@ class PromptRuntime:
         task = as_table(self.taskset.get("task"))
         ctx.emit("prompt.learning.task_app.ready", f"task app healthy: {s.task_app_url}",
                  {"task_app_url": s.task_app_url, "env_name": s.env_name, "task_id": task.get("id"),
-                  "task_name": task.get("name")})
+                  "task_name": task.get("name"),
+                  # "in-process": an example this backend serves itself, its /rollout called without HTTP
+                  "transport": "in-process" if in_process is not None else "http"})
         return self
 
     def outcome(self, candidates: list[Candidate], reason: str, *, budget_key: str, heldout_seeds: list[int],
