@@ -170,11 +170,15 @@ def test_synth_nb_own_client_is_not_waited_for(backend: LocalBackend, client: ht
     try:
         assert client.get(f"/learning/jobs/{job}", headers=ours).json()["status"] == "running"
         assert not reads.watched(job)
+        # each line iterator is kept while the stream is checked: a discarded one closes the connection at once
+        # (httpcore closes a response whose iteration ends early), and the server then ends the stream
         with client.stream("GET", f"/learning/jobs/{job}/events/stream", headers=ours) as stream:
-            next(stream.iter_lines())
+            lines = stream.iter_lines()
+            next(lines)
             assert not reads.watched(job)
         with client.stream("GET", f"/learning/jobs/{job}/events/stream") as stream:
-            next(stream.iter_lines())
+            lines = stream.iter_lines()
+            next(lines)
             assert reads.watched(job), client.get(f"/learning/jobs/{job}", headers=ours).json()  # any other
             # client's stream counts while it is open
         client.get(f"/learning/jobs/{job}")
