@@ -1,7 +1,9 @@
 """Every example notebook runs top to bottom through a real kernel (nbclient) on the local backend.
 
 The saved notebook must keep the final panel (status, one chart image, artifacts), stay small, and hold no
-secret: the local backend's key, the task app's key and a canary planted in the kernel's environment.
+secret: the local backend's key, the task app's key and a canary planted in the kernel's environment. The
+real-LLM example's job is also the suite's one GEPA run with SmolLM2 as policy and proposer: what the backend
+says of it is checked here (``assert_real_llm_gepa_job``) rather than in a second run of the same search.
 """
 
 from __future__ import annotations
@@ -10,9 +12,11 @@ import json
 import os
 import re
 import shutil
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -147,8 +151,58 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         assert "train.reward_mean" in text and "eval.reward_mean" in text  # the reward table was printed
         rollouts = next(b["text/html"] for b in bundles if "synth-samples" in b.get("text/html", ""))
         assert "Best of step 60 (by reward)" in rollouts and rollouts.count("<details>") > 20  # kept as static HTML
+    elif name == "prompt_learning_real_llm.ipynb":
+        assert_real_llm_gepa_job(text)
     EXECUTED.mkdir(parents=True, exist_ok=True)
     shutil.copy(saved, EXECUTED / name)  # only a run that passed every check above
+
+
+def _one(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [e["data"] for e in events if e["type"] == kind]
+    assert found, f"no {kind} event"
+    return dict(found[-1])
+
+
+def assert_real_llm_gepa_job(saved: str) -> None:
+    """The real-LLM example's job, read from the backend the kernel used (this session's shared one): one
+    ``transformers serve`` process of SmolLM2 served the policy and the proposer, the proposals are the model's,
+    tokens and latencies come from the server's answers and cost nothing; once the backend stops, so does the
+    model server it started."""
+    from synth_nb.local.shared import DIR_VARIABLE, find_backend
+
+    backend = find_backend(Path(os.environ[DIR_VARIABLE]))
+    assert backend is not None, "the kernel's embedded backend is gone"
+    (job_id,) = set(re.findall(r"\bpl_[0-9a-f]{6,}\b", saved))
+    path = f"{backend.url}/api/prompt-learning/online/jobs/{job_id}"
+    with httpx.Client(headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=60, trust_env=False) as http:
+        status = http.get(path).json()
+        body = http.get(path + "/events", params={"limit": 10000}).json()
+    events: list[dict[str, Any]] = body["events"] if isinstance(body, dict) else body
+    assert status["status"] == "succeeded"
+
+    ready = [e["data"] for e in events if e["type"] == "prompt.learning.model_server.ready"]
+    assert {r["role"] for r in ready} == {"policy", "proposer"}
+    assert all("SmolLM2-135M-Instruct" in r["served"] and r["url"].startswith("http://127.0.0.1:") for r in ready)
+    assert len({r["pid"] for r in ready}) == 1, "policy and proposer share one server"
+    assert _one(events, "prompt.learning.proposer.selected")["proposer"] == "llm"
+    config = tomllib.loads((EXAMPLES / "configs" / "banking_gepa_real_llm.toml").read_text(encoding="utf-8"))
+    baseline = config["prompt_learning"]["initial_prompt"]["messages"][0]["pattern"]
+    proposals = [e["data"]["transformation_text"] for e in events if e["type"] == "gepa.transformation.proposed"]
+    done = _one(events, "prompt.learning.completed")
+    assert proposals and all(p.strip() and p != baseline for p in proposals)
+    assert done["proposer_fallbacks"] < len(proposals), "at least one proposal was written by the model"
+    assert done["proposer"] == "llm" and done["proposer_model"] == done["policy_model"] == "smollm2"
+    assert done["rollouts_prompt_tokens"] > 0 and done["rollouts_completion_tokens"] > 0
+    assert done["policy_calls"] > 0 and done["policy_latency_ms_mean"] > 0
+    assert done["token_count_mutation"] > 0 and done["proposer_calls"] >= 1
+    assert done["total_usd"] == 0.0
+    summary = _one(events, "prompt.learning.validation.summary")
+    assert summary["split"] == "test" and 0.0 <= summary["baseline"]["accuracy"] <= 1.0
+    assert isinstance(status["best_score"], float) and isinstance(status["baseline_score"], float)
+
+    backend.stop()  # the session's next use starts it again
+    with pytest.raises(ProcessLookupError):
+        os.kill(ready[0]["pid"], 0)
 
 
 def _recording(path: Path, steps: int, seconds: float) -> Path:
