@@ -3,7 +3,9 @@
 The saved notebook must keep the final panel (status, one chart image, artifacts), stay small, and hold no
 secret: the local backend's key, the task app's key and a canary planted in the kernel's environment. The
 real-LLM example's job is also the suite's one GEPA run with SmolLM2 as policy and proposer: what the backend
-says of it is checked here (``assert_real_llm_gepa_job``) rather than in a second run of the same search.
+says of it is checked here (``assert_real_llm_gepa_job``) rather than in a second run of the same search. The
+SFT and RL examples' real runs are also what ``--check``'s estimate of their config is held to
+(``estimate_checks``, as ``tests/pipeline/test_estimate_vs_real.py`` does for the prompt searches).
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
+from estimate_checks import assert_estimate_holds, assert_healthy, reported
 from nbclient import NotebookClient
+
+from synth_nb.cli.main import main
+from synth_nb.job import JobRegistry
+from synth_nb.local.shared import DIR_VARIABLE, find_backend
 
 pytestmark = pytest.mark.notebook
 
@@ -33,6 +40,8 @@ RAW_VALUE = re.compile(r"\b(Plan|Job|PreflightCard|Fork|\w+Reporter|PosixPath)\(
 #: the GEPA example also keeps its explorer (every candidate's prompt, the win matrix) and a comparison of runs
 #: and the RL example keeps its rollout table (the newest 100 of its sampled rollouts, each with its texts)
 EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024, "rl.ipynb": 60 * 1024}
+#: the examples whose real run is also held to ``--check``'s estimate of their config (``estimate_checks``)
+ESTIMATED = {"sft.ipynb": "sft_tiny.toml", "rl.ipynb": "rl_tiny.toml"}
 
 
 def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 900) -> None:
@@ -98,7 +107,8 @@ def _assert_clean(saved: Path) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.ipynb")))
-def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) -> None:
+def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "example_notebooks"
     shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns(".synth_nb", "results", "*.ipynb"))
     shutil.copy(EXAMPLES / name, folder / name)
@@ -153,6 +163,18 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         assert "Best of step 60 (by reward)" in rollouts and rollouts.count("<details>") > 20  # kept as static HTML
     elif name == "prompt_learning_real_llm.ipynb":
         assert_real_llm_gepa_job(text)
+    if name in ESTIMATED:  # this real run is also the one ``--check``'s estimate of its config is held to
+        assert_healthy(said, folder)
+        monkeypatch.chdir(folder)
+        for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+        capsys.readouterr()
+        assert main(["train", "--config", f"configs/{ESTIMATED[name]}", "--backend", "local", "--check", "--json"]) == 0
+        card = json.loads(capsys.readouterr().out)
+        backend = find_backend(Path(os.environ[DIR_VARIABLE]))
+        assert backend is not None, "the kernel's embedded backend is gone"
+        (record,) = JobRegistry(folder).list()  # the notebook's one job
+        assert_estimate_holds(card, reported(backend.url, backend.api_key, record.flow, record.job_id))
     EXECUTED.mkdir(parents=True, exist_ok=True)
     shutil.copy(saved, EXECUTED / name)  # only a run that passed every check above
 
@@ -168,8 +190,6 @@ def assert_real_llm_gepa_job(saved: str) -> None:
     ``transformers serve`` process of SmolLM2 served the policy and the proposer, the proposals are the model's,
     tokens and latencies come from the server's answers and cost nothing; once the backend stops, so does the
     model server it started."""
-    from synth_nb.local.shared import DIR_VARIABLE, find_backend
-
     backend = find_backend(Path(os.environ[DIR_VARIABLE]))
     assert backend is not None, "the kernel's embedded backend is gone"
     (job_id,) = set(re.findall(r"\bpl_[0-9a-f]{6,}\b", saved))
