@@ -45,6 +45,7 @@ SLOW_FIRST = (
     "tests/cli/test_terminal_pickers.py",
     "tests/local/training/",  # real training of tiny models
     "tests/red_team/test_fault_proxy.py",
+    "tests/notebook/test_magic_outputs.py",
     "tests/local/executors/prompt_learning/test_offline_policy.py",
     "tests/local/test_stop_proof.py",
     "tests/local/test_model_server.py",
