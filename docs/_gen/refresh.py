@@ -35,7 +35,7 @@ IMAGES = {
 #: docs/snippets/<name> -> (the terminal journey that keeps it, the capture it keeps): a screen read in tmux,
 #: shown in a page as text (``--8<-- "<name>"``)
 SCREENS = {
-    "terminal-chart.txt": ("tests/cli/test_chart_journey.py::test_the_live_chart_reads_whole_at_this_size",
+    "terminal-chart.txt": ("tests/cli/test_chart_journey.py::test_the_live_chart_reads_whole_at_both_sizes",
                            "chart-120x40.txt"),
 }
 #: docs/examples/<name>: the example notebooks shown with their outputs (the real-model one needs the

@@ -76,6 +76,7 @@ def test_a_monitor_panel_never_scrolls_sideways_at_640_px(lab: Any, front_end: s
     _open(lab, front_end, "narrow.ipynb")
     lab.run_cell(0)
     lab.run_cell(1)
+    lab.run_cell(2)  # the SFT job plays beside the GEPA one: its end is looked at once the GEPA job's is
     cell = lab.cell(1)
     outputs = cell.locator(".jp-OutputArea")
     cell.locator(".synth-monitor[data-status='running']").wait_for(timeout=120_000)
@@ -91,7 +92,6 @@ def test_a_monitor_panel_never_scrolls_sideways_at_640_px(lab: Any, front_end: s
     assert wide == [], "ended:\n" + "\n".join(wide)
     # an SFT job's end names its bundle's folder (``.synth_nb/runs/<job id>/``) as a code span in the summary
     # and in the row's last message: a path with no space in it wraps too
-    lab.run_cell(2)
     sft = lab.cell(2)
     sft.locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=300_000)
     said = "Wrote the job's bundle to .synth_nb/runs/"

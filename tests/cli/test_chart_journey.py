@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from minimal_configs import MINIMAL_GEPA
-from terminal_session import CLI, Pane, clean_env, replay_backend, sizes
+from terminal_session import CLI, SIZES, Pane, clean_env, replay_backend
 
 SGR = re.compile(r"\x1b\[([0-9;]*)m")
 #: the final panel of each size is kept here: the docs show it (docs/_gen/refresh.py copies it into docs/)
@@ -48,21 +48,33 @@ def _colour_before(line: str, glyph: str) -> str:
     return codes[-1] if codes else ""
 
 
-@sizes
-def test_the_live_chart_reads_whole_at_this_size(tmp_path: Path, replay: object, size: tuple[int, int]) -> None:
-    (tmp_path / "gepa.toml").write_text(MINIMAL_GEPA)
+def test_the_live_chart_reads_whole_at_both_sizes(tmp_path: Path, replay: object) -> None:
+    """Both sizes at once, one pane each, on the same replaying backend (the replay is the test's wait)."""
     env = clean_env(SYNTH_API_KEY=replay.api_key, ENVIRONMENT_API_KEY="sk_env_chart_journey_0123456789",  # type: ignore[attr-defined]
                     SYNTH_SKIP_TASK_APP_HEALTH_CHECK="1", COLORTERM="truecolor")
-    pane = Pane("chart", [*CLI, "train", "-c", "gepa.toml", "--backend", replay.url,  # type: ignore[attr-defined]
-                          "--stream-format", "chart", "--yes"], tmp_path, size, env)
-    width = size[0]
+    panes: dict[str, Pane] = {}
     try:
-        running = pane.wait_for(lambda text: "ETA" in text and "status running" in text)
-        assert pane.exit_status() == 0
-        whole = pane.screen(history=True)
-        coloured = pane.screen(history=True, colours=True)
+        for label, size in SIZES.items():
+            folder = tmp_path / label
+            folder.mkdir()
+            (folder / "gepa.toml").write_text(MINIMAL_GEPA)
+            panes[label] = Pane(f"chart{label}", [*CLI, "train", "-c", "gepa.toml", "--backend",
+                                                  replay.url, "--stream-format", "chart", "--yes"],  # type: ignore[attr-defined]
+                                folder, size, env)
+        # each pane's running screen first (the jobs run side by side), then each one's end
+        running = {label: pane.wait_for(lambda text: "ETA" in text and "status running" in text)
+                   for label, pane in panes.items()}
+        for label, pane in panes.items():
+            assert pane.exit_status() == 0
+            _check_screens(SIZES[label], running[label], pane.screen(history=True),
+                           pane.screen(history=True, colours=True))
     finally:
-        pane.close()
+        for pane in panes.values():
+            pane.close()
+
+
+def _check_screens(size: tuple[int, int], running: str, whole: str, coloured: str) -> None:
+    width = size[0]
 
     # while running: the status line keeps its ETA within the width, whole
     (status,) = [line for line in _last_panel(running) if "status running" in line]

@@ -172,22 +172,25 @@ def replay() -> Iterator[object]:
         yield backend
 
 
-def _run_in_tmux(session: str, command: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
-    """Run ``command`` in a detached 140×40 tmux pane; return the final screen and the scrollback size."""
-    pane = Pane(session, command, cwd, (140, 40), env)
+def _run_in_tmux(commands: dict[str, list[str]], cwd: Path, env: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """Run each command in a detached 140×40 tmux pane of its own, side by side; return each one's final screen
+    and scrollback size."""
+    panes: dict[str, Pane] = {}
     try:
-        whole = pane.finished()
-        return whole, pane.history_size()
+        for session, command in commands.items():
+            panes[session] = Pane(session, command, cwd, (140, 40), env)
+        return {session: (pane.finished(), pane.history_size()) for session, pane in panes.items()}
     finally:
-        pane.close()
+        for pane in panes.values():
+            pane.close()
 
 
 def test_chart_redraws_in_place_and_leaves_the_final_chart(folder: Path, replay) -> None:
     env = {"SYNTH_API_KEY": replay.api_key, "SYNTH_SKIP_TASK_APP_HEALTH_CHECK": "1", "TERM": "xterm",
            "PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
     base = [*CLI, "train", "-c", "configs/a_gepa.toml", "--backend", replay.url, "--yes"]
-    chart, chart_history = _run_in_tmux("chart", [*base, "--stream-format", "chart"], folder, env)
-    lines, lines_history = _run_in_tmux("lines", base, folder, env)
+    ran = _run_in_tmux({"chart": [*base, "--stream-format", "chart"], "lines": base}, folder, env)
+    (chart, chart_history), (lines, lines_history) = ran["chart"], ran["lines"]
     assert "EXIT=0" in chart and "EXIT=0" in lines
     assert "Final status: succeeded" in chart
     # the final panel stays on screen: its chart, legend and the final status line

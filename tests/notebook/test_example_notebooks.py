@@ -1,7 +1,12 @@
-"""Every example notebook runs top to bottom through a real kernel (nbclient) on the local backend.
+"""Every example notebook runs top to bottom through a real kernel (nbclient) on the local backend: the SFT
+example by ``jupyter nbconvert --execute`` and the GEPA one by ``papermill``, as a user runs them headless.
 
 The saved notebook must keep the final panel (status, one chart image, artifacts), stay small, and hold no
-secret: the local backend's key, the task app's key and a canary planted in the kernel's environment.
+secret: the local backend's key, the task app's key and a canary planted in the kernel's environment. The
+real-LLM example's job is also the suite's one GEPA run with SmolLM2 as policy and proposer: what the backend
+says of it is checked here (``assert_real_llm_gepa_job``) rather than in a second run of the same search. The
+SFT and RL examples' real runs are also what ``--check``'s estimate of their config is held to
+(``estimate_checks``, as ``tests/pipeline/test_estimate_vs_real.py`` does for the prompt searches).
 """
 
 from __future__ import annotations
@@ -10,12 +15,21 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import httpx
 import nbformat
 import pytest
+from estimate_checks import assert_estimate_holds, assert_healthy, reported
 from nbclient import NotebookClient
+
+from synth_nb.cli.main import main
+from synth_nb.job import JobRegistry
+from synth_nb.local.shared import DIR_VARIABLE, find_backend
 
 pytestmark = pytest.mark.notebook
 
@@ -29,15 +43,46 @@ RAW_VALUE = re.compile(r"\b(Plan|Job|PreflightCard|Fork|\w+Reporter|PosixPath)\(
 #: the GEPA example also keeps its explorer (every candidate's prompt, the win matrix) and a comparison of runs
 #: and the RL example keeps its rollout table (the newest 100 of its sampled rollouts, each with its texts)
 EXTRA_SAVED_BYTES = {"prompt_learning_gepa.ipynb": 110 * 1024, "rl.ipynb": 60 * 1024}
+#: the examples whose real run is also held to ``--check``'s estimate of their config (``estimate_checks``)
+ESTIMATED = {"sft.ipynb": "sft_tiny.toml", "rl.ipynb": "rl_tiny.toml"}
+
+
+def _environment(out: Path, *, withheld: tuple[str, ...] = ()) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # a forced Agg kills inline PNGs
+    env.update(SYNTH_NB_OUTPUT_DIR=str(out), OPENAI_API_KEY=CANARY, GROQ_API_KEY=CANARY)
+    for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", *withheld):
+        env.pop(key, None)
+    return env
 
 
 def _execute(nb: nbformat.NotebookNode, folder: Path, out: Path, timeout: int = 900) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}  # a forced Agg kills inline PNGs
-    env.update(SYNTH_NB_OUTPUT_DIR=str(out), OPENAI_API_KEY=CANARY, GROQ_API_KEY=CANARY)
-    for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY"):
-        env.pop(key, None)
     NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(folder)}}).execute(env=env)
+                   resources={"metadata": {"path": str(folder)}}).execute(env=_environment(out))
+
+
+#: the examples run by the headless tool a user would run (both execute with nbclient, as the others are run
+#: here): each one's saved notebook is held to every check of the example test, and papermill's log to
+#: saying the same few lines while it runs
+TOOLS = {"sft.ipynb": "nbconvert", "prompt_learning_gepa.ipynb": "papermill"}
+#: a generous bound for one run on a loaded machine, not a speed assertion
+RUN_SECONDS = 1200
+
+
+def run_with_tool(tool: str, name: str, folder: Path, saved: Path, out: Path) -> str:
+    """``jupyter nbconvert --execute`` or ``papermill`` on ``name`` in ``folder``, as a user runs them there
+    (no front end, none of a front end's variables); the notebook is saved at ``saved``; returns the log."""
+    output = os.path.relpath(saved, folder)  # relative: the tool records it in the notebook it writes
+    if tool == "nbconvert":
+        command = [sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute", name,
+                   "--output", output, f"--ExecutePreprocessor.timeout={RUN_SECONDS}"]
+    else:
+        command = [sys.executable, "-m", "papermill", name, output, "--log-output", "-k", "python3",
+                   "--execution-timeout", str(RUN_SECONDS)]
+    env = _environment(out, withheld=("SYNTH_NB_WIDGETS", "JPY_SESSION_NAME", "VSCODE_PID"))
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=RUN_SECONDS + 300,
+                          check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout + done.stderr
 
 
 #: the most text lines one job may leave in a headless run's saved notebook
@@ -94,17 +139,24 @@ def _assert_clean(saved: Path) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLES.glob("*.ipynb")))
-def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) -> None:
+def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "example_notebooks"
     shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns(".synth_nb", "results", "*.ipynb"))
     shutil.copy(EXAMPLES / name, folder / name)
     out = tmp_path / "out"
-    nb = nbformat.read(folder / name, as_version=4)
-    _execute(nb, folder, out)
     saved = tmp_path / name
-    nbformat.write(nb, saved)
+    if name in TOOLS:
+        log = run_with_tool(TOOLS[name], name, folder, saved, out)
+        nb = nbformat.read(saved, as_version=4)
+        if TOOLS[name] == "papermill":  # its log says how it goes while it runs, in the same few lines
+            assert "Final status: succeeded" in log and len(log.splitlines()) < 3 * MAX_JOB_LINES
+    else:
+        nb = nbformat.read(folder / name, as_version=4)
+        _execute(nb, folder, out)
+        nbformat.write(nb, saved)
     text = _assert_clean(saved)
-    assert_quiet_job_cell(nb)  # nbclient runs it headless, as nbconvert and papermill do
+    assert_quiet_job_cell(nb)  # a headless run: nbclient, or nbconvert and papermill, which execute with it
 
     outputs = _outputs(nb)
     assert not [o for o in outputs if o.get("output_type") == "error"]
@@ -147,8 +199,68 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path) 
         assert "train.reward_mean" in text and "eval.reward_mean" in text  # the reward table was printed
         rollouts = next(b["text/html"] for b in bundles if "synth-samples" in b.get("text/html", ""))
         assert "Best of step 60 (by reward)" in rollouts and rollouts.count("<details>") > 20  # kept as static HTML
+    elif name == "prompt_learning_real_llm.ipynb":
+        assert_real_llm_gepa_job(text)
+    if name in ESTIMATED:  # this real run is also the one ``--check``'s estimate of its config is held to
+        assert_healthy(said, folder)
+        monkeypatch.chdir(folder)
+        for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY"):
+            monkeypatch.delenv(key, raising=False)
+        capsys.readouterr()
+        assert main(["train", "--config", f"configs/{ESTIMATED[name]}", "--backend", "local", "--check", "--json"]) == 0
+        card = json.loads(capsys.readouterr().out)
+        backend = find_backend(Path(os.environ[DIR_VARIABLE]))
+        assert backend is not None, "the kernel's embedded backend is gone"
+        (record,) = JobRegistry(folder).list()  # the notebook's one job
+        assert_estimate_holds(card, reported(backend.url, backend.api_key, record.flow, record.job_id))
     EXECUTED.mkdir(parents=True, exist_ok=True)
     shutil.copy(saved, EXECUTED / name)  # only a run that passed every check above
+
+
+def _one(events: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    found = [e["data"] for e in events if e["type"] == kind]
+    assert found, f"no {kind} event"
+    return dict(found[-1])
+
+
+def assert_real_llm_gepa_job(saved: str) -> None:
+    """The real-LLM example's job, read from the backend the kernel used (this session's shared one): one
+    ``transformers serve`` process of SmolLM2 served the policy and the proposer, the proposals are the model's,
+    tokens and latencies come from the server's answers and cost nothing; once the backend stops, so does the
+    model server it started."""
+    backend = find_backend(Path(os.environ[DIR_VARIABLE]))
+    assert backend is not None, "the kernel's embedded backend is gone"
+    (job_id,) = set(re.findall(r"\bpl_[0-9a-f]{6,}\b", saved))
+    path = f"{backend.url}/api/prompt-learning/online/jobs/{job_id}"
+    with httpx.Client(headers={"Authorization": f"Bearer {backend.api_key}"}, timeout=60, trust_env=False) as http:
+        status = http.get(path).json()
+        body = http.get(path + "/events", params={"limit": 10000}).json()
+    events: list[dict[str, Any]] = body["events"] if isinstance(body, dict) else body
+    assert status["status"] == "succeeded"
+
+    ready = [e["data"] for e in events if e["type"] == "prompt.learning.model_server.ready"]
+    assert {r["role"] for r in ready} == {"policy", "proposer"}
+    assert all("SmolLM2-135M-Instruct" in r["served"] and r["url"].startswith("http://127.0.0.1:") for r in ready)
+    assert len({r["pid"] for r in ready}) == 1, "policy and proposer share one server"
+    assert _one(events, "prompt.learning.proposer.selected")["proposer"] == "llm"
+    config = tomllib.loads((EXAMPLES / "configs" / "banking_gepa_real_llm.toml").read_text(encoding="utf-8"))
+    baseline = config["prompt_learning"]["initial_prompt"]["messages"][0]["pattern"]
+    proposals = [e["data"]["transformation_text"] for e in events if e["type"] == "gepa.transformation.proposed"]
+    done = _one(events, "prompt.learning.completed")
+    assert proposals and all(p.strip() and p != baseline for p in proposals)
+    assert done["proposer_fallbacks"] < len(proposals), "at least one proposal was written by the model"
+    assert done["proposer"] == "llm" and done["proposer_model"] == done["policy_model"] == "smollm2"
+    assert done["rollouts_prompt_tokens"] > 0 and done["rollouts_completion_tokens"] > 0
+    assert done["policy_calls"] > 0 and done["policy_latency_ms_mean"] > 0
+    assert done["token_count_mutation"] > 0 and done["proposer_calls"] >= 1
+    assert done["total_usd"] == 0.0
+    summary = _one(events, "prompt.learning.validation.summary")
+    assert summary["split"] == "test" and 0.0 <= summary["baseline"]["accuracy"] <= 1.0
+    assert isinstance(status["best_score"], float) and isinstance(status["baseline_score"], float)
+
+    backend.stop()  # the session's next use starts it again
+    with pytest.raises(ProcessLookupError):
+        os.kill(ready[0]["pid"], 0)
 
 
 def _recording(path: Path, steps: int, seconds: float) -> Path:
