@@ -156,12 +156,23 @@ def process_alive(info: BackendInfo) -> bool:
     return pid_alive(info.pid) and _same_process(info) is not False
 
 
+def _get(url: str, *, timeout: float, params: Mapping[str, str] | None = None,
+         headers: Mapping[str, str] | None = None) -> httpx.Response:
+    """One GET to a backend's own URL, no redirect followed and no proxy from the environment.
+
+    For a plain ``http://`` URL (the embedded backend's, on 127.0.0.1) no TLS context is built: with redirects
+    off the request cannot reach TLS, and building one (``httpx.get`` does, per call) costs about 20 ms of CPU,
+    most of ``synth-nb backend --status`` (``benchmarks/cli_start.py``)."""
+    with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout,
+                      verify=not url.startswith("http://")) as http:
+        return http.get(url, params=params, headers=headers)
+
+
 def _proves_key(url: str, api_key: str, timeout: float) -> str:
     """``ours`` when ``url`` proves it holds ``api_key`` (the key itself is not sent); else busy/gone/refused."""
     nonce = secrets.token_hex(16)
     try:
-        answer = httpx.get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout,
-                           trust_env=False, follow_redirects=False)
+        answer = _get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
         doc = answer.json()
     except httpx.TimeoutException:
         return "busy"
@@ -183,9 +194,8 @@ def describe_backend(url: str, api_key: str, *, jobs: bool = False,
     if proved != "ours":
         return proved, {}
     try:
-        answer = httpx.get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
-                           headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout, trust_env=False,
-                           follow_redirects=False)
+        answer = _get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
+                      headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout)
     except httpx.TimeoutException:
         return "busy", {}
     except httpx.HTTPError:
