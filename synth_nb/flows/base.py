@@ -129,6 +129,11 @@ class Workload:
     search: PromptSearch | None = None
 
 
+def _plain_word(word: str) -> bool:
+    """Two or more ASCII letters: found in a JSON text only inside a string, a key or a literal."""
+    return len(word) >= 2 and word.isascii() and word.isalpha()
+
+
 class Flow(ABC):
     """One kind of training job (RL, SFT, prompt learning, ...). Subclasses set the class attributes."""
 
@@ -240,6 +245,34 @@ class Flow(ABC):
         if event.type.endswith(_HEARTBEATS):
             return True
         return self.hides(event)
+
+    def is_noise_text(self, etype: str, level: str, message: str, data_json: bytes) -> bool | None:
+        """``is_noise`` of the event with these fields and this JSON text of its ``data`` as sent, without building
+        the event (``--all-events`` of a million events); None when the text cannot tell (ask ``is_noise``).
+
+        The same rule: a noise word absent from the data's JSON text as sent is absent from it as ``json.dumps``
+        writes it, when that text is plain ASCII with no escape (strings and keys are then written alike, and a
+        word of two or more letters spans no punctuation and is no number); a word found there is checked on
+        the event (a key sent twice keeps one value). A flow that overrides ``is_noise`` or ``hides`` is always
+        asked with the event.
+        """
+        cls = type(self)
+        if cls.is_noise is not Flow.is_noise or cls.hides is not Flow.hides:
+            return None
+        if level.lower() == "error" or etype.endswith(".failed"):  # ``Event.is_error``
+            return False
+        if etype.endswith(_HEARTBEATS) or etype in self.noise_event_types:
+            return True
+        words = self.noise_words
+        if not words:
+            return False
+        head = f"{etype} {message}".lower()
+        if any(word in head for word in words):
+            return True
+        if not data_json.isascii() or b"\\" in data_json or not all(_plain_word(w) for w in words):
+            return None
+        text = data_json.lower()
+        return None if any(word.encode() in text for word in words) else False
 
     def hides(self, event: Event) -> bool:
         """This flow's own noise rule (``noise_event_types``, ``noise_words``)."""

@@ -207,9 +207,9 @@ class ChartData:
 
     def add_event(self, event: Any) -> bool:
         """Add an ``Event`` (or its dict); returns True if it carried a reference score or a series sample."""
-        etype = _field(event, "type") or ""
-        data = _field(event, "data") or {}
-        message = _field(event, "message")
+        return self._add_event(_field(event, "type") or "", _field(event, "data") or {}, _field(event, "message"))
+
+    def _add_event(self, etype: str, data: Mapping[str, Any], message: Any) -> bool:
         said = {**data, "message": message} if message and "message" not in data else data
         used = False
         for ref in self.spec.references:
@@ -233,8 +233,13 @@ class ChartData:
             used |= self.add_metric(m)
         if any(ref.from_event is not None for ref in self.spec.references) or any(
                 buf.spec.from_event is not None for buf in self.series.values()):  # else no event feeds it
-            for e in events:
-                used |= self.add_event(e)
+            fields = getattr(events, "fields", None)  # a job's event log: each event's fields, none built
+            if callable(fields):
+                for f in fields():
+                    used |= self._add_event(f.type, f.data(), f.message)
+            else:
+                for e in events:
+                    used |= self.add_event(e)
         return used
 
     @property
