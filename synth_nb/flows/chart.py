@@ -233,10 +233,10 @@ class ChartData:
             used |= self.add_metric(m)
         if any(ref.from_event is not None for ref in self.spec.references) or any(
                 buf.spec.from_event is not None for buf in self.series.values()):  # else no event feeds it
-            fields = getattr(events, "fields", None)  # a job's event log: each event's fields, none built
-            if callable(fields):
-                for f in fields():
-                    used |= self._add_event(f.type, f.data(), f.message)
+            datas = getattr(events, "datas", None)  # a job's event log: each event's data, no event built
+            if callable(datas):
+                for item in datas():
+                    used |= self._add_event(item.type, item.data, item.message)
             else:
                 for e in events:
                     used |= self.add_event(e)

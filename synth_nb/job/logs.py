@@ -23,7 +23,7 @@ from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
 from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
 
-__all__ = ["EventFields", "EventLog", "MetricLog"]
+__all__ = ["EventData", "EventFields", "EventLog", "MetricLog"]
 
 T = TypeVar("T", Event, MetricPoint)
 #: models kept built for repeated access (a panel re-reads the newest events several times a second)
@@ -64,7 +64,16 @@ class EventFields(msgspec.Struct, gc=False):
             return json.loads(bytes(self.data_json))
 
 
+class EventData(msgspec.Struct, gc=False):
+    """An event's type, message and ``data``, decoded together: what a reader of every event's data needs."""
+
+    type: str
+    message: str = ""
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
 _EVENT_FIELDS = msgspec.json.Decoder(list[EventFields])
+_EVENT_DATAS = msgspec.json.Decoder(list[EventData])
 
 class _RecordLog(Sequence[T], Generic[T]):
     """Rows appended in arrival order, read in key order; an item is a model rebuilt from its document."""
@@ -284,24 +293,34 @@ class EventLog(_RecordLog[Event]):
         codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
         if wanted and isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
             names = {self._type.values[code] for code in wanted}
-            return (fields.data() for fields in self.fields() if fields.type in names)
+            return (item.data for item in self.datas() if item.type in names)
         return (decode(docs[row]).data for row in self.snapshot() if codes[row] in wanted)
+
+    def datas(self) -> Iterator[EventData]:
+        """Every event's ``EventData`` (type, message, data), in seq order, a chunk of documents decoded at once
+        (``fields``, with the data of each event decoded too)."""
+        return self._chunked(_EVENT_DATAS, lambda e: EventData(e.type, e.message, e.data))
 
     def fields(self) -> Iterator[EventFields]:
         """Every event's ``EventFields``, in seq order: a chunk of documents decoded at once, about twenty times
         cheaper than building each event (``benchmarks/attach.py``: a million-event ``--all-events``). Events
         held out of seq order, or a chunk strict JSON cannot read (``NaN``), are read one event at a time."""
+        return self._chunked(_EVENT_FIELDS, _fields_of)
+
+    def _chunked(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]) -> Iterator[Any]:
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order; ``of_event`` of the built event
+        where that cannot be done (events out of seq order, a chunk with NaN)."""
         if not isinstance(self._order.rows(), range):
-            yield from map(_fields_of, self._built(self.snapshot()))
+            yield from map(of_event, self._built(self.snapshot()))
             return
         end = len(self)  # the events there are now (as ``snapshot``): rows added meanwhile are not read
         for first, count, body in self._docs.chunks():
             if first >= end:
                 return
             try:
-                decoded = _EVENT_FIELDS.decode(b"[" + body + b"]")
+                decoded = decoder.decode(b"[" + body + b"]")
             except (msgspec.DecodeError, msgspec.ValidationError):
-                decoded = [_fields_of(self._build(row)) for row in range(first, first + count)]
+                decoded = [of_event(self._build(row)) for row in range(first, first + count)]
             yield from decoded[:end - first]
 
     def last_error(self) -> Event | None:
