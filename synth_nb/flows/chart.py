@@ -90,6 +90,9 @@ class ChartSpec:
 def number(*values: Any) -> float | None:
     """The first value that is a real number (booleans are not), as a float."""
     for v in values:
+        kind = type(v)
+        if kind is float or kind is int:  # the common case, told without an isinstance check (a long job's data)
+            return float(v)
         if isinstance(v, bool):
             continue
         if isinstance(v, int | float):
