@@ -104,8 +104,10 @@ def step_value(event_type: str, key: str) -> EventSampler:
     """A sampler of ``(data["step"], data[key])`` from events of ``event_type`` that report both: a training
     curve drawn from its step events, which arrive by the stream before the metrics page that repeats them."""
     def sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, float] | None:
+        if etype != event_type:
+            return None
         step, value = number(data.get("step")), number(data.get(key))
-        if etype != event_type or step is None or value is None:
+        if step is None or value is None:
             return None
         return int(step), value
 
@@ -213,12 +215,13 @@ class ChartData:
         return self._add_event(_field(event, "type") or "", _field(event, "data") or {}, _field(event, "message"))
 
     def _add_event(self, etype: str, data: Mapping[str, Any], message: Any) -> bool:
-        said = {**data, "message": message} if message and "message" not in data else data
         used = False
-        for ref in self.spec.references:
-            value = ref.from_event(etype, said) if ref.from_event is not None else None
-            if value is not None:
-                used |= self._set_reference(ref, value)
+        if self.spec.references:  # the data with the message, made only for a chart that reads references
+            said = {**data, "message": message} if message and "message" not in data else data
+            for ref in self.spec.references:
+                value = ref.from_event(etype, said) if ref.from_event is not None else None
+                if value is not None:
+                    used |= self._set_reference(ref, value)
         for buf in self.series.values():
             if buf.spec.from_event is None or buf.source is not None:
                 continue
@@ -244,6 +247,13 @@ class ChartData:
                 for e in events:
                     used |= self.add_event(e)
         return used
+
+    @property
+    def draws_events(self) -> bool:
+        """Whether a series would draw samples of events: one that samples them and has no metric point (or
+        prefers events). After the metric points, a reader of the series alone reads the events only then."""
+        return any(b.spec.from_event is not None and b.source is None and (b.spec.prefer_events or not b.metric_x)
+                   for b in self.series.values())
 
     @property
     def point_count(self) -> int:
