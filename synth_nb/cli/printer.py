@@ -44,6 +44,9 @@ __all__ = ["HISTORY_NEWEST", "PROGRESS_EVERY", "LinePrinter", "final_block", "fo
 HISTORY_NEWEST = 20
 #: lines per write when printing a whole history
 WRITE_CHUNK = 2000
+#: (type, level) pairs whose noise verdict a printer keeps (a backend may send any number of types)
+KINDS_KEPT = 1024
+_UNKNOWN = object()
 #: the shortest time between two ``progress:`` lines (0.2.24's progress line is throttled the same way)
 PROGRESS_EVERY = 5.0
 
@@ -121,6 +124,8 @@ class LinePrinter:
         self._ended = False
         self._progress_printed = -math.inf
         self._linked_printers: set[str] = set()
+        #: per (type, level): ``Flow.noise_of_kind`` of a line that may be printed from its fields, None: build it
+        self._kinds: dict[tuple[str, str], Any] = {}
 
     def shows(self, event: Event) -> bool:
         """Whether ``event`` gets a line (noise is hidden; what the backend sent unparsed never is)."""
@@ -241,10 +246,17 @@ class LinePrinter:
     def _lines_of(self, fields: EventFields) -> list[str]:
         """``format_event`` of the event with these fields if it ``shows``; the event is built only when its
         fields cannot tell (an error, an unparsed event, a noise word in its data: ``Flow.is_noise_text``)."""
-        plain = fields.type != UNPARSED_EVENT_TYPE and not (fields.level.lower() == "error"  # ``Event.is_error``
-                                                            or fields.type.endswith(".failed"))
-        if plain:
-            noise = self.flow.is_noise_text(fields.type, fields.level, fields.message, bytes(fields.data_json))
+        pair = (fields.type, fields.level)
+        kind = self._kinds.get(pair, _UNKNOWN)
+        if kind is _UNKNOWN:
+            plain = fields.type != UNPARSED_EVENT_TYPE and not (fields.level.lower() == "error"  # ``Event.is_error``
+                                                                or fields.type.endswith(".failed"))
+            kind = self.flow.noise_of_kind(*pair) if plain else None
+            if len(self._kinds) < KINDS_KEPT:
+                self._kinds[pair] = kind
+        if kind is not None:
+            noise = self.flow.noise_in_text(fields.type, fields.message, bytes(fields.data_json)) \
+                if not isinstance(kind, bool) else kind
             if noise is not None:
                 return [] if noise else self._plain_lines(fields)
         event = Event(seq=fields.seq, type=fields.type, level=fields.level, message=fields.message,

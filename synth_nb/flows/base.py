@@ -42,6 +42,8 @@ __all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "TaskAppRef", "Wor
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
+#: ``Flow.noise_of_kind``'s answer when the noise words decide
+_WORDS = object()
 
 
 class ConfigLike(Protocol):
@@ -255,14 +257,17 @@ class Flow(ABC):
 
     def is_noise_text(self, etype: str, level: str, message: str, data_json: bytes) -> bool | None:
         """``is_noise`` of the event with these fields and this JSON text of its ``data`` as sent, without building
-        the event (``--all-events`` of a million events); None when the text cannot tell (ask ``is_noise``).
+        the event (``--all-events`` of a million events); None when the text cannot tell (ask ``is_noise``):
+        ``noise_of_kind``, then, when the kind does not tell, ``noise_in_text``."""
+        kind = self.noise_of_kind(etype, level)
+        if kind is None or isinstance(kind, bool):
+            return kind
+        return self.noise_in_text(etype, message, data_json)
 
-        The same rule: a noise word absent from the data's JSON text as sent is absent from it as ``json.dumps``
-        writes it, when that text is plain ASCII with no escape (strings and keys are then written alike, and a
-        word of two or more letters spans no punctuation and is no number); a word found there is checked on
-        the event (a key sent twice keeps one value). A flow that overrides ``is_noise`` or ``hides`` is always
-        asked with the event.
-        """
+    def noise_of_kind(self, etype: str, level: str) -> bool | None | object:
+        """What ``is_noise_text`` answers of every event of this type and level (a reader of many caches it by
+        them): True or False, None (ask ``is_noise``: this flow overrides it or ``hides``), or ``_WORDS``
+        when the noise words decide (``noise_in_text``)."""
         cls = type(self)
         if cls.is_noise is not Flow.is_noise or cls.hides is not Flow.hides:
             return None
@@ -270,8 +275,17 @@ class Flow(ABC):
             return False
         if etype.endswith(_HEARTBEATS) or etype in self.noise_event_types:
             return True
-        if not self.noise_words:
-            return False
+        return _WORDS if self.noise_words else False
+
+    def noise_in_text(self, etype: str, message: str, data_json: bytes) -> bool | None:
+        """Whether the noise words are in the event's type, message or data (its JSON text as sent); None when
+        that text cannot tell.
+
+        The same rule as ``hides``: a noise word absent from the data's JSON text as sent is absent from it as
+        ``json.dumps`` writes it, when that text is plain ASCII with no escape (strings and keys are then
+        written alike, and a word of two or more letters spans no punctuation and is no number); a word found
+        there is checked on the event (a key sent twice keeps one value).
+        """
         in_text, in_json = _noise_search(self.noise_words)
         if in_text(f"{etype} {message}".lower()) is not None:
             return True
