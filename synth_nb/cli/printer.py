@@ -35,7 +35,7 @@ from synth_nb.secrets import mask_text
 from synth_nb.untrusted import inert
 
 if TYPE_CHECKING:
-    from synth_nb.job.logs import EventFields
+    from synth_nb.job.event_fields import EventFields
 
 __all__ = ["HISTORY_NEWEST", "PROGRESS_EVERY", "LinePrinter", "final_block", "format_event", "format_metric",
            "format_phase", "format_progress"]

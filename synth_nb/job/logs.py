@@ -20,10 +20,11 @@ import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
 from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.job.event_fields import EVENT_DATAS, EVENT_FIELDS, EventData, EventFields, fields_of
 from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
 
-__all__ = ["EventData", "EventFields", "EventLog", "MetricLog"]
+__all__ = ["EventLog", "MetricLog"]
 
 T = TypeVar("T", Event, MetricPoint)
 #: models kept built for repeated access (a panel re-reads the newest events several times a second)
@@ -45,35 +46,6 @@ class MetricSample(msgspec.Struct, frozen=True, gc=False):
 
 _EVENT_DATA = msgspec.json.Decoder(_EventData)
 
-
-class EventFields(msgspec.Struct, gc=False):
-    """An event's fields as its document holds them, its ``data`` left as the JSON text sent (``data_json``):
-    what a reader of every event (``--all-events``, a chart's samples) needs, without building the event."""
-
-    seq: int
-    type: str
-    level: str = "info"
-    message: str = ""
-    data_json: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"{}"), name="data")
-
-    def data(self) -> dict[str, Any]:
-        """The event's ``data`` (``Event.data``), decoded on asking."""
-        try:
-            return msgspec.json.decode(self.data_json)
-        except msgspec.DecodeError:  # NaN or Infinity, which strict JSON lacks
-            return json.loads(bytes(self.data_json))
-
-
-class EventData(msgspec.Struct, gc=False):
-    """An event's type, message and ``data``, decoded together: what a reader of every event's data needs."""
-
-    type: str
-    message: str = ""
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-
-
-_EVENT_FIELDS = msgspec.json.Decoder(list[EventFields])
-_EVENT_DATAS = msgspec.json.Decoder(list[EventData])
 
 class _RecordLog(Sequence[T], Generic[T]):
     """Rows appended in arrival order, read in key order; an item is a model rebuilt from its document."""
@@ -209,11 +181,6 @@ def _strings(column: StringColumn) -> Any:
     return np.array(column.values, dtype=object)[_numbers(column.codes)]
 
 
-def _fields_of(event: Event) -> EventFields:
-    return EventFields(event.seq, event.type, event.level, event.message,
-                       msgspec.Raw(json.dumps(event.data, default=str).encode()))
-
-
 class EventLog(_RecordLog[Event]):
     """A job's events in seq order, each seq once."""
 
@@ -299,13 +266,13 @@ class EventLog(_RecordLog[Event]):
     def datas(self) -> Iterator[EventData]:
         """Every event's ``EventData`` (type, message, data), in seq order, a chunk of documents decoded at once
         (``fields``, with the data of each event decoded too)."""
-        return self._chunked(_EVENT_DATAS, lambda e: EventData(e.type, e.message, e.data))
+        return self._chunked(EVENT_DATAS, lambda e: EventData(e.type, e.message, e.data))
 
     def fields(self) -> Iterator[EventFields]:
         """Every event's ``EventFields``, in seq order: a chunk of documents decoded at once, about twenty times
         cheaper than building each event (``benchmarks/attach.py``: a million-event ``--all-events``). Events
         held out of seq order, or a chunk strict JSON cannot read (``NaN``), are read one event at a time."""
-        return self._chunked(_EVENT_FIELDS, _fields_of)
+        return self._chunked(EVENT_FIELDS, fields_of)
 
     def _chunked(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]) -> Iterator[Any]:
         """Every event decoded by ``decoder`` a chunk at a time, in seq order; ``of_event`` of the built event
