@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import errno
 import hmac
+import http.client
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -35,8 +37,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlencode
 
 from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
@@ -156,16 +157,67 @@ def process_alive(info: BackendInfo) -> bool:
     return pid_alive(info.pid) and _same_process(info) is not False
 
 
-def _get(url: str, *, timeout: float, params: Mapping[str, str] | None = None,
-         headers: Mapping[str, str] | None = None) -> httpx.Response:
-    """One GET to a backend's own URL, no redirect followed and no proxy from the environment.
+#: a URL the standard library's HTTP client asks exactly as httpx would (plain http, a lowercase host, an explicit
+#: port that is not the default, a path of plain characters): what ``start_backend`` writes
+_PLAIN_URL = re.compile(r"http://([a-z0-9.-]+):([1-9][0-9]{0,4})(/[A-Za-z0-9._~/-]*)?")
+#: the most a probe reads of an answer (a description with its job counts is a few hundred bytes)
+PROBE_BYTES = 2**20
 
-    For a plain ``http://`` URL (the embedded backend's, on 127.0.0.1) no TLS context is built: with redirects
-    off the request cannot reach TLS, and building one (``httpx.get`` does, per call) costs about 20 ms of CPU,
-    most of ``synth-nb backend --status`` (``benchmarks/cli_start.py``)."""
-    with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout,
-                      verify=not url.startswith("http://")) as http:
-        return http.get(url, params=params, headers=headers)
+
+@dataclass(frozen=True)
+class _Answer:
+    status_code: int
+    body: bytes
+
+    def json(self) -> object:
+        if len(self.body) > PROBE_BYTES:
+            raise ValueError(f"an answer of more than {PROBE_BYTES:,} bytes")
+        return json.loads(self.body)
+
+
+def _get(url: str, *, timeout: float, params: Mapping[str, str] | None = None,
+         headers: Mapping[str, str] | None = None) -> _Answer:
+    """One GET to a backend's own URL, no redirect followed and no proxy from the environment; ``TimeoutError``
+    when it does not answer in time, ``OSError`` or ``http.client.HTTPException`` when it cannot be asked.
+
+    The embedded backend's URL (``_PLAIN_URL``) is asked with the standard library's client: importing httpx
+    and building its TLS context cost most of ``synth-nb backend --status`` (``benchmarks/cli_start.py``).
+    Any other URL goes through httpx."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is None or int(plain[2]) == 80 or int(plain[2]) > 65535:
+        return _httpx_get(url, timeout=timeout, params=params, headers=headers)
+    connection = http.client.HTTPConnection(plain[1], int(plain[2]), timeout=timeout)
+    try:
+        connection.request("GET", (plain[3] or "/") + (f"?{urlencode(params)}" if params else ""),
+                           headers=dict(headers or {}))
+        response = connection.getresponse()
+        return _Answer(response.status, response.read(PROBE_BYTES + 1))
+    finally:
+        connection.close()
+
+
+def _httpx_get(url: str, *, timeout: float, params: Mapping[str, str] | None,
+               headers: Mapping[str, str] | None) -> _Answer:
+    import httpx  # why here: the embedded backend's own URL needs no httpx (``_get``)
+
+    try:
+        with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout) as http:
+            answer = http.get(url, params=params, headers=headers)
+    except httpx.TimeoutException as exc:
+        raise TimeoutError(str(exc)) from exc
+    except httpx.HTTPError as exc:
+        raise OSError(str(exc)) from exc
+    return _Answer(answer.status_code, answer.content)
+
+
+def _netloc(url: str) -> str:
+    """``host:port`` of ``url`` as httpx writes it (the key proof is bound to it)."""
+    plain = _PLAIN_URL.fullmatch(url)
+    if plain is not None and int(plain[2]) != 80 and int(plain[2]) <= 65535:
+        return f"{plain[1]}:{int(plain[2])}"
+    import httpx
+
+    return httpx.URL(url).netloc.decode("ascii")
 
 
 def _proves_key(url: str, api_key: str, timeout: float) -> str:
@@ -174,13 +226,13 @@ def _proves_key(url: str, api_key: str, timeout: float) -> str:
     try:
         answer = _get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
         doc = answer.json()
-    except httpx.TimeoutException:
+    except TimeoutError:
         return "busy"
-    except (httpx.HTTPError, ValueError):
+    except (OSError, http.client.HTTPException, ValueError):
         return "gone"
     if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
         return "gone"
-    expected = key_proof(api_key, nonce, httpx.URL(url).netloc.decode("ascii"))
+    expected = key_proof(api_key, nonce, _netloc(url))
     return "ours" if hmac.compare_digest(str(doc.get("proof", "")), expected) else "refused"
 
 
@@ -196,9 +248,9 @@ def describe_backend(url: str, api_key: str, *, jobs: bool = False,
     try:
         answer = _get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
                       headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout)
-    except httpx.TimeoutException:
+    except TimeoutError:
         return "busy", {}
-    except httpx.HTTPError:
+    except (OSError, http.client.HTTPException):
         return "gone", {}
     if answer.status_code in (401, 403):
         return "refused", {}
