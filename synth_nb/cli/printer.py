@@ -245,7 +245,9 @@ class LinePrinter:
 
     def _lines_of(self, fields: EventFields) -> list[str]:
         """``format_event`` of the event with these fields if it ``shows``; the event is built only when its
-        fields cannot tell (an error, an unparsed event, a noise word in its data: ``Flow.is_noise_text``)."""
+        fields cannot tell (an error, an unparsed event, a noise word in its data): the flow's verdict on the
+        type and level is kept per pair (``Flow.noise_of_kind``), its noise words looked for only when they
+        decide (``Flow.noise_in_text``)."""
         pair = (fields.type, fields.level)
         kind = self._kinds.get(pair, _UNKNOWN)
         if kind is _UNKNOWN:
