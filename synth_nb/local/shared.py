@@ -24,7 +24,6 @@ import hmac
 import http.client
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -37,7 +36,6 @@ from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlencode
 
 from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
@@ -49,6 +47,7 @@ from synth_nb.local.key_files import (
     rotate_keys,
     write_private,
 )
+from synth_nb.local.probe import probe_get, probe_netloc
 from synth_nb.local.processes import pid_alive, process_start, runs_synth_nb
 
 __all__ = [
@@ -157,74 +156,11 @@ def process_alive(info: BackendInfo) -> bool:
     return pid_alive(info.pid) and _same_process(info) is not False
 
 
-#: a URL the standard library's HTTP client asks exactly as httpx would (plain http, a lowercase host, an explicit
-#: port that is not the default, a path of plain characters): what ``start_backend`` writes
-_PLAIN_URL = re.compile(r"http://([a-z0-9.-]+):([1-9][0-9]{0,4})(/[A-Za-z0-9._~/-]*)?")
-#: the most a probe reads of an answer (a description with its job counts is a few hundred bytes)
-PROBE_BYTES = 2**20
-
-
-@dataclass(frozen=True)
-class _Answer:
-    status_code: int
-    body: bytes
-
-    def json(self) -> object:
-        if len(self.body) > PROBE_BYTES:
-            raise ValueError(f"an answer of more than {PROBE_BYTES:,} bytes")
-        return json.loads(self.body)
-
-
-def _get(url: str, *, timeout: float, params: Mapping[str, str] | None = None,
-         headers: Mapping[str, str] | None = None) -> _Answer:
-    """One GET to a backend's own URL, no redirect followed and no proxy from the environment; ``TimeoutError``
-    when it does not answer in time, ``OSError`` or ``http.client.HTTPException`` when it cannot be asked.
-
-    The embedded backend's URL (``_PLAIN_URL``) is asked with the standard library's client: importing httpx
-    and building its TLS context cost most of ``synth-nb backend --status`` (``benchmarks/cli_start.py``).
-    Any other URL goes through httpx."""
-    plain = _PLAIN_URL.fullmatch(url)
-    if plain is None or int(plain[2]) == 80 or int(plain[2]) > 65535:
-        return _httpx_get(url, timeout=timeout, params=params, headers=headers)
-    connection = http.client.HTTPConnection(plain[1], int(plain[2]), timeout=timeout)
-    try:
-        connection.request("GET", (plain[3] or "/") + (f"?{urlencode(params)}" if params else ""),
-                           headers=dict(headers or {}))
-        response = connection.getresponse()
-        return _Answer(response.status, response.read(PROBE_BYTES + 1))
-    finally:
-        connection.close()
-
-
-def _httpx_get(url: str, *, timeout: float, params: Mapping[str, str] | None,
-               headers: Mapping[str, str] | None) -> _Answer:
-    import httpx  # why here: the embedded backend's own URL needs no httpx (``_get``)
-
-    try:
-        with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout) as http:
-            answer = http.get(url, params=params, headers=headers)
-    except httpx.TimeoutException as exc:
-        raise TimeoutError(str(exc)) from exc
-    except httpx.HTTPError as exc:
-        raise OSError(str(exc)) from exc
-    return _Answer(answer.status_code, answer.content)
-
-
-def _netloc(url: str) -> str:
-    """``host:port`` of ``url`` as httpx writes it (the key proof is bound to it)."""
-    plain = _PLAIN_URL.fullmatch(url)
-    if plain is not None and int(plain[2]) != 80 and int(plain[2]) <= 65535:
-        return f"{plain[1]}:{int(plain[2])}"
-    import httpx
-
-    return httpx.URL(url).netloc.decode("ascii")
-
-
 def _proves_key(url: str, api_key: str, timeout: float) -> str:
     """``ours`` when ``url`` proves it holds ``api_key`` (the key itself is not sent); else busy/gone/refused."""
     nonce = secrets.token_hex(16)
     try:
-        answer = _get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
+        answer = probe_get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
         doc = answer.json()
     except TimeoutError:
         return "busy"
@@ -232,7 +168,7 @@ def _proves_key(url: str, api_key: str, timeout: float) -> str:
         return "gone"
     if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
         return "gone"
-    expected = key_proof(api_key, nonce, _netloc(url))
+    expected = key_proof(api_key, nonce, probe_netloc(url))
     return "ours" if hmac.compare_digest(str(doc.get("proof", "")), expected) else "refused"
 
 
@@ -246,7 +182,7 @@ def describe_backend(url: str, api_key: str, *, jobs: bool = False,
     if proved != "ours":
         return proved, {}
     try:
-        answer = _get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
+        answer = probe_get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
                       headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout)
     except TimeoutError:
         return "busy", {}
