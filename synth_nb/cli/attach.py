@@ -14,29 +14,11 @@ from pathlib import Path
 
 from synth_nb.cli.samples import add_sample_flags, print_samples, wants_samples
 from synth_nb.pipeline import actions
-from synth_nb.pipeline.flags import (
-    ALL_EVENTS,
-    FOLLOW_FLAGS,
-    REPORT_FLAGS,
-    SECRET_FLAGS,
-    TARGET_FLAGS,
-    add_flags,
-    job_id,
-)
+from synth_nb.pipeline.flag_types import add_job_arguments
+from synth_nb.pipeline.flags import ALL_EVENTS, FOLLOW_FLAGS, REPORT_FLAGS, add_flags
 from synth_nb.pipeline.request import Request
 
-__all__ = ["add_job_arguments", "attach_and_follow", "configure", "run"]
-
-
-def add_job_arguments(parser: argparse.ArgumentParser) -> None:
-    """``JOB_ID`` and where it lives (``train``'s own target and secret flags): what ``attach`` and ``cancel``
-    share."""
-    from synth_nb.flows import flow_names
-
-    parser.add_argument("job_id", metavar="JOB_ID", type=job_id, help="The job (see `synth-nb jobs`).")
-    add_flags(parser, TARGET_FLAGS, SECRET_FLAGS)
-    parser.add_argument("--flow", choices=flow_names(), default=None,
-                        help="The job's flow, when it is not in the registry (otherwise probed).")
+__all__ = ["attach_and_follow", "configure", "run"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -73,7 +73,9 @@ def curve_lines(job: Job, width: int = CURVE_WIDTH, height: int = CURVE_HEIGHT) 
     """The headline series (the flow's running best when it has one, else its first series) as a small ASCII
     plot, captioned with what it measures and along what; empty when it has fewer than two points."""
     chart = ChartData(get_flow(job.flow).chart)
-    chart.extend(job.metrics, job.events)
+    chart.extend(job.metrics, ())
+    if chart.draws_events:  # the curve is a series: events it would not draw are not read (a long job's are many)
+        chart.extend((), job.events)
     drawn = [b for b in chart.series.values() if len(b.xy()[1]) >= 2]
     if not drawn:
         return []

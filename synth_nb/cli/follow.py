@@ -25,6 +25,7 @@ from typing import Any, TextIO
 from synth_nb.cli.outage import report_outages
 from synth_nb.cli.printer import final_block
 from synth_nb.cli.quiet import is_quiet, line_printer
+from synth_nb.cli.say import note
 from synth_nb.errors import JobTimeoutError, SynthNbError
 from synth_nb.flows.chart_png import import_in_background
 from synth_nb.job import Job, JobRegistry
@@ -39,11 +40,6 @@ __all__ = ["note", "run_attach", "run_submit"]
 
 #: how often an outage notice is repeated while the backend does not answer
 OUTAGE_EVERY = 60.0
-
-
-def note(text: str) -> None:
-    """What an action says on the way (the embedded backend found, task-app checks): stderr, beside the preview."""
-    print(text, file=sys.stderr, flush=True)
 
 
 @dataclass

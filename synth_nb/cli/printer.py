@@ -22,7 +22,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from synth_nb.cli.final_block import final_block
 from synth_nb.flows.chart import number
@@ -34,6 +34,9 @@ from synth_nb.records import TERMINAL_STATUSES, UNPARSED_EVENT_TYPE, Event, Metr
 from synth_nb.secrets import mask_text
 from synth_nb.untrusted import inert
 
+if TYPE_CHECKING:
+    from synth_nb.job.event_fields import EventFields
+
 __all__ = ["HISTORY_NEWEST", "PROGRESS_EVERY", "LinePrinter", "final_block", "format_event", "format_metric",
            "format_phase", "format_progress"]
 
@@ -41,6 +44,9 @@ __all__ = ["HISTORY_NEWEST", "PROGRESS_EVERY", "LinePrinter", "final_block", "fo
 HISTORY_NEWEST = 20
 #: lines per write when printing a whole history
 WRITE_CHUNK = 2000
+#: (type, level) pairs whose noise verdict a printer keeps (a backend may send any number of types)
+KINDS_KEPT = 1024
+_UNKNOWN = object()
 #: the shortest time between two ``progress:`` lines (0.2.24's progress line is throttled the same way)
 PROGRESS_EVERY = 5.0
 
@@ -49,11 +55,15 @@ def _clock() -> str:
     return time.strftime("%H:%M:%S")
 
 
+def event_line(seq: int, etype: str, level: str, message: str) -> str:
+    """``[seq] type (level): message``: an event's first line."""
+    shown_level = f" ({level})" if level and level != "info" else ""
+    return f"[{seq}] {etype}{shown_level}: {message}".rstrip().rstrip(":")
+
+
 def format_event(event: Event) -> list[str]:
     """``[seq] type (level): message`` plus error details and the traceback tail for failures."""
-    level = f" ({event.level})" if event.level and event.level != "info" else ""
-    line = f"[{event.seq}] {event.type}{level}: {event.message}".rstrip().rstrip(":")
-    lines = [line]
+    lines = [event_line(event.seq, event.type, event.level, event.message)]
     if event.type == UNPARSED_EVENT_TYPE:
         raw = json.dumps(event.data.get("raw"), default=str)
         lines.append(f"    as sent: {raw[:300]}{'…' if len(raw) > 300 else ''}")
@@ -114,6 +124,8 @@ class LinePrinter:
         self._ended = False
         self._progress_printed = -math.inf
         self._linked_printers: set[str] = set()
+        #: per (type, level): ``Flow.noise_of_kind`` of a line that may be printed from its fields, None: build it
+        self._kinds: dict[tuple[str, str], Any] = {}
 
     def shows(self, event: Event) -> bool:
         """Whether ``event`` gets a line (noise is hidden; what the backend sent unparsed never is)."""
@@ -216,12 +228,11 @@ class LinePrinter:
         self.write([format_phase(entry) for entry in job.timeline])
         if all_events:
             chunk: list[str] = []
-            for event in job.events.models(job.events.snapshot()):
-                if self.shows(event):
-                    chunk += format_event(event)
-                    if len(chunk) >= WRITE_CHUNK:
-                        self.write(chunk)
-                        chunk = []
+            for fields in job.events.fields():
+                chunk += self._lines_of(fields)
+                if len(chunk) >= WRITE_CHUNK:
+                    self.write(chunk)
+                    chunk = []
             self.write(chunk)
         else:
             earlier, picked = self._newest(newest)
@@ -231,6 +242,33 @@ class LinePrinter:
             self.write(lines)
         if job.linked_note is not None:
             self._print_linked(job.linked_note)
+
+    def _lines_of(self, fields: EventFields) -> list[str]:
+        """``format_event`` of the event with these fields if it ``shows``; the event is built only when its
+        fields cannot tell (an error, an unparsed event, a noise word in its data): the flow's verdict on the
+        type and level is kept per pair (``Flow.noise_of_kind``), its noise words looked for only when they
+        decide (``Flow.noise_in_text``)."""
+        pair = (fields.type, fields.level)
+        kind = self._kinds.get(pair, _UNKNOWN)
+        if kind is _UNKNOWN:
+            plain = fields.type != UNPARSED_EVENT_TYPE and not (fields.level.lower() == "error"  # ``Event.is_error``
+                                                                or fields.type.endswith(".failed"))
+            kind = self.flow.noise_of_kind(*pair) if plain else None
+            if len(self._kinds) < KINDS_KEPT:
+                self._kinds[pair] = kind
+        if kind is not None:
+            noise = self.flow.noise_in_text(fields.type, fields.message, bytes(fields.data_json)) \
+                if not isinstance(kind, bool) else kind
+            if noise is not None:
+                return [] if noise else self._plain_lines(fields)
+        event = Event(seq=fields.seq, type=fields.type, level=fields.level, message=fields.message,
+                      data=fields.data())
+        return format_event(event) if self.shows(event) else []
+
+    @staticmethod
+    def _plain_lines(fields: EventFields) -> list[str]:
+        """``format_event`` of an event that is neither an error nor unparsed: its one line."""
+        return [event_line(fields.seq, fields.type, fields.level, fields.message)]
 
     def _newest(self, count: int) -> tuple[int, list[Event]]:
         """The newest ``count`` events that get a line, and how many events (of any kind) precede them;

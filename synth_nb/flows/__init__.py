@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.flows.base import Flow
+from synth_nb._lazy import exports
 from synth_nb.flows.registry import (
     all_flows,
     flow_named_in,
@@ -22,7 +22,12 @@ from synth_nb.flows.registry import (
 )
 
 if TYPE_CHECKING:
+    from synth_nb.flows.base import Flow
     from synth_nb.plan import Plan
+
+#: ``Flow`` is imported on first use (``synth_nb._lazy``): the registry answers flow names without importing
+#: any flow, so a command that only parses ``--flow`` (``synth-nb cancel``) does not pay for them
+__getattr__ = exports(__name__, {"Flow": "synth_nb.flows.base"})
 
 __all__ = ["Flow", "all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "is_noise", "override_rows",
            "plan_for", "register", "registered", "unregister", "with_own_overrides"]

@@ -9,9 +9,11 @@ importing a flow's package, so a new kind of job is one sub-package plus one reg
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -40,6 +42,8 @@ __all__ = ["ConfigLike", "ExplorableJob", "Explorer", "Flow", "TaskAppRef", "Wor
 
 #: event types hidden for every flow (keep-alive signals)
 _HEARTBEATS = (".worker.alive", ".heartbeat")
+#: ``Flow.noise_of_kind``'s answer when the noise words decide
+_WORDS = object()
 
 
 class ConfigLike(Protocol):
@@ -127,6 +131,16 @@ class Workload:
     embedded_tokens_how: str = ""
     #: a prompt search's schedule, which a dry proposal sizes: the ``token_gaps`` are then estimated too
     search: PromptSearch | None = None
+
+
+@functools.cache
+def _noise_search(words: tuple[str, ...]) -> tuple[Callable[[str], Any], Callable[[bytes], Any] | None]:
+    """Searches for any of ``words`` (one pass in C, a million events print by ``--all-events``) in a text and, when
+    every word is two or more ASCII letters (found in a JSON text only inside a string, a key or a literal), in
+    a JSON text as bytes; None for the second otherwise."""
+    either = "|".join(map(re.escape, words))
+    plain = all(len(word) >= 2 and word.isascii() and word.isalpha() for word in words)
+    return re.compile(either).search, re.compile(either.encode()).search if plain else None
 
 
 class Flow(ABC):
@@ -240,6 +254,44 @@ class Flow(ABC):
         if event.type.endswith(_HEARTBEATS):
             return True
         return self.hides(event)
+
+    def is_noise_text(self, etype: str, level: str, message: str, data_json: bytes) -> bool | None:
+        """``is_noise`` of the event with these fields and this JSON text of its ``data`` as sent, without building
+        the event (``--all-events`` of a million events); None when the text cannot tell (ask ``is_noise``):
+        ``noise_of_kind``, then, when the kind does not tell, ``noise_in_text``."""
+        kind = self.noise_of_kind(etype, level)
+        if kind is None or isinstance(kind, bool):
+            return kind
+        return self.noise_in_text(etype, message, data_json)
+
+    def noise_of_kind(self, etype: str, level: str) -> bool | None | object:
+        """What ``is_noise_text`` answers of every event of this type and level (a reader of many caches it by
+        them): True or False, None (ask ``is_noise``: this flow overrides it or ``hides``), or ``_WORDS``
+        when the noise words decide (``noise_in_text``)."""
+        cls = type(self)
+        if cls.is_noise is not Flow.is_noise or cls.hides is not Flow.hides:
+            return None
+        if level.lower() == "error" or etype.endswith(".failed"):  # ``Event.is_error``
+            return False
+        if etype.endswith(_HEARTBEATS) or etype in self.noise_event_types:
+            return True
+        return _WORDS if self.noise_words else False
+
+    def noise_in_text(self, etype: str, message: str, data_json: bytes) -> bool | None:
+        """Whether the noise words are in the event's type, message or data (its JSON text as sent); None when
+        that text cannot tell.
+
+        The same rule as ``hides``: a noise word absent from the data's JSON text as sent is absent from it as
+        ``json.dumps`` writes it, when that text is plain ASCII with no escape (strings and keys are then
+        written alike, and a word of two or more letters spans no punctuation and is no number); a word found
+        there is checked on the event (a key sent twice keeps one value).
+        """
+        in_text, in_json = _noise_search(self.noise_words)
+        if in_text(f"{etype} {message}".lower()) is not None:
+            return True
+        if in_json is None or not data_json.isascii() or b"\\" in data_json:
+            return None
+        return None if in_json(data_json.lower()) is not None else False
 
     def hides(self, event: Event) -> bool:
         """This flow's own noise rule (``noise_event_types``, ``noise_words``)."""

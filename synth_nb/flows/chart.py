@@ -90,6 +90,9 @@ class ChartSpec:
 def number(*values: Any) -> float | None:
     """The first value that is a real number (booleans are not), as a float."""
     for v in values:
+        kind = type(v)
+        if kind is float or kind is int:  # the common case, told without an isinstance check (a long job's data)
+            return float(v)
         if isinstance(v, bool):
             continue
         if isinstance(v, int | float):
@@ -101,8 +104,10 @@ def step_value(event_type: str, key: str) -> EventSampler:
     """A sampler of ``(data["step"], data[key])`` from events of ``event_type`` that report both: a training
     curve drawn from its step events, which arrive by the stream before the metrics page that repeats them."""
     def sample(etype: str, data: Mapping[str, Any], count: int) -> tuple[int, float] | None:
+        if etype != event_type:
+            return None
         step, value = number(data.get("step")), number(data.get(key))
-        if etype != event_type or step is None or value is None:
+        if step is None or value is None:
             return None
         return int(step), value
 
@@ -207,15 +212,16 @@ class ChartData:
 
     def add_event(self, event: Any) -> bool:
         """Add an ``Event`` (or its dict); returns True if it carried a reference score or a series sample."""
-        etype = _field(event, "type") or ""
-        data = _field(event, "data") or {}
-        message = _field(event, "message")
-        said = {**data, "message": message} if message and "message" not in data else data
+        return self._add_event(_field(event, "type") or "", _field(event, "data") or {}, _field(event, "message"))
+
+    def _add_event(self, etype: str, data: Mapping[str, Any], message: Any) -> bool:
         used = False
-        for ref in self.spec.references:
-            value = ref.from_event(etype, said) if ref.from_event is not None else None
-            if value is not None:
-                used |= self._set_reference(ref, value)
+        if self.spec.references:  # the data with the message, made only for a chart that reads references
+            said = {**data, "message": message} if message and "message" not in data else data
+            for ref in self.spec.references:
+                value = ref.from_event(etype, said) if ref.from_event is not None else None
+                if value is not None:
+                    used |= self._set_reference(ref, value)
         for buf in self.series.values():
             if buf.spec.from_event is None or buf.source is not None:
                 continue
@@ -233,9 +239,21 @@ class ChartData:
             used |= self.add_metric(m)
         if any(ref.from_event is not None for ref in self.spec.references) or any(
                 buf.spec.from_event is not None for buf in self.series.values()):  # else no event feeds it
-            for e in events:
-                used |= self.add_event(e)
+            datas = getattr(events, "datas", None)  # a job's event log: each event's data, no event built
+            if callable(datas):
+                for item in datas():
+                    used |= self._add_event(item.type, item.data, item.message)
+            else:
+                for e in events:
+                    used |= self.add_event(e)
         return used
+
+    @property
+    def draws_events(self) -> bool:
+        """Whether a series would draw samples of events: one that samples them and has no metric point (or
+        prefers events). After the metric points, a reader of the series alone reads the events only then."""
+        return any(b.spec.from_event is not None and b.source is None and (b.spec.prefer_events or not b.metric_x)
+                   for b in self.series.values())
 
     @property
     def point_count(self) -> int:

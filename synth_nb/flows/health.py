@@ -90,8 +90,7 @@ def chart_points(job: FinishedJob, spec: ChartSpec) -> dict[str, Points]:
                     buffer.append_metric(int(step), float(value))
     else:
         chart.extend(job.metrics, ())
-    if any(b.spec.from_event is not None and b.source is None and (b.spec.prefer_events or not b.metric_x)
-           for b in chart.series.values()):
+    if chart.draws_events:
         chart.extend((), job.events)
     out = {}
     axis = chart.xlabel()

@@ -9,21 +9,24 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth_nb.errors import ConfigError
-from synth_nb.flows.base import Flow
 from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
+
+if TYPE_CHECKING:
+    from synth_nb.flows.base import Flow
 
 __all__ = ["all_flows", "flow_named_in", "flow_names", "get_flow", "guess_flow", "override_rows", "register",
            "registered", "unregister"]
 
-#: asked in this order whether they claim a TOML (prompt learning's table wins, then RL's keys, then SFT's)
-BUILT_IN = (
-    "synth_nb.flows.prompt_learning:FLOW",
-    "synth_nb.flows.rl:FLOW",
-    "synth_nb.flows.sft:FLOW",
-)
+#: name -> where the flow is, asked in this order whether they claim a TOML (prompt learning's table wins, then
+#: RL's keys, then SFT's); the names are here so ``flow_names`` (``--flow``'s choices) imports no flow
+BUILT_IN = {
+    "prompt_learning": "synth_nb.flows.prompt_learning:FLOW",
+    "rl": "synth_nb.flows.rl:FLOW",
+    "sft": "synth_nb.flows.sft:FLOW",
+}
 
 _flows: dict[str, Flow] = {}
 _loaded = False
@@ -34,19 +37,23 @@ def _load_built_in() -> None:
     if _loaded:
         return
     _loaded = True
+    from synth_nb.flows.base import Flow
+
     extra = dict(_flows)
     _flows.clear()
-    for entry in BUILT_IN:
+    for name, entry in BUILT_IN.items():
         module, _, attribute = entry.partition(":")
         flow = getattr(importlib.import_module(module), attribute)
-        if not isinstance(flow, Flow):
-            raise TypeError(f"{entry} is not a Flow")
+        if not isinstance(flow, Flow) or flow.name != name:
+            raise TypeError(f"{entry} is not a Flow named {name!r}")
         _flows[flow.name] = flow
     _flows.update(extra)
 
 
 def register(flow: Flow) -> Flow:
     """Add ``flow`` (after the built-in ones); a name already taken is a ``ConfigError``."""
+    from synth_nb.flows.base import Flow
+
     if not isinstance(flow, Flow):
         raise TypeError(f"register() takes a Flow instance, got {type(flow).__name__}")
     _load_built_in()
@@ -88,8 +95,9 @@ def all_flows() -> tuple[Flow, ...]:
 
 
 def flow_names() -> tuple[str, ...]:
-    _load_built_in()
-    return tuple(_flows)
+    """Every registered flow's name, in order; before any flow is asked for, the built-in names without
+    importing them (``register`` loads the built-in flows first, so nothing else is registered yet)."""
+    return tuple(_flows) if _loaded else tuple(BUILT_IN)
 
 
 def guess_flow(job_id: str) -> list[str]:

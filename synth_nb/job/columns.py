@@ -14,7 +14,7 @@ import json
 import operator
 import zlib
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -96,6 +96,15 @@ class DocumentColumn:
             body, first = self._inflated(chunk), self._first_rows[chunk]
         start = self._ends[row - 1] + 1 if row > first else 0
         return bytes(body[start:self._ends[row]])
+
+    def chunks(self) -> Iterator[tuple[int, int, bytes | bytearray]]:
+        """``(first row, rows, the documents joined by commas)`` of every chunk, in row order (each sealed one
+        inflated once, not kept), so a reader of every row decodes a chunk at a time."""
+        bounds = [*self._first_rows, self._open_first]
+        for chunk, packed in enumerate(self._sealed):
+            yield bounds[chunk], bounds[chunk + 1] - bounds[chunk], zlib.decompress(packed)
+        if self._open:
+            yield self._open_first, len(self._ends) - self._open_first, self._open
 
     def decode_all(self, decoder: msgspec.json.Decoder[Any]) -> list[Any]:
         """Every document, in row order, decoded by ``decoder`` (which reads a JSON array of them).

@@ -194,8 +194,10 @@ def _cancelled(job: FinishedJob, usage: Usage) -> StopReason:
                       {"by": "elsewhere"})
 
 
-def stop_reason(job: FinishedJob, *, timed_out: float | None = None) -> StopReason:
-    """The one reason ``job`` stopped (``timed_out``: ``--poll-timeout`` ended the watch after that many seconds)."""
+def stop_reason(job: FinishedJob, *, timed_out: float | None = None, usage: Usage | None = None) -> StopReason:
+    """The one reason ``job`` stopped (``timed_out``: ``--poll-timeout`` ended the watch after that many seconds);
+    ``usage``: the flow's ``usage`` of the job when the caller has it already (a long job's is read from every
+    event)."""
     status = job.status
     if status not in TERMINAL_STATUSES:
         error = getattr(job, "follow_error", None)
@@ -211,7 +213,7 @@ def stop_reason(job: FinishedJob, *, timed_out: float | None = None) -> StopReas
     if watchdog is not None and stopped is not None:
         return StopReason("plateau" if stopped.name == "plateau" else "limit", watchdog.report(),
                           watchdog.stopped_by() or {})
-    usage = get_flow(job.flow).usage(job)
+    usage = usage if usage is not None else get_flow(job.flow).usage(job)
     if status == "succeeded":
         return _succeeded(usage)
     if status == "cancelled":
@@ -272,5 +274,5 @@ def ending_of(job: FinishedJob, *, timed_out: float | None = None) -> Ending:
     estimate = estimate if isinstance(estimate, Mapping) else None
     flow = get_flow(job.flow)
     usage = flow.usage(job)
-    return Ending(job.status, stop_reason(job, timed_out=timed_out), _figures(job, usage, estimate),
+    return Ending(job.status, stop_reason(job, timed_out=timed_out, usage=usage), _figures(job, usage, estimate),
                   tuple(flow.gains(job)), estimate, health_of(job))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import operator
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -184,7 +185,8 @@ class JobHistory:
         were new. A ``MetricPage``'s unreadable points are kept too (``ingest_unreadable_metrics``)."""
         if isinstance(records, MetricPage) and records.unreadable:
             self.ingest_unreadable_metrics(records.unreadable)
-        folded = [_canonical(r) for r in records] if any(r.name in METRIC_ALIASES for r in records) else None
+        aliased = not METRIC_ALIASES.keys().isdisjoint(map(operator.attrgetter("name"), records))  # in C: a long page
+        folded = [_canonical(r) for r in records] if aliased else None
         known = 0 if folded is None else sum(self.metrics.holds(r.name, r.step) for r in folded)
         kept = self.metrics.extend(records if folded is None else folded)
         if kept and (self._listeners or self._queues):

@@ -20,6 +20,7 @@ import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
 from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.job.event_fields import EVENT_DATAS, EVENT_FIELDS, EventData, EventFields, fields_of
 from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
 
@@ -44,6 +45,7 @@ class MetricSample(msgspec.Struct, frozen=True, gc=False):
     value: float
 
 _EVENT_DATA = msgspec.json.Decoder(_EventData)
+
 
 class _RecordLog(Sequence[T], Generic[T]):
     """Rows appended in arrival order, read in key order; an item is a model rebuilt from its document."""
@@ -252,10 +254,41 @@ class EventLog(_RecordLog[Event]):
 
     def data_of_types(self, types: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The ``data`` of the events ``of_types`` gives, read from their documents without building the events
-        (a finished RL job's final block sums the rollouts of every step event: 200,000 models, seconds)."""
+        (a finished RL job's final block sums the rollouts of every step event: 200,000 models, seconds).
+        When they are most of the log, its documents are read a chunk at a time (``fields``)."""
         wanted = {code for code in map(self._type.code_of, types) if code is not None}
         codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
+        if wanted and isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
+            names = {self._type.values[code] for code in wanted}
+            return (item.data for item in self.datas() if item.type in names)
         return (decode(docs[row]).data for row in self.snapshot() if codes[row] in wanted)
+
+    def datas(self) -> Iterator[EventData]:
+        """Every event's ``EventData`` (type, message, data), in seq order, a chunk of documents decoded at once
+        (``fields``, with the data of each event decoded too)."""
+        return self._chunked(EVENT_DATAS, lambda e: EventData(e.type, e.message, e.data))
+
+    def fields(self) -> Iterator[EventFields]:
+        """Every event's ``EventFields``, in seq order: a chunk of documents decoded at once, about twenty times
+        cheaper than building each event (``benchmarks/attach.py``: a million-event ``--all-events``). Events
+        held out of seq order, or a chunk strict JSON cannot read (``NaN``), are read one event at a time."""
+        return self._chunked(EVENT_FIELDS, fields_of)
+
+    def _chunked(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]) -> Iterator[Any]:
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order; ``of_event`` of the built event
+        where that cannot be done (events out of seq order, a chunk with NaN)."""
+        if not isinstance(self._order.rows(), range):
+            yield from map(of_event, self._built(self.snapshot()))
+            return
+        end = len(self)  # the events there are now (as ``snapshot``): rows added meanwhile are not read
+        for first, count, body in self._docs.chunks():
+            if first >= end:
+                return
+            try:
+                decoded = decoder.decode(b"[" + body + b"]")
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                decoded = [of_event(self._build(row)) for row in range(first, first + count)]
+            yield from decoded[:end - first]
 
     def last_error(self) -> Event | None:
         """The newest event that ``Event.is_error``; each distinct (type, level) pair is judged once."""

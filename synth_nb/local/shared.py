@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import hmac
+import http.client
 import json
 import os
 import secrets
@@ -36,8 +37,6 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
 from synth_nb.local.key_files import (
@@ -48,6 +47,7 @@ from synth_nb.local.key_files import (
     rotate_keys,
     write_private,
 )
+from synth_nb.local.probe import probe_get, probe_netloc
 from synth_nb.local.processes import pid_alive, process_start, runs_synth_nb
 
 __all__ = [
@@ -160,16 +160,15 @@ def _proves_key(url: str, api_key: str, timeout: float) -> str:
     """``ours`` when ``url`` proves it holds ``api_key`` (the key itself is not sent); else busy/gone/refused."""
     nonce = secrets.token_hex(16)
     try:
-        answer = httpx.get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout,
-                           trust_env=False, follow_redirects=False)
+        answer = probe_get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
         doc = answer.json()
-    except httpx.TimeoutException:
+    except TimeoutError:
         return "busy"
-    except (httpx.HTTPError, ValueError):
+    except (OSError, http.client.HTTPException, ValueError):
         return "gone"
     if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
         return "gone"
-    expected = key_proof(api_key, nonce, httpx.URL(url).netloc.decode("ascii"))
+    expected = key_proof(api_key, nonce, probe_netloc(url))
     return "ours" if hmac.compare_digest(str(doc.get("proof", "")), expected) else "refused"
 
 
@@ -183,12 +182,11 @@ def describe_backend(url: str, api_key: str, *, jobs: bool = False,
     if proved != "ours":
         return proved, {}
     try:
-        answer = httpx.get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
-                           headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout, trust_env=False,
-                           follow_redirects=False)
-    except httpx.TimeoutException:
+        answer = probe_get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
+                      headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout)
+    except TimeoutError:
         return "busy", {}
-    except httpx.HTTPError:
+    except (OSError, http.client.HTTPException):
         return "gone", {}
     if answer.status_code in (401, 403):
         return "refused", {}

@@ -26,10 +26,11 @@ from synth_nb.errors import ConfigError, OverrideError, SynthNbError
 from synth_nb.job import JobRegistry
 from synth_nb.job.results import keep_bundle
 from synth_nb.job.watchdog import Limits
+from synth_nb.pipeline.attaching import Attachment, attachment, cancel
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import bundle_folder, bundled_estimate, record_run, submitted_run
 from synth_nb.pipeline.checked_estimates import estimate_for, keep_checked
-from synth_nb.pipeline.clients import attach_target, rebuild_job, say_connecting, secret_values, submit_plan
+from synth_nb.pipeline.clients import rebuild_job, say_connecting, secret_values, submit_plan
 from synth_nb.pipeline.follow import Following, follow
 from synth_nb.pipeline.fork import Fork, follow_bundled_app, fork_job
 from synth_nb.pipeline.jobs import JobList, list_jobs
@@ -351,34 +352,6 @@ def fork(request: Request, *, copy: bool, say: Say = print) -> Fork:
     return forked
 
 
-@dataclass
-class Attachment:
-    """Where a job lives and the keys to talk to it with."""
-
-    job_id: str
-    target: Target
-    key: str
-    #: every key resolved here, masked in what the job holds and prints
-    hidden: list[str]
-    flow: str | None
-    registry: JobRegistry
-
-
-def attachment(request: Request, job_id: str | None = None, *, start_local: bool = True, say: Say = print
-               ) -> Attachment:
-    """``--attach`` / ``attach`` / ``cancel``: ``--backend``, else the backend the registry says, else the default."""
-    job_id = job_id or request.attach or ""
-    registry = JobRegistry(request.folder)
-    target = attach_target(job_id, request.backend, registry, start_local=start_local, say=say)
-    if not target.started:
-        raise ConfigError("re-attaching needs the URL of a running backend, not 'local'", key="backend",
-                          hint="start one with `synth-nb backend` and pass --backend URL")
-    sources = request.sources()
-    key = sources.api_key(target)
-    hidden = [key, *(s.get_secret_value() for s in sources.resolve(target).values())]
-    return Attachment(job_id, target, key, [h for h in hidden if h], request.flow, registry)
-
-
 async def attach(found: Attachment, request: Request, *, say: Say = _quiet) -> Job:
     """The job's history rebuilt from its backend within ``--poll-timeout`` (followed by ``follow``); a job
     submitted from this folder that has not ended yet keeps its record, so its bundle is written when it ends,
@@ -394,16 +367,6 @@ async def attach(found: Attachment, request: Request, *, say: Say = _quiet) -> J
         else:  # its bundle is written already: the estimate it was sent with is in it
             job.estimate = await asyncio.to_thread(bundled_estimate, job.results_folder / job.id)
     return job
-
-
-async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
-    """Ask the backend to cancel the job and wait for it to say so: the job's status then."""
-    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                            hidden=found.hidden)
-    try:
-        return await job.cancel(timeout=timeout)
-    finally:
-        await job.client.aclose()
 
 
 async def jobs(request: Request) -> JobList:

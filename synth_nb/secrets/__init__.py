@@ -5,10 +5,29 @@ order given, the process environment, the nearest ``.env`` above the config, the
 the working directory. See ``synth_nb.secrets._resolve``.
 """
 
-from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle, missing_keys_error
+from typing import TYPE_CHECKING
+
+from synth_nb._lazy import exports
 from synth_nb.secrets._keys import ENVIRONMENT_API_KEY, SECRET_KEYS, SETTING_KEYS, SYNTH_API_KEY
-from synth_nb.secrets._mask import mask, mask_text, mask_userinfo
-from synth_nb.secrets._resolve import resolve_secrets
+
+if TYPE_CHECKING:
+    from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle, missing_keys_error
+    from synth_nb.secrets._mask import mask, mask_text, mask_userinfo
+    from synth_nb.secrets._resolve import resolve_secrets
+
+#: public name -> its module, imported on first use (``synth_nb._lazy``): masking needs no ``.env`` reader, and
+#: a command that only masks or parses flags (``synth-nb cancel --help``) does not import the resolution
+_EXPORTS = {
+    "ResolvedSecret": "synth_nb.secrets._bundle",
+    "ResolvedSetting": "synth_nb.secrets._bundle",
+    "SecretBundle": "synth_nb.secrets._bundle",
+    "missing_keys_error": "synth_nb.secrets._bundle",
+    "mask": "synth_nb.secrets._mask",
+    "mask_text": "synth_nb.secrets._mask",
+    "mask_userinfo": "synth_nb.secrets._mask",
+    "resolve_secrets": "synth_nb.secrets._resolve",
+}
+__getattr__ = exports(__name__, _EXPORTS)
 
 __all__ = [
     "ENVIRONMENT_API_KEY",

@@ -93,3 +93,16 @@ def test_each_command_still_has_its_whole_help(name: str, capsys: pytest.Capture
 def test_only_the_invoked_command_is_configured() -> None:
     assert invoked_command(["jobs", "--json"]) == "jobs"
     assert invoked_command(["--help"]) is None and invoked_command([]) is None and invoked_command(["nope"]) is None
+
+
+def test_cancel_parses_its_flags_without_importing_a_flow_the_client_or_the_actions() -> None:
+    """``synth-nb cancel --help`` (and a refused JOB_ID) needs the command's flags only: no flow module, no client,
+    no action sequence, no pydantic; its ``--flow`` still lists every built-in flow."""
+    heavy = ("synth_nb.flows.base", "synth_nb.flows.prompt_learning", "synth_nb.flows.rl", "synth_nb.flows.sft",
+             "synth_nb.client", "synth_nb.pipeline.actions", "synth_nb.cli.follow", "synth_nb.cli.attach", "pydantic")
+    code = ("import json, sys\nfrom synth_nb.cli.main import main\n"
+            "try:\n    main(['cancel', '--help'])\nexcept SystemExit:\n    pass\n"
+            f"print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert proc.stderr.strip().splitlines()[-1] == "[]"
+    assert "--flow {prompt_learning,rl,sft}" in proc.stdout

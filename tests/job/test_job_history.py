@@ -252,3 +252,26 @@ def test_fifty_thousand_events_and_points_hold_a_few_hundred_bytes_each() -> Non
         tracemalloc.stop()
     assert len(history.events) == len(history.metrics) == 50_000
     assert held / 100_000 < 400  # a pydantic model per record held about 1,800
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_an_event_log_s_fields_are_its_events_fields_in_seq_order(shuffled: bool) -> None:
+    """``EventLog.fields`` (a chunk of documents decoded at once) gives each event's seq, type, level, message
+    and data as the event has them, in seq order: across chunks, with a NaN in one chunk (read one event at a
+    time), and with events that came out of order."""
+    from synth_nb.job.logs import EventLog
+
+    events = [Event(seq=i, type=f"t{i % 3}", level="error" if i % 7 == 0 else "info", message=f"m{i}",
+                    data={"i": i, "x": math.nan if i == 5 else i / 2, "s": "é"})
+              for i in range(1, 2 * CHUNK_ROWS + 40)]
+    if shuffled:
+        random.Random(3).shuffle(events)
+    log = EventLog()
+    for start in range(0, len(events), 100):
+        log.extend([EventRecord.of(e) for e in events[start:start + 100]])
+    got = [(f.seq, f.type, f.level, f.message, f.data()) for f in log.fields()]
+    want = [(e.seq, e.type, e.level, e.message, e.data) for e in log]
+    assert [g[:4] for g in got] == [w[:4] for w in want] and len(got) == len(events)
+    for (*_, data), (*_, expected) in zip(got, want, strict=True):
+        assert data.keys() == expected.keys() and data["i"] == expected["i"]
+        assert data["x"] == expected["x"] or (math.isnan(data["x"]) and math.isnan(expected["x"]))
