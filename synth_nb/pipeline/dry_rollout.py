@@ -126,7 +126,7 @@ class DryProposal:
         if not isinstance(doc, dict):
             return None
         before, after, warm = doc.get("baseline"), doc.get("proposed"), doc.get("warm")
-        again = doc.get("again") if isinstance(doc.get("again"), dict) else {}
+        again: dict[str, Any] = doc["again"] if isinstance(doc.get("again"), dict) else {}
         if not isinstance(before, dict) or not isinstance(after, dict) or not isinstance(warm, dict):
             return None
         figures = [_number(before.get("tokens_per_rollout")), _number(after.get("tokens_per_rollout")),
