@@ -112,7 +112,9 @@ class PreflightCard:
             "dry_rollout": None if dry is None else {
                 "offered": dry.offered, "seed": dry.seed, "split": dry.split, "reward": dry.reward,
                 "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem,
-                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal)},
+                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal),
+                "training": None if dry.training is None else dataclasses.asdict(dry.training),
+                "training_problem": dry.training_problem},
             "estimate": None if est is None else {
                 "rollouts": est.workload.rollouts, "formula": est.workload.formula, "tokens": est.tokens,
                 "tokens_how": est.tokens_how, "tokens_floor": est.tokens_floor,
@@ -201,7 +203,7 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
         elif api_key is not None:
             card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split,
                                    proposal=work.search, training=flow.trains_weights, transport=transport)
-    elif flow.trains_weights and target.is_embedded and api_key is not None:
+    elif flow.trains_weights and target.is_embedded and api_key is not None and card.backend_check.ok:
         card.dry = dry_rollout(plan, target, api_key, seed=None, training=True, transport=transport)
     card.estimate = estimate(work, card.dry, target)
     return card

@@ -6,10 +6,13 @@ what it cannot size before the run (``token_gaps``: the figure is then a floor, 
 part). Tokens are what the job reports at the end: the policy's prompt and completion tokens of every
 rollout (plus a proposer model's), or for SFT the training tokens the trainer counts. A prompt search's
 prompts grow: one dry proposal of the job (``pipeline.dry_rollout``) shows by how much, and the flow's
-schedule (``Workload.search``) how many rollouts run how deep. Wall time is timed by a dry run on this
-machine now (a prompt search's dry proposal, else the dry rollout's latency per wave of concurrent
-rollouts), as a floor that names what it leaves out; SFT has no dry run to time. Cost comes from the model
-catalogue's price, and only when it knows one.
+schedule (``Workload.search``) how many rollouts run how deep. Wall time is an estimate timed by a dry run
+on this machine now, made of what it says: a training job's (SFT, RL) from a dry training run of a few of
+its real steps on the backend (start-up, step and evaluation seconds, times the job's steps and
+evaluations); a prompt search's from its dry proposal (the pace of its rollouts and what a warm proposal
+takes, times the schedule). Only a backend without those dry runs leaves a floor ("at least", naming what
+is not timed: RL's training updates) or "unknown" (SFT). Cost comes from the model catalogue's price, and
+only when it knows one.
 """
 
 from __future__ import annotations
@@ -167,7 +170,7 @@ def _wall(w: Workload, dry: DryRollout | None, target: Target) -> tuple[float | 
         return (*_trained(dry.training), False)
     if w.tokens is not None or w.embedded_tokens is not None:
         if dry is not None and dry.problem is not None and target.is_embedded:
-            return None, f"the dry training run did not finish: {dry.problem}", False
+            return None, dry.problem, False
         return None, "the backend offers no dry training step to time", False
     if dry is None or not dry.ok or dry.latency_ms is None:
         return None, "no dry rollout to time", False
@@ -178,11 +181,10 @@ def _wall(w: Workload, dry: DryRollout | None, target: Target) -> tuple[float | 
         return _searched(w, proposal)
     concurrency = max(1, w.concurrency or 1)
     waves = math.ceil(w.rollouts / concurrency)
-    missing = dry.training_problem or "the backend ran no dry training step"
     return waves * dry.latency_ms / 1000, (
         f"{w.rollouts:,} rollouts in {waves:,} waves of {concurrency}, each at least one dry rollout's "
-        f"{dry.latency_ms:,.0f} ms on this machine now; not timed: the training updates and start-up ({missing}), "
-        "and a busier machine"), True
+        f"{dry.latency_ms:,.0f} ms on this machine now; not timed: the job's own work between them (training "
+        "updates, a search's proposals), its start-up, and a busier machine"), True
 
 
 def _cost(w: Workload, tokens: int | None, target: Target, floor: bool) -> str:
@@ -205,9 +207,11 @@ def estimate(workload: Workload, dry: DryRollout | None, target: Target) -> Esti
     tokens, tokens_how, gaps = _tokens(workload, dry, target)
     wall, wall_how, wall_floor = _wall(workload, dry, target)
     ran = dry is not None and dry.ok
+    data = "the config and its data" if workload.tokens is not None else "the config"
     basis = ("the config, one dry rollout and one dry proposal" if ran and dry is not None and dry.proposal else
-             "the config and one dry rollout" if ran else
-             "the config and its data" if workload.tokens is not None else "the config")
+             f"{data} and a dry training run" if ran and dry is not None and dry.reward is None and dry.training
+             else "the config, one dry rollout and a dry training run" if ran and dry is not None and dry.training
+             else "the config and one dry rollout" if ran else data)
     floor = bool(gaps) and tokens is not None
     return Estimate(workload, tokens, tokens_how, wall, wall_how, _cost(workload, tokens, target, floor), basis,
                     tokens_floor=floor, gaps=gaps if tokens is not None else (), wall_floor=wall is not None and wall_floor)

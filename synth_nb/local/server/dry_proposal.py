@@ -36,7 +36,7 @@ __all__ = ["MAX_SEEDS", "propose"]
 #: the most rollouts one batch of the dry proposal runs (a MIPRO grounding pool may be larger)
 MAX_SEEDS = 64
 #: the warm pace is measured over at least this many seconds, in at most this many batches
-WARM_SECONDS = 0.5
+WARM_SECONDS = 0.3
 WARM_BATCHES = 40
 
 
