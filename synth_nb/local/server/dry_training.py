@@ -115,13 +115,18 @@ def _periodic(total: int, every: int) -> int:
 def _shortened(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """The body with the job cut to ``STEPS`` steps and no periodic evaluation."""
     short = copy.deepcopy(body)
+    def table(node: dict[str, Any], key: str) -> dict[str, Any]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        found: dict[str, Any] = node[key]
+        return found
+
     if kind == "sft":
-        hyper = short.setdefault("hyperparameters", {})
-        hyper.update(max_steps=STEPS["sft"], eval_steps=0)
+        table(short, "hyperparameters").update(max_steps=STEPS["sft"], eval_steps=0)
     else:
-        config = short.setdefault("data", {}).setdefault("config", {})
-        config.setdefault("training", {})["max_steps"] = STEPS["rl"]
-        config.setdefault("evaluation", {})["every_n_iters"] = 0
+        config = table(table(short, "data"), "config")
+        table(config, "training")["max_steps"] = STEPS["rl"]
+        table(config, "evaluation")["every_n_iters"] = 0
     return short
 
 
@@ -158,7 +163,11 @@ def _rl_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
     if started is None or not steps:
         raise TrainingFailed("the dry training run reported no step")
     step_data = [d for _, kind, d in ctx.events if kind == "rl.train.step"]
-    step_seconds = steps[-1] - steps[-2] if len(steps) > 1 else float(step_data[-1].get("seconds") or 0.0)
+    # the worker's own count of a steady step (the first also warms up); the events' arrival times also hold
+    # the backend's waits
+    timed = [_number(d.get("seconds")) for d in step_data[1:] or step_data]
+    step_seconds = (sum(t for t in timed if t) / len(timed) if all(timed) else
+                    steps[-1] - steps[-2] if len(steps) > 1 else 0.0)
     last_eval = [t for t in ctx.times("rl.eval.started") if t > steps[-1]]
     summary = ctx.first("rl.eval.summary", after=last_eval[0]) if last_eval else None
     evaluation = summary[0] - last_eval[0] if last_eval and summary is not None else 0.0
