@@ -86,12 +86,22 @@ class DryProposal:
         return self.propose_seconds + max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
 
     @property
-    def proposal_seconds(self) -> float:
-        """Seconds one of the job's proposals adds: the second dry proposal's (warm) when there was one, else
-        the first's."""
+    def writing_seconds(self) -> float:
+        """Seconds the proposer takes to write one proposal: the second (warm) dry one's, else the first's."""
+        return self.again_propose_seconds if self.again_rollouts else self.propose_seconds
+
+    @property
+    def new_prompt_seconds(self) -> float:
+        """Seconds a prompt's first batch takes beyond the warm pace: the second (warm) dry proposal's (with
+        a MIPRO job's demos), else the first's."""
         if not self.again_rollouts:
-            return self.first_proposal_seconds
-        return self.again_propose_seconds + max(0.0, self.again_seconds - self.again_rollouts * self.pace)
+            return max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
+        return max(0.0, self.again_seconds - self.again_rollouts * self.pace)
+
+    @property
+    def proposal_seconds(self) -> float:
+        """Seconds one of the job's proposals adds: writing it and its first batch beyond the warm pace."""
+        return self.writing_seconds + self.new_prompt_seconds
 
     @property
     def added_tokens(self) -> float:
@@ -320,7 +330,7 @@ def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int | None, s
     request: dict[str, Any] = {"kind": plan.flow, "body": body, "seed": seed or 0, "split": split}
     if proposal is not None and proposal.seeds:
         request["proposal"] = {"seeds": list(proposal.seeds), "minibatch": proposal.minibatch,
-                               "concurrency": proposal.concurrency}
+                               "concurrency": proposal.concurrency, "demos": proposal.demos}
     if training:
         request.update(training=True, files=files)
     try:

@@ -145,16 +145,19 @@ def _trained(training: DryTraining) -> tuple[float, str]:
 
 def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
     """A prompt search's wall time: its rollouts at the pace of the dry proposal's repeated rollouts (run
-    through the job's own task-app runner, at its concurrency), plus each of its proposals at what the dry
-    run's warm second proposal took (writing it, and its first batch beyond that pace)."""
+    through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry run's
+    warm second proposal took, and each prompt it scores for the first time at what that proposal's first
+    batch took beyond the pace."""
     assert w.search is not None and w.rollouts is not None
     mix = w.search.mix(proposal.improved, proposal.pool_score)
-    seconds = w.rollouts * proposal.pace + mix.proposer_calls * proposal.proposal_seconds
-    which = "second (warm) one's" if proposal.again_rollouts else "dry one's"
+    seconds = (w.rollouts * proposal.pace + mix.proposer_calls * proposal.writing_seconds
+               + mix.first_scored * proposal.new_prompt_seconds)
+    which = "second (warm) dry proposal" if proposal.again_rollouts else "dry proposal"
     how = (f"estimate on this machine now: {w.rollouts:,} rollouts x {proposal.pace * 1000:,.2f} ms, the pace of the "
            f"dry proposal's {proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) through the "
-           f"job's task-app runner, + {mix.proposer_calls:.0f} proposals x {proposal.proposal_seconds:.3f} s, the "
-           f"{which} writing and first batch")
+           f"job's task-app runner, + {mix.proposer_calls:.0f} proposals x {proposal.writing_seconds:.3f} s of "
+           f"writing + {mix.first_scored:.0f} new prompts x {proposal.new_prompt_seconds:.3f} s for their first batch "
+           f"beyond that pace, as the {which} took")
     cold = proposal.first_proposal_seconds - proposal.proposal_seconds
     if proposal.again_rollouts and cold > 0.05:
         how += (f"; the first dry proposal took {cold:.2f} s more (a cold policy, which this check warmed for the "

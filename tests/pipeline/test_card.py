@@ -159,7 +159,8 @@ def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypa
     warm = dataclasses.replace(proposal, again_rollouts=5, again_seconds=0.06, again_propose_seconds=0.01)
     again = estimate(work, dataclasses.replace(dry, proposal=warm), Target("https://backend.example/api"))
     assert again.wall_seconds == pytest.approx(1.4 + 5 * 0.02) and not again.wall_floor
-    assert "5 proposals x 0.020 s, the second (warm) one's writing and first batch" in again.wall_how
+    assert ("5 proposals x 0.010 s of writing + 5 new prompts x 0.010 s for their first batch beyond that pace, as "
+            "the second (warm) dry proposal took") in again.wall_how
     assert "the first dry proposal took 0.08 s more (a cold policy" in again.wall_how
     assert "not estimated" not in "\n".join(est.lines())
     rejected = schedule.mix(accepted=False)  # about half accepted: more, shallower proposals

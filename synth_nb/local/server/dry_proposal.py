@@ -90,7 +90,7 @@ def _grounding(rollouts: list[Rollout], size: int) -> list[Rollout]:
 
 
 def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, tasks: TaskAppRunner,
-            seeds: list[int], minibatch: int, split: str) -> dict[str, Any]:
+            seeds: list[int], minibatch: int, split: str, *, demos: int = 0) -> dict[str, Any]:
     """Baseline batch, one proposal from ``minibatch`` of its rollouts, the proposal's batch on their seeds."""
     algorithm = prompt_learning_algorithm(body) or "gepa"
     settings = (parse_mipro_settings(body) if algorithm == "mipro" else parse_gepa_settings(body)).common
@@ -114,7 +114,7 @@ def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, t
         warm = _warm(router, tasks, base, seeds, split)
         tokens = proposer.prompt_tokens + proposer.completion_tokens
         calls, fallbacks = proposer.calls, proposer.fallbacks
-        again = _again(router, tasks, proposer, base, component, rollouts, grounding, text, split)
+        again = _again(router, tasks, proposer, base, component, rollouts, grounding, text, split, demos)
     finally:
         proposer.close()
     return {"algorithm": algorithm, "proposer": proposer.kind, "proposer_model": proposer.model,
@@ -127,17 +127,22 @@ def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, t
 
 
 def _again(router: CandidateRouter, tasks: TaskAppRunner, proposer: Proposer, base: dict[str, str], component: str,
-           rollouts: list[Rollout], grounding: list[Rollout], first: str, split: str) -> dict[str, Any] | None:
+           rollouts: list[Rollout], grounding: list[Rollout], first: str, split: str,
+           demos: int = 0) -> dict[str, Any] | None:
     """A second proposal, from the next batch of rollouts, timed like the first: with the policy and the
     proposer already warm it takes what each of the job's later proposals takes (the first one also pays
-    the cold start of a new backend). None when it wrote the same text as the first."""
+    the cold start of a new backend). With ``demos`` (MIPRO) it carries that many demos from those rollouts,
+    as a trial's instruction and demo set do: a new prompt the job scores for the first time. None when it
+    wrote the same text as the first and carries no demos."""
     size = len(grounding) if len(rollouts) > len(grounding) else max(1, len(grounding) - 1)
     start = rollouts.index(grounding[0]) + len(grounding) if grounding else 0
     window = [rollouts[(start + i) % len(rollouts)] for i in range(min(size, len(rollouts)))]
     started = time.perf_counter()
     text = proposer.rewrite(base[component], _records(window))
     propose_seconds = time.perf_counter() - started
-    if text == first:
+    shown = [(r.query, str(r.expected)) for r in window if r.expected and not r.error][:demos]
+    if text == first and not shown:
         return None
+    text = render_demos(text, shown)
     _, scored = _batch(router, tasks, {**base, component: text}, [r.seed for r in window], split, "dry-again")
     return {**scored, "propose_seconds": round(propose_seconds, 4)}

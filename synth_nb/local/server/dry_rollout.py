@@ -6,7 +6,7 @@ asks the task app for one ``/rollout`` of ``seed`` exactly as the job's executor
 reward, the latency and the trace (the messages the policy received and what it replied). Nothing is
 stored and no job exists afterwards. Prompt learning runs the job's own policy and prompt interceptor;
 RL serves the untrained starting model (needs the ``train`` extra). A prompt-learning request may also ask
-for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n}``, see
+for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n, "demos": d}``, see
 ``dry_proposal``): its answer is then under ``proposal``. An SFT or RL request may ask for a dry training run
 (``"training": true``, with an SFT job's datasets as ``"files": {file id: text}``, see ``dry_training``): a
 few of the job's real training steps, timed, under ``training``.
@@ -95,7 +95,8 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
                                    budgeted=False)
             latency = (time.perf_counter() - started) * 1000
             proposed = None if proposal is None else dry_proposal.propose(
-                body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split)
+                body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split,
+                demos=proposal["demos"])
         finally:
             tasks.close()
     finally:
@@ -125,7 +126,9 @@ def _proposal(value: Any) -> dict[str, Any] | None:
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
         raise ApiError(422, "proposal.seeds must be a non-empty list of non-negative integer seeds")
+    demos = value.get("demos")
     return {"seeds": seeds, "minibatch": _positive(value.get("minibatch"), len(seeds)),
+            "demos": min(demos, 16) if isinstance(demos, int) and not isinstance(demos, bool) and demos > 0 else 0,
             "concurrency": value.get("concurrency")}
 
 
