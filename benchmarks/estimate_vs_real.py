@@ -5,8 +5,10 @@ folder (the config's hand-run task-app URL pointed where nothing listens, so the
 answers, whatever else runs on this machine): ``synth-nb train CONFIG --backend local --check --json`` (the estimate), then ``synth-nb train
 CONFIG --backend local`` (the job, on the background backend process the CLI starts), then the job's own
 report read from the backend: rollouts, tokens, cost where it reports one, and wall time (its status
-document's ``started_at`` to ``finished_at``). Prints one row per figure: estimate, real, ratio. The load
-average is printed beside each: wall time moves with it, the other figures do not.
+document's ``started_at`` to ``finished_at``, the span the final block's ``time`` shows). Prints one row per
+figure: estimate, real, ratio (estimate / real), and what the wall-time estimate was made from. The load
+average before the check, before the run and after it is printed beside each: wall time moves with it, the
+other figures do not.
 
 ``--before PATH`` runs another checkout (e.g. the main branch) too, each config interleaved with this one.
 
@@ -92,6 +94,7 @@ def measure(tree: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         path = folder / config
         path.write_text(path.read_text(encoding="utf-8").replace(":8102", ":9"), encoding="utf-8")
         try:
+            checked_at = os.getloadavg()[0]
             card = json.loads(_cli(tree, folder, backend_dir, config, "--backend", "local", "--check", "--json"))
             load = os.getloadavg()[0]
             _cli(tree, folder, backend_dir, config, "--backend", "local")
@@ -101,7 +104,7 @@ def measure(tree: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         finally:
             stop_backend(backend_dir)
     estimate = dict(card["estimate"])
-    estimate["load"] = load
+    estimate["load"], estimate["checked_at"], real["load_after"] = load, checked_at, os.getloadavg()[0]
     return estimate, real
 
 
@@ -118,9 +121,11 @@ def report(label: str, name: str, estimate: dict[str, Any], real: dict[str, Any]
              _ratio(estimate.get("tokens"), real["tokens"])),
             ("wall time", wall, f"{real['wall']:.1f} s", _ratio(estimate.get("wall_seconds"), real["wall"])),
             ("cost", estimate["cost"].split(" (")[0], "-" if real.get("cost") is None else f"${real['cost']:g}", "")]
-    print(f"{label} {name} (load average {estimate['load']:.1f}):")
+    print(f"{label} {name} (1-min load average {estimate['checked_at']:.1f} before the check, "
+          f"{estimate['load']:.1f} before the run, {real['load_after']:.1f} after it; 2 cores):")
     for figure, guess, actual, ratio in rows:
         print(f"  {figure:<10} estimate {guess:<34} real {actual:<14} ratio {ratio}")
+    print(f"  wall time from: {estimate.get('wall_how') or '-'}")
 
 
 def main() -> None:

@@ -4,7 +4,8 @@ Shared by ``tests/pipeline/test_estimate_vs_real.py`` (the prompt-learning examp
 ``tests/notebook/test_example_notebooks.py`` (the SFT and RL examples: their notebook's real run is the one
 compared, so the tiny model is trained once per example, not twice). The rollouts and tokens the estimate
 gives are within 30 % of what the job reports, none of them a floor, and the cost is the $0 the job reports;
-wall time is a figure said with how it was timed, never compared (see the estimate test's docstring). A real
+wall time is an estimate said with what it was made from (for SFT and RL a dry training run of the job's
+real steps), never compared (see the estimate test's docstring). A real
 run is a healthy one: no run-health warning in its final block or its bundle.
 """
 
@@ -15,11 +16,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from synth_nb.backend import normalize_backend_url
 from synth_nb.client import SynthClient
 from synth_nb.flows import get_flow
 
-__all__ = ["TOLERANCE", "assert_estimate_holds", "assert_healthy", "reported", "says_zero_seconds"]
+__all__ = ["TOLERANCE", "assert_estimate_holds", "assert_healthy", "backend_jobs", "reported", "says_zero_seconds"]
 
 TOLERANCE = 0.30
 
@@ -62,6 +65,8 @@ def assert_estimate_holds(card: dict[str, Any], real: dict[str, Any]) -> None:
     assert _within(estimate["tokens"], real["tokens"]), (estimate, real)
     assert estimate["cost"] == "$0 (the embedded backend runs on this machine)" and real.get("cost", 0) == 0
     _assert_wall_time_is_said(estimate, flow=card["flow"])
+    if card["flow"] in ("sft", "rl"):
+        _assert_training_was_timed(card["dry_rollout"]["training"])
 
 
 def assert_healthy(out: str, folder: Path) -> None:
@@ -76,14 +81,31 @@ def says_zero_seconds(wall: str) -> bool:
     return re.search(r"(?<![\d.])0+(\.0+)? ?s\b", wall) is not None
 
 
+def backend_jobs(url: str, api_key: str) -> dict[str, int]:
+    """How many jobs of each flow the backend holds, asked over HTTP (a dry run must leave them as they were)."""
+    counts = {}
+    for route in ("prompt-learning/online/jobs", "learning/jobs", "rl/jobs"):
+        answer = httpx.get(f"{url}/api/{route}", headers={"Authorization": f"Bearer {api_key}"}, timeout=60)
+        answer.raise_for_status()
+        body = answer.json()
+        counts[route] = len(body.get("jobs", body) if isinstance(body, dict) else body)
+    return counts
+
+
+def _assert_training_was_timed(training: dict[str, Any] | None) -> None:
+    """The dry training run ran the job's real steps with its model loaded, and timed them."""
+    assert training is not None
+    assert training["model"].startswith("tiny random-init GPT-2"), training
+    assert training["steps"] >= 2 and training["job_steps"] > training["steps"], training
+    assert training["seconds"] > training["load_seconds"] > 0 and training["step_seconds"] > 0, training
+
+
 def _assert_wall_time_is_said(estimate: dict[str, Any], *, flow: str) -> None:
-    """Never "0s": a timed floor naming what it leaves out, or (SFT) "unknown" and why."""
+    """An estimate, never "0s", a floor or "unknown", saying what it was made from on this machine now."""
     wall = estimate["wall"]
     assert not says_zero_seconds(wall), wall
-    if flow == "sft":
-        assert estimate["wall_seconds"] is None and wall == "unknown", estimate
-        assert estimate["wall_how"] == "the backend offers no dry training step to time", estimate
-        return
-    assert estimate["wall_seconds"] > 0 and estimate["wall_floor"] and wall.startswith("at least "), estimate
-    timed_by = "the pace of the dry proposal's" if flow == "prompt_learning" else "at least one dry rollout's"
-    assert timed_by in estimate["wall_how"] and "not timed: " in estimate["wall_how"], estimate
+    assert estimate["wall_seconds"] > 0 and not estimate["wall_floor"], estimate
+    assert "at least" not in wall and wall != "unknown", estimate
+    assert estimate["wall_how"].startswith("estimate on this machine now"), estimate
+    timed_by = "the pace of the dry proposal's" if flow == "prompt_learning" else "a dry training run of"
+    assert timed_by in estimate["wall_how"] and "not timed" not in estimate["wall_how"], estimate

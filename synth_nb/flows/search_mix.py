@@ -27,6 +27,13 @@ class SearchMix:
     proposer_calls: float
     #: the schedule and its assumptions, in words, for the card
     how: str
+    #: prompts the search scores for the first time (None: one per proposer call; MIPRO: each trial's new
+    #: pair of an instruction and a demo set)
+    new_prompts: float | None = None
+
+    @property
+    def first_scored(self) -> float:
+        return self.proposer_calls if self.new_prompts is None else self.new_prompts
 
 
 class PromptSearch(Protocol):
@@ -39,6 +46,10 @@ class PromptSearch(Protocol):
 
     @property
     def minibatch(self) -> int: ...
+
+    #: demos a new prompt of the search carries (MIPRO's demo sets; 0 for GEPA)
+    @property
+    def demos(self) -> int: ...
 
     #: rollouts the job runs at the same time
     @property

@@ -112,7 +112,9 @@ class PreflightCard:
             "dry_rollout": None if dry is None else {
                 "offered": dry.offered, "seed": dry.seed, "split": dry.split, "reward": dry.reward,
                 "latency_ms": dry.latency_ms, "trace": dry.trace, "policy": dry.policy, "problem": dry.problem,
-                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal)},
+                "proposal": None if dry.proposal is None else dataclasses.asdict(dry.proposal),
+                "training": None if dry.training is None else dataclasses.asdict(dry.training),
+                "training_problem": dry.training_problem},
             "estimate": None if est is None else {
                 "rollouts": est.workload.rollouts, "formula": est.workload.formula, "tokens": est.tokens,
                 "tokens_how": est.tokens_how, "tokens_floor": est.tokens_floor,
@@ -155,12 +157,15 @@ def card_html(card: PreflightCard) -> str:
     if card.task_app is not None:
         parts.append(_section("task app", card.task_app.lines()))
     if card.dry is not None:
-        head, *trace = card.dry.lines()
+        lines = card.dry.lines()
+        training = [line.removeprefix("dry training: ") for line in lines if line.startswith("dry training: ")]
+        head, *trace = [line for line in lines if not line.startswith("dry training: ")] or [""]
         proposal = [card.dry.proposal.line().removeprefix("dry proposal: ")] if card.dry.proposal else []
-        parts.append(_section("dry rollout", [head.removeprefix("dry rollout: ")]))
+        parts.append(_section("dry rollout", [head.removeprefix("dry rollout: ")] if head else []))
         parts.append(_section("trace (prompt sent, reply)", [t.strip() for t in trace[:len(trace) - len(proposal)]],
                               pre=True))
         parts.append(_section("dry proposal", proposal))
+        parts.append(_section("dry training", training))
     parts.append(_section("data", list(card.facts)))
     if card.estimate is not None:
         head, *rows = card.estimate.lines()
@@ -197,7 +202,9 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
             card.dry = DryRollout(True, problem="skipped: the backend check failed")
         elif api_key is not None:
             card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split,
-                                   proposal=work.search, transport=transport)
+                                   proposal=work.search, training=flow.trains_weights, transport=transport)
+    elif flow.trains_weights and target.is_embedded and api_key is not None and card.backend_check.ok:
+        card.dry = dry_rollout(plan, target, api_key, seed=None, training=True, transport=transport)
     card.estimate = estimate(work, card.dry, target)
     return card
 

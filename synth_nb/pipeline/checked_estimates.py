@@ -3,7 +3,7 @@
 A submission makes its estimate from the plan alone (``plan_estimate``: nothing is sent, no dry run): the
 rollouts, and the tokens only where the plan's files give them. ``--check`` (the terminal, the magic, the
 wizard's Run pre-flight check) also runs one dry rollout (and a prompt search's dry proposal), which size the
-tokens and time a floor for the wall time. Each card's estimate is kept here under its plan's fingerprint
+tokens and estimate the wall time. Each card's estimate is kept here under its plan's fingerprint
 (the masked ``--dry-run --json`` document); a job sent with the same plan from the same folder is then sent
 with it, its basis saying so ("--check at 14:02: the config, one dry rollout and one dry proposal"). Any
 change to the plan (a flag, the config, the backend, a task URL) makes another fingerprint.

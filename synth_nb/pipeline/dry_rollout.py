@@ -23,15 +23,17 @@ import httpx
 from synth_nb.backend import display_url
 from synth_nb.flows.search_mix import PromptSearch
 from synth_nb.pipeline.target import Target
-from synth_nb.plan import Plan, mask_payload
+from synth_nb.plan import Plan, mask_payload, resolve_refs
 from synth_nb.secrets import mask_text
 
-__all__ = ["DryProposal", "DryRollout", "dry_rollout"]
+__all__ = ["DryProposal", "DryRollout", "DryTraining", "dry_rollout"]
 
 #: loading a policy (an embedding model, RL's starting model) may take a while on a busy machine
 TIMEOUT = 600.0
 #: characters of each traced message shown on the card
 SHOWN_CHARS = 400
+#: bytes of one dataset sent with a dry training run (its first lines; the backend refuses more)
+MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 def _number(value: Any) -> float | None:
@@ -67,6 +69,11 @@ class DryProposal:
     fell_back: bool = False
     #: the baseline's score over all the seeds it was scored on (the share of rollouts it gets right)
     pool_score: float | None = None
+    #: a second proposal, made once the policy and proposer were warm: its batch's rollouts and seconds, and
+    #: its writing's seconds (0 rollouts: none was made, it wrote the same text)
+    again_rollouts: int = 0
+    again_seconds: float = 0.0
+    again_propose_seconds: float = 0.0
 
     @property
     def pace(self) -> float:
@@ -74,9 +81,27 @@ class DryProposal:
         return self.warm_seconds / self.warm_rollouts if self.warm_rollouts else 0.0
 
     @property
-    def proposal_seconds(self) -> float:
-        """Seconds one proposal adds: writing it, and its first batch beyond the warm pace."""
+    def first_proposal_seconds(self) -> float:
+        """Seconds the dry run's first proposal added: writing it, and its first batch beyond the warm pace."""
         return self.propose_seconds + max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
+
+    @property
+    def writing_seconds(self) -> float:
+        """Seconds the proposer takes to write one proposal: the second (warm) dry one's, else the first's."""
+        return self.again_propose_seconds if self.again_rollouts else self.propose_seconds
+
+    @property
+    def new_prompt_seconds(self) -> float:
+        """Seconds a prompt's first batch takes beyond the warm pace: the second (warm) dry proposal's (with
+        a MIPRO job's demos), else the first's."""
+        if not self.again_rollouts:
+            return max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
+        return max(0.0, self.again_seconds - self.again_rollouts * self.pace)
+
+    @property
+    def proposal_seconds(self) -> float:
+        """Seconds one of the job's proposals adds: writing it and its first batch beyond the warm pace."""
+        return self.writing_seconds + self.new_prompt_seconds
 
     @property
     def added_tokens(self) -> float:
@@ -111,6 +136,7 @@ class DryProposal:
         if not isinstance(doc, dict):
             return None
         before, after, warm = doc.get("baseline"), doc.get("proposed"), doc.get("warm")
+        again: dict[str, Any] = doc["again"] if isinstance(doc.get("again"), dict) else {}
         if not isinstance(before, dict) or not isinstance(after, dict) or not isinstance(warm, dict):
             return None
         figures = [_number(before.get("tokens_per_rollout")), _number(after.get("tokens_per_rollout")),
@@ -128,7 +154,62 @@ class DryProposal:
                    proposed_rollouts=int(_number(after.get("rollouts")) or 0),
                    propose_seconds=_number(doc.get("propose_seconds")) or 0.0,
                    fell_back=bool(_number(doc.get("proposer_fallbacks"))),
-                   pool_score=_number(before.get("pool_score")))
+                   pool_score=_number(before.get("pool_score")),
+                   again_rollouts=int(_number(again.get("rollouts")) or 0),
+                   again_seconds=_number(again.get("seconds")) or 0.0,
+                   again_propose_seconds=_number(again.get("propose_seconds")) or 0.0)
+
+
+@dataclass(frozen=True)
+class DryTraining:
+    """A few of the job's real training steps, run and timed by the backend on its machine now (no job)."""
+
+    model: str
+    #: the shortened run's span (executor start to end), its start-up (worker started, model loaded, data
+    #: prepared), and the steps it ran
+    seconds: float
+    load_seconds: float
+    steps: int
+    #: a steady step's and one periodic evaluation's seconds
+    step_seconds: float
+    evaluation_seconds: float
+    #: the real job's steps and its evaluations every N steps (its first and last are in ``seconds`` already)
+    job_steps: int
+    job_evaluations: int
+    step_what: str = "one optimiser step"
+    evaluation_what: str = "one evaluation"
+    device: str | None = None
+
+    @property
+    def job_seconds(self) -> float:
+        """The job's wall time at this pace: the dry run's span (start-up, first and last evaluation, saving,
+        its steps) plus the job's other steps and its periodic evaluations."""
+        return max(self.seconds, self.seconds + (self.job_steps - self.steps) * self.step_seconds
+                   + self.job_evaluations * self.evaluation_seconds)
+
+    def line(self) -> str:
+        where = f" on {self.device}" if self.device else ""
+        return (f"dry training: {self.steps} real steps of the job{where} ({self.model}): start-up "
+                f"{self.load_seconds:.1f} s (worker, model loaded, data prepared), {self.step_seconds:.2f} s per "
+                f"step ({self.step_what}), {self.evaluation_seconds:.2f} s per evaluation "
+                f"({self.evaluation_what}); {self.seconds:.1f} s in all")
+
+    @classmethod
+    def parse(cls, doc: Any) -> DryTraining | None:
+        """The backend's ``training`` answer, or None when it is missing or not of that shape."""
+        if not isinstance(doc, dict):
+            return None
+        names = ("seconds", "load_seconds", "steps", "step_seconds", "evaluation_seconds", "job_steps",
+                 "job_evaluations")
+        numbers = {name: _number(doc.get(name)) for name in names}
+        if any(v is None or v < 0 for v in numbers.values()) or not numbers["steps"]:
+            return None
+        text = {k: str(doc[k]) for k in ("step_what", "evaluation_what") if isinstance(doc.get(k), str)}
+        return cls(model=str(doc.get("model") or "the job's model"), seconds=numbers["seconds"] or 0.0,
+                   load_seconds=numbers["load_seconds"] or 0.0, steps=int(numbers["steps"] or 0),
+                   step_seconds=numbers["step_seconds"] or 0.0, evaluation_seconds=numbers["evaluation_seconds"] or 0.0,
+                   job_steps=int(numbers["job_steps"] or 0), job_evaluations=int(numbers["job_evaluations"] or 0),
+                   device=str(doc["device"]) if isinstance(doc.get("device"), str) else None, **text)
 
 
 @dataclass(frozen=True)
@@ -146,10 +227,13 @@ class DryRollout:
     problem: str | None = None
     #: the dry proposal, when one was asked for and the backend made it
     proposal: DryProposal | None = None
+    #: the dry training run (SFT, RL), when one was asked for and the backend ran it, or why it did not
+    training: DryTraining | None = None
+    training_problem: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.offered and self.problem is None and self.reward is not None
+        return self.offered and self.problem is None and (self.reward is not None or self.training is not None)
 
     @property
     def tokens(self) -> int | None:
@@ -165,7 +249,10 @@ class DryRollout:
 
     def lines(self) -> list[str]:
         if not self.offered or self.problem is not None:
-            return [f"dry rollout: {self.problem}"]
+            return [f"dry {'rollout' if self.seed is not None or self.training is None else 'training'}: "
+                    f"{self.problem}"]
+        if self.reward is None and self.training is not None:
+            return [self.training.line()]
         where = f"seed {self.seed}" + (f" ({self.split} split)" if self.split else "")
         policy = self.policy.get("model") or self.policy.get("policy") or "the configured policy"
         out = [f"dry rollout: {where} through the task app with {policy}: reward {self.reward:g} "
@@ -177,6 +264,10 @@ class DryRollout:
                        f"({call.get('latency_ms', 0):.0f} ms)")
         if self.proposal is not None:
             out.append(self.proposal.line())
+        if self.training is not None:
+            out.append(self.training.line())
+        elif self.training_problem is not None:
+            out.append(f"dry training: {self.training_problem}")
         return out
 
 
@@ -201,18 +292,47 @@ def _refused(response: httpx.Response) -> str:
     return f"the backend refused it (HTTP {response.status_code}): {detail}"
 
 
-def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int, split: str | None = None,
-                proposal: PromptSearch | None = None, timeout: float = TIMEOUT,
+def _files(plan: Plan) -> dict[str, str]:
+    """The plan's uploads as the dry training run gets them: text by the id the body names them with (the
+    first ``limit_lines`` lines when the plan sends only those), each at most ``MAX_FILE_BYTES``."""
+    out: dict[str, str] = {}
+    for step in plan.steps:
+        if step.kind != "upload" or step.upload is None or step.ref is None:
+            continue
+        try:
+            lines = [line for line in step.upload.read_text(encoding="utf-8", errors="replace").splitlines(
+                keepends=True) if line.strip()]
+        except OSError:
+            continue
+        limit = (step.body or {}).get("limit_lines") if isinstance(step.body, dict) else None
+        kept, size = [], 0
+        for line in lines[:int(limit)] if limit is not None else lines:
+            size += len(line.encode())
+            if size > MAX_FILE_BYTES:
+                break
+            kept.append(line)
+        out[f"dry-{step.ref}"] = "".join(kept)
+    return out
+
+
+def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int | None, split: str | None = None,
+                proposal: PromptSearch | None = None, training: bool = False, timeout: float = TIMEOUT,
                 transport: httpx.BaseTransport | None = None) -> DryRollout:
     """Ask ``target`` for one rollout of ``plan``'s job at ``seed`` (and one proposal of its ``proposal``
-    search); never raises for what the backend says."""
+    search, and with ``training`` a few of its real training steps, timed); never raises for what the backend
+    says."""
     secrets = tuple(s.get_secret_value() for s in plan.secrets if s.get_secret_value()) + (api_key,)
     if not target.started:
         return DryRollout(False, problem="the embedded backend is not running, so it cannot run one")
-    request: dict[str, Any] = {"kind": plan.flow, "body": plan.create_step.body, "seed": seed, "split": split}
+    files = _files(plan) if training else {}
+    refs = {step.ref: f"dry-{step.ref}" for step in plan.steps if step.ref is not None}
+    body = resolve_refs(plan.create_step.body, refs)
+    request: dict[str, Any] = {"kind": plan.flow, "body": body, "seed": seed or 0, "split": split}
     if proposal is not None and proposal.seeds:
         request["proposal"] = {"seeds": list(proposal.seeds), "minibatch": proposal.minibatch,
-                               "concurrency": proposal.concurrency}
+                               "concurrency": proposal.concurrency, "demos": proposal.demos}
+    if training:
+        request.update(training=True, files=files)
     try:
         with httpx.Client(timeout=timeout, transport=transport) as http:
             response = http.post(f"{target.url.rstrip('/')}/dry-rollout", json=request,
@@ -225,9 +345,16 @@ def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int, split: s
     if response.status_code != 200:
         return DryRollout(True, problem=mask_text(_refused(response), secrets))
     doc = mask_payload(json.loads(mask_text(response.text, secrets)))
-    problem = doc.get("error")
+    problem = f"the rollout failed: {doc['error']}" if doc.get("error") else None
+    trained = doc.get("training")
+    training_problem = (f"the dry training run failed: {trained['error']}" if isinstance(trained, dict)
+                        and isinstance(trained.get("error"), str) else None)
+    if plan.flow == "sft" and problem is None and training_problem is not None:
+        problem, training_problem = training_problem, None
     return DryRollout(True, seed=doc.get("seed"), split=doc.get("split"), reward=doc.get("reward"),
                       latency_ms=doc.get("latency_ms"), trace=list(doc.get("trace") or []),
                       policy=dict(doc.get("policy") or {}),
-                      problem=f"the rollout failed: {problem}" if problem else None,
-                      proposal=DryProposal.parse(doc.get("proposal")))
+                      problem=problem,
+                      proposal=DryProposal.parse(doc.get("proposal")), training=DryTraining.parse(trained),
+                      training_problem=training_problem)
+

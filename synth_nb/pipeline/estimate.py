@@ -6,10 +6,13 @@ what it cannot size before the run (``token_gaps``: the figure is then a floor, 
 part). Tokens are what the job reports at the end: the policy's prompt and completion tokens of every
 rollout (plus a proposer model's), or for SFT the training tokens the trainer counts. A prompt search's
 prompts grow: one dry proposal of the job (``pipeline.dry_rollout``) shows by how much, and the flow's
-schedule (``Workload.search``) how many rollouts run how deep. Wall time is timed by a dry run on this
-machine now (a prompt search's dry proposal, else the dry rollout's latency per wave of concurrent
-rollouts), as a floor that names what it leaves out; SFT has no dry run to time. Cost comes from the model
-catalogue's price, and only when it knows one.
+schedule (``Workload.search``) how many rollouts run how deep. Wall time is an estimate timed by a dry run
+on this machine now, made of what it says: a training job's (SFT, RL) from a dry training run of a few of
+its real steps on the backend (start-up, step and evaluation seconds, times the job's steps and
+evaluations); a prompt search's from its dry proposal (the pace of its rollouts and what a warm proposal
+takes, times the schedule). Only a backend without those dry runs leaves a floor ("at least", naming what
+is not timed: RL's training updates) or "unknown" (SFT). Cost comes from the model catalogue's price, and
+only when it knows one.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from synth_nb.flows import get_flow
 from synth_nb.flows.base import Workload
 from synth_nb.flows.catalogue import price_of
-from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout
+from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout, DryTraining
 from synth_nb.pipeline.target import Target
 
 if TYPE_CHECKING:
@@ -126,31 +129,65 @@ def _tokens(w: Workload, dry: DryRollout | None, target: Target) -> tuple[int | 
                                       "in the dry rollout"), w.token_gaps
 
 
-def _wall(w: Workload, dry: DryRollout | None) -> tuple[float | None, str]:
-    """A floor timed on this machine now: a prompt search's rollouts at the pace of the dry proposal's
-    repeated rollouts plus each proposal's own time; other jobs' rollouts in waves of ``concurrency``, each
-    at least one dry rollout long. Neither times the job's own work between rollouts."""
+def _trained(training: DryTraining) -> tuple[float, str]:
+    """A training job's wall time at the pace of its dry training run: that run's span (start-up, the first
+    and the last evaluation, saving, its own steps) plus the job's other steps and periodic evaluations."""
+    more = training.job_steps - training.steps
+    how = (f"estimate on this machine now, from a dry training run of {training.steps} real steps of the job: "
+           f"{training.seconds:.1f} s for that run (start-up {training.load_seconds:.1f} s: worker started, "
+           f"{training.model} loaded, data prepared; its first and last evaluation, saving, its steps) "
+           f"{'+' if more >= 0 else '-'} {abs(more):,} steps x {training.step_seconds:.2f} s ({training.step_what})")
+    if training.job_evaluations:
+        how += (f" + {training.job_evaluations:,} evaluations x {training.evaluation_seconds:.2f} s "
+                f"({training.evaluation_what})")
+    return training.job_seconds, how + "; a busier machine takes longer"
+
+
+def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
+    """A prompt search's wall time: its rollouts at the pace of the dry proposal's repeated rollouts (run
+    through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry run's
+    warm second proposal took, and each prompt it scores for the first time at what that proposal's first
+    batch took beyond the pace."""
+    assert w.search is not None and w.rollouts is not None
+    mix = w.search.mix(proposal.improved, proposal.pool_score)
+    seconds = (w.rollouts * proposal.pace + mix.proposer_calls * proposal.writing_seconds
+               + mix.first_scored * proposal.new_prompt_seconds)
+    which = "second (warm) dry proposal" if proposal.again_rollouts else "dry proposal"
+    how = (f"estimate on this machine now: {w.rollouts:,} rollouts x {proposal.pace * 1000:,.2f} ms, the pace of the "
+           f"dry proposal's {proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) through the "
+           f"job's task-app runner, + {mix.proposer_calls:.0f} proposals x {proposal.writing_seconds:.3f} s of "
+           f"writing + {mix.first_scored:.0f} new prompts x {proposal.new_prompt_seconds:.3f} s for their first batch "
+           f"beyond that pace, as the {which} took")
+    cold = proposal.first_proposal_seconds - proposal.proposal_seconds
+    if proposal.again_rollouts and cold > 0.05:
+        how += (f"; the first dry proposal took {cold:.2f} s more (a cold policy, which this check warmed for the "
+                "job on the same backend)")
+    return seconds, how + "; a busier machine takes longer", False
+
+
+def _wall(w: Workload, dry: DryRollout | None, target: Target) -> tuple[float | None, str, bool]:
+    """The wall time, how it was made, and whether it is a floor. A training job's comes from its dry
+    training run (an estimate); a prompt search's from its dry proposal (``_searched``); other jobs' rollouts
+    in waves of ``concurrency``, each at least one dry rollout long (a floor)."""
+    if dry is not None and dry.ok and dry.training is not None:
+        return (*_trained(dry.training), False)
     if w.tokens is not None or w.embedded_tokens is not None:
-        return None, "the backend offers no dry training step to time"
+        if dry is not None and dry.problem is not None and target.is_embedded:
+            return None, dry.problem, False
+        return None, "the backend offers no dry training step to time", False
     if dry is None or not dry.ok or dry.latency_ms is None:
-        return None, "no dry rollout to time"
+        return None, "no dry rollout to time", False
     if w.rollouts is None:
-        return None, "the rollout count is not bounded"
+        return None, "the rollout count is not bounded", False
     proposal = dry.proposal
     if w.search is not None and proposal is not None and proposal.warm_rollouts:
-        mix = w.search.mix(proposal.improved, proposal.pool_score)
-        seconds = w.rollouts * proposal.pace + mix.proposer_calls * proposal.proposal_seconds
-        return seconds, (f"{w.rollouts:,} rollouts x {proposal.pace * 1000:,.1f} ms, the pace of the dry proposal's "
-                         f"{proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) on this "
-                         f"machine now, + {mix.proposer_calls:.0f} proposals x {proposal.proposal_seconds:.2f} s, the "
-                         "dry one's writing and first batch; not timed: the search's own work between rollouts "
-                         "(its events, bookkeeping, the first reading of each seed), and a busier machine")
+        return _searched(w, proposal)
     concurrency = max(1, w.concurrency or 1)
     waves = math.ceil(w.rollouts / concurrency)
     return waves * dry.latency_ms / 1000, (
         f"{w.rollouts:,} rollouts in {waves:,} waves of {concurrency}, each at least one dry rollout's "
         f"{dry.latency_ms:,.0f} ms on this machine now; not timed: the job's own work between them (training "
-        "updates, a search's proposals), its start-up, and a busier machine")
+        "updates, a search's proposals), its start-up, and a busier machine"), True
 
 
 def _cost(w: Workload, tokens: int | None, target: Target, floor: bool) -> str:
@@ -171,14 +208,16 @@ def _cost(w: Workload, tokens: int | None, target: Target, floor: bool) -> str:
 def estimate(workload: Workload, dry: DryRollout | None, target: Target) -> Estimate:
     """Combine what the flow declares with the dry run's figures and the catalogue's prices."""
     tokens, tokens_how, gaps = _tokens(workload, dry, target)
-    wall, wall_how = _wall(workload, dry)
+    wall, wall_how, wall_floor = _wall(workload, dry, target)
     ran = dry is not None and dry.ok
+    data = "the config and its data" if workload.tokens is not None else "the config"
     basis = ("the config, one dry rollout and one dry proposal" if ran and dry is not None and dry.proposal else
-             "the config and one dry rollout" if ran else
-             "the config and its data" if workload.tokens is not None else "the config")
+             f"{data} and a dry training run" if ran and dry is not None and dry.reward is None and dry.training
+             else "the config, one dry rollout and a dry training run" if ran and dry is not None and dry.training
+             else "the config and one dry rollout" if ran else data)
     floor = bool(gaps) and tokens is not None
     return Estimate(workload, tokens, tokens_how, wall, wall_how, _cost(workload, tokens, target, floor), basis,
-                    tokens_floor=floor, gaps=gaps if tokens is not None else (), wall_floor=wall is not None)
+                    tokens_floor=floor, gaps=gaps if tokens is not None else (), wall_floor=wall is not None and wall_floor)
 
 
 def figures(made: Estimate, target: Target, basis: str) -> dict[str, Any]:

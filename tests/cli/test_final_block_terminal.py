@@ -89,4 +89,5 @@ def test_the_final_block_says_why_it_stopped_what_it_used_beside_its_estimate_th
     assert re.match(r"from --check at \d\d:\d\d \(the config, one dry rollout and one dry proposal\)",
                     _row(block, "estimate")), block
     assert re.fullmatch(r"[\d,]+ \(policy [\d,]+, proposer 0\) · estimate [\d,]+ · ×\d+\.\d\d", _row(block, "tokens"))
-    assert re.search(r" · estimate at least [\d.]+ s · ×\d+\.\d\d$", _row(block, "time")), block
+    # the wall time --check estimated on this machine (not a floor), beside the time the job took
+    assert re.search(r" · estimate [\d.]+ s · ×\d+\.\d\d$", _row(block, "time")), block

@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-from estimate_checks import assert_estimate_holds, assert_healthy, reported
+from estimate_checks import assert_estimate_holds, assert_healthy, backend_jobs, reported
 from nbclient import NotebookClient
 
 from synth_nb.cli.main import main
@@ -207,10 +207,12 @@ def test_example_notebook_runs_and_keeps_its_results(name: str, tmp_path: Path, 
         for key in ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY"):
             monkeypatch.delenv(key, raising=False)
         capsys.readouterr()
-        assert main(["train", "--config", f"configs/{ESTIMATED[name]}", "--backend", "local", "--check", "--json"]) == 0
-        card = json.loads(capsys.readouterr().out)
         backend = find_backend(Path(os.environ[DIR_VARIABLE]))
         assert backend is not None, "the kernel's embedded backend is gone"
+        jobs = backend_jobs(backend.url, backend.api_key)
+        assert main(["train", "--config", f"configs/{ESTIMATED[name]}", "--backend", "local", "--check", "--json"]) == 0
+        card = json.loads(capsys.readouterr().out)
+        assert backend_jobs(backend.url, backend.api_key) == jobs  # the dry run (training steps included) made no job
         (record,) = JobRegistry(folder).list()  # the notebook's one job
         assert_estimate_holds(card, reported(backend.url, backend.api_key, record.flow, record.job_id))
     EXECUTED.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from synth_nb.flows.base import Workload
 from synth_nb.flows.prompt_learning.schedule import GepaSchedule
 from synth_nb.pipeline import SecretSources, Target
 from synth_nb.pipeline.card import build_card
-from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout
+from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout, DryTraining
 from synth_nb.pipeline.estimate import estimate, wall_text
 
 CHAT = '{"messages": [{"role": "user", "content": "%s"}, {"role": "assistant", "content": "%s"}]}\n'
@@ -41,7 +42,9 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
     assert "rollouts: 432 = rollout.budget 400 (reflective minibatches of 4) + held-out test_pool 16 x 2" in text
     assert "  tokens: ~" in text and "at least" not in text.split("  tokens: ")[1].split("\n")[0]
     assert "not estimated" not in text and "GEPA's schedule: " in text
-    assert "  wall time: at least " in text and "the pace of the dry proposal's 8 repeated rollouts" in text
+    wall = text.split("  wall time: ")[1].split("\n")[0]
+    assert wall.startswith("< 1 min (about ") and "at least" not in wall, wall
+    assert "(estimate on this machine now: " in wall and "the pace of the dry proposal's " in wall, wall
     assert "cost: $0 (the embedded backend runs on this machine)" in text
     assert text.endswith("verdict: ready (no job was sent)")
     page = card._repr_html_()
@@ -151,7 +154,14 @@ def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypa
     assert not est.tokens_floor and est.gaps == () and est.basis == "the config, one dry rollout and one dry proposal"
     assert est.cost == "$0.01-$0.04 (22,392 tokens at $0.4/$1.6 per million)"
     # 140 rollouts at the warm pace (10 ms) + 5 proposals x (writing 0.05 s + first batch beyond that pace 0.05 s)
-    assert est.wall_seconds == pytest.approx(1.9) and est.wall == "at least 1.9 s" and est.wall_floor
+    assert est.wall_seconds == pytest.approx(1.9) and est.wall == "< 1 min (about 2 s)" and not est.wall_floor
+    # with a second, warm proposal, each of the job's proposals takes what that one took (0.01 + 0.03 - 5 x 10 ms)
+    warm = dataclasses.replace(proposal, again_rollouts=5, again_seconds=0.06, again_propose_seconds=0.01)
+    again = estimate(work, dataclasses.replace(dry, proposal=warm), Target("https://backend.example/api"))
+    assert again.wall_seconds == pytest.approx(1.4 + 5 * 0.02) and not again.wall_floor
+    assert ("5 proposals x 0.010 s of writing + 5 new prompts x 0.010 s for their first batch beyond that pace, as "
+            "the second (warm) dry proposal took") in again.wall_how
+    assert "the first dry proposal took 0.08 s more (a cold policy" in again.wall_how
     assert "not estimated" not in "\n".join(est.lines())
     rejected = schedule.mix(accepted=False)  # about half accepted: more, shallower proposals
     assert rejected.proposer_calls > mix.proposer_calls and rejected.proposal_rollouts < mix.proposal_rollouts
@@ -164,3 +174,23 @@ def test_wall_time_is_never_said_as_0s() -> None:
     assert wall_text(0.01, floor=True) == "at least 0.1 s" and wall_text(42.4, floor=True) == "at least 42 s"
     assert wall_text(59.4) == "< 1 min (about 59 s)" and wall_text(185) == "about 3 min"
     assert wall_text(3725) == "about 1 h 02 min" and wall_text(None) == "unknown"
+
+
+def test_a_training_jobs_wall_time_is_its_dry_training_run_plus_its_other_steps_and_evaluations() -> None:
+    training = DryTraining(model="tiny random-init GPT-2", seconds=10.0, load_seconds=6.0, steps=4, step_seconds=0.5,
+                           evaluation_seconds=2.0, job_steps=104, job_evaluations=3, device="cpu")
+    work = Workload(tokens=1000, embedded_tokens=900, embedded_tokens_how="byte tokenizer")
+    dry = DryRollout(True, training=training)
+    est = estimate(work, dry, Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
+    # the dry run's 10 s (start-up, first and last evaluation, saving, 4 steps) + 100 steps x 0.5 s + 3 x 2 s
+    assert est.wall_seconds == pytest.approx(66.0) and est.wall == "about 1 min" and not est.wall_floor
+    assert est.basis == "the config and its data and a dry training run"
+    assert est.wall_how.startswith("estimate on this machine now, from a dry training run of 4 real steps of the job: "
+                                   "10.0 s for that run (start-up 6.0 s: worker started, tiny random-init GPT-2 loaded")
+    assert "+ 100 steps x 0.50 s (one optimiser step) + 3 evaluations x 2.00 s (one evaluation)" in est.wall_how
+    assert dry.lines() == ["dry training: 4 real steps of the job on cpu (tiny random-init GPT-2): start-up 6.0 s "
+                           "(worker, model loaded, data prepared), 0.50 s per step (one optimiser step), 2.00 s per "
+                           "evaluation (one evaluation); 10.0 s in all"]
+    failed = DryRollout(True, problem="the dry training run failed: boom")
+    unknown = estimate(work, failed, Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
+    assert unknown.wall == "unknown" and unknown.wall_how == "the dry training run failed: boom"

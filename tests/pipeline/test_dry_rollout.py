@@ -89,7 +89,11 @@ def test_a_dry_proposal_is_one_proposal_of_the_jobs_own_proposer_scored_on_its_m
     result = dry_rollout(prepared.plan, target, backend.api_key, seed=0, split="train", proposal=search)
     proposal = result.proposal
     assert result.ok and proposal is not None and len(result.trace) == 1  # the trace is the one dry rollout's
-    assert proposal.proposer == "offline" and proposal.seeds == 4 and proposal.warm_rollouts == 8
+    # the warm pace: the 8 seeds again, batch after batch, over a third of a second or more (or 40 batches)
+    assert proposal.proposer == "offline" and proposal.seeds == 4 and proposal.warm_rollouts % 8 == 0
+    assert 8 <= proposal.warm_rollouts <= 40 * 8
+    # a second proposal, written from the next 4 rollouts once the policy and proposer were warm, and scored
+    assert proposal.again_rollouts == 4 and proposal.again_seconds > 0
     # the keyword policy misses some of the first seeds, so the offline proposer adds their queries to the
     # system message: longer text, more tokens per rollout, a better score on the same seeds
     assert proposal.chars_after > proposal.chars_before and proposal.added_tokens > 0

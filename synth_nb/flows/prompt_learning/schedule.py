@@ -43,6 +43,10 @@ class GepaSchedule:
     seeds: tuple[int, ...]
     concurrency: int
 
+    @property
+    def demos(self) -> int:
+        return 0
+
     def mix(self, accepted: bool, solved: float | None = None) -> SearchMix:
         share, m, v = _acceptance(accepted), self.minibatch, self.validation
         # GEPA skips a minibatch its parent solves whole: only the parent's rollouts are spent on it
@@ -91,6 +95,12 @@ class MiproSchedule:
     def minibatch(self) -> int:
         return len(self.seeds)
 
+    @property
+    def demos(self) -> int:
+        """Demos of a demo set, on average (the empty set counted when it is one)."""
+        filled = (self.demo_sets - 1) / self.demo_sets if self.include_empty else 1.0
+        return round(filled * (1 + self.demo_size) / 2)
+
     def mix(self, accepted: bool, solved: float | None = None) -> SearchMix:
         best = _acceptance(accepted)
         proposed = (self.instructions - 1) / self.instructions
@@ -114,4 +124,7 @@ class MiproSchedule:
         how = (f"MIPRO's schedule: {self.instructions - 1} proposed instructions, {trials} trials of {self.batch} "
                f"spread evenly over instructions and {self.demo_sets} demo sets (~{demos:.1f} demos each), "
                f"{full} full evaluations and the held-out top with a proposed instruction")
-        return SearchMix(proposal_rollouts=deep, demo_rollouts=shown, proposer_calls=self.instructions - 1, how=how)
+        # each trial's pair of an instruction and a demo set is new until every pair has been tried
+        pairs = min(trials, self.instructions * self.demo_sets)
+        return SearchMix(proposal_rollouts=deep, demo_rollouts=shown, proposer_calls=self.instructions - 1, how=how,
+                         new_prompts=pairs)

@@ -8,7 +8,8 @@ The job's own proposer (offline, or its configured model) writes one new text of
 message from them, as each of the job's proposals does, and the new prompt is scored on the same ``m``
 seeds, which is how GEPA accepts a proposal. Last, the baseline is scored on all the seeds again: most of a
 search's rollouts repeat a prompt and a seed already seen (the offline policy then reuses its embeddings),
-and this batch shows their pace. The answer is what that shows, counted the way the job counts it (its policy route's token usage):
+and this batch shows their pace; a second proposal from the next batch of rollouts (``again``) shows what a
+proposal takes once the policy and the proposer are warm. The answer is what that shows, counted the way the job counts it (its policy route's token usage):
 tokens per rollout before and after, the proposer's calls and tokens, the score on the seeds before and
 after, and how long each batch (``baseline``, ``proposed``, ``warm``) and the proposal took. The pre-flight estimate multiplies these figures
 by the job's schedule. Nothing is stored.
@@ -34,6 +35,9 @@ __all__ = ["MAX_SEEDS", "propose"]
 
 #: the most rollouts one batch of the dry proposal runs (a MIPRO grounding pool may be larger)
 MAX_SEEDS = 64
+#: the warm pace is measured over at least this many seconds, in at most this many batches
+WARM_SECONDS = 0.3
+WARM_BATCHES = 40
 
 
 def _batch(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, str], seeds: list[int],
@@ -49,6 +53,20 @@ def _batch(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, 
                       "tokens_per_rollout": round(tokens / max(1, len(scored)), 1),
                       "score": round(sum(r.score for r in scored) / len(scored), 4) if scored else None,
                       "seconds": round(seconds, 4)}
+
+
+def _warm(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, str], seeds: list[int],
+          split: str) -> dict[str, Any]:
+    """The baseline again on seeds it has seen, batch after batch for at least ``WARM_SECONDS`` (at most
+    ``WARM_BATCHES`` batches): a pace measured over milliseconds is a pace between two of the machine's
+    other tasks; over a longer span it is the pace the job gets on this machine now."""
+    rollouts, seconds = 0, 0.0
+    for _ in range(WARM_BATCHES):
+        _, batch = _batch(router, tasks, components, seeds, split, "dry-warm")
+        rollouts, seconds = rollouts + batch["rollouts"], seconds + batch["seconds"]
+        if seconds >= WARM_SECONDS:
+            break
+    return {"rollouts": rollouts, "seconds": round(seconds, 4)}
 
 
 def _records(rollouts: list[Rollout]) -> list[dict[str, Any]]:
@@ -72,7 +90,7 @@ def _grounding(rollouts: list[Rollout], size: int) -> list[Rollout]:
 
 
 def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, tasks: TaskAppRunner,
-            seeds: list[int], minibatch: int, split: str) -> dict[str, Any]:
+            seeds: list[int], minibatch: int, split: str, *, demos: int = 0) -> dict[str, Any]:
     """Baseline batch, one proposal from ``minibatch`` of its rollouts, the proposal's batch on their seeds."""
     algorithm = prompt_learning_algorithm(body) or "gepa"
     settings = (parse_mipro_settings(body) if algorithm == "mipro" else parse_gepa_settings(body)).common
@@ -93,14 +111,38 @@ def propose(body: dict[str, Any], serve: Callable[[Any], str], policy: Policy, t
         before = {"score": round(sum(r.score for r in scored) / len(scored), 4) if scored else None}
         _, after = _batch(router, tasks, {**base, component: text}, [r.seed for r in grounding], split,
                           "dry-proposal")
-        _, warm = _batch(router, tasks, base, seeds, split, "dry-warm")
+        warm = _warm(router, tasks, base, seeds, split)
+        tokens = proposer.prompt_tokens + proposer.completion_tokens
+        calls, fallbacks = proposer.calls, proposer.fallbacks
+        again = _again(router, tasks, proposer, base, component, rollouts, grounding, text, split, demos)
     finally:
         proposer.close()
     return {"algorithm": algorithm, "proposer": proposer.kind, "proposer_model": proposer.model,
             "proposer_reason": why, "component": component, "seeds": len(grounding), "split": split,
             "chars_before": len(base[component]), "chars_after": len(text),
             "demo_chars": _demo_chars(text, grounding), "baseline": {**pool, **before, "pool_score": pool["score"]},
-            "proposed": after, "warm": warm,
-            "proposer_calls": proposer.calls, "proposer_fallbacks": proposer.fallbacks,
-            "proposer_tokens": proposer.prompt_tokens + proposer.completion_tokens,
+            "proposed": after, "warm": warm, "again": again,
+            "proposer_calls": calls, "proposer_fallbacks": fallbacks, "proposer_tokens": tokens,
             "propose_seconds": round(propose_seconds, 4), "warnings": warnings[:3]}
+
+
+def _again(router: CandidateRouter, tasks: TaskAppRunner, proposer: Proposer, base: dict[str, str], component: str,
+           rollouts: list[Rollout], grounding: list[Rollout], first: str, split: str,
+           demos: int = 0) -> dict[str, Any] | None:
+    """A second proposal, from the next batch of rollouts, timed like the first: with the policy and the
+    proposer already warm it takes what each of the job's later proposals takes (the first one also pays
+    the cold start of a new backend). With ``demos`` (MIPRO) it carries that many demos from those rollouts,
+    as a trial's instruction and demo set do: a new prompt the job scores for the first time. None when it
+    wrote the same text as the first and carries no demos."""
+    size = len(grounding) if len(rollouts) > len(grounding) else max(1, len(grounding) - 1)
+    start = rollouts.index(grounding[0]) + len(grounding) if grounding else 0
+    window = [rollouts[(start + i) % len(rollouts)] for i in range(min(size, len(rollouts)))]
+    started = time.perf_counter()
+    text = proposer.rewrite(base[component], _records(window))
+    propose_seconds = time.perf_counter() - started
+    shown = [(r.query, str(r.expected)) for r in window if r.expected and not r.error][:demos]
+    if text == first and not shown:
+        return None
+    text = render_demos(text, shown)
+    _, scored = _batch(router, tasks, {**base, component: text}, [r.seed for r in window], split, "dry-again")
+    return {**scored, "propose_seconds": round(propose_seconds, 4)}

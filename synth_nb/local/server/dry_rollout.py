@@ -6,9 +6,10 @@ asks the task app for one ``/rollout`` of ``seed`` exactly as the job's executor
 reward, the latency and the trace (the messages the policy received and what it replied). Nothing is
 stored and no job exists afterwards. Prompt learning runs the job's own policy and prompt interceptor;
 RL serves the untrained starting model (needs the ``train`` extra). A prompt-learning request may also ask
-for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n}``, see
-``dry_proposal``): its
-answer is then under ``proposal``.
+for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n, "demos": d}``, see
+``dry_proposal``): its answer is then under ``proposal``. An SFT or RL request may ask for a dry training run
+(``"training": true``, with an SFT job's datasets as ``"files": {file id: text}``, see ``dry_training``): a
+few of the job's real training steps, timed, under ``training``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from synth_nb.local.errors import ApiError, ExecutorInputError
 from synth_nb.local.own_task_apps import job_task_url
 from synth_nb.local.redact import scrub, secret_values
 from synth_nb.local.runner import JobRunner
+from synth_nb.local.server.dry_training import dry_files, dry_training
 from synth_nb.local.server.http import json_body
 from synth_nb.local.server.state import state_of
 
@@ -93,7 +95,8 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
                                    budgeted=False)
             latency = (time.perf_counter() - started) * 1000
             proposed = None if proposal is None else dry_proposal.propose(
-                body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split)
+                body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split,
+                demos=proposal["demos"])
         finally:
             tasks.close()
     finally:
@@ -123,7 +126,9 @@ def _proposal(value: Any) -> dict[str, Any] | None:
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
         raise ApiError(422, "proposal.seeds must be a non-empty list of non-negative integer seeds")
+    demos = value.get("demos")
     return {"seeds": seeds, "minibatch": _positive(value.get("minibatch"), len(seeds)),
+            "demos": min(demos, 16) if isinstance(demos, int) and not isinstance(demos, bool) and demos > 0 else 0,
             "concurrency": value.get("concurrency")}
 
 
@@ -169,14 +174,21 @@ async def dry_rollout(request: Request) -> Response:
         raise ApiError(422, "split must be a string")
     runner = state_of(request).runner
     proposal = _proposal(doc.get("proposal"))
+    training, files = doc.get("training") is True, dry_files(doc.get("files"))
+    key = runner.task_app_key(job_task_url(kind, body)) if kind == "rl" else None
     if kind == "prompt_learning":
         work = lambda: _prompt_learning(runner, body, seed, split, proposal)  # noqa: E731
     elif kind == "rl":
         work = lambda: _rl(runner, body, seed)  # noqa: E731
+    elif kind == "sft" and training:
+        work = lambda: {"seed": None, "split": None, "reward": None, "trace": []}  # noqa: E731
     else:
-        raise ApiError(422, f"dry rollouts exist for prompt_learning and rl jobs, not {kind!r}")
+        raise ApiError(422, f"dry rollouts exist for prompt_learning and rl jobs (and a dry training run for sft "
+                            f"and rl jobs), not {kind!r}")
     try:
         answer = await run_in_threadpool(work)
+        if training and kind in ("sft", "rl") and not answer.get("error"):
+            answer["training"] = await run_in_threadpool(dry_training, runner, kind, body, files, key)
     except ExecutorInputError as exc:
         raise ApiError(400, str(exc)) from None
     sent = runner.task_app_key(job_task_url(kind, body))
