@@ -2,7 +2,8 @@
 
 A running job with a long history (a replayed recording: thousands of events at once, then an end an hour
 later) on the real embedded backend, whose requests are seen in order by a small ASGI wrapper: the command
-finds the job by a status read, sends the cancel, confirms it by status reads and asks for no events page.
+finds the job by a status read, sends the cancel, confirms it by status reads and asks for no events page;
+a second cancel of the ended job sends nothing.
 """
 
 from __future__ import annotations
@@ -93,3 +94,7 @@ def test_cancel_is_sent_before_any_events_page_and_confirmed_by_status_reads(
     assert len(cancels) == 1, asked
     assert [a for a in asked if "/events" in a[1] or "/metrics" in a[1]] == [], asked  # no history read
     assert all(method == "GET" for method, _ in asked[:cancels[0]]), asked  # found by status reads only
+    again = len(seen)
+    assert main(["cancel", job_id, "--backend", backend.url]) == 0  # it has ended: said, nothing sent
+    assert capsys.readouterr().out.strip() == f"job {job_id}: cancelled"
+    assert {method for method, path in seen[again:] if job_id in path} == {"GET"}  # status reads only
