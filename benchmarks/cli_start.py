@@ -9,7 +9,11 @@ are printed, with the ratio of the median to the goal (≤ 1.0 meets it) and the
 * ``backend --status``: a data folder where no backend runs (exit 1), and one where it runs (exit 0);
 * ``cancel``: ``cancel JOB_ID --backend URL`` against a real embedded backend started for the benchmark, of a
   job it does not know (the same imports and round trips as a real cancel; exit 1), and ``cancel --help``;
-* ``train --help`` and ``attach --help``, for scale (not in the goal).
+* ``train --help`` and ``attach --help``, for scale (not in the goal);
+* ``cancel`` of a running job with a long history (a replayed recording of ``LONG_EVENTS`` events, then an end
+  an hour later; a new job per run): CPU and wall of the command, and the seconds from its start until the
+  job ended on the backend (its ``finished_at``: a replay stops as the cancel arrives), which reading the
+  history first delays.
 
 Set ``SYNTH_AI_VENV`` to a virtualenv with synth-ai 0.2.24 to time ``synth-ai --help`` as the anchor.
 
@@ -27,9 +31,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
+
 GOAL_CPU = 0.10
+#: events of the long job ``cancel`` is timed on (stored by the backend before each run)
+LONG_EVENTS = 100_000
 HERE = Path(__file__).resolve().parents[1]
 
 
@@ -59,6 +68,53 @@ def _ended_jobs(folder: Path, count: int) -> None:
     (folder / ".synth_nb" / "jobs.json").write_text(json.dumps({"jobs": records}))
 
 
+def _long_recording(data_dir: Path) -> None:
+    """A recording the replay executor stores at once (``LONG_EVENTS`` events) and ends only an hour later."""
+    lines = [{"t": 0.0, "kind": "status", "payload": {"status": "running"}}]
+    lines += [{"t": 0.0, "kind": "event", "payload": {"type": "sft.progress", "level": "info",
+                                                     "message": f"step {i}", "data": {"step": i}}}
+              for i in range(LONG_EVENTS)]
+    lines.append({"t": 3600.0, "kind": "status", "payload": {"status": "succeeded"}})
+    (data_dir / "recordings").mkdir(parents=True, exist_ok=True)
+    (data_dir / "recordings" / "long.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def _long_job(http: httpx.Client) -> str:
+    """A running job whose ``LONG_EVENTS`` events are all stored."""
+    job = http.post("/learning/jobs", json={"metadata": {"local_executor": "replay", "recording": "long.jsonl"}}).json()
+    http.post(f"/learning/jobs/{job['id']}/start")
+    deadline = time.monotonic() + 600
+    while (http.get(f"/learning/jobs/{job['id']}").json().get("last_seq") or 0) < LONG_EVENTS:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the backend did not store the long job's events in 10 minutes")
+        time.sleep(0.2)
+    return str(job["id"])
+
+
+def _cancel_long_jobs(cli: list[str], url: str, data_dir: Path, cwd: Path, env: dict[str, str], runs: int) -> None:
+    """``cancel`` of a running job with ``LONG_EVENTS`` events: CPU, wall, and how long until the job ended."""
+    key = (data_dir / "api_key").read_text().strip()
+    cpu, wall, arrived, code = [], [], [], None
+    with httpx.Client(base_url=url + "/api", headers={"Authorization": f"Bearer {key}"}, timeout=60,
+                      trust_env=False) as http:
+        for _ in range(runs):
+            job_id = _long_job(http)
+            started = datetime.now(UTC)
+            one_cpu, one_wall, code = _timed([*cli, "cancel", job_id, "--backend", url], cwd, env)
+            doc = http.get(f"/learning/jobs/{job_id}").json()
+            requested = doc.get("finished_at")
+            cpu.append(one_cpu)
+            wall.append(one_wall)
+            if isinstance(requested, str):
+                arrived.append((datetime.fromisoformat(requested.replace("Z", "+00:00")) - started).total_seconds())
+    label = f"cancel JOB_ID (running, {LONG_EVENTS:,} events)"
+    print(f"{label:44} {min(cpu):8.3f} {statistics.median(cpu):8.3f} {min(wall):9.3f} {statistics.median(wall):9.3f} "
+          f"{statistics.median(cpu) / GOAL_CPU:8.2f}x  {os.getloadavg()[0]:.1f} (exit {code})")
+    if arrived:
+        print(f"{'':44} the job ended on the backend {statistics.median(arrived):.3f} s (median) after the "
+              f"command started ({len(arrived)} runs)")
+
+
 def _start_backend(python: str, data_dir: Path, env: dict[str, str]) -> str:
     out = subprocess.run([python, "-m", "synth_nb", "backend", "--start", "--port", "0", "--data-dir", str(data_dir)],
                          env=env, capture_output=True, text=True, timeout=300, check=True).stdout
@@ -69,6 +125,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--no-backend", action="store_true", help="Skip the cancel against a real backend.")
+    parser.add_argument("--long-runs", type=int, default=3, help="Runs of the long job's cancel (0: skip it).")
     args = parser.parse_args()
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="synth-nb-cli-start-") as scratch:
@@ -90,6 +147,7 @@ def main() -> int:
         ]
         url = None
         if not args.no_backend:
+            _long_recording(data_dir)
             url = _start_backend(python, data_dir, env)
             cases.insert(4, ("backend --status (running)", [*cli, "backend", "--status"], empty, True))
             cases.insert(6, ("cancel JOB_ID (real backend, unknown job)",
@@ -109,6 +167,8 @@ def main() -> int:
                 print(f"{label:44} {min(cpu):8.3f} {statistics.median(cpu):8.3f} {min(wall):9.3f} "
                       f"{statistics.median(wall):9.3f} {ratio}  {load:.1f}→{os.getloadavg()[0]:.1f} "
                       f"(exit {samples[-1][2]})", flush=True)
+            if url and args.long_runs:
+                _cancel_long_jobs(cli, url, data_dir, empty, env, args.long_runs)
         finally:
             if url:
                 subprocess.run([*cli, "backend", "--stop", "--data-dir", str(data_dir)], env=env,

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from synth_nb.client import TRANSIENT_ERRORS, AsyncSynthClient, EventRecord
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import ClientClosedError, ConfigError, JobTimeoutError, NotFoundError, SynthNbError
+from synth_nb.errors import ClientClosedError, ConfigError, JobTimeoutError, SynthNbError
 from synth_nb.flows import all_flows, flow_named_in, get_flow, guess_flow
 from synth_nb.flows.artifacts import job_results_dir
 from synth_nb.job import results
 from synth_nb.job._find import find_job
 from synth_nb.job._monitor import JobMonitor, PollSettings
+from synth_nb.job.cancelling import send_cancel, until_terminal
 from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
@@ -35,10 +36,6 @@ if TYPE_CHECKING:
     from synth_nb.report import Reporter
 
 __all__ = ["Job"]
-
-#: pause between status checks while a cancel is being confirmed
-CANCEL_POLL = 0.2
-
 
 class Job(JobHistory, SampleViews):
     """A submitted or re-attached job; call ``start_monitoring()`` / ``await wait()`` to follow it."""
@@ -278,21 +275,15 @@ class Job(JobHistory, SampleViews):
         self.cancelled_by = self.cancelled_by or by
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        try:
-            doc = await self._send_cancel(deadline)
-        except NotFoundError as exc:
-            raise NotFoundError(
-                f"cannot cancel job {self.id}: this backend has no cancel endpoint for {self.flow} jobs "
-                f"(the hosted backend of synth-ai 0.2.24 has none for prompt learning); the job keeps running",
-                status_code=exc.status_code, method=exc.method, url=exc.url, body=exc.body,
-            ) from None
+        doc = await send_cancel(self.client, self.endpoints, self.id, self.flow, deadline)
         if doc.get("status"):
             self.ingest_status(doc)
-        while not self.terminal and loop.time() < deadline:
-            with contextlib.suppress(*TRANSIENT_ERRORS):
-                self.ingest_status(await self.client.get_status(self.endpoints, self.id))
-            if not self.terminal:
-                await asyncio.sleep(CANCEL_POLL)
+
+        async def read() -> str:
+            self.ingest_status(await self.client.get_status(self.endpoints, self.id))
+            return self.status
+
+        await until_terminal(self.status, read, deadline)
         if self.terminal:
             if self._task is not None and not self._task.done():
                 with contextlib.suppress(TimeoutError):
@@ -301,21 +292,6 @@ class Job(JobHistory, SampleViews):
                 await self.stop_monitoring()
                 await self.refresh()
         return self.status
-
-    async def _send_cancel(self, deadline: float) -> dict[str, Any]:
-        """The cancel request, sent again after a transient failure for as long as the caller's budget lasts.
-
-        The client's own retries give up after a few attempts; a cancel is safe to repeat, and giving up
-        while the caller still allows time would leave the job running.
-        """
-        loop = asyncio.get_running_loop()
-        while True:
-            try:
-                return await self.client.cancel(self.endpoints, self.id)
-            except TRANSIENT_ERRORS:
-                if loop.time() + CANCEL_POLL >= deadline:
-                    raise
-            await asyncio.sleep(CANCEL_POLL)
 
     async def refresh(self) -> None:
         """One full sync: status, every event after the cursor, every metric (used by attach)."""

@@ -8,9 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
+from synth_nb.flows import flow_named_in, get_flow, guess_flow
+from synth_nb.job.cancelling import cancel_by_id
 from synth_nb.job.registry import JobRegistry
-from synth_nb.pipeline.clients import attach_target, rebuild_job
+from synth_nb.pipeline.clients import attach_target
 
 if TYPE_CHECKING:
     from synth_nb.pipeline.prepare import Say
@@ -49,10 +52,17 @@ def attachment(request: Request, job_id: str | None = None, *, start_local: bool
 
 
 async def cancel(found: Attachment, *, timeout: float = 30.0) -> str:
-    """Ask the backend to cancel the job and wait for it to say so: the job's status then."""
-    job = await rebuild_job(found.job_id, found.target, found.key, flow=found.flow, registry=found.registry,
-                            hidden=found.hidden)
+    """Ask the backend to cancel the job and wait, within ``timeout`` s, for it to say so: the job's status then.
+
+    The job is found by a status read under its flow's endpoints (the registry's or ``--flow``'s first), the
+    cancel sent at once and confirmed by status reads: its event history is never read (``cancel_by_id``).
+    """
+    record = found.registry.get(found.job_id)
+    names = [found.flow] if found.flow else guess_flow(found.job_id)
+    flows = {name: get_flow(name).endpoints for name in names}
+    client = AsyncSynthClient(found.target.url, found.key)
     try:
-        return await job.cancel(timeout=timeout)
+        return await cancel_by_id(found.job_id, client, flows, kind_of=flow_named_in,
+                                  first=record.flow if record is not None else None, timeout=timeout)
     finally:
-        await job.client.aclose()
+        await client.aclose()
