@@ -6,8 +6,7 @@ history and follows it to the end; save → close → reopen keeps the outputs, 
 left (the running job's buttons, the wizard) reopen as the static copies they became, with no widget error.
 A websocket that drops and comes back to the same kernel changes nothing. The backend process is the
 data folder's shared one (it replays a bundled recording slowly, so the restart lands mid-job) and is
-stopped by pid when the test ends. While the attached job plays out, a second page walks a kernel that
-dies mid-job in Notebook 7 (its own notebook and kernel, the same backend).
+stopped by pid when the test ends.
 """
 
 from __future__ import annotations
@@ -22,8 +21,6 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
-
-from .conftest import PAGE_TIMEOUT_MS, Lab
 
 pytestmark = pytest.mark.browser
 
@@ -124,63 +121,6 @@ def _backend_metric_count(backend: Any, job_id: str) -> int:
     return len({(p["name"], p["step"]) for p in points})
 
 
-def _a_crashed_kernels_widgets_reopen_as_static_copies_in_notebook7(lab: Any, backend_dir: Path) -> None:
-    """The kernel dies mid-job (it restarts on its own): the running job's row and the wizard become static
-    copies that say so, and the notebook saved then reopens in Notebook 7 with no widget error."""
-    lab.folder.mkdir(parents=True, exist_ok=True)
-    (lab.folder / "sft.toml").write_text(MINIMAL_SFT)
-    (lab.folder / "train.jsonl").write_text(LINE * 4)
-    path = lab.write_notebook("crash.ipynb", [
-        f"%env SYNTH_NB_BACKEND_DIR={backend_dir}\n%load_ext synth_nb",
-        "job = %synth_train -c sft.toml --backend local --yes",
-        "%synth_train --backend local",
-        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
-    ])
-    lab.open_notebook7("crash.ipynb")
-    lab.run_cell(0)
-    lab.run_cell(1)
-    _status(lab, 1, "running", 60)
-    lab.run_cell(2)
-    lab.cell(2).locator(".synth-wizard").wait_for()
-
-    lab.run_cell(3, wait=False)
-    lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()  # "the kernel appears to have died"
-    row = lab.cell(1).locator(".synth-frozen")
-    row.locator(".synth-live-region.synth-gone").wait_for(timeout=60_000)
-    assert "--attach" in row.inner_text()
-    _buttons_are_off(lab, lab.cell(1))
-    wizard = lab.cell(2).locator(".synth-frozen")
-    wizard.locator("[data-testid=wizard-kernel-gone]").wait_for(timeout=60_000)
-    lab.screenshot("notebook7-after-crash", lab.cell(2))
-    lab.wait_idle()
-    lab.save()
-    assert _live_widgets(path, 1) == [] and _live_widgets(path, 2) == []
-
-    lab.shutdown_kernels()
-    lab.page.goto("about:blank")
-    lab.open_notebook7("crash.ipynb")
-    lab.cell(1).locator(".synth-frozen .synth-gone").wait_for(timeout=60_000)
-    assert "kernel that ran this wizard is gone" in lab.cell(2).locator(".synth-frozen").inner_text()
-    lab.screenshot("notebook7-reopened-row", lab.cell(1))
-    lab.screenshot("notebook7-reopened-wizard", lab.cell(2))
-    lab.assert_clean(where="reopened in Notebook 7 after the kernel died")
-
-
-def _crash_journey_beside(lab: Any) -> None:
-    """The crashed-kernel journey on a page of its own (its own browser context, a subfolder, the same backend),
-    run while the attached job of the restart journey plays out: the replay is that journey's wait anyway."""
-    context = lab.page.context.browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(PAGE_TIMEOUT_MS)
-    other = Lab(lab.server, context.new_page(), lab.folder / "crash", f"{lab.name}-crash")
-    try:
-        _a_crashed_kernels_widgets_reopen_as_static_copies_in_notebook7(other, lab.folder / ".synth_nb" / "backend")
-    finally:
-        try:
-            other.shutdown_kernels()
-        finally:
-            context.close()
-
-
 def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(lab: Any, backend: Any) -> None:
     (lab.folder / "sft.toml").write_text(MINIMAL_SFT)
     (lab.folder / "train.jsonl").write_text(LINE * 4)
@@ -244,7 +184,6 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     monitor = _status(lab, 2, "running", 60)  # still running: the backend did not die with the kernel
     assert monitor.get_attribute("data-job-id") == job_id
     lab.screenshot("attached-mid-job", lab.cell(2))
-    _crash_journey_beside(lab)  # meanwhile, a kernel that dies mid-job, in Notebook 7
     _status(lab, 2, "succeeded", 240)
     lab.run_cell(3, timeout=120)
     expected = _backend_metric_count(backend, job_id)
@@ -285,3 +224,44 @@ def test_a_job_survives_a_kernel_restart_and_is_attached_with_its_whole_history(
     assert "unknown (last seen running)" in lab.cell(1).locator(".synth-status-line").inner_text()
     lab.screenshot("reopened-old-widgets", lab.cell(1))
     lab.assert_clean(where="reopened without a kernel")
+
+
+def test_widgets_of_a_crashed_kernel_reopen_as_static_copies_in_notebook7(lab: Any, backend: Any) -> None:
+    """The kernel dies mid-job (it restarts on its own): the running job's row and the wizard become static
+    copies that say so, and the notebook saved then reopens in Notebook 7 with no widget error."""
+    (lab.folder / "sft.toml").write_text(MINIMAL_SFT)
+    (lab.folder / "train.jsonl").write_text(LINE * 4)
+    path = lab.write_notebook("crash.ipynb", [
+        f"%env SYNTH_NB_BACKEND_DIR={lab.folder / '.synth_nb' / 'backend'}\n%load_ext synth_nb",
+        "job = %synth_train -c sft.toml --backend local --yes",
+        "%synth_train --backend local",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+    ])
+    lab.open_notebook7("crash.ipynb")
+    lab.run_cell(0)
+    lab.run_cell(1)
+    _status(lab, 1, "running", 60)
+    lab.run_cell(2)
+    lab.cell(2).locator(".synth-wizard").wait_for()
+
+    lab.run_cell(3, wait=False)
+    lab.page.locator(".jp-Dialog-button.jp-mod-accept").click()  # "the kernel appears to have died"
+    row = lab.cell(1).locator(".synth-frozen")
+    row.locator(".synth-live-region.synth-gone").wait_for(timeout=60_000)
+    assert "--attach" in row.inner_text()
+    _buttons_are_off(lab, lab.cell(1))
+    wizard = lab.cell(2).locator(".synth-frozen")
+    wizard.locator("[data-testid=wizard-kernel-gone]").wait_for(timeout=60_000)
+    lab.screenshot("notebook7-after-crash", lab.cell(2))
+    lab.wait_idle()
+    lab.save()
+    assert _live_widgets(path, 1) == [] and _live_widgets(path, 2) == []
+
+    lab.shutdown_kernels()
+    lab.page.goto("about:blank")
+    lab.open_notebook7("crash.ipynb")
+    lab.cell(1).locator(".synth-frozen .synth-gone").wait_for(timeout=60_000)
+    assert "kernel that ran this wizard is gone" in lab.cell(2).locator(".synth-frozen").inner_text()
+    lab.screenshot("notebook7-reopened-row", lab.cell(1))
+    lab.screenshot("notebook7-reopened-wizard", lab.cell(2))
+    lab.assert_clean(where="reopened in Notebook 7 after the kernel died")
