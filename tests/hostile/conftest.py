@@ -20,8 +20,8 @@ def hostile() -> Iterator[HostileBackend]:
 
 @pytest.fixture()
 def work(tmp_path: Path) -> Path:
-    """``sandbox/a/b/work`` with a GEPA config, the user's own README.md and config.toml, and a sibling folder."""
-    folder = tmp_path / "sandbox" / "a" / "b" / "work"
+    """``sandbox/a/b/project`` with a GEPA config, the user's own README.md and config.toml, and a sibling folder."""
+    folder = tmp_path / "sandbox" / "a" / "b" / "project"
     folder.mkdir(parents=True)
     (folder / "cfg.toml").write_text(MINIMAL_GEPA, encoding="utf-8")
     (folder / "README.md").write_text("the user's own readme\n", encoding="utf-8")

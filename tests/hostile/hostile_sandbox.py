@@ -2,7 +2,7 @@
 
 A module of its own (not ``conftest``), so the tests import it by a name no other folder's conftest takes.
 
-Each test works in ``sandbox/a/b/work`` (so ``results/../../../outside/x`` would land in the sandbox, where it
+Each test works in ``sandbox/a/b/project`` (so ``results/../../../outside/x`` would land in the sandbox, where it
 is seen) beside a user's own ``README.md`` and ``config.toml``; ``Tree`` records every file of the sandbox so
 a test can assert that nothing was written outside the folders the product owns.
 """

@@ -100,4 +100,4 @@ def test_a_rerun_answered_with_a_bad_id_is_refused_and_a_fork_stays_beside_its_c
     forked = synth_nb(work, "train", "--fork", good.id)
     assert forked.code == 0, forked.text
     assert_clean(forked)
-    assert tree.changed_outside(work) == [f"a/b/work/cfg.fork-{good.id}.toml"]  # the fork, beside its config
+    assert tree.changed_outside(work) == [f"a/b/project/cfg.fork-{good.id}.toml"]  # the fork, beside its config
