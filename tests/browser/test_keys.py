@@ -8,6 +8,7 @@ Jobs go to an embedded local backend that replays bundled recordings (no task ap
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -22,14 +23,23 @@ CELLS = "() => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) 
 
 
 def _saved_after(path: Path, before: str, timeout: float = 30) -> str:
-    """The file's text once it differs from ``before`` (a save is a request to the server: wait for it)."""
+    """The file's text once it differs from ``before`` and is whole (a save is a request to the server: wait for
+    it; the server writes the file in place, so a read during the save can see it half written)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         text = path.read_text()
-        if text != before:
+        if text != before and _whole(text):
             return text
         time.sleep(0.2)
     raise AssertionError(f"{path.name} was not saved within {timeout} s")
+
+
+def _whole(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _focus_in_cell(lab: Any, index: int) -> bool:
