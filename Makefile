@@ -91,7 +91,9 @@ venv-demo: $(DEMO_VENV)/.installed
 # and what only a person at a front end uses: jedi (IPython's completions, imported on the first one),
 # debugpy (ipykernel's debugger, which runs without it) and the widgets' front-end extensions
 # (widgetsnbextension, jupyterlab-widgets: JavaScript for a Jupyter server, which the demo venv has none of).
-DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets
+# uvloop too: the backend and its rollouts run on asyncio's own loop without it (4 MB; a job's HTTP round trips
+# take a little longer, benchmarks/first_run.py).
+DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets uvloop
 lock: | $(UV)
 	UV_FIND_LINKS= $(UV) pip compile -q pyproject.toml --extra demo --universal --python-version 3.11 \
 	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \
