@@ -90,8 +90,12 @@ venv-demo: $(DEMO_VENV)/.installed
 # (grpcio, tensorboard-data-server, werkzeug, markdown) and setuptools (the demo only writes event files),
 # and what only a person at a front end uses: jedi (IPython's completions, imported on the first one),
 # debugpy (ipykernel's debugger, which runs without it) and the widgets' front-end extensions
-# (widgetsnbextension, jupyterlab-widgets: JavaScript for a Jupyter server, which the demo venv has none of).
-DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets
+# (widgetsnbextension, jupyterlab-widgets: JavaScript for a Jupyter server, which the demo venv has none of; the
+# widgets themselves, ipywidgets, anywidget and psygnal: run_demo.py's kernel has no front end, so the notebook
+# shows static output; prompt-toolkit and wcwidth: IPython's terminal, never a kernel's). uvloop too: the backend
+# and its rollouts run on asyncio's own loop without it (4 MB; benchmarks/first_run.py). tests/notebook's make
+# demo test runs the demo with none of these importable.
+DEMO_LEFT_OUT := optuna huggingface-hub grpcio tensorboard-data-server werkzeug markdown setuptools jedi debugpy widgetsnbextension jupyterlab-widgets ipywidgets anywidget psygnal prompt-toolkit wcwidth uvloop
 lock: | $(UV)
 	UV_FIND_LINKS= $(UV) pip compile -q pyproject.toml --extra demo --universal --python-version 3.11 \
 	  --overrides <(for p in $(DEMO_LEFT_OUT); do echo "$$p ; sys_platform == 'never'"; done) \

@@ -13,7 +13,9 @@ Rows (each from empty caches: a fresh clone's uv cache, an empty pip cache):
 5. with ``--with-test``: ``make venv`` (what ``make test`` installs); with ``--before REV``, ``make venv`` at
    that commit (before the split, ``make demo`` installed that too);
 6. with ``--demo-with-uv``: the demo's same set installed with uv instead of pip (uv downloaded first, as the
-   Makefile did before), for the trade between bytes and wall time (and the CPU seconds of both).
+   Makefile did before), for the trade between bytes and wall time (and the CPU seconds of both);
+7. with ``--demo-before REV``: ``make demo`` at that commit too, for a before/after pair (``--demo-only``: the
+   ``make demo`` rows alone).
 
 pip runs as on a machine with no pip configuration (PyPI only); bytes are counted by a CONNECT proxy on
 127.0.0.1 that every download goes through (``HTTPS_PROXY``), so other downloads on the machine are not
@@ -21,7 +23,8 @@ counted; "index" is what was read from the index pages (pypi.org), "files" from 
 depend on the network and on the machine's load, printed beside each row (1-minute load average, before and
 after).
 
-    python benchmarks/install.py [--with-test] [--before REV] [--venv-only] [--demo-with-uv] [--keep]
+    python benchmarks/install.py [--with-test] [--before REV] [--venv-only] [--demo-with-uv]
+                                 [--demo-only] [--demo-before REV] [--keep]
 """
 
 from __future__ import annotations
@@ -128,17 +131,21 @@ def _torch_requirement() -> str:
     return next(r for r in project["optional-dependencies"]["train"] if r.startswith("torch"))
 
 
-def make_demo(proxy: CountingProxy, scratch: Path) -> tuple[list[Row], Path]:
-    clone = scratch / "clone"
+def make_demo(proxy: CountingProxy, scratch: Path, rev: str | None = None) -> tuple[list[Row], Path]:
+    """``make demo`` in a fresh clone, of HEAD or of ``rev``, with an empty pip cache of its own."""
+    clone = scratch / (f"clone-{rev}" if rev else "clone")
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
-    env = _base_env(proxy, scratch)  # the demo venv's pip cache is the scratch folder's: empty
+    if rev:
+        subprocess.run(["git", "-C", str(clone), "checkout", "-q", rev], check=True)
+    env = _base_env(proxy, scratch / f"cache-{rev}" if rev else scratch)  # an empty pip cache
     make = ["make", "--no-print-directory", "-C", str(clone)]
     rows = [
         _measure(Row("  make venv-demo (the demo's install)"), proxy, [([*make, "venv-demo"], clone, env)]),
         _measure(Row("  the demo run (make demo, installed)"), proxy, [([*make, "demo"], clone, env)]),
     ]
     rows[0].venv = _size(clone / ".venv-demo")
-    ready = Row("make demo, ready (all steps)", index=sum(r.index for r in rows), files=sum(r.files for r in rows),
+    label = f"make demo at {rev}, ready (all steps)" if rev else "make demo, ready (all steps)"
+    ready = Row(label, index=sum(r.index for r in rows), files=sum(r.files for r in rows),
                 wall=sum(r.wall for r in rows), cpu=sum(r.cpu for r in rows), venv=rows[0].venv,
                 load=(rows[0].load[0], rows[-1].load[1]))
     return [ready, *rows], clone
@@ -236,6 +243,8 @@ def main() -> int:
     parser.add_argument("--before", metavar="REV", help="also make venv at REV (e.g. the commit before the split)")
     parser.add_argument("--venv-only", action="store_true", help="only the make venv rows (--with-test, --before)")
     parser.add_argument("--demo-with-uv", action="store_true", help="also the demo's set installed with uv")
+    parser.add_argument("--demo-only", action="store_true", help="only make demo (and --demo-before)")
+    parser.add_argument("--demo-before", metavar="REV", help="also make demo at REV, for a before/after pair")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
@@ -248,7 +257,10 @@ def main() -> int:
                 rows, clone = make_demo(proxy, scratch)
                 if args.demo_with_uv:
                     rows.append(demo_with_uv(proxy, scratch, clone))
-                rows += pip_rows(proxy, scratch, clone)
+                if args.demo_before:
+                    rows += make_demo(proxy, scratch, args.demo_before)[0]
+                if not args.demo_only:
+                    rows += pip_rows(proxy, scratch, clone)
             if args.with_test:
                 rows.append(make_venv(proxy, scratch))
             if args.before:

@@ -56,8 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     backend_dir = out / "backend-data"
-    withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND")
-    env = {k: v for k, v in os.environ.items() if k not in withheld}  # a forced Agg stops inline PNGs
+    # a forced Agg stops inline PNGs; a front end's variables (a terminal inside JupyterLab or VS Code) would ask
+    # for widgets, which this kernel has no front end to show (the demo's install has none)
+    withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND",
+                "SYNTH_NB_WIDGETS", "JPY_SESSION_NAME", "VSCODE_PID")
+    env = {k: v for k, v in os.environ.items() if k not in withheld}
     env.update({DIR_VARIABLE: str(backend_dir), "SYNTH_NB_OUTPUT_DIR": str(out)})
     # the kernel talks over local sockets rather than TCP ports (which ipykernel rightly warns are
     # unencrypted); Windows has no such sockets

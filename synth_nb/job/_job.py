@@ -24,7 +24,14 @@ from synth_nb.job._find import find_job
 from synth_nb.job._monitor import JobMonitor, PollSettings
 from synth_nb.job.cancelling import send_cancel, until_terminal
 from synth_nb.job.ending import Ending, ending_of
-from synth_nb.job.history import DoneSignal, JobHistory, JobUpdate, call_on_loop, running_loop
+from synth_nb.job.history import (
+    DoneSignal,
+    JobHistory,
+    JobUpdate,
+    _require_pandas,
+    call_on_loop,
+    running_loop,
+)
 from synth_nb.job.masking import masked_doc, masked_event, masked_events, searched
 from synth_nb.job.samples import SampleViews
 from synth_nb.records import Event
@@ -222,6 +229,7 @@ class Job(JobHistory, SampleViews):
     def candidates_df(self, include_rejected: bool = False) -> Any:
         """The explorer's table (prompt learning: one row per candidate with parents, origin, scores, held-out
         score, length, rollouts); ``include_rejected`` adds every proposal the search did not keep, with why."""
+        _require_pandas()
         explorer = self.explorer()
         return explorer.frame(include_rejected=True) if include_rejected else explorer.frame()
 

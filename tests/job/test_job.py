@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
 from synth_nb.client import AsyncSynthClient
-from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError
+from synth_nb.errors import JobCancelledError, JobFailedError, JobTimeoutError, SynthNbError
 from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import Event, MetricPoint
@@ -61,6 +62,14 @@ def test_dataframes() -> None:
     assert list(job.events_df()["type"]) == ["a"]
     assert list(job.metrics_df()["value"]) == [0.5]
     assert list(_job().events_df().columns)[:2] == ["seq", "type"]
+
+
+def test_dataframes_without_pandas_name_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pandas is optional (`make demo` leaves it out): each DataFrame view says how to get it, no ImportError."""
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    for view in ("events_df", "metrics_df", "candidates_df"):
+        with pytest.raises(SynthNbError, match=r"pip install pandas"):
+            getattr(_job(), view)()
 
 
 async def _create(fake_backend, flow: str, fake: dict) -> tuple[AsyncSynthClient, str]:
