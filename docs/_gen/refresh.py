@@ -43,10 +43,12 @@ SCREENS = {
 NOTEBOOKS = ("prompt_learning_gepa.ipynb", "prompt_learning_mipro.ipynb", "sft.ipynb", "rl.ipynb")
 NOTEBOOK_TEST = "tests/notebook/test_example_notebooks.py::test_example_notebook_runs_and_keeps_its_results"
 #: the test's temporary folders, as the folders a reader's own run uses: the embedded backend's data folder
-#: and the notebook's output folder (``SYNTH_NB_OUTPUT_DIR``, else ``results``)
+#: and the notebook's output folder (``SYNTH_NB_OUTPUT_DIR``, else ``results``); a path in the notebook's own folder
+#: (a job's files next to its config) as the relative path a reader sees from there
 TEST_FOLDERS = (
     (re.compile(r"/[^\s\"'()]*?pytest-of-[^/]+/pytest-\d+/(?:popen-gw\d+/)?shared-backend\d*"), ".synth_nb/backend"),
     (re.compile(r"/[^\s\"'()]*?pytest-of-[^/]+/pytest-\d+/(?:popen-gw\d+/)?test_\w+?\d*/out\b"), "results"),
+    (re.compile(r"/[^\s\"'()]*?pytest-of-[^/]+/pytest-\d+/(?:popen-gw\d+/)?test_\w+?\d*/example_notebooks/"), ""),
 )
 
 
