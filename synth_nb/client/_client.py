@@ -8,15 +8,13 @@ flow: every job call takes the flow's ``FlowEndpoints`` (backend paths as data) 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import platform
-import ssl
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import httpx
 
@@ -34,6 +32,8 @@ from synth_nb.client._parse import (
 )
 from synth_nb.client._reach import NOT_ANSWERED, Reachability
 from synth_nb.client._retry import ErrorStatus, RetryPolicy, with_retries
+from synth_nb.client._shared import contract_url, path_segment, split_credentials
+from synth_nb.client._tls import tls_context
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
 from synth_nb.records import Event, MetricPoint
@@ -52,15 +52,6 @@ class RequestOptions(TypedDict, total=False):
     headers: Mapping[str, str] | None
     idempotency_key: str | None
     timeout: float | None
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """The TLS context of every client of this process (both pools of each): loading the CA bundle costs 20-120
-    ms of CPU, paid once instead of per client (a comparison of 11 runs opens 11 clients; one job, one client).
-    A context holds no connection's state and may serve many; the CA bundle named by ``SSL_CERT_FILE`` /
-    ``SSL_CERT_DIR`` is read when the first client is made."""
-    return httpx.create_ssl_context()
 
 
 class AsyncSynthClient:
@@ -90,7 +81,7 @@ class AsyncSynthClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         options: dict[str, Any] = {"transport": transport, "timeout": httpx.Timeout(timeout), "headers": headers,
-                                   "follow_redirects": True, "auth": auth, "verify": _tls_context()}
+                                   "follow_redirects": True, "auth": auth, "verify": tls_context()}
         self._http = httpx.AsyncClient(**options)
         self._http_options = options
         self._stream_http: httpx.AsyncClient | None = None
@@ -176,11 +167,7 @@ class AsyncSynthClient:
 
     def url_for(self, path: str) -> str:
         """Absolute URL for a contract path; a leading ``/api`` is not doubled."""
-        if path.startswith(("http://", "https://")):
-            return path
-        if path.startswith("/api/") or path == "/api":
-            path = path[len("/api"):]
-        return f"{self._request_base}/{path.lstrip('/')}"
+        return contract_url(self._request_base, path)
 
     # -- core request ---------------------------------------------------------------------------
 
@@ -382,19 +369,10 @@ class AsyncSynthClient:
         return [j for j in extract_list(data, "jobs") if isinstance(j, dict)]
 
 
-def path_segment(value: str) -> str:
-    """``value`` as one path segment: percent-encoded, and ``.``/``..`` too (a URL would drop them)."""
-    segment = quote(value, safe="")
-    return segment.replace(".", "%2E") if segment in (".", "..") else segment
-
-
 def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:
     """``http://user:pw@host/api`` -> (``http://host/api``, basic auth for user/pw)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, None
-    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-    return bare, httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
+    bare, credentials = split_credentials(url)
+    return bare, httpx.BasicAuth(*credentials) if credentials is not None else None
 
 
 def _json_body(response: httpx.Response) -> Any:
