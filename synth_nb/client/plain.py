@@ -110,13 +110,24 @@ class PlainAnswer:
 
 
 def _proxy_named(environ: Mapping[str, str], scheme: str, host: str) -> bool:
-    """Whether httpx (``trust_env``) would send a request for ``scheme://host`` through a proxy."""
-    lowered = {key.lower(): value for key, value in environ.items() if key.lower().endswith("_proxy") and value}
-    if not (lowered.get(f"{scheme}_proxy") or lowered.get("all_proxy")):
+    """Whether httpx (``trust_env``) may send a request for ``scheme://host`` through a proxy: the variables as
+    ``urllib.request.getproxies`` reads them (a lowercase name wins), ``NO_PROXY`` as httpx reads it (``*``;
+    a host; ``name`` for it and its subdomains, ``.name`` for its subdomains). Anything else counts as a proxy,
+    so that httpx, not this client, decides."""
+    found: dict[str, str] = {}
+    for key, value in environ.items():
+        name = key.lower()
+        if name.endswith("_proxy") and value and (key == name or name not in found):
+            found[name] = value
+    if not (found.get(f"{scheme}_proxy") or found.get("all_proxy")):
         return False
-    bypass = [entry.strip().lower().lstrip(".") for entry in lowered.get("no_proxy", "").split(",") if entry.strip()]
     host = host.lower()
-    return not any(entry == "*" or host == entry or host.endswith("." + entry) for entry in bypass)
+    for entry in (part.strip().lower() for part in found.get("no_proxy", "").split(",")):
+        if entry == "*" or entry == host or (entry.startswith(".") and host.endswith(entry)):
+            return False
+        if entry and not entry.startswith(".") and "://" not in entry and host.endswith("." + entry):
+            return False
+    return True
 
 
 class PlainClient:
