@@ -32,7 +32,7 @@ from synth_nb.client._parse import (
 )
 from synth_nb.client._reach import NOT_ANSWERED, Reachability
 from synth_nb.client._retry import ErrorStatus, RetryPolicy, with_retries
-from synth_nb.client._shared import contract_url, path_segment, split_credentials
+from synth_nb.client._shared import as_dict, contract_url, json_body, path_segment, split_credentials
 from synth_nb.client._tls import tls_context
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
@@ -233,7 +233,7 @@ class AsyncSynthClient:
     async def request_json(self, method: str, path: str, json: Any = None,
                            **options: Unpack[RequestOptions]) -> Any:
         """Like ``request`` but returns the decoded JSON body (``{}`` for an empty body)."""
-        return _json_body(await self.request(method, path, json=json, **options))
+        return json_body(await self.request(method, path, json=json, **options))
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -262,7 +262,7 @@ class AsyncSynthClient:
             "POST", endpoint, files={"file": (path.name, content, _content_type(path))}, data=form,
             idempotency_key=idempotency_key or f"upload-{uuid.uuid4().hex}", timeout=max(self.timeout, 300.0),
         )
-        body = _json_body(response)
+        body = json_body(response)
         if not isinstance(body, dict) or not body.get("id"):
             raise ValidationError(
                 f"upload of {path.name} returned no file id (got {str(body)[:200]!r})",
@@ -276,7 +276,7 @@ class AsyncSynthClient:
                          idempotency_key: str | None = None) -> dict[str, Any]:
         """Create a job; retried only with an Idempotency-Key (one is generated when not given)."""
         key = idempotency_key or uuid.uuid4().hex
-        return _as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
+        return as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
                                                 timeout=180.0))
 
     async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> httpx.Response:
@@ -299,7 +299,7 @@ class AsyncSynthClient:
     async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """The job's status document (primary path, then the flow's fallback status paths)."""
         paths = [endpoints.status, *endpoints.fallback_status]
-        return _as_dict(_json_body(await self._first_working("status", job_id, paths)))
+        return as_dict(json_body(await self._first_working("status", job_id, paths)))
 
     async def get_events(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
                          limit: int = 200) -> list[Event]:
@@ -347,12 +347,12 @@ class AsyncSynthClient:
         if not endpoints.timeline:
             return []
         response = await self._first_working("timeline", job_id, [endpoints.timeline, *endpoints.fallback_timeline])
-        data = _json_body(response)
+        data = json_body(response)
         return extract_list(data, "events") or extract_list(data, "timeline")
 
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""
-        return _as_dict(await self.request_json(
+        return as_dict(await self.request_json(
             "POST", self.job_path(endpoints.cancel, job_id), json={}, idempotency_key=f"cancel-{quote(job_id)}"
         ))
 
@@ -360,7 +360,7 @@ class AsyncSynthClient:
         """Start a job created stopped (SFT); a no-op for flows without a start path."""
         if not endpoints.start:
             return {}
-        return _as_dict(await self.request_json(
+        return as_dict(await self.request_json(
             "POST", self.job_path(endpoints.start, job_id), json={}, idempotency_key=f"start-{job_id}"
         ))
 
@@ -373,19 +373,6 @@ def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:
     """``http://user:pw@host/api`` -> (``http://host/api``, basic auth for user/pw)."""
     bare, credentials = split_credentials(url)
     return bare, httpx.BasicAuth(*credentials) if credentials is not None else None
-
-
-def _json_body(response: httpx.Response) -> Any:
-    if not response.content:
-        return {}
-    try:
-        return response.json()
-    except ValueError:
-        return {"raw": response.text[:1000]}
-
-
-def _as_dict(data: Any) -> dict[str, Any]:
-    return data if isinstance(data, dict) else {"data": data}
 
 
 def _content_type(path: Path) -> str:

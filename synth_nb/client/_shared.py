@@ -1,5 +1,5 @@
 """What both transports of the client keep to, apart from either: how large, deep and slow an answer may be,
-how often and when a request is tried again, and how a contract path becomes a URL.
+how its JSON is read, how often and when a request is tried again, and how a contract path becomes a URL.
 
 ``AsyncSynthClient`` (httpx) and ``PlainClient`` (the standard library's HTTP client) read these from here, so
 the two cannot drift apart; this module imports neither httpx nor stamina (``synth-nb cancel`` loads it alone).
@@ -10,11 +10,12 @@ from __future__ import annotations
 import email.utils
 import re
 import time
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 __all__ = ["FIRST_CONTACT_RETRY", "FIRST_CONTACT_SECONDS", "MAX_ANSWER_BYTES", "MAX_DEPTH", "MAX_REDIRECTS",
-           "MAX_RETRY_AFTER", "RETRY_ATTEMPTS", "RETRY_WAIT_INITIAL", "RETRY_WAIT_MAX", "answer_seconds",
-           "contract_url", "parse_retry_after", "path_segment", "split_credentials", "too_deep"]
+           "MAX_RETRY_AFTER", "RETRY_ATTEMPTS", "RETRY_WAIT_INITIAL", "RETRY_WAIT_MAX", "answer_seconds", "as_dict",
+           "contract_url", "json_body", "parse_retry_after", "path_segment", "split_credentials", "too_deep"]
 
 #: the largest answer read (after content decoding): a page of 10,000 events is about 2-4 MiB
 MAX_ANSWER_BYTES = 64 * 2**20
@@ -65,6 +66,22 @@ def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
             return structure.count(b"[") + structure.count(b"{") > limit
         structure = inner
     return bool(structure)
+
+
+def json_body(answer: Any) -> Any:
+    """The decoded JSON of an answer read in full (httpx's or ``PlainAnswer``): ``{}`` for an empty body, and
+    ``{"raw": ...}`` (its first 1,000 characters) for one that is no JSON."""
+    if not answer.content:
+        return {}
+    try:
+        return answer.json()
+    except ValueError:
+        return {"raw": answer.text[:1000]}
+
+
+def as_dict(data: Any) -> dict[str, Any]:
+    """A JSON document as the object the contract's answers are (another value under ``data``)."""
+    return data if isinstance(data, dict) else {"data": data}
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -41,7 +41,9 @@ from synth_nb.client._shared import (
     RETRY_WAIT_INITIAL,
     RETRY_WAIT_MAX,
     answer_seconds,
+    as_dict,
     contract_url,
+    json_body,
     parse_retry_after,
     path_segment,
     split_credentials,
@@ -191,7 +193,7 @@ class PlainClient:
                 first_error = first_error or exc
                 continue
             self._working_paths[cache_key] = template
-            return _as_dict(_json_body(answer))
+            return as_dict(json_body(answer))
         assert first_error is not None
         raise first_error
 
@@ -199,7 +201,7 @@ class PlainClient:
         """Ask the backend to cancel (safe to repeat, so retried)."""
         answer = self.request("POST", self.job_path(endpoints.cancel, job_id), json_body={},
                               idempotency_key=f"cancel-{quote(job_id)}")
-        return _as_dict(_json_body(answer))
+        return as_dict(json_body(answer))
 
     # -- one request -----------------------------------------------------------------------------------
 
@@ -345,16 +347,3 @@ def _read_bounded(response: http.client.HTTPResponse, request: PlainRequest, sec
         if time.monotonic() - started > seconds:
             raise TimeoutError(f"the answer was still arriving after {seconds:.0f} s ({size:,} bytes so far)")
     return b"".join(chunks)
-
-
-def _json_body(answer: PlainAnswer) -> Any:
-    if not answer.content:
-        return {}
-    try:
-        return answer.json()
-    except ValueError:
-        return {"raw": answer.text[:1000]}
-
-
-def _as_dict(data: Any) -> dict[str, Any]:
-    return data if isinstance(data, dict) else {"data": data}
