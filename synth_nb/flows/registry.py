@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from synth_nb.contract import FlowJobs
 from synth_nb.errors import ConfigError
 from synth_nb.flows.override_rows import CORE_ROWS, OverrideRow
 
 if TYPE_CHECKING:
+    from synth_nb.contract import FlowJobs
     from synth_nb.flows.base import Flow
 
 __all__ = ["all_flows", "flow_jobs", "flow_named_in", "flow_names", "get_flow", "guess_flow", "jobs_of",
@@ -118,6 +118,9 @@ def flow_names() -> tuple[str, ...]:
 def flow_jobs() -> tuple[FlowJobs, ...]:
     """How every registered flow's jobs are found on a backend, in order; before any flow is asked for, the
     built-in flows' ``jobs`` modules alone (no flow imported: ``synth-nb cancel``)."""
+    # imported here, as the flows are: parsing ``--flow`` (``synth-nb cancel --help``) needs the names alone
+    from synth_nb.contract import FlowJobs
+
     if not _loaded:
         jobs = [_named(entry.jobs) for entry in BUILT_IN.values()]
         if any(not isinstance(one, FlowJobs) or one.name != name for one, name in zip(jobs, BUILT_IN, strict=True)):
