@@ -19,7 +19,13 @@ from synth_nb.flows.registry import flow_named_in, guess_flow, jobs_of
 from synth_nb.job.cancelling import cancel_by_id_blocking
 from synth_nb.job.registry import JobRegistry
 from synth_nb.pipeline.target import Target, attach_target
-from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, missing_keys_error, secret_values
+from synth_nb.secrets import (
+    ENVIRONMENT_API_KEY,
+    SYNTH_API_KEY,
+    missing_keys_error,
+    secret_parts,
+    secret_values,
+)
 
 if TYPE_CHECKING:
     from synth_nb.contract import FlowEndpoints
@@ -70,7 +76,8 @@ def cancel_attachment(job_id: str, *, backend: str | None, flow: str | None, fol
     key = values.get(SYNTH_API_KEY)
     if not key:
         raise missing_keys_error([SYNTH_API_KEY])
-    return Attachment(job_id, target, key, [key, *(v for v in values.values() if v)], flow, registry)
+    hidden = [key, *(part for value in values.values() for part in secret_parts(value))]
+    return Attachment(job_id, target, key, hidden, flow, registry)
 
 
 def _started(target: Target) -> Target:

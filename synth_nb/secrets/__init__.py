@@ -18,7 +18,7 @@ from synth_nb.secrets._keys import (
 
 if TYPE_CHECKING:
     from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
-    from synth_nb.secrets._mask import mask, mask_text, mask_userinfo
+    from synth_nb.secrets._mask import mask, mask_text, mask_userinfo, secret_parts
     from synth_nb.secrets._resolve import resolve_secrets
     from synth_nb.secrets._sources import secret_values
 
@@ -31,6 +31,7 @@ _EXPORTS = {
     "mask": "synth_nb.secrets._mask",
     "mask_text": "synth_nb.secrets._mask",
     "mask_userinfo": "synth_nb.secrets._mask",
+    "secret_parts": "synth_nb.secrets._mask",
     "resolve_secrets": "synth_nb.secrets._resolve",
     "secret_values": "synth_nb.secrets._sources",
 }
@@ -49,5 +50,6 @@ __all__ = [
     "mask_userinfo",
     "missing_keys_error",
     "resolve_secrets",
+    "secret_parts",
     "secret_values",
 ]

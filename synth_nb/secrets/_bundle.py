@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pydantic import SecretStr
 
 from synth_nb.secrets._keys import SETTING_KEYS, missing_keys_error
-from synth_nb.secrets._mask import mask
+from synth_nb.secrets._mask import mask, secret_parts
 
 __all__ = ["ResolvedSecret", "ResolvedSetting", "SecretBundle", "missing_keys_error"]
 
@@ -68,13 +68,8 @@ class SecretBundle:
 
     def values(self) -> list[SecretStr]:
         """Every secret value (aliases split), for masking previews and logs."""
-        out: list[SecretStr] = []
-        for item in self.secrets.values():
-            out.append(item.value)
-            raw = item.value.get_secret_value()
-            if "," in raw:
-                out.extend(SecretStr(part.strip()) for part in raw.split(",") if part.strip())
-        return out
+        return [SecretStr(part) for item in self.secrets.values()
+                for part in secret_parts(item.value.get_secret_value())]
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """The ``keys`` that were not found, in the order given."""

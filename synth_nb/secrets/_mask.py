@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pydantic import SecretStr
 
-__all__ = ["MASK_CHAR", "mask", "mask_text", "mask_userinfo", "revealed"]
+__all__ = ["MASK_CHAR", "mask", "mask_text", "mask_userinfo", "revealed", "secret_parts"]
 
 MASK_CHAR = "•"
 _MIN_LEN_FOR_TAIL = 12
@@ -22,6 +22,12 @@ def revealed(value: Any) -> Any:
     command that only masks what it prints (``synth-nb cancel``) need not load."""
     reveal = getattr(value, "get_secret_value", None)
     return reveal() if callable(reveal) else value
+
+
+def secret_parts(raw: str) -> list[str]:
+    """A secret's value and, for a comma list (``ENVIRONMENT_API_KEY_ALIASES``), each of its keys: what masking
+    must find of it in a text."""
+    return [raw, *(part.strip() for part in raw.split(",") if part.strip())] if "," in raw else [raw]
 
 
 def mask(value: str | SecretStr | None) -> str:
