@@ -277,7 +277,7 @@ class AsyncSynthClient:
         """Create a job; retried only with an Idempotency-Key (one is generated when not given)."""
         key = idempotency_key or uuid.uuid4().hex
         return as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
-                                                timeout=180.0))
+                                               timeout=180.0))
 
     async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> httpx.Response:
         """GET the first path that does not 404 (remembering it); raise the primary 404 otherwise."""
