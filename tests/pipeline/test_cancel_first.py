@@ -77,9 +77,15 @@ def _long_job(backend: Any) -> str:
     return str(job["id"])
 
 
+@pytest.mark.parametrize("transport", ["standard library", "httpx"])
 def test_cancel_is_sent_before_any_events_page_and_confirmed_by_status_reads(
-        seen_backend: tuple[Any, list[Requests]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        transport: str, seen_backend: tuple[Any, list[Requests]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """Over the blocking ``PlainClient``, and over httpx as when a proxy is named for the backend."""
+    if transport == "httpx":
+        from synth_nb.client import PlainClient
+
+        monkeypatch.setattr(PlainClient, "serves", staticmethod(lambda url, environ=None: False))
     backend, holder = seen_backend
     job_id = _long_job(backend)
     seen = holder[0].seen
