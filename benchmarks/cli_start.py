@@ -8,14 +8,18 @@ are printed, with the ratio of the median to the goal (≤ 1.0 meets it) and the
 * ``jobs``: a folder whose registry holds 20 ended jobs (nothing to ask a backend), and one with none;
 * ``backend --status``: a data folder where no backend runs (exit 1), and one where it runs (exit 0);
 * ``cancel``: ``cancel JOB_ID --backend URL`` against a real embedded backend started for the benchmark, of a
-  job it does not know (the same imports and round trips as a real cancel; exit 1), and ``cancel --help``;
+  job it does not know (the same imports as a real cancel, and a status read under every flow's paths; exit 1),
+  and ``cancel --help``;
 * ``train --help`` and ``attach --help``, for scale (not in the goal);
 * ``cancel`` of a running job with a long history (a replayed recording of ``LONG_EVENTS`` events, then an end
   an hour later; a new job per run): CPU and wall of the command, and the seconds from its start until the
   job ended on the backend (its ``finished_at``: a replay stops as the cancel arrives), which reading the
   history first delays.
 
-Set ``SYNTH_AI_VENV`` to a virtualenv with synth-ai 0.2.24 to time ``synth-ai --help`` as the anchor.
+Set ``SYNTH_AI_VENV`` to a virtualenv with synth-ai 0.2.24 to time ``synth-ai --help`` as the anchor. The
+figures are those of an install with its bytecode compiled (``make bench`` compiles synth_nb's own first); the
+first line printed says whether it is (under ``PYTHONDONTWRITEBYTECODE=1`` an uncompiled module is compiled by
+every process that imports it, which costs ``cancel`` about a third more CPU).
 
     python benchmarks/cli_start.py [--runs 7]
 """
@@ -23,6 +27,7 @@ Set ``SYNTH_AI_VENV`` to a virtualenv with synth-ai 0.2.24 to time ``synth-ai --
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -121,6 +126,14 @@ def _start_backend(python: str, data_dir: Path, env: dict[str, str]) -> str:
     return next(word for word in out.split() if word.startswith("http://127.0.0.1:")).rstrip(".,")
 
 
+def _bytecode_state() -> str:
+    """Whether synth_nb's own modules have their bytecode compiled (as a pip install, or ``make bench``, leaves them)."""
+    sources = sorted((HERE / "synth_nb").rglob("*.py"))
+    compiled = sum(Path(importlib.util.cache_from_source(str(path))).is_file() for path in sources)
+    state = "compiled" if compiled == len(sources) else f"NOT compiled for {len(sources) - compiled} of"
+    return f"synth_nb's bytecode: {state} {len(sources)} modules (python -m compileall -q synth_nb compiles it)"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
@@ -157,6 +170,7 @@ def main() -> int:
             cases.append(("synth-ai --help (0.2.24, anchor)", [str(Path(venv) / "bin" / "synth-ai"), "--help"],
                           empty, False))
         try:
+            print(_bytecode_state())
             print(f"{'command':44} {'CPU min':>8} {'CPU med':>8} {'wall min':>9} {'wall med':>9} {'CPU/goal':>9}  load")
             for label, argv, cwd, in_goal in cases:
                 load = os.getloadavg()[0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["FlowEndpoints"]
+__all__ = ["FlowEndpoints", "FlowJobs"]
 
 
 @dataclass(frozen=True)
@@ -52,3 +52,17 @@ class FlowEndpoints:
                    fallback_metrics=tuple(f"{other}/{{job_id}}/metrics" for other in metrics_also_under),
                    timeline=job + "/timeline" if timeline else None,
                    fallback_timeline=tuple(f"{other}/{{job_id}}/timeline" for other in timeline_also_under))
+
+
+@dataclass(frozen=True)
+class FlowJobs:
+    """How a flow's jobs are found on a backend: its paths, the prefix of its job ids and the words a status
+    document may call its jobs. A flow's own data (each flow's ``jobs`` module, read by its ``Flow``), apart
+    from the flow so that finding or cancelling a job by id imports no flow (``synth_nb.flows.registry``)."""
+
+    name: str
+    endpoints: FlowEndpoints
+    #: job ids of this flow start with it (used to guess the flow of a bare job id)
+    id_prefix: str | None = None
+    #: what a backend's status document may call this flow's jobs (``job_type``, ``type``, ``algorithm``, ...)
+    kind_words: frozenset[str] = frozenset()

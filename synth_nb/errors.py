@@ -237,3 +237,8 @@ class JobCancelledError(JobError):
 
 class JobTimeoutError(JobError):
     """The job did not reach a terminal state within the poll timeout."""
+
+
+#: errors a long-running watcher or a cancel rides out (after the per-request retries gave up); a tuple of the
+#: classes above, so not in ``__all__`` (which lists the classes), and re-exported by ``synth_nb.client``
+TRANSIENT_ERRORS = (NetworkError, ServerError, RateLimitedError)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from synth_nb.statuses import ACTIVE_STATUSES, TERMINAL_STATUSES
+from synth_nb.statuses import ACTIVE_STATUSES, TERMINAL_STATUSES, normalize_status
 
 __all__ = ["ACTIVE_STATUSES", "METRIC_ALIASES", "TERMINAL_STATUSES", "UNPARSED_EVENT_TYPE", "Event", "MetricPoint",
            "normalize_status"]
@@ -14,24 +14,9 @@ __all__ = ["ACTIVE_STATUSES", "METRIC_ALIASES", "TERMINAL_STATUSES", "UNPARSED_E
 #: the type of an event kept although it could not be read (``data.raw`` holds it as sent, ``data.reason`` why)
 UNPARSED_EVENT_TYPE = "unparsed"
 
-_ALIASES = {
-    "completed": "succeeded", "success": "succeeded", "succeeded": "succeeded", "finished": "succeeded",
-    "canceled": "cancelled", "cancelled": "cancelled", "failed": "failed", "failure": "failed",
-    "error": "error", "errored": "error", "queued": "queued", "pending": "queued", "created": "queued",
-    "validating": "queued", "running": "running", "in_progress": "running", "training": "running",
-}
-
-
 #: a later backend's name for a metric -> the name it is kept under (the same series: a backend speaking
 #: both sends each point twice, and it is kept once)
 METRIC_ALIASES = {"gepa.transformation.mean_reward": "gepa.transformation.mean_score"}
-
-
-def normalize_status(raw: str | None) -> str:
-    """Map the backend's status spellings onto queued/running/succeeded/failed/cancelled/error."""
-    if not raw:
-        return "queued"
-    return _ALIASES.get(raw.strip().lower(), raw.strip().lower())
 
 
 class Event(BaseModel):

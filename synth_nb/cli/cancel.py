@@ -23,17 +23,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # imported here, not at the top: `synth-nb cancel --help` and a bad JOB_ID (exit 2) need none of the actions,
-    # the client, the flows or the masking rule (0.3 s of CPU, benchmarks/cli_start.py)
-    import asyncio
-
+    # imported here, not at the top: `synth-nb cancel --help` and a bad JOB_ID (exit 2) need none of the action,
+    # the client or the masking rule (benchmarks/cli_start.py)
     from synth_nb.cli.say import note
     from synth_nb.pipeline import attaching
-    from synth_nb.pipeline.request import Request
     from synth_nb.secrets import mask_text
 
-    request = Request.from_args(args, Path.cwd(), anchor=False)
-    found = attaching.attachment(request, args.job_id, start_local=False, say=note)
-    status = asyncio.run(attaching.cancel(found, timeout=args.timeout))
+    found = attaching.cancel_attachment(args.job_id, backend=args.backend, flow=args.flow, folder=Path.cwd(),
+                                        env_files=args.env_files or (), modal_secrets=args.modal_secrets or (),
+                                        say=note)
+    status = attaching.cancel_job(found, timeout=args.timeout)
     print(mask_text(f"job {found.job_id}: {inert(status)}", tuple(found.hidden)))
     return 0 if status in TERMINAL_STATUSES else 1

@@ -9,31 +9,16 @@ Every answer is read through ``read_bounded``: beyond ``MAX_ANSWER_BYTES`` (deco
 
 from __future__ import annotations
 
-import re
 import time
 
 import httpx
 
+from synth_nb.client._shared import MAX_ANSWER_BYTES, MAX_DEPTH, answer_seconds, too_deep
 from synth_nb.errors import BackendAnswerError
 from synth_nb.secrets._mask import mask_userinfo
 
 __all__ = ["MAX_ANSWER_BYTES", "MAX_DEPTH", "answer_seconds", "check_depth", "read_bounded", "send_bounded",
            "too_deep"]
-
-#: the largest answer read (after content decoding): a page of 10,000 events is about 2-4 MiB
-MAX_ANSWER_BYTES = 64 * 2**20
-#: the deepest nesting of arrays and objects accepted in an answer (the contract's documents use < 10)
-MAX_DEPTH = 64
-#: the bytes that are not JSON structure (quotes and brackets), deleted by ``bytes.translate``
-_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
-#: a string left over once the bracket-free ones are gone (its content holds brackets)
-_STRING = re.compile(rb'"[^"]*"')
-
-
-def answer_seconds(timeout: float | None) -> float:
-    """The longest one answer may take to arrive in full (httpx's timeouts apply to each read alone)."""
-    return max(2 * (timeout or 30.0), 60.0)
-
 
 def _where(response: httpx.Response) -> str:
     request = response.request
@@ -59,29 +44,6 @@ async def read_bounded(response: httpx.Response, *, limit: int = MAX_ANSWER_BYTE
             raise httpx.ReadTimeout(f"the answer was still arriving after {seconds:.0f} s ({size:,} bytes so far)",
                                     request=response.request)
     return b"".join(chunks)
-
-
-def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
-    """Whether the JSON text ``raw`` nests arrays and objects more than ``limit`` levels deep (within a factor
-    of two: one level more than ``limit`` may pass, ``2 * limit`` never does). Linear and in C: the strings
-    and everything but brackets are dropped, then innermost pairs are removed a level per pass."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:  # an event frame, a status document: few brackets at all
-        return False
-    if b"\\" in raw:  # escaped backslashes and quotes would unbalance the quotes
-        raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # adjacent quotes close a string and open the next, or close an empty one: either way nothing between
-    # them is structure, so dropping the pairs keeps the structure exactly
-    structure = raw.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
-    if b'"' in structure:
-        structure = _STRING.sub(b"", structure)
-    for _ in range(limit):
-        if not structure:
-            return False
-        inner = structure.replace(b"[]", b"").replace(b"{}", b"")
-        if len(inner) == len(structure):  # unbalanced, so not JSON: deep if its opening brackets are many
-            return structure.count(b"[") + structure.count(b"{") > limit
-        structure = inner
-    return bool(structure)
 
 
 def check_depth(raw: bytes, response: httpx.Response) -> None:

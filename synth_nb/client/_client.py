@@ -8,15 +8,13 @@ flow: every job call takes the flow's ``FlowEndpoints`` (backend paths as data) 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import platform
-import ssl
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import httpx
 
@@ -34,6 +32,8 @@ from synth_nb.client._parse import (
 )
 from synth_nb.client._reach import NOT_ANSWERED, Reachability
 from synth_nb.client._retry import ErrorStatus, RetryPolicy, with_retries
+from synth_nb.client._shared import as_dict, contract_url, json_body, path_segment, split_credentials
+from synth_nb.client._tls import tls_context
 from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
 from synth_nb.records import Event, MetricPoint
@@ -52,15 +52,6 @@ class RequestOptions(TypedDict, total=False):
     headers: Mapping[str, str] | None
     idempotency_key: str | None
     timeout: float | None
-
-
-@functools.cache
-def _tls_context() -> ssl.SSLContext:
-    """The TLS context of every client of this process (both pools of each): loading the CA bundle costs 20-120
-    ms of CPU, paid once instead of per client (a comparison of 11 runs opens 11 clients; one job, one client).
-    A context holds no connection's state and may serve many; the CA bundle named by ``SSL_CERT_FILE`` /
-    ``SSL_CERT_DIR`` is read when the first client is made."""
-    return httpx.create_ssl_context()
 
 
 class AsyncSynthClient:
@@ -90,7 +81,7 @@ class AsyncSynthClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         options: dict[str, Any] = {"transport": transport, "timeout": httpx.Timeout(timeout), "headers": headers,
-                                   "follow_redirects": True, "auth": auth, "verify": _tls_context()}
+                                   "follow_redirects": True, "auth": auth, "verify": tls_context()}
         self._http = httpx.AsyncClient(**options)
         self._http_options = options
         self._stream_http: httpx.AsyncClient | None = None
@@ -176,11 +167,7 @@ class AsyncSynthClient:
 
     def url_for(self, path: str) -> str:
         """Absolute URL for a contract path; a leading ``/api`` is not doubled."""
-        if path.startswith(("http://", "https://")):
-            return path
-        if path.startswith("/api/") or path == "/api":
-            path = path[len("/api"):]
-        return f"{self._request_base}/{path.lstrip('/')}"
+        return contract_url(self._request_base, path)
 
     # -- core request ---------------------------------------------------------------------------
 
@@ -246,7 +233,7 @@ class AsyncSynthClient:
     async def request_json(self, method: str, path: str, json: Any = None,
                            **options: Unpack[RequestOptions]) -> Any:
         """Like ``request`` but returns the decoded JSON body (``{}`` for an empty body)."""
-        return _json_body(await self.request(method, path, json=json, **options))
+        return json_body(await self.request(method, path, json=json, **options))
 
     # -- files ----------------------------------------------------------------------------------
 
@@ -275,7 +262,7 @@ class AsyncSynthClient:
             "POST", endpoint, files={"file": (path.name, content, _content_type(path))}, data=form,
             idempotency_key=idempotency_key or f"upload-{uuid.uuid4().hex}", timeout=max(self.timeout, 300.0),
         )
-        body = _json_body(response)
+        body = json_body(response)
         if not isinstance(body, dict) or not body.get("id"):
             raise ValidationError(
                 f"upload of {path.name} returned no file id (got {str(body)[:200]!r})",
@@ -289,8 +276,8 @@ class AsyncSynthClient:
                          idempotency_key: str | None = None) -> dict[str, Any]:
         """Create a job; retried only with an Idempotency-Key (one is generated when not given)."""
         key = idempotency_key or uuid.uuid4().hex
-        return _as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
-                                                timeout=180.0))
+        return as_dict(await self.request_json("POST", endpoints.create, json=body, idempotency_key=key,
+                                               timeout=180.0))
 
     async def _first_working(self, kind: str, job_id: str, paths: list[str], **kwargs: Any) -> httpx.Response:
         """GET the first path that does not 404 (remembering it); raise the primary 404 otherwise."""
@@ -312,7 +299,7 @@ class AsyncSynthClient:
     async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """The job's status document (primary path, then the flow's fallback status paths)."""
         paths = [endpoints.status, *endpoints.fallback_status]
-        return _as_dict(_json_body(await self._first_working("status", job_id, paths)))
+        return as_dict(json_body(await self._first_working("status", job_id, paths)))
 
     async def get_events(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
                          limit: int = 200) -> list[Event]:
@@ -360,12 +347,12 @@ class AsyncSynthClient:
         if not endpoints.timeline:
             return []
         response = await self._first_working("timeline", job_id, [endpoints.timeline, *endpoints.fallback_timeline])
-        data = _json_body(response)
+        data = json_body(response)
         return extract_list(data, "events") or extract_list(data, "timeline")
 
     async def cancel(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]:
         """Ask the backend to cancel (safe to repeat, so retried)."""
-        return _as_dict(await self.request_json(
+        return as_dict(await self.request_json(
             "POST", self.job_path(endpoints.cancel, job_id), json={}, idempotency_key=f"cancel-{quote(job_id)}"
         ))
 
@@ -373,7 +360,7 @@ class AsyncSynthClient:
         """Start a job created stopped (SFT); a no-op for flows without a start path."""
         if not endpoints.start:
             return {}
-        return _as_dict(await self.request_json(
+        return as_dict(await self.request_json(
             "POST", self.job_path(endpoints.start, job_id), json={}, idempotency_key=f"start-{job_id}"
         ))
 
@@ -382,32 +369,10 @@ class AsyncSynthClient:
         return [j for j in extract_list(data, "jobs") if isinstance(j, dict)]
 
 
-def path_segment(value: str) -> str:
-    """``value`` as one path segment: percent-encoded, and ``.``/``..`` too (a URL would drop them)."""
-    segment = quote(value, safe="")
-    return segment.replace(".", "%2E") if segment in (".", "..") else segment
-
-
 def _split_credentials(url: str) -> tuple[str, httpx.BasicAuth | None]:
     """``http://user:pw@host/api`` -> (``http://host/api``, basic auth for user/pw)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, None
-    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-    return bare, httpx.BasicAuth(unquote(parts.username or ""), unquote(parts.password or ""))
-
-
-def _json_body(response: httpx.Response) -> Any:
-    if not response.content:
-        return {}
-    try:
-        return response.json()
-    except ValueError:
-        return {"raw": response.text[:1000]}
-
-
-def _as_dict(data: Any) -> dict[str, Any]:
-    return data if isinstance(data, dict) else {"data": data}
+    bare, credentials = split_credentials(url)
+    return bare, httpx.BasicAuth(*credentials) if credentials is not None else None
 
 
 def _content_type(path: Path) -> str:

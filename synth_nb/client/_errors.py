@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import httpx
+from typing import Any, Protocol
 
 from synth_nb.errors import (
     AuthError,
@@ -20,18 +18,38 @@ from synth_nb.errors import (
 from synth_nb.secrets._mask import mask_text, mask_userinfo
 from synth_nb.untrusted import inert
 
-__all__ = ["backend_message", "error_for_response", "network_error"]
+__all__ = ["Answer", "backend_message", "error_for_response", "network_error"]
 
 _MAX_MESSAGE = 500
 
 
-def _parse_body(response: httpx.Response) -> Any:
+class Answer(Protocol):
+    """What an error is made of: an httpx response, or ``synth_nb.client.plain.PlainAnswer``."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def reason_phrase(self) -> str: ...
+
+    @property
+    def request(self) -> Any: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+def _parse_body(response: Answer) -> Any:
+    # RuntimeError: httpx's ResponseNotRead, for a streamed answer whose body was not read (named by its base
+    # class so that this module, which the standard library's transport uses too, imports no httpx)
     try:
         return response.json()
-    except (ValueError, UnicodeDecodeError, httpx.ResponseNotRead):
+    except (ValueError, UnicodeDecodeError, RuntimeError):
         try:
             return response.text
-        except httpx.ResponseNotRead:
+        except RuntimeError:
             return None
 
 
@@ -62,8 +80,9 @@ def _hint(status: int) -> str:
     return "fix the request (config values) and submit again"
 
 
-def error_for_response(response: httpx.Response, *, secrets: list[str] | None = None) -> BackendError:
-    """Build the error for a non-2xx response (401/403 auth, 404, 429, other 4xx validation, 5xx)."""
+def error_for_response(response: Answer, *, secrets: list[str] | None = None) -> BackendError:
+    """Build the error for a non-2xx response (401/403 auth, 404, 429, other 4xx validation, 5xx): httpx's, or
+    the standard library transport's (``synth_nb.client.plain``)."""
     status = response.status_code
     body = _parse_body(response)
     detail = backend_message(body) or response.reason_phrase or "no details"

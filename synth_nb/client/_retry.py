@@ -7,7 +7,6 @@ is the one place that runs an attempt under the policy and turns what is left in
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -18,6 +17,14 @@ import httpx
 import stamina
 
 from synth_nb.client._errors import error_for_response, network_error
+from synth_nb.client._shared import (
+    FIRST_CONTACT_RETRY,
+    FIRST_CONTACT_SECONDS,
+    RETRY_ATTEMPTS,
+    RETRY_WAIT_INITIAL,
+    RETRY_WAIT_MAX,
+    parse_retry_after,
+)
 
 __all__ = ["ErrorStatus", "RetryPolicy", "parse_retry_after", "with_retries"]
 
@@ -27,36 +34,12 @@ T = TypeVar("T")
 # them into terminals and notebook cells. Applications that configure logging still receive them.
 logging.getLogger("stamina").addHandler(logging.NullHandler())
 
-#: never sleep longer than this for one Retry-After, whatever the server says
-MAX_RETRY_AFTER = 60.0
-#: how long a backend that never answered is tried before the client says it cannot be reached: the
-#: retry budget is for a backend that answered before and stopped (a restart, a deploy), not for a typo
-FIRST_CONTACT_SECONDS = 2.0
-FIRST_CONTACT_RETRY = 0.5
-
-
 class ErrorStatus(Exception):
     """Raised inside a retry block for an error response: retried when the policy says so (429, 5xx)."""
 
     def __init__(self, response: httpx.Response) -> None:
         self.response = response
         super().__init__(f"HTTP {response.status_code}")
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - time.time()
-    return max(0.0, min(seconds, MAX_RETRY_AFTER))
 
 
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -68,9 +51,9 @@ _NOT_CONNECTED = (httpx.ConnectError, httpx.ConnectTimeout)
 class RetryPolicy:
     """Which failures to retry for one request, and how often."""
 
-    attempts: int = 6
-    wait_initial: float = 0.25
-    wait_max: float = 10.0
+    attempts: int = RETRY_ATTEMPTS
+    wait_initial: float = RETRY_WAIT_INITIAL
+    wait_max: float = RETRY_WAIT_MAX
     #: True for GETs and for POSTs that carry an Idempotency-Key
     replay_safe: bool = True
     #: the backend never answered this client: connecting is given up after ``FIRST_CONTACT_SECONDS``

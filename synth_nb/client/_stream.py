@@ -22,20 +22,18 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 
 from synth_nb.client._bounds import MAX_ANSWER_BYTES, read_bounded, too_deep
-from synth_nb.client._client import path_segment
 from synth_nb.client._parse import EventRecord, SeqNumbering, parse_events, strict_event_record
 from synth_nb.client._retry import ErrorStatus
+from synth_nb.client._shared import path_segment
 from synth_nb.client._sse import SseFrame, SseSplitter
 from synth_nb.contract import FlowEndpoints
-from synth_nb.errors import BackendAnswerError, NetworkError, RateLimitedError, ServerError
+from synth_nb.errors import TRANSIENT_ERRORS, BackendAnswerError
 from synth_nb.records import TERMINAL_STATUSES, Event, normalize_status
 
 __all__ = ["TRANSIENT_ERRORS", "EventStream", "StreamClient"]
 
 T = TypeVar("T")
 
-#: errors a long-running watcher rides out (after the per-request retries gave up)
-TRANSIENT_ERRORS = (NetworkError, ServerError, RateLimitedError)
 
 EventSink = Callable[[Event], Any] | Callable[[list[EventRecord]], Any]
 FrameSink = Callable[[str, dict[str, Any]], Any]

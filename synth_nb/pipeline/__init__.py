@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from synth_nb.pipeline.backend_keys import share_keys
     from synth_nb.pipeline.bundle import RunRecord, find_bundle, record_run
     from synth_nb.pipeline.bundled_apps import example_task_app_url
-    from synth_nb.pipeline.clients import attach_target, rebuild_job, secret_values, submit_plan
+    from synth_nb.pipeline.clients import rebuild_job, secret_values, submit_plan
     from synth_nb.pipeline.follow import record_path, start_recording
     from synth_nb.pipeline.preflight import (
         TaskAppCheck,
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         EmbeddedBackend,
         Target,
         api_key,
+        attach_target,
         local_backend,
         resolve_target,
         stop_local_backend,
@@ -70,7 +71,7 @@ _EXPORTS = {
     "find_bundle": "synth_nb.pipeline.bundle",
     "record_run": "synth_nb.pipeline.bundle",
     "example_task_app_url": "synth_nb.pipeline.bundled_apps",
-    "attach_target": "synth_nb.pipeline.clients",
+    "attach_target": "synth_nb.pipeline.target",
     "rebuild_job": "synth_nb.pipeline.clients",
     "secret_values": "synth_nb.pipeline.clients",
     "submit_plan": "synth_nb.pipeline.clients",

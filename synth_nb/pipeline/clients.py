@@ -1,5 +1,5 @@
-"""One client per job: a plan submitted over a client of its own (``submit_plan``), a job rebuilt from its
-backend over one (``rebuild_job``), and where a job lives (``attach_target``), so each job can move on its own.
+"""One client per job: a plan submitted over a client of its own (``submit_plan``) and a job rebuilt from its
+backend over one (``rebuild_job``), so each job can move on its own (where a job lives: ``target.attach_target``).
 
 A job's client is closed here only when the submission or the rebuild failed; afterwards the client belongs
 to the job (``job.client``) and whoever follows the job closes it.
@@ -7,25 +7,23 @@ to the job (``job.client``) and whoever follows the job closes it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-import httpx
 from pydantic import SecretStr
 
 from synth_nb import job as job_layer
-from synth_nb.backend import LOCAL, display_url
+from synth_nb.backend import display_url
 from synth_nb.client import AsyncSynthClient
 from synth_nb.errors import ConfigError
 from synth_nb.flows import flow_named_in, get_flow, guess_flow
-from synth_nb.pipeline.target import Target, resolve_target
+from synth_nb.pipeline.target import Target
 
 if TYPE_CHECKING:
     from synth_nb.job import Job, JobRegistry
     from synth_nb.plan import Plan
 
-__all__ = ["attach_target", "rebuild_job", "say_connecting", "secret_values", "submit_plan"]
+__all__ = ["rebuild_job", "say_connecting", "secret_values", "submit_plan"]
 
 
 def _client(target: Target, api_key: str) -> AsyncSynthClient:
@@ -73,38 +71,6 @@ def say_connecting(target: Target, say: Callable[[str], None]) -> None:
     refused connection is retried (about 2 s, ``synth_nb.client._retry``) the user knows what is tried."""
     if not target.is_embedded:
         say(f"connecting to {display_url(target.url)} …")
-
-
-def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True,
-                  say: Callable[[str], None] = print) -> Target:
-    """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
-
-    A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
-    at the URL it was sent to any more, the data folder's backend is found (or started) again, on whatever
-    port it has.
-
-    A job this folder never sent, with no backend named (``--backend`` or ``SYNTH_BACKEND_OVERRIDE``), is a
-    ``ConfigError``: asking the hosted default would only answer with a network error about somewhere else.
-    """
-    if backend:
-        return resolve_target(backend, start_local=start_local, say=say)
-    record = registry.get(job_id)
-    if record is None and not os.environ.get("SYNTH_BACKEND_OVERRIDE", "").strip():
-        raise ConfigError(f"job {job_id} is not in this folder's jobs ({registry.folder})", key="backend",
-                          hint="`synth-nb jobs` lists them; for a job sent from elsewhere pass --backend URL")
-    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local, say=say)
-    if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
-        return resolve_target(LOCAL, say=say)
-    return target
-
-
-def _answers(url: str) -> bool:
-    """Whether a server answers at ``url`` at all (any HTTP status counts)."""
-    try:
-        httpx.get(url.rstrip("/") + "/health", timeout=5.0)
-    except httpx.HTTPError:
-        return False
-    return True
 
 
 def secret_values(api_key: str, plans: Iterable[Plan]) -> list[str]:

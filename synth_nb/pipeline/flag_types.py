@@ -26,7 +26,7 @@ _DECIMAL = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 def shown(text: str) -> str:
     """A refused value as a message shows it (secrets masked: ``synth_nb.secrets.redact.shown``); imported when a
-    value is refused, since the masking rule imports pydantic, which parsing good flags need not."""
+    value is refused: parsing good flags needs none of the masking rule's patterns."""
     from synth_nb.secrets.redact import shown as masked
 
     return masked(text)

@@ -11,20 +11,26 @@ by later kernels and commands, so jobs outlive a kernel restart (``synth-nb back
 from __future__ import annotations
 
 import importlib.util
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from synth_nb.backend import LOCAL, display_url, normalize_backend_url, resolve_backend
 from synth_nb.errors import ConfigError, SecretsError
-from synth_nb.secrets import SYNTH_API_KEY, SecretBundle, missing_keys_error
+from synth_nb.secrets import SYNTH_API_KEY, missing_keys_error
+
+if TYPE_CHECKING:
+    from synth_nb.job.registry import JobRegistry
+    from synth_nb.secrets import SecretBundle
 
 __all__ = [
     "EmbeddedBackend",
     "Target",
     "api_key",
+    "attach_target",
     "local_backend",
     "resolve_target",
     "running_local_target",
@@ -207,3 +213,39 @@ def api_key(target: Target, bundles: Iterable[SecretBundle | None]) -> str:
     if not keys:
         raise missing_keys_error([SYNTH_API_KEY])
     return keys.pop()
+
+
+def attach_target(job_id: str, backend: str | None, registry: JobRegistry, *, start_local: bool = True,
+                  say: Callable[[str], None] = print) -> Target:
+    """Where a job lives: ``--backend``, else the backend it was submitted to (registry), else the default.
+
+    A job sent to the embedded backend stays in its data folder when the process stops: if nothing answers
+    at the URL it was sent to any more, the data folder's backend is found (or started) again, on whatever
+    port it has.
+
+    A job this folder never sent, with no backend named (``--backend`` or ``SYNTH_BACKEND_OVERRIDE``), is a
+    ``ConfigError``: asking the hosted default would only answer with a network error about somewhere else.
+    """
+    if backend:
+        return resolve_target(backend, start_local=start_local, say=say)
+    record = registry.get(job_id)
+    if record is None and not os.environ.get("SYNTH_BACKEND_OVERRIDE", "").strip():
+        raise ConfigError(f"job {job_id} is not in this folder's jobs ({registry.folder})", key="backend",
+                          hint="`synth-nb jobs` lists them; for a job sent from elsewhere pass --backend URL")
+    target = resolve_target(record.backend_url if record is not None else None, start_local=start_local, say=say)
+    if record is not None and record.embedded and not target.is_embedded and not _answers(target.url):
+        return resolve_target(LOCAL, say=say)
+    return target
+
+
+def _answers(url: str) -> bool:
+    """Whether a server answers at ``url`` at all (any HTTP status counts): one GET of its ``/health``."""
+    from http.client import HTTPException
+
+    from synth_nb.local.probe import probe_get
+
+    try:
+        probe_get(url.rstrip("/") + "/health", timeout=5.0)
+    except (OSError, HTTPException):
+        return False
+    return True

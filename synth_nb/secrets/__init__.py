@@ -8,12 +8,19 @@ the working directory. See ``synth_nb.secrets._resolve``.
 from typing import TYPE_CHECKING
 
 from synth_nb._lazy import exports
-from synth_nb.secrets._keys import ENVIRONMENT_API_KEY, SECRET_KEYS, SETTING_KEYS, SYNTH_API_KEY
+from synth_nb.secrets._keys import (
+    ENVIRONMENT_API_KEY,
+    SECRET_KEYS,
+    SETTING_KEYS,
+    SYNTH_API_KEY,
+    missing_keys_error,
+)
 
 if TYPE_CHECKING:
-    from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle, missing_keys_error
-    from synth_nb.secrets._mask import mask, mask_text, mask_userinfo
+    from synth_nb.secrets._bundle import ResolvedSecret, ResolvedSetting, SecretBundle
+    from synth_nb.secrets._mask import mask, mask_text, mask_userinfo, secret_parts
     from synth_nb.secrets._resolve import resolve_secrets
+    from synth_nb.secrets._sources import secret_values
 
 #: public name -> its module, imported on first use (``synth_nb._lazy``): masking needs no ``.env`` reader, and
 #: a command that only masks or parses flags (``synth-nb cancel --help``) does not import the resolution
@@ -21,11 +28,12 @@ _EXPORTS = {
     "ResolvedSecret": "synth_nb.secrets._bundle",
     "ResolvedSetting": "synth_nb.secrets._bundle",
     "SecretBundle": "synth_nb.secrets._bundle",
-    "missing_keys_error": "synth_nb.secrets._bundle",
     "mask": "synth_nb.secrets._mask",
     "mask_text": "synth_nb.secrets._mask",
     "mask_userinfo": "synth_nb.secrets._mask",
+    "secret_parts": "synth_nb.secrets._mask",
     "resolve_secrets": "synth_nb.secrets._resolve",
+    "secret_values": "synth_nb.secrets._sources",
 }
 __getattr__ = exports(__name__, _EXPORTS)
 
@@ -42,4 +50,6 @@ __all__ = [
     "mask_userinfo",
     "missing_keys_error",
     "resolve_secrets",
+    "secret_parts",
+    "secret_values",
 ]

@@ -7,35 +7,10 @@ from dataclasses import dataclass, field, replace
 
 from pydantic import SecretStr
 
-from synth_nb.errors import SecretsError
-from synth_nb.secrets._keys import SETTING_KEYS
-from synth_nb.secrets._mask import mask
+from synth_nb.secrets._keys import SETTING_KEYS, missing_keys_error
+from synth_nb.secrets._mask import mask, secret_parts
 
 __all__ = ["ResolvedSecret", "ResolvedSetting", "SecretBundle", "missing_keys_error"]
-
-_HOW_TO_SET = (
-    "export it, put it in a .env file next to the config (or any parent folder), "
-    "pass --env-file PATH, or --modal-secret NAME"
-)
-
-
-def missing_keys_error(names: Iterable[str], *, looked_in: Iterable[str] = (),
-                       blank: Mapping[str, str] | None = None, near: Mapping[str, str] | None = None
-                       ) -> SecretsError:
-    """``missing required key(s) A, B (looked in: ...; A is empty at FILE:LINE; found A_: did you mean A (in
-    FILE line N)?): <how to set them>``.
-
-    Names the sources that were read, any ``.env`` line that sets a key to nothing and any that sets a
-    misspelt name; never a value.
-    """
-    names = list(names)
-    noun = "key" if len(names) == 1 else "keys"
-    where = [f"looked in: {', '.join(looked_in)}"] if looked_in else []
-    where += [f"{name} is empty at {(blank or {})[name]}" for name in names if name in (blank or {})]
-    where += [(near or {})[name] for name in names if name in (near or {}) and name not in (blank or {})]
-    detail = f" ({'; '.join(where)})" if where else ""
-    return SecretsError(f"missing required {noun} {', '.join(names)}{detail}: {_HOW_TO_SET}")
-
 
 @dataclass(frozen=True)
 class ResolvedSecret:
@@ -93,13 +68,8 @@ class SecretBundle:
 
     def values(self) -> list[SecretStr]:
         """Every secret value (aliases split), for masking previews and logs."""
-        out: list[SecretStr] = []
-        for item in self.secrets.values():
-            out.append(item.value)
-            raw = item.value.get_secret_value()
-            if "," in raw:
-                out.extend(SecretStr(part.strip()) for part in raw.split(",") if part.strip())
-        return out
+        return [SecretStr(part) for item in self.secrets.values()
+                for part in secret_parts(item.value.get_secret_value())]
 
     def missing(self, keys: Iterable[str]) -> list[str]:
         """The ``keys`` that were not found, in the order given."""

@@ -11,7 +11,6 @@ Only a regular file is read (``--env-file /dev/zero`` or a FIFO would be read fo
 
 from __future__ import annotations
 
-import difflib
 import io
 import os
 import re
@@ -19,11 +18,12 @@ import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from dotenv import dotenv_values
-from dotenv.parser import Binding, parse_stream
+from typing import TYPE_CHECKING
 
 from synth_nb.errors import SecretsError
+
+if TYPE_CHECKING:
+    from dotenv.parser import Binding
 
 __all__ = ["DotenvFile", "find_dotenv_upwards", "load_dotenv_file", "near_misses", "read_dotenv", "source_label"]
 
@@ -54,12 +54,14 @@ class DotenvFile:
 def near_misses(file: DotenvFile, wanted: Collection[str]) -> dict[str, str]:
     """``{wanted key: "found NAME: did you mean KEY (in FILE line N)?"}`` for each key of ``file`` that is no
     key of ``wanted`` but close to one (``ENVIRONMENT_APIKEY``, ``synth_api_key``), as TOML keys get."""
+    from difflib import get_close_matches  # why here: as python-dotenv, only once a .env file was read
+
     out: dict[str, str] = {}
     by_upper = {k.upper(): k for k in wanted}
     for name, line in file.lines.items():
         if name in wanted:
             continue
-        close = difflib.get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.85)
+        close = get_close_matches(name.upper(), list(by_upper), n=1, cutoff=0.85)
         if close and by_upper[close[0]] not in out:
             key = by_upper[close[0]]
             out[key] = f"found {name}: did you mean {key} (in {file.path} line {line})?"
@@ -86,6 +88,11 @@ def load_dotenv_file(path: str | Path, known_keys: Collection[str] = ()) -> Dote
     unreadable, not UTF-8 text, has a line python-dotenv cannot parse, or writes one of ``known_keys``
     without ``=``.
     """
+    # python-dotenv is imported once a file is read (26 ms of CPU): looking for a .env that is not there, as
+    # ``synth-nb cancel`` does in most folders, needs none of it (``benchmarks/cli_start.py``)
+    from dotenv import dotenv_values
+    from dotenv.parser import parse_stream
+
     path = Path(path)
     text = _decode(path, _read_bytes(path))
     if text.count("\n") > MAX_LINES:

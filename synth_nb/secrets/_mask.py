@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
-__all__ = ["MASK_CHAR", "mask", "mask_text", "mask_userinfo"]
+__all__ = ["MASK_CHAR", "mask", "mask_text", "mask_userinfo", "revealed", "secret_parts"]
 
 MASK_CHAR = "•"
 _MIN_LEN_FOR_TAIL = 12
 _TAIL = 4
+
+
+def revealed(value: Any) -> Any:
+    """The value a ``SecretStr`` (or anything holding a secret the same way) holds; any other value as it is.
+
+    Asked of the object, not checked against pydantic's class: the masking rule imports no pydantic, which a
+    command that only masks what it prints (``synth-nb cancel``) need not load."""
+    reveal = getattr(value, "get_secret_value", None)
+    return reveal() if callable(reveal) else value
+
+
+def secret_parts(raw: str) -> list[str]:
+    """A secret's value and, for a comma list (``ENVIRONMENT_API_KEY_ALIASES``), each of its keys: what masking
+    must find of it in a text."""
+    return [raw, *(part.strip() for part in raw.split(",") if part.strip())] if "," in raw else [raw]
 
 
 def mask(value: str | SecretStr | None) -> str:
@@ -22,7 +38,7 @@ def mask(value: str | SecretStr | None) -> str:
     """
     if value is None:
         return ""
-    raw = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    raw = str(revealed(value))
     if not raw:
         return ""
     if len(raw) < _MIN_LEN_FOR_TAIL:
@@ -51,7 +67,7 @@ def mask_text(text: str, secrets: list[str | SecretStr] | tuple[Any, ...]) -> st
     credentials of every URL in it (``mask_userinfo``)."""
     values = []
     for s in secrets:
-        raw = s.get_secret_value() if isinstance(s, SecretStr) else s
+        raw = revealed(s)
         if raw:
             values.append(raw)
     for raw in sorted(values, key=len, reverse=True):

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
+from synth_nb.secrets._mask import mask, mask_userinfo, revealed
 
-from synth_nb.secrets._mask import mask, mask_userinfo
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 __all__ = ["is_secret_key", "looks_like_secret", "redact", "redact_value", "shown"]
 
@@ -74,7 +75,7 @@ def looks_like_secret(value: object) -> bool:
 
 
 def _raw(secret: str | SecretStr) -> str:
-    return secret.get_secret_value() if isinstance(secret, SecretStr) else secret
+    return revealed(secret)
 
 
 def redact(text: str, secrets: Iterable[str | SecretStr] = ()) -> str:

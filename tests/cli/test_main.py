@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from minimal_configs import MINIMAL_GEPA
 
@@ -106,3 +109,28 @@ def test_cancel_parses_its_flags_without_importing_a_flow_the_client_or_the_acti
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert proc.stderr.strip().splitlines()[-1] == "[]"
     assert "--flow {prompt_learning,rl,sft}" in proc.stdout
+
+
+def test_cancel_of_a_job_imports_no_httpx_asyncio_pydantic_or_flow(backend: Any, tmp_path: Path) -> None:
+    """``synth-nb cancel JOB_ID`` against a real backend: found by a status read, cancelled and confirmed, with the
+    standard library's HTTP client (``PlainClient``) and each flow's ``jobs`` data: no httpx, asyncio, stamina,
+    pydantic, flow module, action sequence or ``.env`` parser is imported (``benchmarks/cli_start.py``)."""
+    with httpx.Client(base_url=backend.api_url, headers={"Authorization": f"Bearer {backend.api_key}"},
+                      trust_env=False, timeout=60) as http:  # a queued job (created, never started)
+        job_id = http.post("/learning/jobs", json={"metadata": {"local_executor": "replay", "recording": "sft"}}
+                           ).json()["id"]
+    heavy = ("httpx", "asyncio", "stamina", "pydantic", "dotenv", "synth_nb.flows.base",
+             "synth_nb.flows.prompt_learning.flow", "synth_nb.flows.rl.flow", "synth_nb.flows.sft.flow",
+             "synth_nb.client._client", "synth_nb.records", "synth_nb.pipeline.actions", "synth_nb.pipeline.request",
+             "synth_nb.pipeline.prepare", "synth_nb.secrets._bundle")
+    code = ("import json, sys\nfrom synth_nb.cli.main import main\n"
+            f"code = main(['cancel', {job_id!r}, '--backend', {backend.url!r}])\n"
+            f"print(json.dumps([code, sorted(m for m in {heavy!r} if m in sys.modules)]), file=sys.stderr)")
+    env = {k: v for k, v in os.environ.items() if k not in ("SYNTH_BACKEND_OVERRIDE", "HTTP_PROXY", "HTTPS_PROXY",
+                                                            "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=env | {"SYNTH_API_KEY": backend.api_key, "SYNTH_NB_BACKEND_DIR": str(tmp_path / "none")},
+                          check=True)
+    assert json.loads(proc.stderr.strip().splitlines()[-1]) == [0, []]
+    assert proc.stdout.strip() == f"job {job_id}: cancelled"
+    assert backend.api_key not in proc.stdout + proc.stderr

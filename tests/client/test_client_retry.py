@@ -83,3 +83,46 @@ async def test_persistent_429_and_5xx_become_typed_errors(no_backoff) -> None:
         with pytest.raises(ServerError, match="internal") as info:
             await client.get_status(RL, "job_1")
     assert info.value.status_code == 500
+
+
+@pytest.mark.parametrize("replay_safe", [True, False])
+@pytest.mark.parametrize("first_contact", [True, False])
+def test_the_plain_client_retries_what_the_policy_retries(replay_safe: bool, first_contact: bool) -> None:
+    """``PlainClient`` (``synth-nb cancel``) decides as ``RetryPolicy`` does, for every status and failure kind."""
+    from synth_nb.client import plain
+
+    policy = RetryPolicy(replay_safe=replay_safe, first_contact=first_contact)
+    request = httpx.Request("GET", "http://x")
+    for code, headers in ((429, {"Retry-After": "2"}), (429, {}), (500, {}), (502, {}), (404, {}), (422, {})):
+        answer = plain.PlainAnswer(code, "", {k.lower(): v for k, v in headers.items()}, b"",
+                                   plain.PlainRequest("GET", "http://x"))
+        wait = plain._retry_after_status(answer, 1, replay_safe=replay_safe)
+        expected = policy.should_retry(_status(code, **headers))
+        assert (wait is not None) == bool(expected), (code, headers)
+        if isinstance(expected, float) and not isinstance(expected, bool):
+            assert wait == expected
+    for ours, theirs in ((plain.ConnectError("refused"), httpx.ConnectError("refused", request=request)),
+                         (plain.ConnectTimeout("slow"), httpx.ConnectTimeout("slow", request=request)),
+                         (plain.ReadError("reset"), httpx.ReadError("reset", request=request)),
+                         (plain.ReadTimeout("slow"), httpx.ReadTimeout("slow", request=request)),
+                         (plain.RemoteProtocolError("junk"), httpx.RemoteProtocolError("junk", request=request))):
+        wait = plain._retry_after_failure(ours, 1, replay_safe=replay_safe, first_contact=first_contact,
+                                          started=policy.started)
+        assert (wait is not None) == bool(policy.should_retry(theirs)), type(ours).__name__
+
+
+def test_the_plain_client_leaves_a_proxied_backend_to_httpx() -> None:
+    """A proxy named in the environment for the backend's URL (as httpx reads it) sends ``cancel`` through httpx."""
+    from synth_nb.client import PlainClient
+
+    assert PlainClient.serves("http://127.0.0.1:8000", {}) and PlainClient.serves("https://api.example.com", {})
+    assert not PlainClient.serves("http://127.0.0.1:8000", {"HTTP_PROXY": "http://proxy:3128"})
+    assert not PlainClient.serves("https://api.example.com", {"https_proxy": "http://proxy:3128"})
+    assert not PlainClient.serves("https://api.example.com", {"ALL_PROXY": "socks5://proxy:1080"})
+    assert PlainClient.serves("https://api.example.com", {"HTTP_PROXY": "http://proxy:3128"})  # http only
+    bypassed = {"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "localhost,.example.com,example.net"}
+    assert PlainClient.serves("https://api.example.com", bypassed)
+    assert not PlainClient.serves("https://example.com", bypassed)  # ".example.com": its subdomains only
+    assert PlainClient.serves("https://example.net", bypassed) and PlainClient.serves("https://a.example.net", bypassed)
+    assert not PlainClient.serves("https://example.org", bypassed)
+    assert PlainClient.serves("https://example.org", {"HTTPS_PROXY": "http://proxy:3128", "no_proxy": "*"})

@@ -22,7 +22,7 @@ from hostile_backend import (
 )
 from hostile_sandbox import Tree, assert_clean, synth_nb
 
-from synth_nb.client import AsyncSynthClient, EventStream
+from synth_nb.client import AsyncSynthClient, EventStream, PlainClient
 from synth_nb.errors import BackendAnswerError
 from synth_nb.flows import get_flow
 
@@ -54,6 +54,20 @@ def test_a_200_mib_status_is_refused_past_64_mib_naming_the_url(declared: bool, 
     assert_clean(ran)
     [line] = ran.error_lines()
     assert "64 MiB" in line and f"{hostile.url}/api/prompt-learning/online/jobs/{job.id}" in line
+
+
+@pytest.mark.parametrize("body", [nested_body(200_000), huge_body(200), huge_body(200, declared=True)],
+                         ids=["deep", "streamed", "declared"])
+def test_the_plain_client_of_cancel_refuses_the_same_answers(body: Body, hostile: HostileBackend) -> None:
+    """``synth-nb cancel``'s client (the standard library's HTTP client) keeps the bounds of httpx's: the same
+    one-line refusal naming the URL."""
+    job = hostile.add(HostileJob(good_id(), status_body=body))
+    client = PlainClient(hostile.url, hostile.api_key)
+    with pytest.raises(BackendAnswerError) as refused:
+        client.get_status(get_flow("prompt_learning").endpoints, job.id)
+    line = str(refused.value)
+    assert "nested deeper than 64 levels" in line or "64 MiB" in line
+    assert f"GET {hostile.url}/api/prompt-learning/online/jobs/{job.id}" in line and "\n" not in line
 
 
 @pytest.mark.parametrize("body", [nested_body(100_000), huge_body(80)], ids=["deep", "huge"])

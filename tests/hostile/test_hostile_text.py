@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 from hostile_backend import HOSTILE_TEXT, HostileBackend, control_text_job, good_job
 from hostile_sandbox import COMMAND_SECONDS, RAW_CONTROL, Tree, assert_clean, environment, synth_nb
 
@@ -93,10 +94,13 @@ def test_the_live_chart_shows_the_backends_text_escaped(hostile: HostileBackend,
     assert "\\x1b]0;pwned-title" in everything  # shown, escaped
 
 
-def test_an_error_answer_is_one_line_with_the_backends_words_escaped(hostile: HostileBackend, work: Path) -> None:
+@pytest.mark.parametrize("command", ["attach", "cancel"])
+def test_an_error_answer_is_one_line_with_the_backends_words_escaped(command: str, hostile: HostileBackend,
+                                                                     work: Path) -> None:
+    """``attach`` (httpx) and ``cancel`` (the standard library's HTTP client) say it alike."""
     job = hostile.add(good_job())
     job.status_code, job.status = 403, {"detail": f"denied\n{HOSTILE_TEXT}"}
-    ran = synth_nb(work, "attach", job.id, "--backend", hostile.url, "--flow", "prompt_learning")
+    ran = synth_nb(work, command, job.id, "--backend", hostile.url, "--flow", "prompt_learning")
     assert ran.code == 1, ran.text
     assert_clean(ran)
     [line] = ran.error_lines()

@@ -8,6 +8,7 @@ a second cancel of the ended job sends nothing.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from collections.abc import Iterator
@@ -76,9 +77,15 @@ def _long_job(backend: Any) -> str:
     return str(job["id"])
 
 
+@pytest.mark.parametrize("transport", ["standard library", "httpx"])
 def test_cancel_is_sent_before_any_events_page_and_confirmed_by_status_reads(
-        seen_backend: tuple[Any, list[Requests]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        transport: str, seen_backend: tuple[Any, list[Requests]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """Over the blocking ``PlainClient``, and over httpx as when a proxy is named for the backend."""
+    if transport == "httpx":
+        from synth_nb.client import PlainClient
+
+        monkeypatch.setattr(PlainClient, "serves", staticmethod(lambda url, environ=None: False))
     backend, holder = seen_backend
     job_id = _long_job(backend)
     seen = holder[0].seen
@@ -98,3 +105,31 @@ def test_cancel_is_sent_before_any_events_page_and_confirmed_by_status_reads(
     assert main(["cancel", job_id, "--backend", backend.url]) == 0  # it has ended: said, nothing sent
     assert capsys.readouterr().out.strip() == f"job {job_id}: cancelled"
     assert {method for method, path in seen[again:] if job_id in path} == {"GET"}  # status reads only
+
+
+@pytest.mark.parametrize("own_env_file", [False, True])
+def test_the_cancel_keys_are_those_the_request_resolves(own_env_file: bool, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``synth-nb cancel`` resolves its keys without the pydantic bundle: the same key sent and the same values
+    masked (a comma list's parts included) as ``attachment`` finds through the request's secret sources."""
+    from synth_nb.pipeline.attaching import attachment, cancel_attachment
+    from synth_nb.pipeline.request import Request
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("SYNTH_API_KEY", "SYNTH_BACKEND_OVERRIDE", "ENVIRONMENT_API_KEY", "ENVIRONMENT_API_KEY_ALIASES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SYNTH_NB_BACKEND_DIR", str(tmp_path / "no-backend"))
+    monkeypatch.setenv("ENVIRONMENT_API_KEY", "sk_env_from_environment_0123")
+    (tmp_path / ".env").write_text("SYNTH_API_KEY=sk_synth_from_dotenv_0123456789\n"
+                                   "ENVIRONMENT_API_KEY=sk_env_from_dotenv_0123\n"
+                                   "ENVIRONMENT_API_KEY_ALIASES=sk_alias_one_0123,sk_alias_two_4567\n")
+    (tmp_path / "own.env").write_text("SYNTH_API_KEY=sk_synth_from_env_file_0123456789\n")
+    env_files = ["own.env"] if own_env_file else []
+    url = "http://127.0.0.1:9"  # nothing is asked of it
+    lean = cancel_attachment("pl_x", backend=url, flow=None, folder=tmp_path, env_files=env_files)
+    args = argparse.Namespace(backend=url, env_files=env_files, modal_secrets=None, flow=None)
+    full = attachment(Request.from_args(args, tmp_path, anchor=False), "pl_x", start_local=False)
+    assert lean.key == full.key == ("sk_synth_from_env_file_0123456789" if own_env_file
+                                    else "sk_synth_from_dotenv_0123456789")
+    assert set(lean.hidden) == set(full.hidden) >= {"sk_env_from_environment_0123", "sk_alias_one_0123"}
+    assert lean.target == full.target

@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ConfigError, SecretsError
 from synth_nb.flows._common import (
     backend_for,
@@ -30,12 +29,12 @@ from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.prompt_learning.checks import MIPRO_POOLS
 from synth_nb.flows.prompt_learning.defaults import fill_prompt_learning_defaults
+from synth_nb.flows.prompt_learning.jobs import JOBS
 from synth_nb.plan import Plan, Step, TaskApp
 from synth_nb.secrets import SecretBundle
 from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints.of_jobs("/prompt-learning/online/jobs",
-                                  also_under=("/learning/jobs", "/orchestration/jobs"))
+ENDPOINTS = JOBS.endpoints
 
 __all__ = ["ENDPOINTS", "build_body", "build_plan", "resolve_task_url", "with_rollout_limit"]
 

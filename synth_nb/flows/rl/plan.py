@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import OverrideError
 from synth_nb.flows import catalogue
 from synth_nb.flows._common import (
@@ -24,13 +23,12 @@ from synth_nb.flows._common import (
 )
 from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides, shown_flag_value
+from synth_nb.flows.rl.jobs import JOBS
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import SecretBundle
 from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints.of_jobs("/rl/jobs", also_under=("/learning/jobs", "/orchestration/jobs"),
-                                 metrics_also_under=("/learning/jobs",), timeline=True,
-                                 timeline_also_under=("/learning/jobs",))
+ENDPOINTS = JOBS.endpoints
 
 VERIFY_PATH = "/rl/verify_task_app"
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import DatasetError, OverrideError
 from synth_nb.flows import catalogue
 from synth_nb.flows._common import (
@@ -27,11 +26,12 @@ from synth_nb.flows._common import (
 from synth_nb.flows.base import ConfigLike, Flow
 from synth_nb.flows.overrides import Overrides, shown_flag_value
 from synth_nb.flows.sft.dataset import validate_jsonl
+from synth_nb.flows.sft.jobs import JOBS
 from synth_nb.plan import Plan, Step
 from synth_nb.secrets import SecretBundle
 from synth_nb.secrets.redact import redact
 
-ENDPOINTS = FlowEndpoints.of_jobs("/learning/jobs", start=True, timeline=True)
+ENDPOINTS = JOBS.endpoints
 
 #: hyper-parameters sent when present, in 0.2.24's order (``n_epochs`` is always sent, default 1)
 _HP_KEYS = ("batch_size", "global_batch", "per_device_batch", "gradient_accumulation_steps",
