@@ -21,6 +21,7 @@ and evaluations at the measured pace.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import os
 import secrets
@@ -39,9 +40,9 @@ from synth_nb.local.training.model_choice import choose_model
 
 __all__ = ["STEPS", "dry_files", "dry_training"]
 
-#: training steps the dry run takes: the first warms up, the others give the steady pace (RL's is their
-#: median: one RL step is a fraction of a second, and one the machine's other work slowed, or the last of a
-#: fresh worker's warm-up, can be twice as long as the others)
+#: training steps the dry run takes: the first warms up, the others give the steady pace (their median: one
+#: step is a fraction of a second, and one the machine's other work slowed, or the last of a fresh worker's
+#: warm-up, can be twice as long as the others)
 STEPS = {"sft": 4, "rl": 4}
 #: the dry run is cancelled past this (the client waits up to 600 s for the whole dry run)
 LIMIT_S = 420.0
@@ -169,13 +170,13 @@ def _sft_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
     samples = [t for t in ctx.times(_SFT_SAMPLE) if t > steps[-1]]
     validation = next((t for t, name, _ in ctx.metrics if name == "val.loss" and t > steps[-1]), None)
     evaluation = (max(samples, default=validation or steps[-1]) - steps[-1]) if validated else 0.0
-    finish = ctx.first("sft.training.finish")
-    trained = _number((finish or (0.0, {}))[1].get("train_seconds"))
-    # the worker's own count of its steps' seconds; the events' arrival times also hold the backend's waits
-    step_seconds = trained / len(steps) if trained else (steps[-1] - steps[0]) / (len(steps) - 1)
+    # the median time between the steps' losses as they arrived: the steps after the first (which also warms
+    # up), each with what the job does between two steps, one the machine's other work slowed left out
+    step_seconds = statistics.median(later - earlier for earlier, later in itertools.pairwise(steps))
     return {"model": started[1].get("model"), "load_seconds": started[0], **_start_cpu(started[1]),
             "steps": len(steps), "step_seconds": step_seconds, "evaluation_seconds": evaluation,
             "job_steps": job_steps, "job_evaluations": _periodic(job_steps, settings["eval_steps"]) if validated else 0,
+            "step_what": f"one optimiser step; the median of the {len(steps) - 1} after the first",
             "evaluation_what": f"validation loss on {started[1].get('n_validation')} examples and sample replies"}
 
 
