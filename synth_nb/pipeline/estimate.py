@@ -142,7 +142,7 @@ def _trained(training: DryTraining) -> tuple[float, str]:
     if training.job_evaluations:
         how += (f" + {training.job_evaluations:,} evaluations x {training.evaluation_seconds:.2f} s "
                 f"({training.evaluation_what})")
-    if training.startup_seconds < training.load_seconds:
+    if training.load_seconds - training.startup_seconds >= 0.1:  # said only where it changes the figure
         how += (f", with the start-up counted as {training.startup_seconds:.1f} s: its {training.load_cpu_seconds:.1f} s "
                 f"of CPU at {training.contention:.1f}x (load {training.load_average:.1f} on {training.cores} cores), "
                 "the rest a wait of the dry run's worker (for the disk, or the machine's other work)")
