@@ -8,7 +8,8 @@ report read from the backend: rollouts, tokens, cost where it reports one, and w
 document's ``started_at`` to ``finished_at``, the span the final block's ``time`` shows). Prints one row per
 figure: estimate, real, ratio (estimate / real), and what the wall-time estimate was made from. The load
 average before the check, before the run and after it is printed beside each: wall time moves with it, the
-other figures do not.
+other figures do not. The backend's CPU seconds for the check and for the run (its training workers'
+included) are printed too: the load does not change them.
 
 ``--before PATH`` runs another checkout (e.g. the main branch) too, each config interleaved with this one.
 
@@ -48,6 +49,15 @@ def _cli(tree: Path, folder: Path, backend_dir: Path, *args: str) -> str:
     if done.returncode != 0:
         raise SystemExit(f"synth-nb train {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
     return done.stdout
+
+
+def _cpu(pid: int) -> float | None:
+    """CPU seconds of process ``pid`` and its waited-for children (the training workers), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _seconds(value: str) -> float:
@@ -97,14 +107,21 @@ def measure(tree: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
             checked_at = os.getloadavg()[0]
             card = json.loads(_cli(tree, folder, backend_dir, config, "--backend", "local", "--check", "--json"))
             load = os.getloadavg()[0]
+            checked = find_backend(backend_dir)
+            cpu_checked = _cpu(checked.pid) if checked is not None else None
             _cli(tree, folder, backend_dir, config, "--backend", "local")
             backend = find_backend(backend_dir)
             assert backend is not None, "the background backend is gone"
             real = _reported(backend, folder)
+            cpu_run = _cpu(backend.pid)
         finally:
             stop_backend(backend_dir)
     estimate = dict(card["estimate"])
     estimate["load"], estimate["checked_at"], real["load_after"] = load, checked_at, os.getloadavg()[0]
+    # the backend's CPU seconds (its training workers' included): the check's (with the backend's start) and
+    # the run's, which the machine's load does not change as it changes wall time
+    estimate["cpu"] = cpu_checked
+    real["cpu"] = cpu_run - cpu_checked if cpu_run is not None and cpu_checked is not None else None
     return estimate, real
 
 
@@ -125,6 +142,10 @@ def report(label: str, name: str, estimate: dict[str, Any], real: dict[str, Any]
           f"{estimate['load']:.1f} before the run, {real['load_after']:.1f} after it; 2 cores):")
     for figure, guess, actual, ratio in rows:
         print(f"  {figure:<10} estimate {guess:<34} real {actual:<14} ratio {ratio}")
+    cpu = ("backend CPU (its training workers' included): " + ", ".join(
+        f"{what} {seconds:.1f} s" for what, seconds in (("check (with its start)", estimate.get("cpu")),
+                                                        ("run", real.get("cpu"))) if seconds is not None))
+    print(f"  {cpu}")
     print(f"  wall time from: {estimate.get('wall_how') or '-'}")
 
 

@@ -67,6 +67,9 @@ def assert_estimate_holds(card: dict[str, Any], real: dict[str, Any]) -> None:
     _assert_wall_time_is_said(estimate, flow=card["flow"])
     if card["flow"] in ("sft", "rl"):
         _assert_training_was_timed(card["dry_rollout"]["training"])
+    else:  # the warm batches' CPU seconds, which turn a short batch's CPU seconds into wall seconds at their load
+        proposal = card["dry_rollout"]["proposal"]
+        assert proposal["warm_cpu_seconds"] > 0 and proposal["again_cpu_seconds"] is not None, proposal
 
 
 def assert_healthy(out: str, folder: Path) -> None:
@@ -98,6 +101,8 @@ def _assert_training_was_timed(training: dict[str, Any] | None) -> None:
     assert training["model"].startswith("tiny random-init GPT-2"), training
     assert training["steps"] >= 2 and training["job_steps"] > training["steps"], training
     assert training["seconds"] > training["load_seconds"] > 0 and training["step_seconds"] > 0, training
+    # the worker's CPU seconds for its start-up and the machine's load, which bound the start-up counted
+    assert training["load_cpu_seconds"] > 0 and training["cores"] >= 1 and training["load_average"] >= 0, training
 
 
 def _assert_wall_time_is_said(estimate: dict[str, Any], *, flow: str) -> None:

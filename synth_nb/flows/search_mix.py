@@ -30,6 +30,13 @@ class SearchMix:
     #: prompts the search scores for the first time (None: one per proposer call; MIPRO: each trial's new
     #: pair of an instruction and a demo set)
     new_prompts: float | None = None
+    #: first batches of text the dry proposal did not write, in units of its first proposal (MIPRO: its new
+    #: instructions, each written from rollouts the dry proposal grounded itself on only in part); each takes
+    #: what the dry run's first proposal's batch took beyond the pace (a policy that reads the prompt's new
+    #: text, such as the offline one embedding its phrases, pays for it on first sight)
+    new_texts: float = 0.0
+    #: how ``new_texts`` was counted, for the card
+    new_texts_how: str = ""
 
     @property
     def first_scored(self) -> float:

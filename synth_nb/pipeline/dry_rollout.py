@@ -22,6 +22,9 @@ import httpx
 
 from synth_nb.backend import display_url
 from synth_nb.flows.search_mix import PromptSearch
+from synth_nb.pipeline.dry_training import DryTraining
+from synth_nb.pipeline.dry_training import at_least_0 as _at_least_0
+from synth_nb.pipeline.dry_training import number as _number
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import Plan, mask_payload, resolve_refs
 from synth_nb.secrets import mask_text
@@ -34,10 +37,6 @@ TIMEOUT = 600.0
 SHOWN_CHARS = 400
 #: bytes of one dataset sent with a dry training run (its first lines; the backend refuses more)
 MAX_FILE_BYTES = 4 * 1024 * 1024
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
@@ -74,6 +73,11 @@ class DryProposal:
     again_rollouts: int = 0
     again_seconds: float = 0.0
     again_propose_seconds: float = 0.0
+    #: the backend process's CPU seconds for the warm batches, the first proposal's batch and the second's
+    #: (None: the backend did not say)
+    warm_cpu_seconds: float | None = None
+    proposed_cpu_seconds: float | None = None
+    again_cpu_seconds: float | None = None
 
     @property
     def pace(self) -> float:
@@ -81,9 +85,32 @@ class DryProposal:
         return self.warm_seconds / self.warm_rollouts if self.warm_rollouts else 0.0
 
     @property
+    def wall_per_cpu(self) -> float | None:
+        """Wall seconds per CPU second of the warm batches (0.3 s of them, or 40 batches): what a CPU second of the
+        backend's rollouts takes on this machine now, over a span long enough to smooth the machine's bursts."""
+        if not self.warm_cpu_seconds or not self.warm_seconds:
+            return None
+        return self.warm_seconds / self.warm_cpu_seconds
+
+    def _beyond_pace(self, seconds: float, cpu: float | None, rollouts: int) -> float:
+        """What one batch took beyond the warm pace: its CPU seconds beyond the warm batches' per rollout, at
+        their wall seconds per CPU second (a batch of a few hundredths of a second is one of the machine's
+        bursts or not; its CPU work is not), else its wall seconds beyond the pace."""
+        factor = self.wall_per_cpu
+        if cpu is None or factor is None or not self.warm_rollouts:
+            return max(0.0, seconds - rollouts * self.pace)
+        return max(0.0, cpu - rollouts * (self.warm_cpu_seconds or 0.0) / self.warm_rollouts) * factor
+
+    @property
+    def new_text_seconds(self) -> float:
+        """Seconds the first proposal's batch took beyond the warm pace: a prompt whose text the policy has
+        not seen (the offline policy embeds its new phrases on first sight)."""
+        return self._beyond_pace(self.proposed_seconds, self.proposed_cpu_seconds, self.proposed_rollouts)
+
+    @property
     def first_proposal_seconds(self) -> float:
         """Seconds the dry run's first proposal added: writing it, and its first batch beyond the warm pace."""
-        return self.propose_seconds + max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
+        return self.propose_seconds + self.new_text_seconds
 
     @property
     def writing_seconds(self) -> float:
@@ -95,8 +122,8 @@ class DryProposal:
         """Seconds a prompt's first batch takes beyond the warm pace: the second (warm) dry proposal's (with
         a MIPRO job's demos), else the first's."""
         if not self.again_rollouts:
-            return max(0.0, self.proposed_seconds - self.proposed_rollouts * self.pace)
-        return max(0.0, self.again_seconds - self.again_rollouts * self.pace)
+            return self.new_text_seconds
+        return self._beyond_pace(self.again_seconds, self.again_cpu_seconds, self.again_rollouts)
 
     @property
     def proposal_seconds(self) -> float:
@@ -157,59 +184,10 @@ class DryProposal:
                    pool_score=_number(before.get("pool_score")),
                    again_rollouts=int(_number(again.get("rollouts")) or 0),
                    again_seconds=_number(again.get("seconds")) or 0.0,
-                   again_propose_seconds=_number(again.get("propose_seconds")) or 0.0)
-
-
-@dataclass(frozen=True)
-class DryTraining:
-    """A few of the job's real training steps, run and timed by the backend on its machine now (no job)."""
-
-    model: str
-    #: the shortened run's span (executor start to end), its start-up (worker started, model loaded, data
-    #: prepared), and the steps it ran
-    seconds: float
-    load_seconds: float
-    steps: int
-    #: a steady step's and one periodic evaluation's seconds
-    step_seconds: float
-    evaluation_seconds: float
-    #: the real job's steps and its evaluations every N steps (its first and last are in ``seconds`` already)
-    job_steps: int
-    job_evaluations: int
-    step_what: str = "one optimiser step"
-    evaluation_what: str = "one evaluation"
-    device: str | None = None
-
-    @property
-    def job_seconds(self) -> float:
-        """The job's wall time at this pace: the dry run's span (start-up, first and last evaluation, saving,
-        its steps) plus the job's other steps and its periodic evaluations."""
-        return max(self.seconds, self.seconds + (self.job_steps - self.steps) * self.step_seconds
-                   + self.job_evaluations * self.evaluation_seconds)
-
-    def line(self) -> str:
-        where = f" on {self.device}" if self.device else ""
-        return (f"dry training: {self.steps} real steps of the job{where} ({self.model}): start-up "
-                f"{self.load_seconds:.1f} s (worker, model loaded, data prepared), {self.step_seconds:.2f} s per "
-                f"step ({self.step_what}), {self.evaluation_seconds:.2f} s per evaluation "
-                f"({self.evaluation_what}); {self.seconds:.1f} s in all")
-
-    @classmethod
-    def parse(cls, doc: Any) -> DryTraining | None:
-        """The backend's ``training`` answer, or None when it is missing or not of that shape."""
-        if not isinstance(doc, dict):
-            return None
-        names = ("seconds", "load_seconds", "steps", "step_seconds", "evaluation_seconds", "job_steps",
-                 "job_evaluations")
-        numbers = {name: _number(doc.get(name)) for name in names}
-        if any(v is None or v < 0 for v in numbers.values()) or not numbers["steps"]:
-            return None
-        text = {k: str(doc[k]) for k in ("step_what", "evaluation_what") if isinstance(doc.get(k), str)}
-        return cls(model=str(doc.get("model") or "the job's model"), seconds=numbers["seconds"] or 0.0,
-                   load_seconds=numbers["load_seconds"] or 0.0, steps=int(numbers["steps"] or 0),
-                   step_seconds=numbers["step_seconds"] or 0.0, evaluation_seconds=numbers["evaluation_seconds"] or 0.0,
-                   job_steps=int(numbers["job_steps"] or 0), job_evaluations=int(numbers["job_evaluations"] or 0),
-                   device=str(doc["device"]) if isinstance(doc.get("device"), str) else None, **text)
+                   again_propose_seconds=_number(again.get("propose_seconds")) or 0.0,
+                   warm_cpu_seconds=_at_least_0(warm.get("cpu_seconds")),
+                   proposed_cpu_seconds=_at_least_0(after.get("cpu_seconds")),
+                   again_cpu_seconds=_at_least_0(again.get("cpu_seconds")))
 
 
 @dataclass(frozen=True)

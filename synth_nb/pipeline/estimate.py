@@ -9,8 +9,10 @@ prompts grow: one dry proposal of the job (``pipeline.dry_rollout``) shows by ho
 schedule (``Workload.search``) how many rollouts run how deep. Wall time is an estimate timed by a dry run
 on this machine now, made of what it says: a training job's (SFT, RL) from a dry training run of a few of
 its real steps on the backend (start-up, step and evaluation seconds, times the job's steps and
-evaluations); a prompt search's from its dry proposal (the pace of its rollouts and what a warm proposal
-takes, times the schedule). Only a backend without those dry runs leaves a floor ("at least", naming what
+evaluations; a start-up that took longer than its CPU seconds at the machine's load counts as those); a
+prompt search's from its dry proposal (the pace of its rollouts, what a warm proposal takes and, for the
+new instructions MIPRO writes, what a first batch of new text took, times the schedule; a batch too
+short to time against the machine's bursts by its CPU seconds at the warm batches' wall per CPU second). Only a backend without those dry runs leaves a floor ("at least", naming what
 is not timed: RL's training updates) or "unknown" (SFT). Cost comes from the model catalogue's price, and
 only when it knows one.
 """
@@ -140,6 +142,12 @@ def _trained(training: DryTraining) -> tuple[float, str]:
     if training.job_evaluations:
         how += (f" + {training.job_evaluations:,} evaluations x {training.evaluation_seconds:.2f} s "
                 f"({training.evaluation_what})")
+    if training.load_seconds - training.startup_seconds >= 0.1:  # said only where it changes the figure
+        how += (f", with the start-up counted as {training.startup_seconds:.1f} s: its {training.load_cpu_seconds:.1f} s "
+                f"of CPU at {training.contention:.1f}x (load {training.load_average:.1f} on {training.cores} cores), "
+                "the rest a wait of the dry run's worker (for the disk, or the machine's other work)")
+    if training.load_average is not None:
+        how += f"; measured at load {training.load_average:.1f} on {training.cores} cores"
     return training.job_seconds, how + "; a busier machine takes longer"
 
 
@@ -151,15 +159,21 @@ def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
     assert w.search is not None and w.rollouts is not None
     mix = w.search.mix(proposal.improved, proposal.pool_score)
     seconds = (w.rollouts * proposal.pace + mix.proposer_calls * proposal.writing_seconds
-               + mix.first_scored * proposal.new_prompt_seconds)
+               + mix.first_scored * proposal.new_prompt_seconds + mix.new_texts * proposal.new_text_seconds)
     which = "second (warm) dry proposal" if proposal.again_rollouts else "dry proposal"
     how = (f"estimate on this machine now: {w.rollouts:,} rollouts x {proposal.pace * 1000:,.2f} ms, the pace of the "
            f"dry proposal's {proposal.warm_rollouts} repeated rollouts ({w.search.concurrency} at a time) through the "
            f"job's task-app runner, + {mix.proposer_calls:.0f} proposals x {proposal.writing_seconds:.3f} s of "
            f"writing + {mix.first_scored:.0f} new prompts x {proposal.new_prompt_seconds:.3f} s for their first batch "
            f"beyond that pace, as the {which} took")
+    if proposal.wall_per_cpu is not None:
+        how += (f" (a first batch's CPU seconds beyond the pace's, at the warm batches' {proposal.wall_per_cpu:.2f} "
+                "wall seconds per CPU second)")
+    if mix.new_texts:
+        how += (f" + {mix.new_texts:.1f} first batches of new text x {proposal.new_text_seconds:.3f} s, what the "
+                f"first dry proposal's batch took beyond the pace ({mix.new_texts_how})")
     cold = proposal.first_proposal_seconds - proposal.proposal_seconds
-    if proposal.again_rollouts and cold > 0.05:
+    if proposal.again_rollouts and cold > 0.05 and not mix.new_texts:
         how += (f"; the first dry proposal took {cold:.2f} s more (a cold policy, which this check warmed for the "
                 "job on the same backend)")
     return seconds, how + "; a busier machine takes longer", False

@@ -14,7 +14,7 @@ from shared_fixtures import ENV_KEY
 from synth_nb import pipeline
 from synth_nb.flows import catalogue
 from synth_nb.flows.base import Workload
-from synth_nb.flows.prompt_learning.schedule import GepaSchedule
+from synth_nb.flows.prompt_learning.schedule import GepaSchedule, MiproSchedule
 from synth_nb.pipeline import SecretSources, Target
 from synth_nb.pipeline.card import build_card
 from synth_nb.pipeline.dry_rollout import DryProposal, DryRollout, DryTraining
@@ -162,11 +162,45 @@ def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypa
     assert ("5 proposals x 0.010 s of writing + 5 new prompts x 0.010 s for their first batch beyond that pace, as "
             "the second (warm) dry proposal took") in again.wall_how
     assert "the first dry proposal took 0.08 s more (a cold policy" in again.wall_how
+    # with the backend's CPU seconds, a new prompt's first batch is its CPU beyond the warm batches' per rollout
+    # (0.025 - 5 x 0.1 / 20), at their wall seconds per CPU second (0.2 / 0.1): a burst in a batch this short is
+    # not counted, the warm batches' load is
+    timed = dataclasses.replace(warm, warm_cpu_seconds=0.1, again_cpu_seconds=0.025)
+    by_cpu = estimate(work, dataclasses.replace(dry, proposal=timed), Target("https://backend.example/api"))
+    assert timed.new_prompt_seconds == pytest.approx(0.0) and timed.wall_per_cpu == pytest.approx(2.0)
+    assert dataclasses.replace(timed, again_cpu_seconds=0.035).new_prompt_seconds == pytest.approx(0.02)
+    assert by_cpu.wall_seconds == pytest.approx(1.4 + 5 * 0.01)
+    assert "at the warm batches' 2.00 wall seconds per CPU second" in by_cpu.wall_how
     assert "not estimated" not in "\n".join(est.lines())
     rejected = schedule.mix(accepted=False)  # about half accepted: more, shallower proposals
     assert rejected.proposer_calls > mix.proposer_calls and rejected.proposal_rollouts < mix.proposal_rollouts
     solved = schedule.mix(accepted=True, solved=1.0)  # every minibatch solved whole: GEPA proposes nothing
     assert solved.proposer_calls == 0 and solved.proposal_rollouts == 0
+
+
+def test_a_mipro_search_times_its_new_instructions_first_batches_at_the_first_dry_proposals_pace() -> None:
+    # 5 new instructions, each written from a random half of 80 grounding rollouts; the dry proposal wrote from
+    # 40 of them, so half of each one's text is new to the policy: 2.5 first batches of new text
+    schedule = MiproSchedule(grounding=80, online=48, batch=16, trials=20, full_every=5, instructions=6,
+                             demo_sets=6, demo_size=4, include_empty=True, top_k=3, held_out=64, cap=1000,
+                             seeds=tuple(range(40)), concurrency=16, grounding_pool=80)
+    mix = schedule.mix(accepted=True)
+    assert mix.new_texts == pytest.approx(2.5) and mix.new_prompts == 20
+    work = Workload(rollouts=944, formula="the schedule", search=schedule)
+    proposal = DryProposal(proposer="offline", seeds=40, baseline_tokens=200.0, proposed_tokens=700.0,
+                           baseline_score=0.85, proposed_score=1.0, chars_before=200, chars_after=2300,
+                           demo_chars=75.0, proposer_tokens=0, warm_rollouts=1600, warm_seconds=0.16,
+                           proposed_seconds=0.164, proposed_rollouts=40, propose_seconds=0.0,
+                           again_rollouts=39, again_seconds=0.0059, again_propose_seconds=0.0)
+    dry = DryRollout(True, seed=0, reward=1.0, latency_ms=5.0, proposal=proposal,
+                     trace=[{"usage": {"total_tokens": 200}, "messages": [], "response": {}}])
+    est = estimate(work, dry, Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
+    # 944 rollouts x 0.1 ms + 20 new pairs x 0.002 s (the warm second proposal) + 2.5 x 0.16 s (the first's)
+    assert proposal.new_text_seconds == pytest.approx(0.16) and proposal.new_prompt_seconds == pytest.approx(0.002)
+    assert est.wall_seconds == pytest.approx(0.0944 + 20 * 0.002 + 2.5 * 0.16)
+    assert ("+ 2.5 first batches of new text x 0.160 s, what the first dry proposal's batch took beyond the pace "
+            "(5 new instructions, each written from a random half of the 80 grounding rollouts, the dry proposal "
+            "from 40 of them: 50% of each one's text new to the policy)") in est.wall_how
 
 
 def test_wall_time_is_never_said_as_0s() -> None:
@@ -191,6 +225,21 @@ def test_a_training_jobs_wall_time_is_its_dry_training_run_plus_its_other_steps_
     assert dry.lines() == ["dry training: 4 real steps of the job on cpu (tiny random-init GPT-2): start-up 6.0 s "
                            "(worker, model loaded, data prepared), 0.50 s per step (one optimiser step), 2.00 s per "
                            "evaluation (one evaluation); 10.0 s in all"]
+    # a start-up that took longer than its CPU work at the machine's load counts as that: 2 s of CPU at load 3
+    # on 2 cores is 3 s, where the dry run's worker took 6 (it waited for the disk or the machine's other work)
+    loaded = dataclasses.replace(training, load_cpu_seconds=2.0, load_average=3.0, cores=2)
+    assert loaded.contention == pytest.approx(1.5) and loaded.startup_seconds == pytest.approx(3.0)
+    waited = estimate(work, DryRollout(True, training=loaded), Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
+    assert waited.wall_seconds == pytest.approx(66.0 - 3.0)
+    assert ("with the start-up counted as 3.0 s: its 2.0 s of CPU at 1.5x (load 3.0 on 2 cores), the rest a wait "
+            "of the dry run's worker") in waited.wall_how and "; measured at load 3.0 on 2 cores" in waited.wall_how
+    quiet = dataclasses.replace(loaded, load_average=0.5)  # at least 1x: a start-up never counts under its CPU
+    assert quiet.startup_seconds == pytest.approx(2.0)
+    assert dataclasses.replace(loaded, load_cpu_seconds=5.0).startup_seconds == pytest.approx(6.0)
+    assert DryTraining.parse({"seconds": 10, "load_seconds": 6, "steps": 4, "step_seconds": 0.5,
+                              "evaluation_seconds": 2, "job_steps": 104, "job_evaluations": 3,
+                              "load_cpu_seconds": 2.0, "load_average": 3.0, "cores": 2}) == dataclasses.replace(
+        loaded, model="the job's model", device=None)
     failed = DryRollout(True, problem="the dry training run failed: boom")
     unknown = estimate(work, failed, Target("http://127.0.0.1:9/api", "sk-local-key-000000000000"))
     assert unknown.wall == "unknown" and unknown.wall_how == "the dry training run failed: boom"

@@ -132,7 +132,7 @@ def _mipro(table: dict[str, Any]) -> Reading:
         full_every=n["full_eval_every_k"], instructions=n["max_instructions"], demo_sets=n["max_demo_sets"],
         demo_size=n["max_demo_set_size"], include_empty=include_empty, top_k=n["top_k"],
         held_out=len(test or online), cap=cap, seeds=tuple(grounding[:max(1, len(grounding) // 2)]),
-        concurrency=concurrency or MAX_CONCURRENT) if grounding else None
+        concurrency=concurrency or MAX_CONCURRENT, grounding_pool=len(grounding)) if grounding else None
     return search + held, formula + held_text, concurrency, bootstrap, gaps, schedule
 
 

@@ -90,6 +90,8 @@ class MiproSchedule:
     cap: int | None
     seeds: tuple[int, ...]
     concurrency: int
+    #: the rollouts the job's instructions are written from (reference_pool, else bootstrap_train_seeds)
+    grounding_pool: int = 0
 
     @property
     def minibatch(self) -> int:
@@ -127,4 +129,15 @@ class MiproSchedule:
         # each trial's pair of an instruction and a demo set is new until every pair has been tried
         pairs = min(trials, self.instructions * self.demo_sets)
         return SearchMix(proposal_rollouts=deep, demo_rollouts=shown, proposer_calls=self.instructions - 1, how=how,
-                         new_prompts=pairs)
+                         new_prompts=pairs, new_texts=(self.instructions - 1) * self.unseen_share,
+                         new_texts_how=(f"{self.instructions - 1} new instructions, each written from a random half of "
+                                        f"the {self.grounding_pool or 2 * self.minibatch} grounding rollouts, the dry "
+                                        f"proposal from {self.minibatch} of them: {self.unseen_share:.0%} of each "
+                                        "one's text new to the policy"))
+
+    @property
+    def unseen_share(self) -> float:
+        """The share of a new instruction's text the dry proposal did not write: each of the job's instructions
+        is written from a random half of the grounding rollouts, the dry proposal from ``minibatch`` of them."""
+        pool = self.grounding_pool or 2 * self.minibatch
+        return max(0.0, 1.0 - self.minibatch / pool) if pool else 0.0

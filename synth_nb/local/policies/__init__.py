@@ -19,7 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "Policy", "PolicySpec", "build_policy", "warm_up"]
+__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "WARM_UP_THREAD", "Policy", "PolicySpec", "build_policy", "warm_up"]
+
+#: the name of ``warm_up``'s thread (a dry run waits for it before it times rollouts)
+WARM_UP_THREAD = "synth-nb-policy-warm-up"
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +112,7 @@ def warm_up(prime: Callable[[], list[dict[str, Any]]] | None = None) -> threadin
     The model is shared by the process and loaded under a lock: a job that needs it meanwhile waits for this
     load rather than starting a second one. Nothing happens without the offline-policy extra.
     """
-    thread = threading.Thread(target=_load_offline_model, args=(prime,), name="synth-nb-policy-warm-up",
+    thread = threading.Thread(target=_load_offline_model, args=(prime,), name=WARM_UP_THREAD,
                               daemon=True)
     thread.start()
     return thread

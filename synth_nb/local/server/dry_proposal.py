@@ -11,7 +11,7 @@ search's rollouts repeat a prompt and a seed already seen (the offline policy th
 and this batch shows their pace; a second proposal from the next batch of rollouts (``again``) shows what a
 proposal takes once the policy and the proposer are warm. The answer is what that shows, counted the way the job counts it (its policy route's token usage):
 tokens per rollout before and after, the proposer's calls and tokens, the score on the seeds before and
-after, and how long each batch (``baseline``, ``proposed``, ``warm``) and the proposal took. The pre-flight estimate multiplies these figures
+after, and how long each batch (``baseline``, ``proposed``, ``warm``: wall and this process's CPU seconds) and the proposal took. The pre-flight estimate multiplies these figures
 by the job's schedule. Nothing is stored.
 """
 
@@ -44,15 +44,15 @@ def _batch(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, 
            split: str, tag: str) -> tuple[list[Rollout], dict[str, Any]]:
     """Score ``components`` on ``seeds``: the rollouts, and tokens per rollout, mean score and seconds."""
     tokens_before = router.prompt_tokens + router.completion_tokens
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     rollouts = tasks.run(router.url_for(components), seeds, split, tag=tag, budgeted=False)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     tokens = router.prompt_tokens + router.completion_tokens - tokens_before
     scored = [r for r in rollouts if not r.error]
     return rollouts, {"rollouts": len(rollouts), "failed": len(rollouts) - len(scored),
                       "tokens_per_rollout": round(tokens / max(1, len(scored)), 1),
                       "score": round(sum(r.score for r in scored) / len(scored), 4) if scored else None,
-                      "seconds": round(seconds, 4)}
+                      "seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4)}
 
 
 def _warm(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, str], seeds: list[int],
@@ -60,13 +60,13 @@ def _warm(router: CandidateRouter, tasks: TaskAppRunner, components: dict[str, s
     """The baseline again on seeds it has seen, batch after batch for at least ``WARM_SECONDS`` (at most
     ``WARM_BATCHES`` batches): a pace measured over milliseconds is a pace between two of the machine's
     other tasks; over a longer span it is the pace the job gets on this machine now."""
-    rollouts, seconds = 0, 0.0
+    rollouts, seconds, cpu = 0, 0.0, 0.0
     for _ in range(WARM_BATCHES):
         _, batch = _batch(router, tasks, components, seeds, split, "dry-warm")
-        rollouts, seconds = rollouts + batch["rollouts"], seconds + batch["seconds"]
+        rollouts, seconds, cpu = rollouts + batch["rollouts"], seconds + batch["seconds"], cpu + batch["cpu_seconds"]
         if seconds >= WARM_SECONDS:
             break
-    return {"rollouts": rollouts, "seconds": round(seconds, 4)}
+    return {"rollouts": rollouts, "seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4)}
 
 
 def _records(rollouts: list[Rollout]) -> list[dict[str, Any]]:

@@ -94,6 +94,8 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             (rollout,) = tasks.run(router.url_for(settings.components), [seed], used_split, tag="dry",
                                    budgeted=False)
             latency = (time.perf_counter() - started) * 1000
+            if proposal is not None:
+                _await_warm_up()
             proposed = None if proposal is None else dry_proposal.propose(
                 body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split,
                 demos=proposal["demos"])
@@ -107,6 +109,17 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             "policy": {**settings.policy.describe(), "model": policy.model}, "trace": recorded.calls,
             "expected": rollout.expected, "predicted": rollout.predicted,
             **({"proposal": proposed} if proposed is not None else {})}
+
+
+def _await_warm_up(timeout: float = 120.0) -> None:
+    """Wait for the policy's warm-up (``policies.warm_up``: encoding the bundled datasets' texts) when it is
+    still running, as on a backend started for this check: a dry proposal timed beside it would time the
+    warm-up's work too, which the job, started after the check, finds done."""
+    from synth_nb.local.policies import WARM_UP_THREAD
+
+    for thread in threading.enumerate():
+        if thread.name == WARM_UP_THREAD:
+            thread.join(timeout)
 
 
 def _positive(value: Any, default: int) -> int:

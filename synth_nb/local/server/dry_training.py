@@ -11,8 +11,9 @@ that is removed afterwards, and no job exists at any point.
 
 The answer (``training``): the shortened run's span (``seconds``: the executor's start to its end, the span
 a job's ``started_at`` to ``finished_at`` covers), its start-up (``load_seconds``: worker started, model
-loaded, data prepared), the steps it ran and a steady step's seconds, one evaluation's seconds, and the
-real job's steps and periodic evaluations. The shortened run has the job's fixed parts once, as the job
+loaded, data prepared; ``load_cpu_seconds``: the worker's CPU seconds for it), the steps it ran and a
+steady step's seconds, one evaluation's seconds, the real job's steps and periodic evaluations, and the
+machine's 1-minute ``load_average`` and the ``cores`` this process may use as the run ended. The shortened run has the job's fixed parts once, as the job
 has them (start-up, the first and the last evaluation, saving); the client adds the job's other steps
 and evaluations at the measured pace.
 """
@@ -20,9 +21,12 @@ and evaluations at the measured pace.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
+import os
 import secrets
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -36,8 +40,10 @@ from synth_nb.local.training.model_choice import choose_model
 
 __all__ = ["STEPS", "dry_files", "dry_training"]
 
-#: training steps the dry run takes: the first warms up, the others give the steady pace
-STEPS = {"sft": 4, "rl": 2}
+#: training steps the dry run takes: the first warms up, the others give the steady pace (their median: one
+#: step is a fraction of a second, and one the machine's other work slowed, or the last of a fresh worker's
+#: warm-up, can be twice as long as the others)
+STEPS = {"sft": 4, "rl": 4}
 #: the dry run is cancelled past this (the client waits up to 600 s for the whole dry run)
 LIMIT_S = 420.0
 #: bytes of one dataset sent inline with the request (the request's own limit bounds them too)
@@ -112,6 +118,25 @@ def _periodic(total: int, every: int) -> int:
     return len(range(every, total, every)) if every > 0 else 0
 
 
+def _start_cpu(started: dict[str, Any]) -> dict[str, Any]:
+    """The worker's CPU seconds up to its start event (``load_cpu_seconds``), when it says them."""
+    cpu = _number(started.get("start_cpu_seconds"))
+    return {} if cpu is None else {"load_cpu_seconds": cpu}
+
+
+def _machine() -> dict[str, Any]:
+    """The machine's 1-minute load average and the cores this process may use, as the dry run ends."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return {"cores": cores}
+    return {"load_average": round(load, 2), "cores": cores}
+
+
 def _shortened(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """The body with the job cut to ``STEPS`` steps and no periodic evaluation."""
     short = copy.deepcopy(body)
@@ -145,13 +170,13 @@ def _sft_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
     samples = [t for t in ctx.times(_SFT_SAMPLE) if t > steps[-1]]
     validation = next((t for t, name, _ in ctx.metrics if name == "val.loss" and t > steps[-1]), None)
     evaluation = (max(samples, default=validation or steps[-1]) - steps[-1]) if validated else 0.0
-    finish = ctx.first("sft.training.finish")
-    trained = _number((finish or (0.0, {}))[1].get("train_seconds"))
-    # the worker's own count of its steps' seconds; the events' arrival times also hold the backend's waits
-    step_seconds = trained / len(steps) if trained else (steps[-1] - steps[0]) / (len(steps) - 1)
-    return {"model": started[1].get("model"), "load_seconds": started[0], "steps": len(steps),
-            "step_seconds": step_seconds, "evaluation_seconds": evaluation,
+    # the median time between the steps' losses as they arrived: the steps after the first (which also warms
+    # up), each with what the job does between two steps, one the machine's other work slowed left out
+    step_seconds = statistics.median(later - earlier for earlier, later in itertools.pairwise(steps))
+    return {"model": started[1].get("model"), "load_seconds": started[0], **_start_cpu(started[1]),
+            "steps": len(steps), "step_seconds": step_seconds, "evaluation_seconds": evaluation,
             "job_steps": job_steps, "job_evaluations": _periodic(job_steps, settings["eval_steps"]) if validated else 0,
+            "step_what": f"one optimiser step; the median of the {len(steps) - 1} after the first",
             "evaluation_what": f"validation loss on {started[1].get('n_validation')} examples and sample replies"}
 
 
@@ -163,20 +188,22 @@ def _rl_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
     if started is None or not steps:
         raise TrainingFailed("the dry training run reported no step")
     step_data = [d for _, kind, d in ctx.events if kind == "rl.train.step"]
-    # the worker's own count of a steady step (the first also warms up); the events' arrival times also hold
-    # the backend's waits
+    # the worker's own count of a steady step (the first also warms up), the median of them; the events'
+    # arrival times also hold the backend's waits
     timed = [_number(d.get("seconds")) for d in step_data[1:] or step_data]
-    step_seconds = (sum(t for t in timed if t) / len(timed) if all(timed) else
+    step_seconds = (statistics.median(t for t in timed if t is not None) if all(timed) else
                     steps[-1] - steps[-2] if len(steps) > 1 else 0.0)
     last_eval = [t for t in ctx.times("rl.eval.started") if t > steps[-1]]
     summary = ctx.first("rl.eval.summary", after=last_eval[0]) if last_eval else None
     evaluation = summary[0] - last_eval[0] if last_eval and summary is not None else 0.0
     settings = rl_settings(body, choose_model(_model_name(body)))
     every = settings["eval_every"] if settings["eval_seeds"] else 0
-    return {"model": started[1].get("model"), "load_seconds": started[0], "steps": len(steps),
-            "step_seconds": step_seconds, "evaluation_seconds": evaluation, "job_steps": settings["total_steps"],
+    return {"model": started[1].get("model"), "load_seconds": started[0], **_start_cpu(started[1]),
+            "steps": len(steps), "step_seconds": step_seconds, "evaluation_seconds": evaluation,
+            "job_steps": settings["total_steps"],
             "job_evaluations": _periodic(settings["total_steps"], every),
-            "step_what": f"{step_data[-1].get('rollouts')} rollouts and one GRPO update",
+            "step_what": (f"{step_data[-1].get('rollouts')} rollouts and one GRPO update; the median of "
+                          f"the {len(timed)} steps after the first"),
             "evaluation_what": f"{len(settings['eval_seeds'])} evaluation rollouts"}
 
 
@@ -212,7 +239,7 @@ def dry_training(runner: JobRunner, kind: str, body: dict[str, Any], files: dict
         if ctx.cancelled.is_set():
             return {"error": f"the dry training run took longer than {LIMIT_S:.0f} s and was stopped"}
         figures = _sft_figures(ctx, body) if kind == "sft" else _rl_figures(ctx, body)
-        return {**figures, "seconds": round(seconds, 3), "device": _device(ctx, kind)}
+        return {**figures, **_machine(), "seconds": round(seconds, 3), "device": _device(ctx, kind)}
     except TrainingFailed as exc:
         return {"error": str(exc)}
     finally:

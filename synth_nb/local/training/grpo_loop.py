@@ -214,7 +214,9 @@ def _announce(run: _GrpoRun) -> None:
          "total_steps": run.total, "batch_size": run.batch, "group_size": run.group,
          "learning_rate": cfg["learning_rate"], "kl_beta": run.beta, "temperature": run.temperature,
          "task_url": cfg["task_url"], "threads": cfg.get("threads"), "notes": run.notes, **run.device.describe(),
-         "model_source": choice.source, "trainer": "synth-nb GRPO loop"})
+         "model_source": choice.source, "trainer": "synth-nb GRPO loop",
+         # the worker's CPU seconds so far: its start-up's work, which the machine's load does not change
+         "start_cpu_seconds": round(time.process_time(), 2)})
 
 
 def _evaluate(run: _GrpoRun, rollouts: _Rollouts, at: int) -> bool:

@@ -184,7 +184,9 @@ def _announce(run: _SftRun) -> None:
                       "total_steps": run.total_steps, "batch_size": run.batch_size,
                       "learning_rate": cfg["learning_rate"], "sequence_length": run.seq_len,
                       "threads": cfg.get("threads"), "notes": run.notes, "model_source": choice.source,
-                      "trainer": "synth-nb loop", **run.device.describe()})
+                      "trainer": "synth-nb loop", **run.device.describe(),
+                      # the worker's CPU seconds so far: its start-up's work, which the machine's load does not change
+                      "start_cpu_seconds": round(time.process_time(), 2)})
 
 
 def _optimizer_step(run: _SftRun, groups: list[list[int]], progress: _Progress) -> float:
