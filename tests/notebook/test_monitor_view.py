@@ -55,6 +55,13 @@ def test_progress_from_steps_extrapolates_eta_and_reads_total_from_status() -> N
     assert p.fraction == 0.25 and p.eta_seconds == 180.0
 
 
+def test_no_eta_is_extrapolated_from_the_first_rollouts() -> None:
+    first = progress_of({}, [ev(1, "prompt.learning.progress", rollouts_completed=1, rollouts_total=1000)], 0.3)
+    assert first.label() == "1/1000 rollouts (0%)" and first.eta_seconds is None
+    later = progress_of({}, [ev(2, "prompt.learning.progress", rollouts_completed=120, rollouts_total=1000)], 0.4)
+    assert later.eta_seconds is not None and round(later.eta_seconds, 2) == 2.93
+
+
 def test_progress_from_status_document_only() -> None:
     assert progress_of({"current_step": 5, "total_steps": 10}, [], elapsed=None).label() == "5/10 steps (50%)"
     assert progress_of({}, [], elapsed=None) == Progress()

@@ -51,6 +51,11 @@ def test_rollout_budget_is_a_hard_cap(task_app, make_ctx, policy_server, budget)
     assert policy_server.requests - before == stats["total_rollouts"] + held_out
     progress = [e["data"]["rollouts_completed"] for e in ctx.of_type("prompt.learning.progress")]
     assert max(progress) <= budget and max(progress) == stats["total_rollouts"]
+    # no ETA from the first rollouts (they carry the start-up), one from 5% of the budget on
+    shares = [(e["data"]["percent_rollouts"], e["data"]["eta_seconds"]) for e in ctx.of_type("prompt.learning.progress")
+              if e["data"]["percent_rollouts"]]
+    assert any(share < 0.05 for share, _eta in shares)
+    assert all((eta is None) == (share < 0.05) for share, eta in shares), shares
 
 
 def test_better_prompt_is_found_on_the_validation_set(task_app, make_ctx) -> None:
