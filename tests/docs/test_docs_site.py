@@ -224,3 +224,9 @@ def test_the_readme_is_short_and_its_links_resolve() -> None:
     for section in ("tutorials", "how-to", "reference", "explanation"):
         assert any(link.startswith(f"docs/{section}/") for link in local), f"README links to no {section} page"
     assert "make demo" in readme and "make test" in readme and "make docs" in readme
+    # a real final block: its stop reason and each figure beside the estimate it was sent with
+    trust = readme.split("## Runs you can trust", 1)[1].split("\n## ", 1)[0]
+    block = trust.split("```", 2)[1]
+    assert "Final status: succeeded" in block and "  stopped:  succeeded: " in block
+    for figure in ("rollouts", "tokens", "time"):
+        assert re.search(rf"^  {figure}: .* · estimate .* · ×\d+\.\d\d$", block, re.M), figure
