@@ -140,18 +140,37 @@ class EventStream:
             return
 
     async def drain(self, sink: EventSink) -> int:
-        """Fetch every event after the cursor by plain polling (used once the job is terminal)."""
-        count = 0
-        while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
-            events = await self.client.get_event_records(self.endpoints, self.job_id, since_seq=self.last_seq,
-                                                         limit=max(self.limit, DRAIN_PAGE))
-            fresh = self._emit(events, sink)
-            count += fresh
-            if fresh == 0:
-                return count
-            if count >= self.history_cap:
-                raise BackendAnswerError(f"job {self.job_id}: the backend keeps sending new history: {count:,} "
-                                         f"events so far; stopped reading it at {self.history_cap:,}")
+        """Fetch every event after the cursor by plain polling (used once the job is terminal).
+
+        The next page is asked for as soon as a page has come, after the newest seq on it, before that page is
+        kept: the backend makes the next one meanwhile. It is the page a one-at-a-time reader asks for next
+        (keeping a page moves the cursor to its newest new seq); one asked for at another cursor is dropped."""
+        count, limit = 0, max(self.limit, DRAIN_PAGE)
+        ahead: tuple[int, asyncio.Future[list[EventRecord]]] | None = None
+        try:
+            while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
+                if ahead is not None and ahead[0] == self.last_seq:
+                    events = await ahead[1]
+                else:
+                    _drop(ahead)
+                    events = await self._page(self.last_seq, limit)
+                ahead = None
+                newest = max(map(_SEQ, events), default=self.last_seq)
+                if newest > self.last_seq:
+                    ahead = (newest, asyncio.ensure_future(self._page(newest, limit)))
+                    await asyncio.sleep(0)  # the request goes out before this page is kept
+                fresh = self._emit(events, sink)
+                count += fresh
+                if fresh == 0:
+                    return count
+                if count >= self.history_cap:
+                    raise BackendAnswerError(f"job {self.job_id}: the backend keeps sending new history: {count:,} "
+                                             f"events so far; stopped reading it at {self.history_cap:,}")
+        finally:
+            _drop(ahead)
+
+    def _page(self, since_seq: int, limit: int) -> Awaitable[list[EventRecord]]:
+        return self.client.get_event_records(self.endpoints, self.job_id, since_seq=since_seq, limit=limit)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -299,3 +318,10 @@ class EventStream:
                         pass
                 interval = min(self.poll_interval, interval * 1.5)
             await self.sleep(interval)
+
+
+def _drop(ahead: tuple[int, asyncio.Future[Any]] | None) -> None:
+    """Cancel a page asked for ahead that is not read (its failure, if it failed, is not this reader's)."""
+    if ahead is not None:
+        ahead[1].cancel()
+        ahead[1].add_done_callback(lambda done: done.cancelled() or done.exception())

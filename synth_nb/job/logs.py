@@ -9,7 +9,10 @@ compressed JSON text and four integers (tens of bytes) where a pydantic model co
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
+import gc
+import itertools
 import json
 import operator
 from array import array
@@ -19,7 +22,7 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
-from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.job.columns import CHUNK_ROWS, DocumentColumn, KeyOrder, StringColumn
 from synth_nb.job.event_fields import EVENT_DATAS, EVENT_FIELDS, EventData, EventFields, fields_of
 from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
@@ -190,6 +193,8 @@ class EventLog(_RecordLog[Event]):
         self._level = StringColumn()
         #: step, seed, phase and score of each sample event (``index_samples``), None: none indexed
         self.samples: SampleIndex | None = None
+        #: the data ``data_of_types`` read, by type codes and length, while ``reading_once``
+        self._read_once: dict[tuple[frozenset[int], int], list[dict[str, Any]]] | None = None
         super().__init__(Event, KeyOrder(self._seq.__getitem__, self._seq))
 
     def index_samples(self, types: Iterable[str], score_key: str) -> SampleIndex:
@@ -257,8 +262,39 @@ class EventLog(_RecordLog[Event]):
         (a finished RL job's final block sums the rollouts of every step event: 200,000 models, seconds).
         When they are most of the log, its documents are read a chunk at a time (``fields``)."""
         wanted = {code for code in map(self._type.code_of, types) if code is not None}
+        if not wanted:  # no event of these types: no row is looked at
+            return iter(())
+        shared = self._read_once
+        if shared is None:
+            return self._data_of_codes(wanted)
+        key = (frozenset(wanted), len(self))
+        if key not in shared:
+            shared[key] = list(self._data_of_codes(wanted))
+        return iter(shared[key])
+
+    @contextlib.contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within it, ``data_of_types`` of the same types decodes their events once: a job's ending reads its step
+        events' data for its usage and again for its health rules (a million events, a second each). What was
+        read is let go at its end (kept, it would hold every event's data)."""
+        if self._read_once is not None:  # nested: the outer one lets go
+            yield
+            return
+        self._read_once = {}
+        # what is read is a million small dicts, none in a cycle: collections while they are made find nothing
+        # and walked them all, again and again (a third of a million-event ending's time)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            self._read_once = None
+            if collecting:
+                gc.enable()
+
+    def _data_of_codes(self, wanted: set[int]) -> Iterator[dict[str, Any]]:
         codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
-        if wanted and isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
+        if isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
             names = {self._type.values[code] for code in wanted}
             return (item.data for item in self.datas() if item.type in names)
         return (decode(docs[row]).data for row in self.snapshot() if codes[row] in wanted)
@@ -274,11 +310,25 @@ class EventLog(_RecordLog[Event]):
         held out of seq order, or a chunk strict JSON cannot read (``NaN``), are read one event at a time."""
         return self._chunked(EVENT_FIELDS, fields_of)
 
+    def field_chunks(self) -> Iterator[tuple[list[EventFields], bytes | bytearray | None]]:
+        """``fields`` a chunk at a time, each with the JSON text its events were decoded from (their documents
+        joined by commas), so a reader of every event can look at a chunk's text once instead of at each
+        event's (``--all-events``: is a noise word anywhere in it); None where events were read one at a time."""
+        return self._chunks(EVENT_FIELDS, fields_of)
+
     def _chunked(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]) -> Iterator[Any]:
-        """Every event decoded by ``decoder`` a chunk at a time, in seq order; ``of_event`` of the built event
-        where that cannot be done (events out of seq order, a chunk with NaN)."""
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order (``_chunks``, one by one)."""
+        for decoded, _ in self._chunks(decoder, of_event):
+            yield from decoded
+
+    def _chunks(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]
+                ) -> Iterator[tuple[list[Any], bytes | bytearray | None]]:
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order, with the chunk's text; ``of_event``
+        of the built event where that cannot be done (events out of seq order, a chunk with NaN), text None."""
         if not isinstance(self._order.rows(), range):
-            yield from map(of_event, self._built(self.snapshot()))
+            built = map(of_event, self._built(self.snapshot()))
+            while batch := list(itertools.islice(built, CHUNK_ROWS)):
+                yield batch, None
             return
         end = len(self)  # the events there are now (as ``snapshot``): rows added meanwhile are not read
         for first, count, body in self._docs.chunks():
@@ -287,8 +337,12 @@ class EventLog(_RecordLog[Event]):
             try:
                 decoded = decoder.decode(b"[" + body + b"]")
             except (msgspec.DecodeError, msgspec.ValidationError):
-                decoded = [of_event(self._build(row)) for row in range(first, first + count)]
-            yield from decoded[:end - first]
+                yield [of_event(self._build(row)) for row in range(first, min(end, first + count))], None
+                continue
+            if first + count > end:  # the open chunk grew meanwhile: its text holds events not read
+                yield decoded[:end - first], None
+                return
+            yield decoded, body
 
     def last_error(self) -> Event | None:
         """The newest event that ``Event.is_error``; each distinct (type, level) pair is judged once."""
