@@ -441,9 +441,9 @@ class MetricLog(_RecordLog[MetricPoint]):
     def series(self, name: str) -> tuple[Any, Any]:
         """``(steps, values)`` of one metric as numpy arrays, in step order."""
         code = self._name.code_of(name)
+        if code is None:  # a name never sent: no column is copied (a chart asks for each name it knows)
+            return _numbers(self._step[:0]), _numbers(self._value[:0])
         steps, values = self._in_order(_numbers(self._step)), self._in_order(_numbers(self._value))
-        if code is None:
-            return steps[:0], values[:0]
         mask = self._in_order(_numbers(self._name.codes)) == code
         return steps[mask], values[mask]
 
