@@ -173,7 +173,7 @@ class SeriesBuffer:
 
 def _merged(columns: Callable[[str], tuple[Any, Any]], names: Iterable[str]) -> list[tuple[int, str, float]]:
     """(step, name, value) of every point of ``names``, in (step, name) order (a metric log's order)."""
-    merged = []
+    merged: list[tuple[int, str, float]] = []
     for name in names:
         steps, values = columns(name)
         merged += zip(steps.tolist(), [name] * len(steps), values.tolist(), strict=True)
