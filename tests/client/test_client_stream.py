@@ -181,9 +181,9 @@ async def test_a_drain_asks_for_each_page_once_where_a_one_page_at_a_time_reader
         asked: list[int] = []
         fetch = client.get_event_records
 
-        async def recorded(endpoints: FlowEndpoints, job: str, since_seq: int = 0, limit: int = 200) -> list:
+        async def recorded(endpoints: FlowEndpoints, job: str, since_seq: int = 0, limit: int = 200, **kw) -> list:
             asked.append(since_seq)
-            return await fetch(endpoints, job, since_seq=since_seq, limit=limit)
+            return await fetch(endpoints, job, since_seq=since_seq, limit=limit, **kw)
 
         client.get_event_records = recorded  # type: ignore[method-assign]
         got: list = []
