@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
+from synth_nb.job import event_fields as shapes
 from synth_nb.job.columns import CHUNK_ROWS, DocumentColumn, KeyOrder, StringColumn
 from synth_nb.job.event_fields import EVENT_DATAS, EVENT_FIELDS, EventData, EventFields, fields_of
 from synth_nb.job.sample_index import SampleIndex
@@ -34,12 +35,6 @@ T = TypeVar("T", Event, MetricPoint)
 BUILT_CACHE = 1024
 
 
-class _EventData(msgspec.Struct, gc=False):
-    """The ``data`` of an event document (an ``Event``'s JSON, so always an object)."""
-
-    data: dict[str, Any] = {}
-
-
 class MetricSample(msgspec.Struct, frozen=True, gc=False):
     """A metric point's name, step and value: what a chart reads of it."""
 
@@ -47,7 +42,6 @@ class MetricSample(msgspec.Struct, frozen=True, gc=False):
     step: int
     value: float
 
-_EVENT_DATA = msgspec.json.Decoder(_EventData)
 _TYPE, _LEVEL, _DOCUMENT = map(operator.attrgetter, ("type", "level", "document"))
 
 
@@ -146,29 +140,6 @@ class _RecordLog(Sequence[T], Generic[T]):
         return values if isinstance(rows, range) else values[np.array(rows, dtype=np.int64)]
 
 
-class _EventText(msgspec.Struct):
-    message: str = ""
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-    created_at: str | None = None
-
-
-class _AnyEventData(msgspec.Struct):
-    """An event's ``data`` as sent, whatever it is (a sample view says what it cannot read)."""
-
-    data: Any = None
-
-
-class _MetricText(msgspec.Struct):
-    epoch: int | None = None
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-    created_at: str | None = None
-
-
-_EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
-_ONE_EVENT_DATA = msgspec.json.Decoder(_AnyEventData)
-_METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
-
-
 def _numbers(values: array[Any]) -> Any:
     """A copy of a column as a numpy array (a view would pin the column: it could no longer grow)."""
     import numpy as np
@@ -212,7 +183,7 @@ class EventLog(_RecordLog[Event]):
         out = []
         for row in rows:
             try:
-                out.append(_ONE_EVENT_DATA.decode(self._docs[row]).data)
+                out.append(shapes.ANY_EVENT_DATA.decode(self._docs[row]).data)
             except (msgspec.DecodeError, ValueError):  # NaN or Infinity, which strict JSON lacks
                 doc = json.loads(self._docs[row])
                 out.append(doc.get("data") if isinstance(doc, dict) else None)
@@ -295,7 +266,7 @@ class EventLog(_RecordLog[Event]):
                 gc.enable()
 
     def _data_of_codes(self, wanted: set[int]) -> Iterator[dict[str, Any]]:
-        codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
+        codes, docs, decode = self._type.codes, self._docs, shapes.EVENT_DATA.decode
         if isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
             names = {self._type.values[code] for code in wanted}
             return (item.data for item in self.datas() if item.type in names)
@@ -365,7 +336,7 @@ class EventLog(_RecordLog[Event]):
         """A DataFrame with one row per event: seq, type, level, message, data, created_at."""
         import pandas as pd
 
-        texts = self._docs.decode_all(_EVENT_TEXTS)
+        texts = self._docs.decode_all(shapes.EVENT_TEXTS)
         rows = self.snapshot()
         return pd.DataFrame({
             "seq": self._in_order(_numbers(self._seq)), "type": self._in_order(_strings(self._type)),
@@ -453,7 +424,7 @@ class MetricLog(_RecordLog[MetricPoint]):
         """A DataFrame with one row per point: name, step, value, epoch, data, created_at."""
         import pandas as pd
 
-        texts = self._docs.decode_all(_METRIC_TEXTS)
+        texts = self._docs.decode_all(shapes.METRIC_TEXTS)
         rows = self.snapshot()
         return pd.DataFrame({
             "name": self._in_order(_strings(self._name)), "step": self._in_order(_numbers(self._step)),
