@@ -14,11 +14,12 @@ one function here so every door applies the same one:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from synth_nb.errors import BackendAnswerError
 
-__all__ = ["JOB_ID_MAX", "contained", "inert", "inert_lines", "job_id_problem", "shown_id"]
+__all__ = ["JOB_ID_MAX", "contained", "inert", "inert_each", "inert_lines", "job_id_problem", "shown_id"]
 
 #: the longest job id accepted (the hosted backend's are 20-24 characters)
 JOB_ID_MAX = 128
@@ -43,6 +44,14 @@ def inert(text: object) -> str:
     bidi override shown escaped, e.g. ``\\x1b]0;title\\x07`` for an OSC 0 sequence."""
     text = text if isinstance(text, str) else str(text)
     return _ANY_CONTROL.sub(_escaped, text) if _ANY_CONTROL.search(text) else text
+
+
+def inert_each(lines: Sequence[str]) -> Sequence[str]:
+    """``inert`` of each of ``lines``, told by one search over them all when none holds a control character (a
+    chunk of a million-event history: one call instead of thousands)."""
+    if all(type(line) is str for line in lines) and _ANY_CONTROL.search("".join(lines)) is None:
+        return lines
+    return [inert(line) for line in lines]
 
 
 def inert_lines(text: object) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from synth_nb.errors import BackendAnswerError
-from synth_nb.untrusted import JOB_ID_MAX, contained, inert, inert_lines, job_id_problem, shown_id
+from synth_nb.untrusted import JOB_ID_MAX, contained, inert, inert_each, inert_lines, job_id_problem, shown_id
 
 #: what a terminal must never receive from a backend: C0 (but tab and line feed), DEL, C1, bidi controls
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -29,6 +29,13 @@ def test_escapes_read_like_python_for_c0_and_as_json_for_the_rest() -> None:
     assert inert("a\x1bb\nc\td\re") == "a\\x1bb\\nc\\td\\re"
     assert inert("\x9b\u202e\x7f") == "\\u009b\\u202e\\u007f"
     assert inert("plain text, ünïcödé, 日本語 ✓") == "plain text, ünïcödé, 日本語 ✓"
+
+
+def test_inert_each_is_inert_of_each_line() -> None:
+    plain = ["[1] a: b", "ünïcödé ✓"]
+    assert inert_each(plain) is plain  # told by one search
+    lines = [*plain, "a\x1b[2Jb", "c\nd", "\u202eevil"]
+    assert inert_each(lines) == [inert(line) for line in lines]
 
 
 def test_inert_lines_keeps_line_ends_and_tabs_and_json_stays_the_same_json() -> None:

@@ -32,7 +32,7 @@ from synth_nb.job.history import running_loop
 from synth_nb.job.progress import progress_of
 from synth_nb.records import TERMINAL_STATUSES, UNPARSED_EVENT_TYPE, Event, MetricPoint
 from synth_nb.secrets import mask_text
-from synth_nb.untrusted import inert
+from synth_nb.untrusted import inert, inert_each
 
 if TYPE_CHECKING:
     from synth_nb.job.event_fields import EventFields
@@ -133,8 +133,10 @@ class LinePrinter:
 
     def render(self, lines: Sequence[str]) -> str:
         """``lines`` stamped, prefixed and masked, as one text to write."""
+        if not lines:
+            return ""
         head = f"[{_clock()}] {inert(self.prefix)}"
-        return mask_text("".join(f"{head}{inert(line)}\n" for line in lines), self.secrets)
+        return mask_text(head + f"\n{head}".join(inert_each(lines)) + "\n", self.secrets)
 
     def write(self, lines: Sequence[str]) -> None:
         if lines:
@@ -228,8 +230,8 @@ class LinePrinter:
         self.write([format_phase(entry) for entry in job.timeline])
         if all_events:
             chunk: list[str] = []
-            for fields in job.events.fields():
-                chunk += self._lines_of(fields)
+            for fields, text in job.events.field_chunks():
+                chunk += self._chunk_lines(fields, text)
                 if len(chunk) >= WRITE_CHUNK:
                     self.write(chunk)
                     chunk = []
@@ -242,6 +244,20 @@ class LinePrinter:
             self.write(lines)
         if job.linked_note is not None:
             self._print_linked(job.linked_note)
+
+    def _chunk_lines(self, chunk: list[EventFields], text: bytes | bytearray | None) -> list[str]:
+        """``_lines_of`` each event of a chunk; when the chunk's JSON text (``EventLog.field_chunks``) holds no
+        noise word, an event whose kind leaves it to the words gets its one line at once (``Flow.noise_absent``)."""
+        if text is None or not self.flow.noise_absent(text):
+            return [line for fields in chunk for line in self._lines_of(fields)]
+        kinds, lines = self._kinds, []
+        for fields in chunk:
+            kind = kinds.get((fields.type, fields.level), _UNKNOWN)
+            if kind is None or kind is _UNKNOWN:  # built, or its kind not known yet
+                lines += self._lines_of(fields)
+            elif kind is not True:  # False, or the noise words, none of which is in this chunk
+                lines.append(event_line(fields.seq, fields.type, fields.level, fields.message))
+        return lines
 
     def _lines_of(self, fields: EventFields) -> list[str]:
         """``format_event`` of the event with these fields if it ``shows``; the event is built only when its

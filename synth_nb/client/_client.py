@@ -7,8 +7,10 @@ flow: every job call takes the flow's ``FlowEndpoints`` (backend paths as data) 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import platform
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
@@ -38,6 +40,9 @@ from synth_nb.contract import FlowEndpoints
 from synth_nb.errors import ClientClosedError, ConfigError, NotFoundError, ValidationError
 from synth_nb.records import Event, MetricPoint
 from synth_nb.secrets._mask import mask
+
+#: an events page's closing cursor, ``"next_seq": N}``, as the contract's object answer may end
+_NEXT_SEQ = re.compile(rb'"next_seq"\s*:\s*(\d{1,19})\s*\}\s*\Z')
 
 __all__ = ["AsyncSynthClient", "RequestOptions"]
 
@@ -307,12 +312,23 @@ class AsyncSynthClient:
         return [r.to_event() for r in await self.get_event_records(endpoints, job_id, since_seq, limit)]
 
     async def get_event_records(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
-                                limit: int = 200) -> list[EventRecord]:
-        """Like ``get_events``, as compact records (no pydantic model per event: what a history keeps)."""
+                                limit: int = 200, *, ahead: Callable[[int], object] | None = None
+                                ) -> list[EventRecord]:
+        """Like ``get_events``, as compact records (no pydantic model per event: what a history keeps).
+
+        ``ahead``: called with the answer's ``next_seq`` (the contract's optional cursor, told from the answer's
+        end) before the answer is read, when it states one past ``since_seq``: a reader of every page may ask
+        for the next one then, so the backend makes it meanwhile."""
         paths = [endpoints.events, *endpoints.fallback_events]
         response = await self._first_working("events", job_id, paths,
                                              params={"since_seq": since_seq, "limit": limit})
-        return parse_event_records(response.content, since_seq, self.numbering(job_id))
+        raw = response.content
+        if ahead is not None and (told := _NEXT_SEQ.search(raw, max(0, len(raw) - 64))) is not None:
+            cursor = int(told.group(1))
+            if since_seq < cursor < 2**63:
+                ahead(cursor)
+                await asyncio.sleep(0)  # the request it makes goes out before this page is read
+        return parse_event_records(raw, since_seq, self.numbering(job_id))
 
     def numbering(self, job_id: str) -> SeqNumbering:
         """The seqs given so far to ``job_id``'s events that came without one (shared with its SSE frames)."""

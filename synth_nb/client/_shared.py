@@ -25,6 +25,9 @@ MAX_DEPTH = 64
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"[]{}')
 #: a string left over once the bracket-free ones are gone (its content holds brackets)
 _STRING = re.compile(rb'"[^"]*"')
+#: answers up to this size are first told by counting their brackets (a page of history has thousands: two
+#: passes over megabytes for nothing, the structure's own pass tells it)
+_COUNTED = 64 * 1024
 
 #: attempts per request, and the exponential backoff between them (jittered by up to the initial wait)
 RETRY_ATTEMPTS = 6
@@ -49,7 +52,7 @@ def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether the JSON text ``raw`` nests arrays and objects more than ``limit`` levels deep (within a factor
     of two: one level more than ``limit`` may pass, ``2 * limit`` never does). Linear and in C: the strings
     and everything but brackets are dropped, then innermost pairs are removed a level per pass."""
-    if raw.count(b"[") + raw.count(b"{") <= limit:  # an event frame, a status document: few brackets at all
+    if len(raw) <= _COUNTED and raw.count(b"[") + raw.count(b"{") <= limit:  # an event frame, a status document
         return False
     if b"\\" in raw:  # escaped backslashes and quotes would unbalance the quotes
         raw = raw.replace(b"\\\\", b"").replace(b'\\"', b"")

@@ -63,7 +63,8 @@ class StreamClient(Protocol):
                        replay_safe: bool = True, wait_max: float | None = None) -> T: ...
 
     async def get_event_records(self, endpoints: FlowEndpoints, job_id: str, since_seq: int = 0,
-                                limit: int = 200) -> list[EventRecord]: ...
+                                limit: int = 200, *, ahead: Callable[[int], object] | None = None
+                                ) -> list[EventRecord]: ...
 
     async def get_status(self, endpoints: FlowEndpoints, job_id: str) -> dict[str, Any]: ...
 
@@ -138,18 +139,48 @@ class EventStream:
             return
 
     async def drain(self, sink: EventSink) -> int:
-        """Fetch every event after the cursor by plain polling (used once the job is terminal)."""
-        count = 0
-        while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
-            events = await self.client.get_event_records(self.endpoints, self.job_id, since_seq=self.last_seq,
-                                                         limit=max(self.limit, DRAIN_PAGE))
-            fresh = self._emit(events, sink)
-            count += fresh
-            if fresh == 0:
-                return count
-            if count >= self.history_cap:
-                raise BackendAnswerError(f"job {self.job_id}: the backend keeps sending new history: {count:,} "
-                                         f"events so far; stopped reading it at {self.history_cap:,}")
+        """Fetch every event after the cursor by plain polling (used once the job is terminal).
+
+        The next page is asked for before a page is kept: when the answer states its ``next_seq``, before it is
+        read, else once it is read, after the newest seq on it; the backend makes it meanwhile. It is the page a
+        one-at-a-time reader asks for next (keeping a page moves the cursor to its newest new seq); one asked
+        for at another cursor is dropped and the page asked for again (and ``next_seq`` no longer heeded)."""
+        count, limit, heeded = 0, max(self.limit, DRAIN_PAGE), True
+        ahead: tuple[int, asyncio.Future[list[EventRecord]]] | None = None
+
+        def ask(cursor: int) -> None:  # one page ahead at most: a later hint waits for its page's turn
+            nonlocal ahead
+            if ahead is None and heeded:
+                ahead = (cursor, asyncio.ensure_future(self._page(cursor, limit, ask)))
+
+        try:
+            while True:  # until an empty page: a backend may cap ``limit`` below what we asked for
+                if ahead is not None and ahead[0] == self.last_seq:
+                    asked, ahead = ahead[1], None
+                    events = await asked
+                else:
+                    _drop(ahead)
+                    ahead = None
+                    events = await self._page(self.last_seq, limit, ask)
+                newest = max(map(_SEQ, events), default=self.last_seq)
+                if newest > self.last_seq and (ahead is None or ahead[0] != newest):
+                    heeded = heeded and ahead is None  # a stated cursor that is not the reader's: ask at its own
+                    _drop(ahead)
+                    ahead = (newest, asyncio.ensure_future(self._page(newest, limit, ask)))
+                    await asyncio.sleep(0)  # the request goes out before this page is kept
+                fresh = self._emit(events, sink)
+                count += fresh
+                if fresh == 0:
+                    return count
+                if count >= self.history_cap:
+                    raise BackendAnswerError(f"job {self.job_id}: the backend keeps sending new history: {count:,} "
+                                             f"events so far; stopped reading it at {self.history_cap:,}")
+        finally:
+            _drop(ahead)
+
+    def _page(self, since_seq: int, limit: int, ahead: Callable[[int], None]) -> Awaitable[list[EventRecord]]:
+        return self.client.get_event_records(self.endpoints, self.job_id, since_seq=since_seq, limit=limit,
+                                             ahead=ahead)
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -297,3 +328,10 @@ class EventStream:
                         pass
                 interval = min(self.poll_interval, interval * 1.5)
             await self.sleep(interval)
+
+
+def _drop(ahead: tuple[int, asyncio.Future[Any]] | None) -> None:
+    """Cancel a page asked for ahead that is not read (its failure, if it failed, is not this reader's)."""
+    if ahead is not None:
+        ahead[1].cancel()
+        ahead[1].add_done_callback(lambda done: done.cancelled() or done.exception())

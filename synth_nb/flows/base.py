@@ -143,6 +143,12 @@ def _noise_search(words: tuple[str, ...]) -> tuple[Callable[[str], Any], Callabl
     return re.compile(either).search, re.compile(either.encode()).search if plain else None
 
 
+@functools.cache
+def _noise_bytes(words: tuple[str, ...]) -> tuple[bytes, ...]:
+    """``words`` as bytes when ``_noise_search`` can look for them in a JSON text, else none."""
+    return tuple(word.encode() for word in words) if _noise_search(words)[1] is not None else ()
+
+
 class Flow(ABC):
     """One kind of training job (RL, SFT, prompt learning, ...). Subclasses set the class attributes."""
 
@@ -292,6 +298,15 @@ class Flow(ABC):
         if in_json is None or not data_json.isascii() or b"\\" in data_json:
             return None
         return None if in_json(data_json.lower()) is not None else False
+
+    def noise_absent(self, text: bytes | bytearray) -> bool:
+        """Whether no noise word is in this JSON text of events (a chunk of them, as sent) where ``noise_in_text``
+        would look: then it says False of each of them. False when it cannot tell (as ``noise_in_text``)."""
+        words = _noise_bytes(self.noise_words)
+        if not words or not text.isascii() or b"\\" in text:
+            return False
+        lowered = text.lower()
+        return not any(word in lowered for word in words)  # a substring search per word: faster than one regex
 
     def hides(self, event: Event) -> bool:
         """This flow's own noise rule (``noise_event_types``, ``noise_words``)."""

@@ -9,6 +9,7 @@ curve) draw a ``ChartData``, so every picture of a job reads the same definition
 from __future__ import annotations
 
 import bisect
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -135,6 +136,16 @@ class SeriesBuffer:
         _append(self.metric_x, self.metric_y, step, value)
         self._cache = None
 
+    def extend_metrics(self, steps: list[int], values: list[float]) -> None:
+        """``append_metric`` of each (step, value), in order: taken whole when the buffer is empty and the steps
+        ascend (a metric log's column), else one at a time."""
+        if not self.metric_x and all(map(operator.lt, steps, steps[1:])):
+            self.metric_x, self.metric_y = list(steps), list(values)
+            self._cache = None
+            return
+        for step, value in zip(steps, values, strict=True):
+            self.append_metric(step, value)
+
     def append_event(self, step: int, value: float) -> None:
         _append(self.event_x, self.event_y, step, value)
         self._cache = None
@@ -158,6 +169,19 @@ class SeriesBuffer:
             xs, ys = (self.event_x, self.event_y) if self.uses_events else (self.metric_x, self.metric_y)
             self._cache = (np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
         return self._cache
+
+
+def _merged(columns: Callable[[str], tuple[Any, Any]], names: Iterable[str]) -> list[tuple[int, str, float]]:
+    """(step, name, value) of every point of ``names``, in (step, name) order (a metric log's order)."""
+    merged: list[tuple[int, str, float]] = []
+    for name in names:
+        steps, values = columns(name)
+        merged += zip(steps.tolist(), [name] * len(steps), values.tolist(), strict=True)
+    merged.sort(key=_STEP_NAME)
+    return merged
+
+
+_STEP_NAME = operator.itemgetter(0, 1)
 
 
 def _append(xs: list[int], ys: list[float], step: int, value: float) -> None:
@@ -233,10 +257,13 @@ class ChartData:
 
     def extend(self, metrics: Iterable[Any] = (), events: Iterable[Any] = ()) -> bool:
         """Add many points and events; True if any of them fed the chart."""
-        used = False
-        samples = getattr(metrics, "samples", None)  # a job's metric log: its columns, no point built
-        for m in samples() if callable(samples) else metrics:
-            used |= self.add_metric(m)
+        columns = getattr(metrics, "series", None)  # a job's metric log: each name's column, no point built
+        if callable(columns):
+            used = self._add_columns(columns)
+        else:
+            used = False
+            for m in metrics:
+                used |= self.add_metric(m)
         if any(ref.from_event is not None for ref in self.spec.references) or any(
                 buf.spec.from_event is not None for buf in self.series.values()):  # else no event feeds it
             datas = getattr(events, "datas", None)  # a job's event log: each event's data, no event built
@@ -246,6 +273,25 @@ class ChartData:
             else:
                 for e in events:
                     used |= self.add_event(e)
+        return used
+
+    def _add_columns(self, columns: Callable[[str], tuple[Any, Any]]) -> bool:
+        """``add_metric`` of every point of a metric log, in its (step, name) order, read a name's column at a
+        time (``MetricLog.series``: a long job's 500,000 points cost milliseconds, not a call each)."""
+        used = False
+        for ref in self.spec.references:
+            for _step, _name, value in _merged(columns, ref.metric_names):
+                used |= self._set_reference(ref, value)
+        for buf in self.series.values():
+            held = [column for column in map(columns, buf.spec.metric_names) if len(column[0])]
+            if len(held) == 1:  # one of its names has points (a backend uses one name for a series)
+                points = (held[0][0].tolist(), held[0][1].tolist())
+            else:
+                merged = _merged(columns, buf.spec.metric_names)
+                points = ([step for step, _, _ in merged], [value for _, _, value in merged])
+            if points[0]:
+                buf.extend_metrics(*points)
+                used = True
         return used
 
     @property

@@ -26,6 +26,8 @@ __all__ = ["HealthWarning", "Points", "as_tuple", "chart_points", "edge_points",
 
 #: how many points of a series' start (or end) are averaged when its start and end are compared
 EDGE_POINTS = 5
+#: integers a float holds exactly: a step within them is the same read directly or through ``number``
+_EXACT = 2**53
 #: at most this many steps are listed in a warning's words (its ``steps`` keep them all)
 LISTED_STEPS = 6
 
@@ -81,15 +83,7 @@ def chart_points(job: FinishedJob, spec: ChartSpec) -> dict[str, Points]:
     A followed job's metric log gives each metric name's column at once (no point is built, so a 10,000-step
     job's series cost milliseconds); its events are read only for a series that draws them."""
     chart = ChartData(spec)
-    columns = getattr(job.metrics, "series", None)
-    if callable(columns):
-        for buffer in chart.series.values():
-            for name in sorted(buffer.spec.metric_names):
-                steps, values = columns(name)
-                for step, value in zip(steps.tolist(), values.tolist(), strict=True):
-                    buffer.append_metric(int(step), float(value))
-    else:
-        chart.extend(job.metrics, ())
+    chart.extend(job.metrics, ())
     if chart.draws_events:
         chart.extend((), job.events)
     out = {}
@@ -106,9 +100,13 @@ def step_rows(job: FinishedJob, event_type: str) -> list[tuple[int, Mapping[str,
     and handed to every rule that looks at them (a long job holds many)."""
     rows = []
     for data in events_data(job, event_type):
-        step = number(data.get("step"))
-        if step is not None:
-            rows.append((int(step), data))
+        step = data.get("step")
+        if type(step) is not int or not -_EXACT < step < _EXACT:  # else read as ``number`` reads it
+            step = number(step)
+            if step is None:
+                continue
+            step = int(step)
+        rows.append((step, data))
     return rows
 
 
@@ -117,8 +115,8 @@ def field_points(rows: Sequence[tuple[int, Mapping[str, Any]]], name: str, key: 
     its last value), named ``name``."""
     by_step: dict[int, float] = {}
     for step, data in rows:
-        value = number(data.get(key))
-        if value is not None:
+        value = data.get(key)
+        if value is not None and (value := number(value)) is not None:
             by_step[step] = value
     steps = tuple(sorted(by_step))
     return Points(name, steps, tuple(by_step[s] for s in steps))

@@ -39,7 +39,7 @@ def training_usage(job: FinishedJob, spec: TrainingEvents) -> Usage:
     tokens = count_of(finished[-1].get("tokens")) if finished else None
     rollouts, how = base.rollouts, ""
     if spec.step_event is not None:
-        trained = sum(count_of(d.get("rollouts")) or 0 for d in events_data(job, spec.step_event))
+        trained = sum(count_of(n) or 0 for d in events_data(job, spec.step_event) if (n := d.get("rollouts")) is not None)
         rounds = events_data(job, spec.eval_event or "")
         evaluated = sum(len(d["seeds"]) for d in rounds if isinstance(d.get("seeds"), list))
         if trained or evaluated:

@@ -23,6 +23,7 @@ each with the ratio actual / estimate.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -273,6 +274,9 @@ def ending_of(job: FinishedJob, *, timed_out: float | None = None) -> Ending:
     estimate = getattr(job, "estimate", None)
     estimate = estimate if isinstance(estimate, Mapping) else None
     flow = get_flow(job.flow)
-    usage = flow.usage(job)
-    return Ending(job.status, stop_reason(job, timed_out=timed_out, usage=usage), _figures(job, usage, estimate),
-                  tuple(flow.gains(job)), estimate, health_of(job))
+    # the usage and the health rules read the same events' data: decoded once for both (``EventLog.reading_once``)
+    reading_once = getattr(job.events, "reading_once", contextlib.nullcontext)
+    with reading_once():
+        usage = flow.usage(job)
+        return Ending(job.status, stop_reason(job, timed_out=timed_out, usage=usage), _figures(job, usage, estimate),
+                      tuple(flow.gains(job)), estimate, health_of(job))

@@ -11,7 +11,8 @@ import msgspec
 
 from synth_nb.records import Event
 
-__all__ = ["EVENT_DATAS", "EVENT_FIELDS", "EventData", "EventFields", "fields_of"]
+__all__ = ["ANY_EVENT_DATA", "EVENT_DATA", "EVENT_DATAS", "EVENT_FIELDS", "EVENT_TEXTS", "METRIC_TEXTS", "EventData",
+           "EventFields", "fields_of"]
 
 
 class EventFields(msgspec.Struct, gc=False):
@@ -42,6 +43,41 @@ class EventData(msgspec.Struct, gc=False):
 
 EVENT_FIELDS = msgspec.json.Decoder(list[EventFields])
 EVENT_DATAS = msgspec.json.Decoder(list[EventData])
+
+
+# -- the shapes other readers of a log's documents decode: one event's data, every event's texts for a
+# DataFrame, every metric point's
+
+class _EventData(msgspec.Struct, gc=False):
+    """The ``data`` of an event document (an ``Event``'s JSON, so always an object)."""
+
+    data: dict[str, Any] = {}
+
+
+EVENT_DATA = msgspec.json.Decoder(_EventData)
+
+
+class _EventText(msgspec.Struct):
+    message: str = ""
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    created_at: str | None = None
+
+
+class _AnyEventData(msgspec.Struct):
+    """An event's ``data`` as sent, whatever it is (a sample view says what it cannot read)."""
+
+    data: Any = None
+
+
+class _MetricText(msgspec.Struct):
+    epoch: int | None = None
+    data: dict[str, Any] = msgspec.field(default_factory=dict)
+    created_at: str | None = None
+
+
+EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
+ANY_EVENT_DATA = msgspec.json.Decoder(_AnyEventData)
+METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
 
 
 def fields_of(event: Event) -> EventFields:

@@ -9,7 +9,10 @@ compressed JSON text and four integers (tens of bytes) where a pydantic model co
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
+import gc
+import itertools
 import json
 import operator
 from array import array
@@ -19,7 +22,8 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 import msgspec
 
 from synth_nb.client import EventRecord, MetricRecord
-from synth_nb.job.columns import DocumentColumn, KeyOrder, StringColumn
+from synth_nb.job import event_fields as shapes
+from synth_nb.job.columns import CHUNK_ROWS, DocumentColumn, KeyOrder, StringColumn
 from synth_nb.job.event_fields import EVENT_DATAS, EVENT_FIELDS, EventData, EventFields, fields_of
 from synth_nb.job.sample_index import SampleIndex
 from synth_nb.records import Event, MetricPoint
@@ -31,12 +35,6 @@ T = TypeVar("T", Event, MetricPoint)
 BUILT_CACHE = 1024
 
 
-class _EventData(msgspec.Struct, gc=False):
-    """The ``data`` of an event document (an ``Event``'s JSON, so always an object)."""
-
-    data: dict[str, Any] = {}
-
-
 class MetricSample(msgspec.Struct, frozen=True, gc=False):
     """A metric point's name, step and value: what a chart reads of it."""
 
@@ -44,7 +42,7 @@ class MetricSample(msgspec.Struct, frozen=True, gc=False):
     step: int
     value: float
 
-_EVENT_DATA = msgspec.json.Decoder(_EventData)
+_TYPE, _LEVEL, _DOCUMENT = map(operator.attrgetter, ("type", "level", "document"))
 
 
 class _RecordLog(Sequence[T], Generic[T]):
@@ -142,29 +140,6 @@ class _RecordLog(Sequence[T], Generic[T]):
         return values if isinstance(rows, range) else values[np.array(rows, dtype=np.int64)]
 
 
-class _EventText(msgspec.Struct):
-    message: str = ""
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-    created_at: str | None = None
-
-
-class _AnyEventData(msgspec.Struct):
-    """An event's ``data`` as sent, whatever it is (a sample view says what it cannot read)."""
-
-    data: Any = None
-
-
-class _MetricText(msgspec.Struct):
-    epoch: int | None = None
-    data: dict[str, Any] = msgspec.field(default_factory=dict)
-    created_at: str | None = None
-
-
-_EVENT_TEXTS = msgspec.json.Decoder(list[_EventText])
-_ONE_EVENT_DATA = msgspec.json.Decoder(_AnyEventData)
-_METRIC_TEXTS = msgspec.json.Decoder(list[_MetricText])
-
-
 def _numbers(values: array[Any]) -> Any:
     """A copy of a column as a numpy array (a view would pin the column: it could no longer grow)."""
     import numpy as np
@@ -190,6 +165,8 @@ class EventLog(_RecordLog[Event]):
         self._level = StringColumn()
         #: step, seed, phase and score of each sample event (``index_samples``), None: none indexed
         self.samples: SampleIndex | None = None
+        #: the data ``data_of_types`` read, by type codes and length, while ``reading_once``
+        self._read_once: dict[tuple[frozenset[int], int], list[dict[str, Any]]] | None = None
         super().__init__(Event, KeyOrder(self._seq.__getitem__, self._seq))
 
     def index_samples(self, types: Iterable[str], score_key: str) -> SampleIndex:
@@ -206,7 +183,7 @@ class EventLog(_RecordLog[Event]):
         out = []
         for row in rows:
             try:
-                out.append(_ONE_EVENT_DATA.decode(self._docs[row]).data)
+                out.append(shapes.ANY_EVENT_DATA.decode(self._docs[row]).data)
             except (msgspec.DecodeError, ValueError):  # NaN or Infinity, which strict JSON lacks
                 doc = json.loads(self._docs[row])
                 out.append(doc.get("data") if isinstance(doc, dict) else None)
@@ -236,12 +213,13 @@ class EventLog(_RecordLog[Event]):
     def _append(self, records: Sequence[EventRecord], keys: Sequence[int]) -> None:
         first = len(self._seq)
         self._seq.extend(keys)
-        self._type.extend([r.type for r in records])
-        self._level.extend([r.level for r in records])
-        self._docs.extend([r.document for r in records])
+        types = [*map(_TYPE, records)]  # attribute getters in C: a page is ten thousand records
+        self._type.extend(types)
+        self._level.extend([*map(_LEVEL, records)])
+        self._docs.extend([*map(_DOCUMENT, records)])
         self._order.extend(first, len(records), keys[-1])
         index = self.samples
-        if index is not None and not index.types.isdisjoint([r.type for r in records]):
+        if index is not None and not index.types.isdisjoint(types):
             for row, record in enumerate(records, first):
                 if record.type in index.types:
                     index.add(row, record.seq, record.document)
@@ -257,8 +235,39 @@ class EventLog(_RecordLog[Event]):
         (a finished RL job's final block sums the rollouts of every step event: 200,000 models, seconds).
         When they are most of the log, its documents are read a chunk at a time (``fields``)."""
         wanted = {code for code in map(self._type.code_of, types) if code is not None}
-        codes, docs, decode = self._type.codes, self._docs, _EVENT_DATA.decode
-        if wanted and isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
+        if not wanted:  # no event of these types: no row is looked at
+            return iter(())
+        shared = self._read_once
+        if shared is None:
+            return self._data_of_codes(wanted)
+        key = (frozenset(wanted), len(self))
+        if key not in shared:
+            shared[key] = list(self._data_of_codes(wanted))
+        return iter(shared[key])
+
+    @contextlib.contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """Within it, ``data_of_types`` of the same types decodes their events once: a job's ending reads its step
+        events' data for its usage and again for its health rules (a million events, a second each). What was
+        read is let go at its end (kept, it would hold every event's data)."""
+        if self._read_once is not None:  # nested: the outer one lets go
+            yield
+            return
+        self._read_once = {}
+        # what is read is a million small dicts, none in a cycle: collections while they are made find nothing
+        # and walked them all, again and again (a third of a million-event ending's time)
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            yield
+        finally:
+            self._read_once = None
+            if collecting:
+                gc.enable()
+
+    def _data_of_codes(self, wanted: set[int]) -> Iterator[dict[str, Any]]:
+        codes, docs, decode = self._type.codes, self._docs, shapes.EVENT_DATA.decode
+        if isinstance(self._order.rows(), range) and sum(map(wanted.__contains__, codes)) * 4 > len(self):
             names = {self._type.values[code] for code in wanted}
             return (item.data for item in self.datas() if item.type in names)
         return (decode(docs[row]).data for row in self.snapshot() if codes[row] in wanted)
@@ -274,11 +283,25 @@ class EventLog(_RecordLog[Event]):
         held out of seq order, or a chunk strict JSON cannot read (``NaN``), are read one event at a time."""
         return self._chunked(EVENT_FIELDS, fields_of)
 
+    def field_chunks(self) -> Iterator[tuple[list[EventFields], bytes | bytearray | None]]:
+        """``fields`` a chunk at a time, each with the JSON text its events were decoded from (their documents
+        joined by commas), so a reader of every event can look at a chunk's text once instead of at each
+        event's (``--all-events``: is a noise word anywhere in it); None where events were read one at a time."""
+        return self._chunks(EVENT_FIELDS, fields_of)
+
     def _chunked(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]) -> Iterator[Any]:
-        """Every event decoded by ``decoder`` a chunk at a time, in seq order; ``of_event`` of the built event
-        where that cannot be done (events out of seq order, a chunk with NaN)."""
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order (``_chunks``, one by one)."""
+        for decoded, _ in self._chunks(decoder, of_event):
+            yield from decoded
+
+    def _chunks(self, decoder: msgspec.json.Decoder[list[Any]], of_event: Callable[[Event], Any]
+                ) -> Iterator[tuple[list[Any], bytes | bytearray | None]]:
+        """Every event decoded by ``decoder`` a chunk at a time, in seq order, with the chunk's text; ``of_event``
+        of the built event where that cannot be done (events out of seq order, a chunk with NaN), text None."""
         if not isinstance(self._order.rows(), range):
-            yield from map(of_event, self._built(self.snapshot()))
+            built = map(of_event, self._built(self.snapshot()))
+            while batch := list(itertools.islice(built, CHUNK_ROWS)):
+                yield batch, None
             return
         end = len(self)  # the events there are now (as ``snapshot``): rows added meanwhile are not read
         for first, count, body in self._docs.chunks():
@@ -287,8 +310,12 @@ class EventLog(_RecordLog[Event]):
             try:
                 decoded = decoder.decode(b"[" + body + b"]")
             except (msgspec.DecodeError, msgspec.ValidationError):
-                decoded = [of_event(self._build(row)) for row in range(first, first + count)]
-            yield from decoded[:end - first]
+                yield [of_event(self._build(row)) for row in range(first, min(end, first + count))], None
+                continue
+            if first + count > end:  # the open chunk grew meanwhile: its text holds events not read
+                yield decoded[:end - first], None
+                return
+            yield decoded, body
 
     def last_error(self) -> Event | None:
         """The newest event that ``Event.is_error``; each distinct (type, level) pair is judged once."""
@@ -309,7 +336,7 @@ class EventLog(_RecordLog[Event]):
         """A DataFrame with one row per event: seq, type, level, message, data, created_at."""
         import pandas as pd
 
-        texts = self._docs.decode_all(_EVENT_TEXTS)
+        texts = self._docs.decode_all(shapes.EVENT_TEXTS)
         rows = self.snapshot()
         return pd.DataFrame({
             "seq": self._in_order(_numbers(self._seq)), "type": self._in_order(_strings(self._type)),
@@ -387,9 +414,9 @@ class MetricLog(_RecordLog[MetricPoint]):
     def series(self, name: str) -> tuple[Any, Any]:
         """``(steps, values)`` of one metric as numpy arrays, in step order."""
         code = self._name.code_of(name)
+        if code is None:  # a name never sent: no column is copied (a chart asks for each name it knows)
+            return _numbers(self._step[:0]), _numbers(self._value[:0])
         steps, values = self._in_order(_numbers(self._step)), self._in_order(_numbers(self._value))
-        if code is None:
-            return steps[:0], values[:0]
         mask = self._in_order(_numbers(self._name.codes)) == code
         return steps[mask], values[mask]
 
@@ -397,7 +424,7 @@ class MetricLog(_RecordLog[MetricPoint]):
         """A DataFrame with one row per point: name, step, value, epoch, data, created_at."""
         import pandas as pd
 
-        texts = self._docs.decode_all(_METRIC_TEXTS)
+        texts = self._docs.decode_all(shapes.METRIC_TEXTS)
         rows = self.snapshot()
         return pd.DataFrame({
             "name": self._in_order(_strings(self._name)), "step": self._in_order(_numbers(self._step)),

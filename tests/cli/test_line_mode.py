@@ -16,7 +16,7 @@ from minimal_configs import MINIMAL_SFT
 from terminal_session import clean_env, sizes, spawn
 
 from synth_nb.cli.printer import LinePrinter
-from synth_nb.client import AsyncSynthClient
+from synth_nb.client import AsyncSynthClient, EventRecord
 from synth_nb.flows import get_flow
 from synth_nb.job import Job, JobUpdate
 from synth_nb.records import Event, MetricPoint
@@ -91,3 +91,24 @@ def test_a_metric_line_shows_a_hostile_name_escaped() -> None:
     out = io.StringIO()
     LinePrinter(_sft_job(), [], out=out)(_metric(3, "gepa.best_score\x1b]0;pwned\x07"))
     assert "[metric] gepa.best_score\\x1b]0;pwned\\x07=" in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+def test_all_events_prints_each_chunk_as_event_by_event_noise_hidden_and_control_escaped() -> None:
+    """``--all-events`` prints a chunk of plain events from one noise check and one escape check; a chunk holding a
+    noise word, an escape or a control character gets the lines each event would get on its own."""
+    from synth_nb.cli.printer import format_event
+    from synth_nb.untrusted import inert
+
+    job = Job("job_all", "rl", AsyncSynthClient("http://127.0.0.1:9", "k"), endpoints=get_flow("rl").endpoints)
+    odd = {300: ("rl.job.created", "modal container ready"), 301: ("rl.status", "queued on HATCHET"),
+           302: ("rl.train.step", "step\x1b]0;pwned\x07"), 303: ("rl.train.step", "line\nbreak"),
+           304: ("rl.train.failed", "boom"), 305: ("rl.worker.alive", "")}
+    events = [Event(seq=seq, type=odd.get(seq, ("rl.train.step",))[0], message=odd.get(seq, ("", f"step {seq}"))[1],
+                    level="error" if seq == 304 else "info", data={"step": seq}) for seq in range(1, 700)]
+    job.ingest_events([*map(EventRecord.of, events)])
+    out = io.StringIO()
+    LinePrinter(job, [], out=out).history(all_events=True)
+    printed = [line.split("] ", 1)[1] for line in out.getvalue().splitlines()[1:]]
+    shows = LinePrinter(job, [], out=io.StringIO()).shows
+    assert printed == [inert(line) for event in events if shows(event) for line in format_event(event)]
+    assert len(printed) == len(events) - 3 and "\x1b" not in out.getvalue()  # 300, 301 and 305 are noise

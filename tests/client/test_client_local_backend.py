@@ -164,3 +164,39 @@ async def test_killing_the_backend_mid_job_loses_and_duplicates_nothing(tmp_path
     assert [e.seq for e in job.events] == [e.seq for e in truth]
     failed = next(e for e in reversed(job.events) if e.type == "rl.job.failed")
     assert "stopped" in failed.message and job.events[-1].type == "learning.policy.rl.job.failed"
+
+
+async def test_a_drain_asks_for_the_next_page_at_the_cursor_the_backend_states(tmp_path: Path, monkeypatch) -> None:
+    """The embedded backend's page ends with its ``next_seq``: the next page is asked for before this one is read,
+    at the cursor a one-page-at-a-time reader would ask at, each once."""
+    from synth_nb.client import EventStream, _client, _stream
+    from synth_nb.local.storage import Storage
+
+    storage = Storage(tmp_path / "backend")
+    storage.create_job("job_drain", "rl", "replay", {"metadata": {"local_executor": "replay"}})
+    for step in range(34):
+        storage.add_event("job_drain", "rl.train.step", f"step {step}", {"step": step})
+    storage.close()
+    monkeypatch.setattr(_stream, "DRAIN_PAGE", 10)
+    seen: list[tuple[str, int]] = []
+    parse = _client.parse_event_records
+    monkeypatch.setattr(_client, "parse_event_records",
+                        lambda raw, since, numbering: seen.append(("read", since)) or parse(raw, since, numbering))
+    with local.start_backend(port=0, data_dir=tmp_path / "backend") as running:
+        async with AsyncSynthClient(running.url, running.api_key) as client:
+            fetch = client.get_event_records
+
+            async def recorded(endpoints, job_id, since_seq=0, limit=200, **kw):  # type: ignore[no-untyped-def]
+                seen.append(("asked", since_seq))
+                return await fetch(endpoints, job_id, since_seq=since_seq, limit=limit, **kw)
+
+            client.get_event_records = recorded  # type: ignore[method-assign]
+            stream = EventStream(client, RL, "job_drain", use_sse=False)
+            stream.limit = 10
+            got: list = []
+            count = await stream.drain(got.append)
+    seqs = [e.seq for e in got]
+    assert count == len(seqs) > 30 and seqs == sorted(set(seqs))
+    cursors = [0, *seqs[9::10], *([seqs[-1]] if len(seqs) % 10 else [])]
+    assert [since for what, since in seen if what == "asked"] == cursors
+    assert seen[:4] == [("asked", 0), ("asked", cursors[1]), ("read", 0), ("asked", cursors[2])]

@@ -61,3 +61,16 @@ def test_a_metric_page_says_which_points_could_not_be_read_and_why() -> None:
                                                        "step not a whole number", "fields of unexpected types"]
     assert page.unreadable[1]["raw"] == [1]
     assert parse_metrics_body(b'{"points": [{"name": "loss", "step": 1, "value": 0.5}]}').unreadable == []
+
+
+def test_the_depth_of_a_long_answer_is_told_by_its_structure() -> None:
+    """A page of history is not first counted for brackets: its structure alone says how deep it nests."""
+    from synth_nb.client._bounds import MAX_DEPTH, too_deep
+
+    shallow = b'{"events":[' + b",".join([b'{"seq":1,"data":{"a":[1,{"b":"[[[[\\"{{"}]}}'] * 5000) + b"]}"
+
+    def nested(levels: int) -> bytes:  # a long answer whose events list holds ``levels`` nested lists
+        return b'{"events":[' + b"[" * levels + b"]" * levels + b'],"pad":"' + b" " * 70_000 + b'"}'
+
+    assert len(shallow) > 64 * 1024 and not too_deep(shallow)
+    assert too_deep(nested(2 * MAX_DEPTH)) and not too_deep(nested(MAX_DEPTH // 2))

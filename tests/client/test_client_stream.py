@@ -167,3 +167,30 @@ async def test_faults_through_a_mock_transport_lose_and_duplicate_nothing(no_bac
     assert seen == list(range(1, 301))
     assert stream.mode == ("sse" if sse else "poll")
     assert min(faults[kind] for kind in ("500", "429", "refused", "cut")) >= 2
+
+
+async def test_a_drain_asks_for_each_page_once_where_a_one_page_at_a_time_reader_would(fake_backend, monkeypatch) -> None:
+    """The next page is asked for while one is kept: the same requests as one after the other, none twice."""
+    from synth_nb.client import _stream
+
+    monkeypatch.setattr(_stream, "DRAIN_PAGE", 10)
+    async with AsyncSynthClient(fake_backend.url, fake_backend.api_key) as client:
+        job_id = await _job(client, {"events": 25})
+        while fake_backend.job(job_id).status != "succeeded":
+            await asyncio.sleep(0.01)
+        asked: list[int] = []
+        fetch = client.get_event_records
+
+        async def recorded(endpoints: FlowEndpoints, job: str, since_seq: int = 0, limit: int = 200, **kw) -> list:
+            asked.append(since_seq)
+            return await fetch(endpoints, job, since_seq=since_seq, limit=limit, **kw)
+
+        client.get_event_records = recorded  # type: ignore[method-assign]
+        got: list = []
+        stream = EventStream(client, RL, job_id, use_sse=False)
+        stream.limit = 10
+        count = await stream.drain(got.append)
+    seqs = [e["seq"] for e in fake_backend.job(job_id).events]
+    assert count == len(seqs) > 20 and [e.seq for e in got] == seqs
+    # each full page's newest seq, then the last one (whose page comes back empty)
+    assert asked == [0, *seqs[9::10], *([seqs[-1]] if len(seqs) % 10 else [])]

@@ -61,4 +61,12 @@ def test_the_noise_rule_read_from_an_event_document_agrees_with_the_event_s() ->
             assert said is None or said == rule.is_noise(event), (flow, etype, data_json)
     rl = get_flow("rl")
     assert rl.is_noise_text("rl.train.step", "info", "step 3", b'{"step":3}') is False  # the common case is told
+    # a chunk of documents with no noise word in its text: each of its events says False by the words
+    documents = [json.dumps({"type": t, "level": v, "message": m})[:-1].encode() + b',"data":' + d + b"}"
+                 for t, v, m, d in SENT]
+    for (etype, _level, message, data_json), document in zip(SENT, documents, strict=True):
+        if rl.noise_absent(document):
+            assert rl.noise_in_text(etype, message, data_json) is False, document
+    assert rl.noise_absent(documents[0]) and not rl.noise_absent(b",".join(documents))
+    assert not rl.noise_absent(documents[2])  # an escape: the text cannot tell
     assert rl.is_noise_text("rl.job.created", "info", "", b'{"note":"mo\\u0064al"}') is None
