@@ -7,8 +7,9 @@ backend. Here the start begins before the command imports anything heavy, on a t
 ``ensure_backend`` takes its result (``synth_nb.local.shared.start_in_background``).
 
 Only when the words say the backend will be asked for (``--backend local``; not ``--help``, nor a selector that
-uses no backend of its own: ``--jobs``, ``--attach``, ``--compare``); a usage error before the submission asks
-for it stops what was started (``abandon``), so bad flags leave nothing running. Anything this module cannot
+uses no backend of its own: ``--jobs``, ``--attach``, ``--compare``). When the command ends without having
+asked for it (bad flags, a usage error found before the submission), what was started is stopped
+(``abandon``): bad input leaves nothing running that it did not leave before. Anything this module cannot
 tell from the words alone is left to the submission, which starts the backend as before.
 """
 
@@ -51,7 +52,8 @@ def head_start(words: Sequence[str]) -> Path | None:
 
 
 def abandon(folder: Path) -> None:
-    """The command ended on a usage error before asking for the backend: stop it if this process started it."""
+    """The command ended: a backend this process started early and nothing asked for is stopped (a start the
+    submission took is left running, as it always is)."""
     from synth_nb.local.shared import abandon_background_start
 
     abandon_background_start(folder)

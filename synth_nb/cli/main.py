@@ -105,11 +105,10 @@ def _main(argv: Sequence[str] | None, program: bool) -> int:
     try:
         try:
             args = build_parser([command] if command else []).parse_args(argv)
-        except SystemExit as exc:
-            if early is not None and exc.code not in (0, None):
-                head_start.abandon(early)  # bad flags leave nothing running
-            raise
-        code = int(args._module.run(args))
+            code = int(args._module.run(args))
+        finally:
+            if early is not None:  # started early, never asked for (bad flags, a usage error): stopped
+                head_start.abandon(early)
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at interpreter exit
         return code
     except BrokenPipeError:
