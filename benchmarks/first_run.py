@@ -156,7 +156,7 @@ ROWS = [  # (key, label, anchor key)
     ("warm", "  whole command (wall)", None),
     ("warm_cpu", "  CPU s (CLI + backend process)", None),
     ("demo", "make demo (run_demo.py, wall)", "demo"),
-    ("demo_cpu", "  CPU s of its waited processes", None),
+    ("demo_cpu", "  CPU s of its waited processes (+ backend if it starts it)", None),
 ]
 
 

@@ -1,8 +1,9 @@
 """`make demo`: run the GEPA example notebook headless against the embedded local backend.
 
 Executes ``prompt_learning_gepa.ipynb`` through a real kernel (nbclient) exactly as a person would run it:
-the notebook starts the embedded backend itself (``--backend local``), which serves the bundled banking
-task app; nothing is started by hand and no key is given. The backend's data folder is
+the notebook uses the embedded backend (``--backend local``), which serves the bundled banking task app; no
+key is given. The runner starts that backend's process beside the kernel (as the notebook would on its
+first use, only earlier: both take about a second to start), and the notebook finds it running. The backend's data folder is
 ``<out>/backend-data`` (``SYNTH_NB_BACKEND_DIR``). Saves the executed notebook, checks that the Markdown
 summary and the chart PNG were written, and stops the backend process before it returns. Everything is
 written under ``<out>`` (the notebook runs in a copy of the examples there). Exit status 0 only if the job
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     from nbclient import NotebookClient
     from traitlets.config import Config
 
-    from synth_nb.local.shared import DIR_VARIABLE, stop_backend
+    from synth_nb.local.shared import DIR_VARIABLE, start_in_background, stop_backend
 
     out = Path(args.out).resolve()
     if out.exists():
@@ -56,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
 
     backend_dir = out / "backend-data"
+    # the backend process starts now, beside the kernel (each takes about a second to start, and the
+    # notebook's first cell waited for both in turn); the notebook finds it running, as it would find one
+    # left by an earlier kernel
+    start_in_background(backend_dir)
     # a forced Agg stops inline PNGs; a front end's variables (a terminal inside JupyterLab or VS Code) would ask
     # for widgets, which this kernel has no front end to show (the demo's install has none)
     withheld = ("SYNTH_BACKEND_OVERRIDE", "TASK_APP_URL", "SYNTH_API_KEY", "ENVIRONMENT_API_KEY", "MPLBACKEND",
@@ -69,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     if os.name != "nt":
         config.KernelManager.transport = "ipc"
         config.KernelManager.ip = str(Path(sockets.name) / "kernel")
+    # the kernel is stopped at once when the last cell has run (nothing is left for it to do; a graceful
+    # shutdown waited for it to tidy up)
     client = NotebookClient(nb, config=config, timeout=args.timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(out)}})
+                            resources={"metadata": {"path": str(out)}}, shutdown_kernel="immediate")
     try:
         client.execute(env=env)
     finally:

@@ -58,11 +58,13 @@ __all__ = [
     "SharedBackend",
     "default_data_dir",
     "describe_backend",
+    "abandon_background_start",
     "ensure_backend",
     "find_backend",
     "process_alive",
     "read_info",
     "remove_info",
+    "start_in_background",
     "stop_backend",
     "write_info",
 ]
@@ -76,6 +78,11 @@ _START_LOCK = "start.lock"
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
 PROBE_TIMEOUT = 10.0
+#: how often a starting backend is looked for (a file read until it listens): a start takes about a second
+_READY_POLL = 0.02
+#: starts begun by ``start_in_background``, by data folder, until ``ensure_backend`` takes them
+_HEAD_STARTS: dict[Path, _HeadStart] = {}
+_HEAD_STARTS_LOCK = threading.Lock()
 #: less free space than this and a starting backend cannot write its database or its log
 _ROOM_NEEDED = 1024 * 1024
 #: not passed on to a started process: the keys a client resolved reach it through ``POST /env-keys``
@@ -341,15 +348,69 @@ def _start(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBack
             state, about = describe_backend(info.url, key)
             if state == "ours" and about.get("pid") == process.pid:
                 return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=True)
-        time.sleep(0.1)
+        time.sleep(_READY_POLL)
     process.terminate()
     raise SharedBackendError(f"the embedded backend for {folder} did not start within {timeout:.0f} s; "
                              f"see its log: {folder / LOG_FILE}")
 
 
 def ensure_backend(data_dir: Path, *, options: tuple[str, ...] = (), timeout: float = START_TIMEOUT) -> SharedBackend:
-    """The backend process of ``data_dir``: the running one, else a new one (``options`` go to its command)."""
+    """The backend process of ``data_dir``: the running one, else a new one (``options`` go to its command).
+
+    A start this process began earlier (``start_in_background``) is waited for and its backend returned (its
+    ``started`` says so); if it failed, this call tries again and says its own error."""
     folder = Path(data_dir).resolve()
+    with _HEAD_STARTS_LOCK:
+        head_start = _HEAD_STARTS.pop(folder, None)
+    if head_start is not None and head_start.done.wait(timeout) and head_start.backend is not None:
+        return head_start.backend
+    return _ensure(folder, options, timeout)
+
+
+class _HeadStart:
+    """A start running on a thread of its own: ``done`` is set once ``backend`` is known (None: it failed)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.backend: SharedBackend | None = None
+
+
+def start_in_background(data_dir: Path) -> None:
+    """Begin ``ensure_backend(data_dir)`` on a thread now, for a command that will ask for it after its own
+    start-up: the backend process imports and opens its database while the command imports and reads its
+    configs (each about half a second), instead of after. The next ``ensure_backend`` of the folder takes
+    the result; ``abandon_background_start`` stops a backend it started that nothing asked for."""
+    folder = Path(data_dir).resolve()
+    head_start = _HeadStart()
+    with _HEAD_STARTS_LOCK:
+        if folder in _HEAD_STARTS:
+            return
+        _HEAD_STARTS[folder] = head_start
+
+    def start() -> None:
+        try:
+            head_start.backend = _ensure(folder, (), START_TIMEOUT)
+        except Exception:  # noqa: S110 - said by the ensure_backend that takes it, which tries again
+            pass
+        finally:
+            head_start.done.set()
+
+    threading.Thread(target=start, name="synth-nb-backend-head-start", daemon=True).start()
+
+
+def abandon_background_start(data_dir: Path) -> None:
+    """The command that began ``start_in_background`` ends without asking for the backend (a usage error):
+    a backend that start launched is stopped, so bad input leaves nothing running."""
+    folder = Path(data_dir).resolve()
+    with _HEAD_STARTS_LOCK:
+        head_start = _HEAD_STARTS.pop(folder, None)
+    if (head_start is not None and head_start.done.wait(START_TIMEOUT) and head_start.backend is not None
+            and head_start.backend.started):
+        with suppress(SharedBackendError, DataFolderError, OSError):
+                stop_backend(folder)
+
+
+def _ensure(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBackend:
     found = find_backend(folder)
     if found is not None:
         return found

@@ -33,7 +33,7 @@ from synth_nb.job.health import LABEL as HEALTH_LABEL
 from synth_nb.job.health import LiveHealth
 from synth_nb.job.progress import parse_time
 from synth_nb.job.results import write_results
-from synth_nb.notebook import artifacts
+from synth_nb.notebook import artifacts, collector_pause
 from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
@@ -108,6 +108,7 @@ class MonitorPanel:
         self._status_dirty = True
         self._last_status_render = float("-inf")
         self._ingested = 0
+        self._paused_collector = False  # this panel holds collector_pause while its job streams
         self._ending: Ending | None = None
         self.health = LiveHealth(job, clock=clock)
         #: once the job ended: its report's fragment, folded under the status (``panel_report``)
@@ -303,6 +304,9 @@ class MonitorPanel:
                 await asyncio.wait({consumer}, timeout=max(wake, 0.02))
                 self._live = True
                 await self.chart.redraw_async()
+                if self.chart.redraws and not self._paused_collector:  # streaming: see collector_pause
+                    collector_pause.hold()
+                    self._paused_collector = True
                 self._check_reachable()
                 self.render_status()
                 if self.lines is not None and self._shown:
@@ -313,6 +317,9 @@ class MonitorPanel:
         finally:
             if not consumer.done():
                 consumer.cancel()
+            if self._paused_collector:
+                collector_pause.release()
+                self._paused_collector = False
             await self._finish()
         return self.final_status or self.status
 

@@ -134,3 +134,33 @@ def test_cancel_of_a_job_imports_no_httpx_asyncio_pydantic_or_flow(backend: Any,
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == [0, []]
     assert proc.stdout.strip() == f"job {job_id}: cancelled"
     assert backend.api_key not in proc.stdout + proc.stderr
+@pytest.mark.parametrize(("words", "starts"), [
+    (["-c", "x.toml", "--backend", "local"], True),
+    (["--backend=local", "--yes"], True),
+    (["--dry-run", "--backend", "local"], True),  # a dry run plans against the embedded backend too
+    (["--backend", "http://127.0.0.1:8000"], False),
+    (["--backend", "local", "--help"], False),
+    (["--backend", "local", "-h"], False),
+    (["--backend", "local", "--attach", "pl_1"], False),  # attach and jobs use a backend that runs
+    (["--backend", "local", "--att=pl_1"], False),  # argparse takes a flag's prefix
+    (["--jobs", "--backend", "local"], False),
+    (["--compare", "a", "b", "--backend", "local"], False),
+    (["-c", "local"], False),
+])
+def test_only_a_command_that_will_ask_for_the_embedded_backend_starts_it_early(words: list[str],
+                                                                                starts: bool) -> None:
+    from synth_nb.cli.head_start import _asks_for_local
+
+    assert _asks_for_local(words) is starts
+
+
+def test_a_usage_error_leaves_no_backend_started_early_running(tmp_path: Path) -> None:
+    from synth_nb.local.shared import INFO_FILE, find_backend
+
+    data = tmp_path / "backend"
+    env = {**os.environ, "SYNTH_NB_BACKEND_DIR": str(data)}
+    done = subprocess.run([sys.executable, "-m", "synth_nb", "train", "--backend", "local", "--no-such-flag"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "--no-such-flag" in done.stderr and "Traceback" not in done.stderr
+    assert (data / "backend.log").exists()  # it was started beside the command's own start-up
+    assert find_backend(data) is None and not (data / INFO_FILE).exists()

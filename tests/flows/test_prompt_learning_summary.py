@@ -102,6 +102,9 @@ def test_mipro_summary_and_record_objects() -> None:
     assert "| Algorithm | MIPRO |" in md and "| Baseline | 0.5000 |" in md and "| Best | 0.7500 |" in md
     assert "1 MIPRO instructions proposed" in md and "`p_001`" in md and "Be precise." in md
     assert summary.curve_png is not None and CURVE_NAME not in md
+    # the text alone (a report's artifact) is the same, without drawing the curve
+    text_only = render_summary({"status": "succeeded"}, events, metrics, job_id="pl_2", draw_curve=False)
+    assert text_only.markdown == md and text_only.curve_png is None
 
 
 def test_an_empty_job_still_renders() -> None:

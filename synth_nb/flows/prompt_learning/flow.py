@@ -152,7 +152,9 @@ class PromptLearningFlow(Flow):
         return health.health(job)
 
     def artifacts(self, job: FinishedJob) -> Artifact:
-        return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job).markdown)
+        # the text alone: its curve is not shown here, so it is not drawn (the bundle's report asks for this
+        # at every job's end)
+        return Artifact(title=f"Prompt-learning summary: {job.id}", markdown=job_summary(job, draw_curve=False).markdown)
 
     def write_results(self, job: FinishedJob, folder: Path) -> Path:
         return write_summary(job, folder)

@@ -291,8 +291,10 @@ def _run_section(log: _Log, show: _Shown, ending: Sequence[tuple[str, str]] = ()
 
 def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[Any], *, job_id: str,
                    link_curve: bool = False, unreadable_metrics: Sequence[Mapping[str, Any]] = (),
-                   ending: Sequence[tuple[str, str]] = ()) -> Summary:
+                   ending: Sequence[tuple[str, str]] = (), draw_curve: bool = True) -> Summary:
     """Markdown summary and curve PNG; ``link_curve`` adds the curve as an image beside ``summary.md``;
+    ``draw_curve=False`` leaves the PNG out (``curve_png`` None: a caller wanting the text alone skips
+    matplotlib's drawing, a quarter of a second; the text is the same without ``link_curve``);
     ``unreadable_metrics``: the metric points the backend sent that could not be read (a note counts them);
     ``ending``: how the job ended (``flows.artifacts.ending_rows``), for the Run section."""
     status = dict(status_doc or {})
@@ -304,7 +306,7 @@ def render_summary(status_doc: dict[str, Any], events: list[Any], metrics: list[
     log = _Log(event_dicts)
     algorithm = _algorithm(status, log)
     baseline, best = _scores(status, log)
-    png = curve_png(metric_dicts, log.events, title=f"{algorithm} optimisation — {job_id}")
+    png = curve_png(metric_dicts, log.events, title=f"{algorithm} optimisation — {job_id}") if draw_curve else None
     parts = [[f"# Prompt-learning summary: {show.code(job_id)}", ""], _overview(job_id, status, log, algorithm, show),
              [""], _score_section(baseline, best, status, log), [""], _best_prompt(status, log, show),
              diff_markdown(explore(log.events, metric_dicts, job_id=job_id).baseline_to_best() or []),
@@ -336,10 +338,11 @@ def _collapse_blank_lines(markdown: str) -> str:
     return "\n".join(out)
 
 
-def job_summary(job: FinishedJob, *, link_curve: bool = False) -> Summary:
+def job_summary(job: FinishedJob, *, link_curve: bool = False, draw_curve: bool = True) -> Summary:
     """The summary of a job (anything with ``status_doc``, ``events``, ``metrics`` and ``id``)."""
     return render_summary(dict(job.status_doc or {}), list(job.events), list(job.metrics), job_id=str(job.id),
-                          link_curve=link_curve, unreadable_metrics=unreadable_metrics(job), ending=ending_rows(job))
+                          link_curve=link_curve, unreadable_metrics=unreadable_metrics(job), ending=ending_rows(job),
+                          draw_curve=draw_curve)
 
 
 def write_summary(job: FinishedJob, folder: str | Path) -> Path:
