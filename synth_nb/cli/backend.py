@@ -174,9 +174,9 @@ def _server_options(args: argparse.Namespace) -> tuple[str, ...]:
 def _serve(data_dir: Path, args: argparse.Namespace) -> int:
     """Serve in the foreground; the info file lets kernels and commands share it (unless ``--api-key``)."""
     try:
+        from synth_nb.local.backend_info import remove_info, write_info
         from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE, ensure_key
         from synth_nb.local.serve import start_backend
-        from synth_nb.local.shared import remove_info, write_info
     except ImportError as exc:
         print(f"error: the local backend needs the 'local' extra (pip install 'synth-nb[local]'): {exc}",
               file=sys.stderr)

@@ -6,7 +6,7 @@ client keeps retrying, which is right for a remote backend, but the user cannot 
 dead connection. The notice reads ``Job.unreachable_since``, the same signal a notebook panel can show,
 and says how to come back to the job later or cancel it.
 
-The embedded backend is different: its data folder's info file (``synth_nb.local.shared``) names the
+The embedded backend is different: its data folder's info file (``synth_nb.local.backend_info``) names the
 process serving it, so a ``kill -9`` is seen within ``OUTAGE_CHECK`` seconds, and retrying would only wait
 for nobody. ``report_outages`` then says so and what to run, and returns: following ends there.
 """
@@ -21,7 +21,8 @@ from datetime import datetime
 from synth_nb.backend import normalize_backend_url
 from synth_nb.errors import ConfigError
 from synth_nb.job import Job
-from synth_nb.local.shared import BackendInfo, default_data_dir, process_alive, read_info
+from synth_nb.local.backend_info import BackendInfo, process_alive, read_info
+from synth_nb.local.shared import default_data_dir
 
 __all__ = ["OUTAGE_CHECK", "embedded_process", "gone_message", "report_outages", "unreachable_since"]
 

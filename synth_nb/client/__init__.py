@@ -15,13 +15,8 @@ from synth_nb.errors import TRANSIENT_ERRORS
 
 if TYPE_CHECKING:
     from synth_nb.client._client import AsyncSynthClient
-    from synth_nb.client._parse import (
-        EventRecord,
-        MetricPage,
-        MetricRecord,
-        parse_metric_records,
-        parse_metrics,
-    )
+    from synth_nb.client._lenient import parse_metrics
+    from synth_nb.client._parse import EventRecord, MetricPage, MetricRecord, parse_metric_records
     from synth_nb.client._stream import EventStream, StreamClient
     from synth_nb.client._sync import SynthClient
     from synth_nb.client.plain import PlainClient
@@ -32,7 +27,7 @@ __getattr__ = exports(__name__, {
     "MetricPage": "synth_nb.client._parse",
     "MetricRecord": "synth_nb.client._parse",
     "parse_metric_records": "synth_nb.client._parse",
-    "parse_metrics": "synth_nb.client._parse",
+    "parse_metrics": "synth_nb.client._lenient",
     "EventStream": "synth_nb.client._stream",
     "StreamClient": "synth_nb.client._stream",
     "SynthClient": "synth_nb.client._sync",

@@ -23,12 +23,12 @@ import httpx
 from synth_nb._version import __version__
 from synth_nb.backend import display_url, normalize_backend_url
 from synth_nb.client._bounds import send_bounded
+from synth_nb.client._lenient import extract_list
 from synth_nb.client._parse import (
     EventRecord,
     MetricRecord,
     SeqNumbering,
     StepNumbering,
-    extract_list,
     parse_event_records,
     parse_metrics_body,
 )

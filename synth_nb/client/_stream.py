@@ -22,7 +22,8 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 
 from synth_nb.client._bounds import MAX_ANSWER_BYTES, read_bounded, too_deep
-from synth_nb.client._parse import EventRecord, SeqNumbering, parse_events, strict_event_record
+from synth_nb.client._lenient import parse_events
+from synth_nb.client._parse import EventRecord, SeqNumbering, strict_event_record
 from synth_nb.client._retry import ErrorStatus
 from synth_nb.client._shared import path_segment
 from synth_nb.client._sse import SseFrame, SseSplitter

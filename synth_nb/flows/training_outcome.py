@@ -1,5 +1,8 @@
 """What a finished training job (RL, SFT) reports it used and gained, for ``Flow.usage`` and ``Flow.gains``.
 
+``TrainingFlow`` is the base of the flows whose jobs train weights: each names its ``TrainingEvents`` and
+inherits the one reading of them, so RL and SFT cannot drift apart in how they count usage and gains.
+
 A training flow names its own events (``TrainingEvents``): where the trained tokens are counted, which
 events carry a step's rollouts and an evaluation's seeds, and which chart series is its headline measure
 before and after; the reading is the same for both. ``steps`` of ``total_steps`` in the finishing event
@@ -9,12 +12,14 @@ says the job ran its planned steps (``max_steps``), read by ``reported_usage`` f
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 from synth_nb.flows.artifacts import FinishedJob
+from synth_nb.flows.base import Flow
 from synth_nb.flows.chart import ChartData, ChartSpec
 from synth_nb.flows.outcome import Gain, Usage, count_of, events_data, reported_usage
 
-__all__ = ["TrainingEvents", "training_gains", "training_usage"]
+__all__ = ["TrainingEvents", "TrainingFlow", "training_gains", "training_usage"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +72,18 @@ def training_gains(job: FinishedJob, spec: TrainingEvents) -> list[Gain]:
         out.append(Gain(measure, float(y[0]), float(y[-1]), series.spec.higher_is_better,
                         f"{count} {data}" if count else data, held_out=i == 0))
     return out
+
+
+class TrainingFlow(Flow):
+    """A flow whose jobs train model weights on the backend (RL, SFT): what a finished job used and gained is
+    read from the events its ``training_events`` names."""
+
+    trains_weights = True
+    #: where this flow's events report what a job used and on what it was measured
+    training_events: ClassVar[TrainingEvents]
+
+    def usage(self, job: FinishedJob) -> Usage:
+        return training_usage(job, self.training_events)
+
+    def gains(self, job: FinishedJob) -> list[Gain]:
+        return training_gains(job, self.training_events)

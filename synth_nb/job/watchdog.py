@@ -5,7 +5,8 @@ backend reports them in events or the status document (``--max-rollouts``, ``--m
 evaluations without a new best score (``--stop-on-plateau N``; the evaluations are the points of the
 flow's chart series that is scored last, e.g. prompt-learning trials, RL eval reward, SFT validation loss).
 When one is crossed the job is cancelled; nothing is deleted, so the best checkpoint or prompt the backend
-reports stays available, and ``report()`` names it. ``meters()`` is the state a "budget left" meter shows.
+reports stays available, and ``report()`` names it. ``meters()`` is the state a "budget left" meter shows
+(the limits and a meter's reading are ``synth_nb.job.budget``'s).
 
 ``--max-rollouts`` also travels in a prompt-learning job's body, and a backend that reads it stops at the
 limit by itself (ending "budget_exhausted"): then the watchdog cancels nothing and ``report()`` says the
@@ -18,19 +19,18 @@ import asyncio
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from synth_nb.errors import SynthNbError
+from synth_nb.job.budget import Limits, Meter
 from synth_nb.job.history import JobUpdate, call_on_loop
-from synth_nb.job.progress import format_duration
 from synth_nb.job.view import JobView
 from synth_nb.records import TERMINAL_STATUSES, Event
 
 if TYPE_CHECKING:
     from synth_nb.flows.chart import ChartData
 
-__all__ = ["Limits", "Meter", "WatchedJob", "Watchdog", "watch"]
+__all__ = ["WatchedJob", "Watchdog", "watch"]
 
 #: absolute counts a backend reports (events' data or the status document), newest wins
 _ROLLOUT_KEYS = ("rollouts_completed", "rollouts_used", "total_rollouts")
@@ -45,96 +45,6 @@ class WatchedJob(JobView, Protocol):
     """A job the watchdog can follow (``Job``): it reads the job and asks it to cancel, nothing else."""
 
     watchdog: Watchdog | None
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The limits asked for; None means "no such limit"."""
-
-    max_minutes: float | None = None
-    max_rollouts: int | None = None
-    max_tokens: int | None = None
-    stop_on_plateau: int | None = None
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, Any]) -> Limits:
-        """From flag values by argparse dest (``max_minutes`` ...); non-positive values are refused."""
-        from synth_nb.errors import ConfigError
-
-        given = {k: values.get(k) for k in ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")}
-        for name, value in given.items():
-            if value is not None and value <= 0:
-                raise ConfigError(f"--{name.replace('_', '-')} must be greater than 0, got {value:g}",
-                                  key=name)
-        return cls(**given)
-
-    @property
-    def any(self) -> bool:
-        return any(v is not None for v in (self.max_minutes, self.max_rollouts, self.max_tokens,
-                                           self.stop_on_plateau))
-
-    def given(self) -> dict[str, float]:
-        """The limits given, by flag dest (what a job's bundle keeps, so a re-run repeats them)."""
-        return {name: value for name, value in vars(self).items() if value is not None}
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to the same limits, or to a mapping of the given ones by flag dest (``{"max_rollouts": 60}``)."""
-        if isinstance(other, Mapping):
-            return self.given() == dict(other)
-        return isinstance(other, Limits) and self.given() == other.given()
-
-    def __hash__(self) -> int:
-        return hash(tuple(sorted(self.given().items())))
-
-
-@dataclass(frozen=True)
-class Meter:
-    """One limit and how much of it is used (``used`` None: the backend does not report it)."""
-
-    name: str
-    flag: str
-    limit: float
-    used: float | None
-    unit: str
-
-    @property
-    def left(self) -> float | None:
-        return None if self.used is None else max(0.0, self.limit - self.used)
-
-    @property
-    def fraction(self) -> float | None:
-        return None if self.used is None else min(1.0, self.used / self.limit)
-
-    @property
-    def crossed(self) -> bool:
-        return self.used is not None and self.used >= self.limit
-
-    @property
-    def trips(self) -> bool:
-        """Whether the watchdog cancels: a rollout limit the backend was given only when the job goes past it
-        (the backend stops at it), any other limit once it is reached."""
-        if self.name == "rollouts":
-            return self.used is not None and self.used > self.limit
-        return self.crossed
-
-    def amount(self, value: float) -> str:
-        """A value of this limit in its unit's words: a duration (``1 min 04 s``) or a count (``1,250``)."""
-        if self.name == "minutes":
-            return format_duration(value * 60)
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.4g}"
-
-    @property
-    def waiting(self) -> str:
-        """What the meter says before it has a value: nothing measured yet, or nothing reported."""
-        return {"minutes": "not started", "plateau": "no evaluation scored yet"}.get(
-            self.name, "not reported by the backend so far")
-
-    def line(self) -> str:
-        if self.used is None or self.left is None:
-            return f"{self.flag} {self.limit:g}: {self.waiting}"
-        if self.name == "minutes":
-            return f"{self.flag} {self.limit:g}: {self.amount(self.used)} used, {self.amount(self.left)} left"
-        return f"{self.flag} {self.limit:g}: {self.amount(self.used)} {self.unit} used, {self.amount(self.left)} left"
 
 
 def _number(value: Any) -> float | None:

@@ -13,6 +13,8 @@ only when it is proven to be the folder's backend: it answers the key proof with
 process the file names (its start time, read from ``/proc``, is the one recorded). A pid given since to
 another process, or a listener that took the old port, is never signalled.
 
+What the file says, and whether its pid is still the process that wrote it, is ``synth_nb.local.backend_info``'s.
+
 Nothing heavy is imported here: kernels call it before anything tells whether the ``local`` extra is
 installed (the started process needs it).
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 import errno
 import hmac
 import http.client
-import json
 import os
 import secrets
 import shutil
@@ -33,10 +34,9 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
+from synth_nb.local.backend_info import INFO_FILE, BackendInfo, read_info, remove_info, same_process
 from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
 from synth_nb.local.key_files import (
@@ -45,32 +45,24 @@ from synth_nb.local.key_files import (
     key_proof,
     read_key,
     rotate_keys,
-    write_private,
 )
 from synth_nb.local.probe import probe_get, probe_netloc
-from synth_nb.local.processes import pid_alive, process_start, runs_synth_nb
+from synth_nb.local.processes import pid_alive, runs_synth_nb
 
 __all__ = [
     "DIR_VARIABLE",
-    "INFO_FILE",
     "LOG_FILE",
-    "BackendInfo",
     "SharedBackend",
     "default_data_dir",
     "describe_backend",
     "abandon_background_start",
     "ensure_backend",
     "find_backend",
-    "process_alive",
-    "read_info",
-    "remove_info",
     "start_in_background",
     "stop_backend",
-    "write_info",
 ]
 
 DIR_VARIABLE = "SYNTH_NB_BACKEND_DIR"
-INFO_FILE = "backend.json"
 LOG_FILE = "backend.log"
 SERVICE = "synth-nb-local-backend"
 _START_LOCK = "start.lock"
@@ -98,69 +90,11 @@ def default_data_dir(environ: Mapping[str, str] | None = None, cwd: Path | None 
     return folder.resolve()
 
 
-@dataclass(frozen=True)
-class BackendInfo:
-    """What ``backend.json`` says about the process serving a data folder."""
-
-    url: str
-    pid: int
-    started_at: str
-    version: str
-    data_dir: str
-    #: ``<boot id>:<start time in clock ticks>`` of ``pid`` (``/proc``), "" where it cannot be read: a pid
-    #: given to another process since has another
-    process_start: str = ""
-
-    @property
-    def uptime_seconds(self) -> float:
-        started = datetime.fromisoformat(self.started_at)
-        return max(0.0, (datetime.now(UTC) - started).total_seconds())
-
-
-def write_info(url: str, data_dir: Path, version: str) -> BackendInfo:
-    """Say that this process serves ``data_dir`` at ``url`` (call once it listens)."""
-    info = BackendInfo(url, os.getpid(), datetime.now(UTC).isoformat(timespec="seconds"), version,
-                       str(Path(data_dir).resolve()), process_start(os.getpid()) or "")
-    write_private(Path(data_dir) / INFO_FILE, json.dumps(asdict(info), indent=2) + "\n")
-    return info
-
-
-def read_info(data_dir: Path) -> BackendInfo | None:
-    """The info file of ``data_dir``, or None if there is none (or it is not one)."""
-    try:
-        doc = json.loads((Path(data_dir) / INFO_FILE).read_text(encoding="utf-8"))
-        return BackendInfo(str(doc["url"]), int(doc["pid"]), str(doc["started_at"]), str(doc.get("version", "")),
-                           str(doc.get("data_dir", data_dir)), str(doc.get("process_start") or ""))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def remove_info(data_dir: Path, pid: int) -> None:
-    """Remove the info file if it still names ``pid`` (a newer process may have replaced it)."""
-    info = read_info(data_dir)
-    if info is not None and info.pid == pid:
-        (Path(data_dir) / INFO_FILE).unlink(missing_ok=True)
-
-
-def _same_process(info: BackendInfo) -> bool | None:
-    """Whether ``info.pid`` is still the process that wrote ``info`` (its start time is the recorded one);
-    None when that cannot be told (a file without the start time, or no ``/proc``)."""
-    if not info.process_start or not Path("/proc").is_dir():
-        return None
-    return process_start(info.pid) == info.process_start
-
-
 def _may_be_ours(info: BackendInfo) -> bool:
     """Whether a pid that does not answer the key proof may still be the folder's backend (hung, busy): it is
     the very process that wrote the file, or, for a file without its start time, it runs synth_nb."""
-    same = _same_process(info)
+    same = same_process(info)
     return same if same is not None else runs_synth_nb(info.pid)
-
-
-def process_alive(info: BackendInfo) -> bool:
-    """Whether the process ``info`` names still runs: cheap (no request), for a client that follows jobs
-    on it and must tell a backend that is busy from one that is gone (``kill -9`` leaves its info file)."""
-    return pid_alive(info.pid) and _same_process(info) is not False
 
 
 def _proves_key(url: str, api_key: str, timeout: float) -> str:
@@ -245,7 +179,7 @@ def _look(folder: Path) -> tuple[SharedBackend | None, BackendInfo | None]:
     if info is None:
         return None, None
     key = read_key(folder / API_KEY_FILE)
-    if key and pid_alive(info.pid) and _same_process(info) is not False:
+    if key and pid_alive(info.pid) and same_process(info) is not False:
         state, about = describe_backend(info.url, key)
         if state == "ours" and about.get("pid") == info.pid:
             return SharedBackend(info, key, read_key(folder / TASK_APP_KEY_FILE), started=False), None
@@ -425,7 +359,7 @@ def _ensure(folder: Path, options: tuple[str, ...], timeout: float) -> SharedBac
 
 def _gone(info: BackendInfo) -> bool:
     """The process ``info`` names has ended (its pid is free, or now another process's)."""
-    return not pid_alive(info.pid) or _same_process(info) is False
+    return not pid_alive(info.pid) or same_process(info) is False
 
 
 def _wait_gone(info: BackendInfo, timeout: float) -> bool:
@@ -462,8 +396,8 @@ def stop_backend(data_dir: Path, *, timeout: float = STOP_TIMEOUT) -> BackendInf
     if not _gone(info):
         key = read_key(folder / API_KEY_FILE)
         state, about = describe_backend(info.url, key) if key else ("refused", {})
-        proven = (state == "ours" and about.get("pid") == info.pid) or _same_process(info) is True
-        if not proven and state in ("busy", "refused") and _same_process(info) is None and runs_synth_nb(info.pid):
+        proven = (state == "ours" and about.get("pid") == info.pid) or same_process(info) is True
+        if not proven and state in ("busy", "refused") and same_process(info) is None and runs_synth_nb(info.pid):
             raise _unproven(info, state)
     if not proven or _gone(info):
         with _start_lock(folder):

@@ -12,7 +12,8 @@ import html
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from synth_nb.job.watchdog import Meter, Watchdog
+    from synth_nb.job.budget import Meter
+    from synth_nb.job.watchdog import Watchdog
 
 __all__ = ["budget_html", "budget_text", "meter_line"]
 

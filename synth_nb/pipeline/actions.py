@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Literal, overload
 from synth_nb.config import LoadedConfig, load_config
 from synth_nb.errors import ConfigError, OverrideError, SynthNbError
 from synth_nb.job import JobRegistry
+from synth_nb.job.budget import Limits
 from synth_nb.job.results import keep_bundle
-from synth_nb.job.watchdog import Limits
 from synth_nb.pipeline.attaching import Attachment, attachment, cancel
 from synth_nb.pipeline.backend_keys import share_keys
 from synth_nb.pipeline.bundle import bundle_folder, bundled_estimate, record_run, submitted_run

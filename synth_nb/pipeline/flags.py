@@ -153,7 +153,7 @@ def synth_ai_flags(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: the watchdog's flags, as argparse dests (``synth_nb.job.watchdog.Limits`` fields)
+#: the watchdog's flags, as argparse dests (``synth_nb.job.budget.Limits`` fields)
 LIMIT_FLAGS = ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")
 
 

@@ -23,7 +23,7 @@ from pydantic import SecretStr
 
 from synth_nb.config import config_path
 from synth_nb.errors import ConfigError
-from synth_nb.job.watchdog import Limits
+from synth_nb.job.budget import Limits
 from synth_nb.pipeline.flags import LIMIT_FLAGS, override_dests, synth_ai_flags
 from synth_nb.pipeline.prepare import SecretSources
 from synth_nb.report import ReportOptions

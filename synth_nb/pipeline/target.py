@@ -159,8 +159,9 @@ def _embedded_at(url: str) -> EmbeddedBackend | None:
         return adopted
     if urlsplit(url).hostname not in ("127.0.0.1", "localhost"):
         return None
+    from synth_nb.local.backend_info import read_info
     from synth_nb.local.errors import SharedBackendError
-    from synth_nb.local.shared import default_data_dir, find_backend, read_info
+    from synth_nb.local.shared import default_data_dir, find_backend
 
     folder = default_data_dir()
     info = read_info(folder)

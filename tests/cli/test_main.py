@@ -155,7 +155,8 @@ def test_only_a_command_that_will_ask_for_the_embedded_backend_starts_it_early(w
 
 
 def test_a_usage_error_leaves_no_backend_started_early_running(tmp_path: Path) -> None:
-    from synth_nb.local.shared import INFO_FILE, find_backend
+    from synth_nb.local.backend_info import INFO_FILE
+    from synth_nb.local.shared import find_backend
 
     data = tmp_path / "backend"
     env = {**os.environ, "SYNTH_NB_BACKEND_DIR": str(data)}

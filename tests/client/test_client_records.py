@@ -6,13 +6,8 @@ import json
 import math
 
 from synth_nb.client import EventRecord, MetricRecord
-from synth_nb.client._parse import (
-    parse_event_records,
-    parse_events,
-    parse_metrics,
-    parse_metrics_body,
-    strict_event_record,
-)
+from synth_nb.client._lenient import parse_events, parse_metrics
+from synth_nb.client._parse import parse_event_records, parse_metrics_body, strict_event_record
 
 ODD_EVENTS = [
     {"seq": 1, "type": "a", "level": "info", "message": "m", "data": {"k": [1, {"x": None}]}, "created_at": "t",

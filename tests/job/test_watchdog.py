@@ -21,7 +21,7 @@ from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
 
 from synth_nb.cli.main import main
 from synth_nb.errors import ConfigError
-from synth_nb.job.watchdog import Limits, Meter
+from synth_nb.job.budget import Limits, Meter
 
 ENV_KEY = "sk_env_CANARY_watchdog_ffffff_8888"
 CHAT = '{"messages": [{"role": "user", "content": "hi %d"}, {"role": "assistant", "content": "hello"}]}\n'

@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from synth_nb.local.shared import INFO_FILE, ensure_backend, find_backend, read_info, stop_backend
+from synth_nb.local.backend_info import INFO_FILE, read_info
+from synth_nb.local.shared import ensure_backend, find_backend, stop_backend
 
 STARTER = ("import sys; from pathlib import Path; from synth_nb.local.shared import ensure_backend; "
            "b = ensure_backend(Path(sys.argv[1])); print(b.pid, b.started, b.url, flush=True)")

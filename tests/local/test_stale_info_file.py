@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from synth_nb.cli.backend import main as backend_main
+from synth_nb.local.backend_info import INFO_FILE
 from synth_nb.local.key_files import key_proof
-from synth_nb.local.shared import INFO_FILE, find_backend, stop_backend
+from synth_nb.local.shared import find_backend, stop_backend
 
 OLD_KEY = "sk_local_CANARY_stale_0123456789abcdef0123456789"
 

@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from synth_nb.cli.backend import main as backend_main
+from synth_nb.local.backend_info import INFO_FILE, read_info
 from synth_nb.local.processes import pid_alive
-from synth_nb.local.shared import INFO_FILE, ensure_backend, read_info, stop_backend
+from synth_nb.local.shared import ensure_backend, stop_backend
 
 #: what a script of the user's might be: long-lived, its command line naming synth_nb
 LOOKALIKE = [sys.executable, "-c", "import time; time.sleep(600)", "--", "python -m synth_nb.cli.backend"]

@@ -9,7 +9,8 @@ import pytest
 from _display_capture import capture_display
 from _fake_job import FakeJob
 
-from synth_nb.job.watchdog import Limits, Watchdog
+from synth_nb.job.budget import Limits
+from synth_nb.job.watchdog import Watchdog
 from synth_nb.notebook.panel import MonitorPanel
 from synth_nb.pipeline.request import Request
 

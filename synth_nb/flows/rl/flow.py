@@ -7,9 +7,8 @@ from types import MappingProxyType
 from typing import Any
 
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow, TaskAppRef, Workload
+from synth_nb.flows.base import ConfigLike, TaskAppRef, Workload
 from synth_nb.flows.health import HealthWarning
-from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.rl import estimate, health, plan
 from synth_nb.flows.rl.artifacts import rl_artifact
@@ -18,7 +17,7 @@ from synth_nb.flows.rl.config import ALGORITHM_TRIPLES, RlConfig, check_rl
 from synth_nb.flows.rl.jobs import JOBS
 from synth_nb.flows.rl.rollouts import ROLLOUT_EVENT, ROLLOUTS
 from synth_nb.flows.schema import Problem, algorithm_is
-from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
+from synth_nb.flows.training_outcome import TrainingEvents, TrainingFlow
 from synth_nb.plan import Plan
 from synth_nb.secrets import ENVIRONMENT_API_KEY, SYNTH_API_KEY, SecretBundle
 
@@ -26,20 +25,14 @@ __all__ = ["FLOW", "RlFlow"]
 
 _METHODS = frozenset({"policy_gradient", "ppo", "gspo"})
 _DATA_FROM_TASK_APP = "RL collects its data from the task app"
-#: what an RL job's events report it used and gained
-_OUTCOME = TrainingEvents(CHART, tokens_event="rl.train.completed", step_event="rl.train.step",
-                          eval_event="rl.eval.started",
-                          measures=(("eval", "eval reward", "evaluation seeds", "rl.eval.started", "seeds"),
-                                    ("train", "mean training reward", "the training rollouts", "", "")))
 
 
-class RlFlow(Flow):
+class RlFlow(TrainingFlow):
     name = "rl"
     kind_words = JOBS.kind_words
     id_prefix = JOBS.id_prefix
     endpoints = JOBS.endpoints
     label = "RL"
-    trains_weights = True
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "model", "task_url", "idempotency", "allow_experimental"})
     override_keys = MappingProxyType({"model": (("model", "base"), ("model", "source")),
@@ -49,6 +42,11 @@ class RlFlow(Flow):
     algorithm_triples = ALGORITHM_TRIPLES
     detect_hint = '[algorithm] with type = "online" or [rollout] with [policy] or [model] (RL)'
     chart = CHART
+    #: what an RL job's events report it used and gained
+    training_events = TrainingEvents(CHART, tokens_event="rl.train.completed", step_event="rl.train.step",
+                                     eval_event="rl.eval.started",
+                                     measures=(("eval", "eval reward", "evaluation seeds", "rl.eval.started", "seeds"),
+                                               ("train", "mean training reward", "the training rollouts", "", "")))
     example_task_app = "charclass"
     #: 0.2.24's CLI hides RL events that mention the hosted infrastructure
     noise_words = ("modal", "hatchet")
@@ -83,12 +81,6 @@ class RlFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
-
-    def usage(self, job: FinishedJob) -> Usage:
-        return training_usage(job, _OUTCOME)
-
-    def gains(self, job: FinishedJob) -> list[Gain]:
-        return training_gains(job, _OUTCOME)
 
     def health(self, job: FinishedJob) -> list[HealthWarning]:
         return health.health(job)

@@ -8,9 +8,8 @@ from typing import Any
 
 from synth_nb.flows._common import resolve_data_path
 from synth_nb.flows.artifacts import Artifact, FinishedJob
-from synth_nb.flows.base import ConfigLike, Flow, Workload
+from synth_nb.flows.base import ConfigLike, Workload
 from synth_nb.flows.health import HealthWarning
-from synth_nb.flows.outcome import Gain, Usage
 from synth_nb.flows.overrides import Overrides
 from synth_nb.flows.schema import Problem, algorithm_is
 from synth_nb.flows.sft import estimate, health, plan
@@ -19,26 +18,21 @@ from synth_nb.flows.sft.chart import CHART
 from synth_nb.flows.sft.config import ALGORITHM_TRIPLES, SftConfig, check_sft
 from synth_nb.flows.sft.jobs import JOBS
 from synth_nb.flows.sft.samples import SAMPLE_EVENT, SAMPLES
-from synth_nb.flows.training_outcome import TrainingEvents, training_gains, training_usage
+from synth_nb.flows.training_outcome import TrainingEvents, TrainingFlow
 from synth_nb.plan import Plan
 from synth_nb.secrets import SecretBundle
 
 __all__ = ["FLOW", "SftFlow"]
 
 _METHODS = frozenset({"sft", "supervised_finetune"})
-#: what an SFT job's events report it used and gained
-_OUTCOME = TrainingEvents(CHART, tokens_event="sft.training.finish",
-                          measures=(("validation", "validation loss", "validation examples", "sft.data.validated",
-                                     "n_validation"), ("train", "train loss", "the training batches", "", "")))
 
 
-class SftFlow(Flow):
+class SftFlow(TrainingFlow):
     name = "sft"
     kind_words = JOBS.kind_words
     id_prefix = JOBS.id_prefix
     endpoints = JOBS.endpoints
     label = "SFT"
-    trains_weights = True
     #: SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need ENVIRONMENT_API_KEY
     honoured_overrides = frozenset({"backend", "model", "dataset", "examples", "idempotency",
                                     "allow_experimental"})
@@ -48,6 +42,10 @@ class SftFlow(Flow):
     algorithm_triples = ALGORITHM_TRIPLES
     detect_hint = '[algorithm] with type = "offline" or [job] with [compute] (SFT)'
     chart = CHART
+    #: what an SFT job's events report it used and gained
+    training_events = TrainingEvents(CHART, tokens_event="sft.training.finish",
+                                     measures=(("validation", "validation loss", "validation examples", "sft.data.validated",
+                                                "n_validation"), ("train", "train loss", "the training batches", "", "")))
     #: events 0.2.24's CLI hides for SFT (bookkeeping; loss arrives as metrics)
     noise_event_types = frozenset({
         "sft.created", "sft.pricing.check.requested", "sft.pricing.check.allowed", "sft.stage", "snapshot.fetch",
@@ -85,12 +83,6 @@ class SftFlow(Flow):
 
     def workload(self, plan: Plan) -> Workload:
         return estimate.workload(plan)
-
-    def usage(self, job: FinishedJob) -> Usage:
-        return training_usage(job, _OUTCOME)
-
-    def gains(self, job: FinishedJob) -> list[Gain]:
-        return training_gains(job, _OUTCOME)
 
     def health(self, job: FinishedJob) -> list[HealthWarning]:
         return health.health(job)
