@@ -47,9 +47,10 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _NOT_CONNECTED = (httpx.ConnectError, httpx.ConnectTimeout)
 
 
-@dataclass(frozen=True)
+@dataclass
 class RetryPolicy:
-    """Which failures to retry for one request, and how often."""
+    """Which failures to retry for one request, and how often (one policy per request: it remembers whether
+    an attempt got as far as a connection)."""
 
     attempts: int = RETRY_ATTEMPTS
     wait_initial: float = RETRY_WAIT_INITIAL
@@ -59,6 +60,15 @@ class RetryPolicy:
     #: the backend never answered this client: connecting is given up after ``FIRST_CONTACT_SECONDS``
     first_contact: bool = False
     started: float = field(default_factory=time.monotonic)
+    #: an attempt failed after its connection was made (a reset, a cut answer): the backend is there and the
+    #: request may have reached it, so a refused connection after that is an outage, ridden out in full (a
+    #: create whose answer was lost, then refused for 3 s, was given up as "nothing was sent")
+    connected: bool = False
+
+    @property
+    def unreached(self) -> bool:
+        """No answer and no connection yet: the backend may not be there at all."""
+        return self.first_contact and not self.connected
 
     def should_retry(self, exc: Exception) -> bool | float:
         """stamina backoff hook: False = give up, True = default backoff, float = wait that long."""
@@ -68,8 +78,10 @@ class RetryPolicy:
                 after = parse_retry_after(exc.response.headers.get("retry-after"))
                 return after if after is not None else True
             return self.replay_safe and status >= 500
+        if isinstance(exc, httpx.TransportError) and not isinstance(exc, _NOT_SENT):
+            self.connected = True
         if isinstance(exc, _NOT_SENT):
-            if self.first_contact and isinstance(exc, _NOT_CONNECTED):  # tried again every half second, up to 2 s
+            if self.unreached and isinstance(exc, _NOT_CONNECTED):  # tried again every half second, up to 2 s
                 left = FIRST_CONTACT_SECONDS - (time.monotonic() - self.started)
                 return False if left <= 0 else min(left, FIRST_CONTACT_RETRY)
             return True
@@ -98,6 +110,6 @@ async def with_retries(send: Callable[[], Awaitable[T]], policy: RetryPolicy, *,
     except ErrorStatus as exc:
         raise error_for_response(exc.response, secrets=list(secrets)) from None
     except httpx.TransportError as exc:
-        unreached = policy.first_contact and isinstance(exc, _NOT_CONNECTED)
+        unreached = policy.unreached and isinstance(exc, _NOT_CONNECTED)
         raise network_error(exc, method, url, secrets=list(secrets), unreached=unreached) from None
     raise AssertionError("stamina ended without an outcome")  # pragma: no cover - it returns or raises

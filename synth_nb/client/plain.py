@@ -223,6 +223,8 @@ class PlainClient:
             try:
                 answer = self._send(method, url, headers, body)
             except TransportError as exc:
+                # connected once (a reset, a cut answer): the backend is there, as ``RetryPolicy.connected``
+                first_contact = first_contact and isinstance(exc, ConnectError)
                 wait = _retry_after_failure(exc, attempt, replay_safe=replay_safe, first_contact=first_contact,
                                             started=started)
                 if wait is None or attempt == self.max_attempts:

@@ -126,3 +126,38 @@ def test_the_plain_client_leaves_a_proxied_backend_to_httpx() -> None:
     assert PlainClient.serves("https://example.net", bypassed) and PlainClient.serves("https://a.example.net", bypassed)
     assert not PlainClient.serves("https://example.org", bypassed)
     assert PlainClient.serves("https://example.org", {"HTTPS_PROXY": "http://proxy:3128", "no_proxy": "*"})
+
+
+def test_a_connection_made_once_turns_refusals_into_an_outage_not_a_first_contact(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A create whose answer was cut (the connection was made: the backend is there and may have the job), then
+    refused while it restarts: retried with the full budget, and never said to be "nothing was sent"."""
+    import time
+
+    from synth_nb.client import plain
+    from synth_nb.errors import UnreachableError
+
+    request = httpx.Request("POST", "http://x")
+    refused, cut = httpx.ConnectError("refused", request=request), httpx.ReadError("reset", request=request)
+    never = RetryPolicy(first_contact=True, started=time.monotonic() - 5)
+    assert never.should_retry(refused) is False and never.unreached  # nobody there after 2 s: given up
+    once = RetryPolicy(first_contact=True, started=time.monotonic() - 5)
+    assert once.should_retry(cut) is True and once.should_retry(refused) is True and not once.unreached
+
+    failures = iter([plain.ReadError("reset"), *[plain.ConnectError("refused")] * 10])
+
+    def send(*_args: object) -> plain.PlainAnswer:
+        raise next(failures)
+
+    monkeypatch.setattr(plain, "FIRST_CONTACT_SECONDS", 0.0)  # a refusal on first contact gives up at once
+    monkeypatch.setattr(plain.time, "sleep", lambda _seconds: None)
+    client = plain.PlainClient("http://127.0.0.1:9", "sk-test")
+    monkeypatch.setattr(client, "_send", send)
+    with pytest.raises(NetworkError) as info:
+        client.request("POST", "/rl/jobs", json_body={}, idempotency_key="k1")
+    assert not isinstance(info.value, UnreachableError) and "nothing was sent" not in str(info.value)
+    assert len(list(failures)) == 10 - (client.max_attempts - 1)  # every attempt used
+    fresh = iter([plain.ConnectError("refused")] * 10)
+    monkeypatch.setattr(client, "_send", lambda *_args: (_ for _ in ()).throw(next(fresh)))
+    with pytest.raises(UnreachableError, match="nothing was sent"):
+        client.request("POST", "/rl/jobs", json_body={}, idempotency_key="k2")

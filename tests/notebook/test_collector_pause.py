@@ -24,6 +24,8 @@ def test_a_freeze_made_by_someone_else_is_left_alone() -> None:
         frozen = gc.get_freeze_count()
         collector_pause.hold()
         collector_pause.release()
-        assert gc.get_freeze_count() == frozen
+        # still frozen (an unfreeze would empty it); frozen objects freed meanwhile leave the count, so it
+        # may be a little lower than before
+        assert frozen // 2 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
