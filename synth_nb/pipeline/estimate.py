@@ -81,8 +81,10 @@ class Estimate:
 
 
 def wall_text(seconds: float | None, *, floor: bool = False) -> str:
-    """An estimated duration in words, never "0s": "< 1 min (about 12 s)", "about 3 min", "about 2 h 05 min";
-    a floor is "at least 0.4 s", "at least 12 s", "at least 3 min"."""
+    """An estimated duration in words, never "0s": "< 1 min (about 0.4 s)", "< 1 min (about 12 s)", "about 3
+    min", "about 2 h 05 min" (under ten seconds with a decimal, as the final block writes the actual time: a
+    0.4 s estimate read "about 1 s" beside a 0.4 s run); a floor is "at least 0.4 s", "at least 12 s", "at
+    least 3 min"."""
     if seconds is None or seconds != seconds or seconds < 0:
         return "unknown"
     minutes = round(seconds / 60)
@@ -90,7 +92,11 @@ def wall_text(seconds: float | None, *, floor: bool = False) -> str:
     if floor:
         short = f"{max(seconds, 0.1):.1f} s" if seconds < 10 else f"{round(seconds)} s"
         return f"at least {short if seconds < 60 else long}"
-    return f"< 1 min (about {max(1, round(seconds))} s)" if seconds < 60 else f"about {long}"
+    if seconds >= 60:
+        return f"about {long}"
+    if seconds < 0.05:
+        return "< 1 min (under 0.1 s)"
+    return f"< 1 min (about {seconds:.1f} s)" if seconds < 9.95 else f"< 1 min (about {round(seconds)} s)"
 
 
 def _search_tokens(w: Workload, proposal: DryProposal) -> tuple[int, str]:

@@ -154,7 +154,7 @@ def test_a_searchs_estimate_multiplies_its_schedule_by_the_dry_proposal(monkeypa
     assert not est.tokens_floor and est.gaps == () and est.basis == "the config, one dry rollout and one dry proposal"
     assert est.cost == "$0.01-$0.04 (22,392 tokens at $0.4/$1.6 per million)"
     # 140 rollouts at the warm pace (10 ms) + 5 proposals x (writing 0.05 s + first batch beyond that pace 0.05 s)
-    assert est.wall_seconds == pytest.approx(1.9) and est.wall == "< 1 min (about 2 s)" and not est.wall_floor
+    assert est.wall_seconds == pytest.approx(1.9) and est.wall == "< 1 min (about 1.9 s)" and not est.wall_floor
     # with a second, warm proposal, each of the job's proposals takes what that one took (0.01 + 0.03 - 5 x 10 ms)
     warm = dataclasses.replace(proposal, again_rollouts=5, again_seconds=0.06, again_propose_seconds=0.01)
     again = estimate(work, dataclasses.replace(dry, proposal=warm), Target("https://backend.example/api"))
@@ -204,7 +204,8 @@ def test_a_mipro_search_times_its_new_instructions_first_batches_at_the_first_dr
 
 
 def test_wall_time_is_never_said_as_0s() -> None:
-    assert wall_text(0.0) == "< 1 min (about 1 s)" and wall_text(0.2, floor=True) == "at least 0.2 s"
+    assert wall_text(0.0) == "< 1 min (under 0.1 s)" and wall_text(0.2, floor=True) == "at least 0.2 s"
+    assert wall_text(0.43) == "< 1 min (about 0.4 s)" and wall_text(9.96) == "< 1 min (about 10 s)"
     assert wall_text(0.01, floor=True) == "at least 0.1 s" and wall_text(42.4, floor=True) == "at least 42 s"
     assert wall_text(59.4) == "< 1 min (about 59 s)" and wall_text(185) == "about 3 min"
     assert wall_text(3725) == "about 1 h 02 min" and wall_text(None) == "unknown"
