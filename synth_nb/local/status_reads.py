@@ -5,7 +5,9 @@ synth-ai 0.3.9+ stop at the first terminal event they see and print the status d
 before that event, milliseconds earlier, so without a wait the printed document is one from before the
 results. ``wait_for_next`` holds the terminal event until the status has been served once more, but only
 for a job someone polls lately or follows by its event stream (their first poll may come 2 s after the
-stream opened: a short job ends sooner), and never longer than about one polling interval.
+stream opened: a short job ends sooner) or another client created or started lately (a job of a few tenths
+of a second ends before its creator's stream is open: 0.5.0 then printed a status without results), and
+never longer than about one polling interval.
 
 synth-nb's own client (``User-Agent: synth-nb/…``) reads the status once more after the job's end itself,
 so its reads and streams are not counted: its jobs end without waiting.
@@ -33,6 +35,7 @@ class StatusReads:
         self._cond = threading.Condition()
         self._reads: dict[str, tuple[float, float | None]] = {}  # job id -> (last read, the gap before it)
         self._streams: dict[str, int] = {}  # job id -> event streams open
+        self._begun: dict[str, float] = {}  # job id -> when another client created or started it
 
     @contextmanager
     def following(self, job_id: str) -> Iterator[None]:
@@ -54,9 +57,15 @@ class StatusReads:
             self._reads[job_id] = (now, now - last[0] if last else None)
             self._cond.notify_all()
 
+    def begun_by_client(self, job_id: str, now: float) -> None:
+        """Another client (not synth-nb's) created or started ``job_id`` at ``now``: it is about to follow it."""
+        with self._cond:
+            self._begun[job_id] = now
+
     def forget(self, job_id: str) -> None:
         with self._cond:
             self._reads.pop(job_id, None)
+            self._begun.pop(job_id, None)
 
     def watched(self, job_id: str) -> bool:
         """Whether someone follows ``job_id``: an event stream open, or a status read lately."""
@@ -64,8 +73,9 @@ class StatusReads:
             return self._watched(job_id, time.monotonic())
 
     def _watched(self, job_id: str, now: float) -> bool:
-        found = self._reads.get(job_id)
-        return job_id in self._streams or (found is not None and now - found[0] <= RECENT)
+        found, begun = self._reads.get(job_id), self._begun.get(job_id)
+        return (job_id in self._streams or (found is not None and now - found[0] <= RECENT)
+                or (begun is not None and now - begun <= RECENT))
 
     def wait_for_next(self, job_id: str, stop: threading.Event) -> None:
         """Return once the status of ``job_id`` is served again, at once when nobody polls it, or when

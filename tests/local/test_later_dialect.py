@@ -158,15 +158,26 @@ def test_the_end_waits_for_one_more_read_only_when_someone_polls() -> None:
     reads.note("job_b", time.monotonic())
     polled.join(timeout=60)
     assert not polled.is_alive()
+    # created by another client a moment ago, no stream open nor poll made yet (a job that ends before its
+    # creator follows it): its end waits for that client's first read too
+    reads.begun_by_client("job_c", time.monotonic())
+    created = threading.Thread(target=reads.wait_for_next, args=("job_c", stop))
+    created.start()
+    created.join(timeout=0.2)
+    assert created.is_alive()
+    reads.note("job_c", time.monotonic())
+    created.join(timeout=60)
+    assert not created.is_alive()
 
 
 def test_synth_nb_own_client_is_not_waited_for(backend: LocalBackend, client: httpx.Client) -> None:
     """synth-nb's client reads the status again after a job's end: its reads and streams hold no job's end."""
     # a slow replay (the recording's 25 s take over 4 min; cancelled below): the job is still running when the
     # streams open on a loaded machine, so each stream stays open for the whole check
-    job = client.post("/learning/jobs", json=replay_body("sft", speed=0.1, auto_start=True)).json()["job_id"]
-    reads = backend.app.state.backend.runner.status_reads
     ours = {"User-Agent": "synth-nb/0.1.0 httpx/0.28 python/3.11"}
+    job = client.post("/learning/jobs", json=replay_body("sft", speed=0.1, auto_start=True),
+                      headers=ours).json()["job_id"]
+    reads = backend.app.state.backend.runner.status_reads
     try:
         assert client.get(f"/learning/jobs/{job}", headers=ours).json()["status"] == "running"
         assert not reads.watched(job)

@@ -133,6 +133,8 @@ def _create(flow: FlowRoutes) -> Handler:
         job, created = state.storage.create_job(new_id(flow.id_prefix), kind, executor, stored, key)
         if created:
             state.runner.withhold(job.id, secrets)
+            if not _from_synth_nb(request):
+                state.runner.status_reads.begun_by_client(job.id, time.monotonic())
         auto_start = body.get("auto_start", kind != "sft")
         if created and (kind == "rl" or auto_start):
             job = await run_in_threadpool(_start, state, job.id)
@@ -152,6 +154,8 @@ def _start_route(flow: FlowRoutes) -> Handler:
     async def start(request: Request) -> Response:
         await json_body(request, allow_empty=True)
         job = _job_for(request, flow)
+        if not _from_synth_nb(request):
+            state_of(request).runner.status_reads.begun_by_client(job.id, time.monotonic())
         return JSONResponse(status_document(await run_in_threadpool(_start, state_of(request), job.id)))
 
     return start
