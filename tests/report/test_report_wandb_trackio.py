@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,11 @@ def test_train_reports_a_gepa_job_to_wandb_and_trackio_and_attaching_twice_adds_
         assert TOML_CANARY not in text and ENV_KEY not in text
 
     for _ in range(2):  # the same points again, each already held by both trackers
+        # W&B names an offline run's folder by the second it starts: two attaches within one second (attach is
+        # that fast now) would share one folder, so each starts in a second of its own
+        started = int(time.time())
+        while int(time.time()) == started:
+            time.sleep(0.05)
         assert main(["attach", job_id, "--backend", backend.url, "--report-to", "wandb,trackio"]) == 0
     assert "warning" not in capsys.readouterr().err
     segments, again = check_wandb_trackio(job, runs, "gepa")
