@@ -1,5 +1,5 @@
-"""One GET of the embedded backend's own URL, for its probes (``synth_nb.local.shared.describe_backend``): the
-standard library's HTTP client where it asks exactly what httpx would, httpx for any other URL."""
+"""One GET of the embedded backend's own URL, for its probes (``synth_nb.local.backend_proof.describe_backend``):
+the standard library's HTTP client where it asks exactly what httpx would, httpx for any other URL."""
 
 from __future__ import annotations
 

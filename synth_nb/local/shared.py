@@ -13,7 +13,8 @@ only when it is proven to be the folder's backend: it answers the key proof with
 process the file names (its start time, read from ``/proc``, is the one recorded). A pid given since to
 another process, or a listener that took the old port, is never signalled.
 
-What the file says, and whether its pid is still the process that wrote it, is ``synth_nb.local.backend_info``'s.
+What the file says, and whether its pid is still the process that wrote it, is ``synth_nb.local.backend_info``'s;
+how a listener proves it holds the folder's key without receiving it is ``synth_nb.local.backend_proof``'s.
 
 Nothing heavy is imported here: kernels call it before anything tells whether the ``local`` extra is
 installed (the started process needs it).
@@ -22,10 +23,7 @@ installed (the started process needs it).
 from __future__ import annotations
 
 import errno
-import hmac
-import http.client
 import os
-import secrets
 import shutil
 import signal
 import subprocess
@@ -37,21 +35,16 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from synth_nb.local.backend_info import INFO_FILE, BackendInfo, read_info, remove_info, same_process
+from synth_nb.local.backend_proof import SERVICE, describe_backend
 from synth_nb.local.errors import DataFolderError, SharedBackendError
 from synth_nb.local.examples import task_app_path
-from synth_nb.local.key_files import (
-    API_KEY_FILE,
-    TASK_APP_KEY_FILE,
-    key_proof,
-    read_key,
-    rotate_keys,
-)
-from synth_nb.local.probe import probe_get, probe_netloc
+from synth_nb.local.key_files import API_KEY_FILE, TASK_APP_KEY_FILE, read_key, rotate_keys
 from synth_nb.local.processes import pid_alive, runs_synth_nb
 
 __all__ = [
     "DIR_VARIABLE",
     "LOG_FILE",
+    "SERVICE",
     "SharedBackend",
     "default_data_dir",
     "describe_backend",
@@ -64,12 +57,10 @@ __all__ = [
 
 DIR_VARIABLE = "SYNTH_NB_BACKEND_DIR"
 LOG_FILE = "backend.log"
-SERVICE = "synth-nb-local-backend"
 _START_LOCK = "start.lock"
 #: a loaded two-core machine may take this long to import the server and open its database
 START_TIMEOUT = 180.0
 STOP_TIMEOUT = 30.0
-PROBE_TIMEOUT = 10.0
 #: how often a starting backend is looked for (a file read until it listens): a start takes about a second
 _READY_POLL = 0.02
 #: starts begun by ``start_in_background``, by data folder, until ``ensure_backend`` takes them
@@ -95,49 +86,6 @@ def _may_be_ours(info: BackendInfo) -> bool:
     the very process that wrote the file, or, for a file without its start time, it runs synth_nb."""
     same = same_process(info)
     return same if same is not None else runs_synth_nb(info.pid)
-
-
-def _proves_key(url: str, api_key: str, timeout: float) -> str:
-    """``ours`` when ``url`` proves it holds ``api_key`` (the key itself is not sent); else busy/gone/refused."""
-    nonce = secrets.token_hex(16)
-    try:
-        answer = probe_get(f"{url}/local-backend/proof", params={"nonce": nonce}, timeout=timeout)
-        doc = answer.json()
-    except TimeoutError:
-        return "busy"
-    except (OSError, http.client.HTTPException, ValueError):
-        return "gone"
-    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
-        return "gone"
-    expected = key_proof(api_key, nonce, probe_netloc(url))
-    return "ours" if hmac.compare_digest(str(doc.get("proof", "")), expected) else "refused"
-
-
-def describe_backend(url: str, api_key: str, *, jobs: bool = False,
-                     timeout: float = PROBE_TIMEOUT) -> tuple[str, dict[str, object]]:
-    """``("ours", description)``, ``("gone", {})``, ``("busy", {})`` or ``("refused", {})`` for ``url``.
-
-    ``api_key`` is sent only to a listener that proved it holds it.
-    """
-    proved = _proves_key(url, api_key, timeout)
-    if proved != "ours":
-        return proved, {}
-    try:
-        answer = probe_get(f"{url}/api/v1/local-backend", params=None if jobs else {"jobs": "0"},
-                      headers={"Authorization": f"Bearer {api_key}"}, timeout=timeout)
-    except TimeoutError:
-        return "busy", {}
-    except (OSError, http.client.HTTPException):
-        return "gone", {}
-    if answer.status_code in (401, 403):
-        return "refused", {}
-    try:
-        doc = answer.json()
-    except ValueError:
-        return "gone", {}
-    if answer.status_code != 200 or not isinstance(doc, dict) or doc.get("service") != SERVICE:
-        return "gone", {}
-    return "ours", doc
 
 
 class SharedBackend:
