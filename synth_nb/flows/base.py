@@ -19,7 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from synth_nb.contract import FlowEndpoints
+from synth_nb.contract import FlowEndpoints, FlowJobs
 from synth_nb.flows.artifacts import Artifact, FinishedJob, status_artifact
 from synth_nb.flows.chart import ChartSpec
 from synth_nb.flows.health import HealthWarning
@@ -156,6 +156,9 @@ class Flow(ABC):
     name: ClassVar[str]
     #: plain words for messages ("prompt learning")
     label: ClassVar[str]
+    #: how this flow's jobs are found on a backend (its ``jobs`` module); a subclass that sets it takes its
+    #: ``endpoints``, ``id_prefix`` and ``kind_words`` from it, one without sets those three itself
+    jobs: ClassVar[FlowJobs | None] = None
     #: job ids of this flow start with it (used to guess the flow of a bare job id)
     id_prefix: ClassVar[str | None] = None
     #: what a backend's status document may call this flow's jobs (``job_type``, ``type``, ``algorithm``, ...)
@@ -192,6 +195,12 @@ class Flow(ABC):
     noise_event_types: ClassVar[frozenset[str]] = frozenset()
     #: events whose type, message or data mention one of these words are hidden by default
     noise_words: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        jobs = cls.__dict__.get("jobs")
+        if jobs is not None:
+            cls.endpoints, cls.id_prefix, cls.kind_words = jobs.endpoints, jobs.id_prefix, jobs.kind_words
 
     def __repr__(self) -> str:
         return f"<Flow {self.name}>"

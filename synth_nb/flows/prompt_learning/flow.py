@@ -48,9 +48,7 @@ def _results_folder_setting(raw: Mapping[str, Any]) -> str | None:
 
 class PromptLearningFlow(Flow):
     name = "prompt_learning"
-    kind_words = JOBS.kind_words
-    id_prefix = JOBS.id_prefix
-    endpoints = JOBS.endpoints
+    jobs = JOBS
     label = "prompt learning"
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "task_url", "idempotency"})

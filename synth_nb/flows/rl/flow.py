@@ -29,9 +29,7 @@ _DATA_FROM_TASK_APP = "RL collects its data from the task app"
 
 class RlFlow(TrainingFlow):
     name = "rl"
-    kind_words = JOBS.kind_words
-    id_prefix = JOBS.id_prefix
-    endpoints = JOBS.endpoints
+    jobs = JOBS
     label = "RL"
     required_secrets = (SYNTH_API_KEY, ENVIRONMENT_API_KEY)
     honoured_overrides = frozenset({"backend", "model", "task_url", "idempotency", "allow_experimental"})

@@ -29,9 +29,7 @@ _METHODS = frozenset({"sft", "supervised_finetune"})
 
 class SftFlow(TrainingFlow):
     name = "sft"
-    kind_words = JOBS.kind_words
-    id_prefix = JOBS.id_prefix
-    endpoints = JOBS.endpoints
+    jobs = JOBS
     label = "SFT"
     #: SFT never talks to a task app, so unlike synth-ai 0.2.24 it does not need ENVIRONMENT_API_KEY
     honoured_overrides = frozenset({"backend", "model", "dataset", "examples", "idempotency",
