@@ -6,7 +6,9 @@ loop, so other cells keep running while a job streams. It shows three plain disp
 chart PNG with an ``<img>`` and alt text, summary Markdown: ``PanelOutputs``), updated in place by display
 id, and one ipywidgets row (Cancel, show-all); the saved notebook, nbviewer and ``nbconvert`` keep the
 outputs' last state. When the job ends, its result files and bundle (``<results folder>/<job id>/``, written
-whichever door followed it) are linked in the summary and said in the row, which becomes text.
+whichever door followed it) are linked in the summary and said in the row, which becomes text. What the
+status output holds beside the status line, and when it is sent again, is ``panel_status``'s; the summary
+and the result files it links are ``panel_summary``'s.
 
 Embedding: every output and update goes through IPython's display publisher in the output context that
 was current when :meth:`MonitorPanel.display` ran (button presses run in it too). To show a panel in
@@ -31,13 +33,11 @@ from synth_nb.job import JobUpdate, JobView
 from synth_nb.job.ending import Ending, ending_of
 from synth_nb.job.health import LABEL as HEALTH_LABEL
 from synth_nb.job.health import LiveHealth
-from synth_nb.job.progress import parse_time
-from synth_nb.job.results import write_results
-from synth_nb.notebook import artifacts, collector_pause
+from synth_nb.notebook import collector_pause
 from synth_nb.notebook.blocking import CANCEL_CONFIRM_TIMEOUT
 from synth_nb.notebook.chart import LiveChart
 from synth_nb.notebook.controls import PanelControls
-from synth_nb.notebook.headless import SUMMARY_LINES, PanelLines, is_headless
+from synth_nb.notebook.headless import PanelLines, is_headless
 from synth_nb.notebook.kernel_loop import KernelLoop
 from synth_nb.notebook.monitor_view import (
     PanelState,
@@ -45,23 +45,17 @@ from synth_nb.notebook.monitor_view import (
     linked_lines,
     phases_of,
     progress_of,
-    render_html,
-    render_text,
     status_announcement,
     visible_events,
 )
-from synth_nb.notebook.panel_outputs import PanelOutputs, SummaryOutput
+from synth_nb.notebook.panel_outputs import PanelOutputs
 from synth_nb.notebook.panel_report import folded_report
 from synth_nb.notebook.panel_row import PanelRow
+from synth_nb.notebook.panel_status import RECENT_EVENTS, ElapsedClock, PanelStatus
+from synth_nb.notebook.panel_summary import PanelSummary
 from synth_nb.records import TERMINAL_STATUSES
 
 __all__ = ["MonitorPanel", "PanelOutputs"]
-
-#: the newest events a status render reads (progress and the event list); a job may hold millions
-RECENT_EVENTS = 500
-#: seconds between status renders while updates arrive (each reads the newest events, the chart's latest
-#: values, and sends the HTML): as often as the elapsed clock it shows ticks
-STATUS_EVERY = 1.0
 
 
 class MonitorPanel:
@@ -82,12 +76,12 @@ class MonitorPanel:
         self.stall = stall or StallDetector()
         self.clock, self.wall = clock, wall
         self.show_artifacts = show_artifacts
-        #: links to result files are relative to this folder (the notebook's; the working directory by default)
-        self.notebook_folder = notebook_folder or Path.cwd()
         #: no front end draws widgets: no button row, printed progress lines and a final block (``headless``)
         self.headless = is_headless() if headless is None else headless
         self.lines = PanelLines(job, clock=clock, wall=wall) if self.headless else None
-        self.summary = SummaryOutput(text_lines=SUMMARY_LINES if self.headless else None)
+        #: links to result files are relative to the notebook's folder (the working directory by default)
+        self.summary = PanelSummary(job, self.outputs.summary, notebook_folder=notebook_folder or Path.cwd(),
+                                    headless=self.headless)
         self.hidden_count = 0
         self.note: str | None = None
         self.error: str | None = None
@@ -95,8 +89,7 @@ class MonitorPanel:
         self.cancel_requested = False
         self.stopped_watching_after: float | None = None  # set when a blocking wait timed out
         self.unreachable: str | None = None  # what the panel says while the backend does not answer
-        self._started_wall = wall()
-        self._ended_wall: float | None = None
+        self.elapsed_clock = ElapsedClock(job, wall)
         self._shown = False
         self._context: contextvars.Context | None = None
         #: the button row: static text of its last state once the job ended or the kernel stopped
@@ -105,14 +98,11 @@ class MonitorPanel:
         self._task: concurrent.futures.Future[str] | None = None
         self._loop: KernelLoop | None = None
         self._live = False  # True once history is in and updates arrive live (for stall timing)
-        self._status_dirty = True
-        self._last_status_render = float("-inf")
+        self.status_output = PanelStatus(job, self.chart, clock=clock)
         self._ingested = 0
         self._paused_collector = False  # this panel holds collector_pause while its job streams
         self._ending: Ending | None = None
         self.health = LiveHealth(job, clock=clock)
-        #: once the job ended: its report's fragment, folded under the status (``panel_report``)
-        self.report = ""
 
     # ------------------------------------------------------------------ state
     def ending(self) -> Ending:
@@ -135,21 +125,9 @@ class MonitorPanel:
     def done(self) -> bool:
         return self.final_status is not None
 
-    def elapsed(self) -> float | None:
-        doc = self.job.status_doc
-        start = next((t for t in (parse_time(doc.get(k)) for k in ("started_at", "created_at")) if t), None)
-        start = start or self._started_wall
-        if self.status in TERMINAL_STATUSES:
-            end = next((t for t in (parse_time(doc.get(k)) for k in ("finished_at", "completed_at")) if t), None)
-            end = end or self._ended_wall or self.wall()
-            self._ended_wall = end
-        else:
-            end = self.wall()
-        return max(0.0, end - start)
-
     def state(self) -> PanelState:
         events = self.job.events[-RECENT_EVENTS:]
-        elapsed = self.elapsed()
+        elapsed = self.elapsed_clock.elapsed(self.status)
         now = self.clock()
         stalled = None if self.status in TERMINAL_STATUSES or self.kernel_stopped else self.stall.stalled_for(now)
         return PanelState(
@@ -172,19 +150,13 @@ class MonitorPanel:
         text = f"backend unreachable since {since:%H:%M:%S}, retrying…" if since is not None else None
         if text != self.unreachable:
             self.unreachable = text
-            self._status_dirty = True
+            self.status_output.dirty = True
             if self.controls is not None:
                 self.controls.backend_unreachable(text)
 
     def status_bundle(self, state: PanelState | None = None) -> dict[str, Any]:
         """The status output; with a watchdog, its "budget left" meter sits under the status line."""
-        from synth_nb.notebook.budget_meter import budget_html, budget_text
-
-        state = state or self.state()
-        table = "\n" + self.chart.text_table() if not self.chart.data.empty else ""
-        watchdog = getattr(self.job, "watchdog", None)
-        return {"text/html": render_html(state) + budget_html(watchdog) + self.chart.html_table() + self.report,
-                "text/plain": render_text(state) + budget_text(watchdog) + table}
+        return self.status_output.bundle(state or self.state())
 
     def ingest(self, update: JobUpdate) -> None:
         """Apply one ``JobUpdate`` (status/event/metric/done) to the chart and counters."""
@@ -197,7 +169,7 @@ class MonitorPanel:
             self.stall.observe(self.clock())
         if update.kind == "done":
             self.final_status = str(update.status or self.status)
-        self._status_dirty = True
+        self.status_output.dirty = True
 
     def bundles(self) -> dict[str, dict[str, Any]]:
         """The current content of each plain output, by display id."""
@@ -212,7 +184,7 @@ class MonitorPanel:
         self.chart.display()
         if not self.headless:
             self.row.show(on_cancel=self.request_cancel, on_show_all=self.set_show_all, show_all=self.show_all)
-        PanelOutputs.show(self.outputs.summary, self.summary.bundle())
+        self.summary.show()
         self._shown = True
         if start:
             self.start()
@@ -237,22 +209,7 @@ class MonitorPanel:
     def export_results(self, folder: str | Path | None = None) -> list[Path]:
         """Write the job's result files into ``<folder>/<job id>/`` (default: its own folder, where they are
         written when it ends) and link them in the summary; returns the files written, the main one first."""
-        written = artifacts.export_results(self.job, Path(folder) if folder is not None else self.job.results_folder)
-        self.summary.exported = artifacts.export_bundle(written, self.notebook_folder)
-        self._publish_summary()
-        return written
-
-    async def _show_results(self) -> str:
-        """At the end: the job's result files and bundle (written once, as it ended), linked and said."""
-        results = await asyncio.to_thread(write_results, self.job)
-        self.summary.exported, said = artifacts.results_bundle(results, self.notebook_folder)
-        if said and self.controls is not None:
-            self.controls.say(said)
-        return said
-
-    def _publish_summary(self) -> None:
-        if self._shown:
-            PanelOutputs.update(self.outputs.summary, self.summary.bundle())
+        return self.summary.export(Path(folder) if folder is not None else None)
 
     def _spawn(self, coro: Any) -> concurrent.futures.Future[Any]:
         """Run ``coro`` on the panel's loop in the output context of the cell that displayed the panel."""
@@ -280,12 +237,8 @@ class MonitorPanel:
         return await asyncio.shield(asyncio.wrap_future(self._task))
 
     def render_status(self, *, force: bool = False) -> None:
-        now = self.clock()
-        since = now - self._last_status_render
-        if not force and (since < STATUS_EVERY or (not self._status_dirty and since < 1.0)):
-            return  # once a second (elapsed time, progress, stall notice), sooner only when forced
-        self._status_dirty = False
-        self._last_status_render = now
+        if not self.status_output.due(force=force):
+            return
         state = self.state()  # once per render: the output and the announcement read the same state
         if self._shown:
             PanelOutputs.update(self.outputs.status, self.status_bundle(state))
@@ -335,8 +288,8 @@ class MonitorPanel:
     async def _finish(self) -> None:
         if self.final_status is None and self.status in TERMINAL_STATUSES:
             self.final_status = self.status
-        if self.final_status is not None:
-            self.note = _final_note(self)
+        if self.final_status is not None:  # the status line's last word: why the job stopped
+            self.note = self.ending().stop.text
         if self.final_status is not None and self.controls is not None:
             self.controls.job_finished()  # after a timeout or a stop the job still runs: Cancel stays useful
         self.chart.ended = self.final_status is not None
@@ -345,11 +298,12 @@ class MonitorPanel:
         self.render_status(force=True)
         said = ""
         if self.show_artifacts and self.final_status is not None:
-            self.summary.result = artifacts.artifact_bundle(self.job)
-            said = await self._show_results()
-            self._publish_summary()
+            said = await self.summary.collect()
+            if said and self.controls is not None:
+                self.controls.say(said)
+            self.summary.publish()
         if self.final_status is not None:  # the report, its files and bundle written: folded under the status
-            self.report = await asyncio.to_thread(folded_report, self.job)
+            self.status_output.report = await asyncio.to_thread(folded_report, self.job)
             self.render_status(force=True)
         if self.final_status is not None:  # nothing left to press: the row becomes text
             self.row.end(self._spawn)
@@ -404,8 +358,7 @@ class MonitorPanel:
         """
         self.render_status(force=True)
         self.chart.publish(None)
-        if self.summary.result or self.summary.exported:
-            self._publish_summary()
+        self.summary.republish()
 
     def __await__(self) -> Generator[Any, None, str]:
         return self.wait().__await__()
@@ -434,8 +387,3 @@ class MonitorPanel:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return {"text/plain": f"MonitorPanel(job={self.job.id!r}, status={self.status!r})"}
-
-
-def _final_note(panel: MonitorPanel) -> str:
-    """The status line's last word: why the job stopped (its one stop reason)."""
-    return panel.ending().stop.text
