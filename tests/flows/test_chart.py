@@ -6,8 +6,8 @@ import os
 import threading
 
 from synth_nb.flows import all_flows, get_flow
-from synth_nb.flows.chart import ChartData
 from synth_nb.flows import chart_png as renderer
+from synth_nb.flows.chart import ChartData
 from synth_nb.flows.chart_png import chart_png
 from synth_nb.records import Event, MetricPoint
 
