@@ -160,19 +160,24 @@ def _trained(training: DryTraining) -> tuple[float, str]:
 
 
 def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
-    """A prompt search's wall time: its rollouts at the pace of the dry proposal's repeated rollouts (run
-    through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry run's
-    warm second proposal took, and each prompt it scores for the first time at what that proposal's first
-    batch took beyond the pace."""
+    """A prompt search's wall time: what the whole search took when the check ran it once (a small one,
+    ``DryProposal.rehearsed_seconds``); else its rollouts at the pace of the dry proposal's repeated rollouts
+    (run through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry
+    run's warm second proposal took, and each prompt it scores for the first time at what that proposal's
+    first batch took beyond the pace."""
     assert w.search is not None and w.rollouts is not None
-    if proposal.rehearsal_seconds is not None:
-        cpu = (f", {proposal.rehearsal_cpu_seconds:.2f} s of the backend's CPU"
-               if proposal.rehearsal_cpu_seconds is not None else "")
-        return proposal.rehearsal_seconds, (
+    rehearsed = proposal.rehearsed_seconds
+    if rehearsed is not None:
+        spent = (f"in {proposal.rehearsal_seconds:.2f} s, {proposal.rehearsal_cpu_seconds:.2f} s of the backend's CPU"
+                 if proposal.rehearsal_cpu_seconds is not None else f"in {proposal.rehearsal_seconds:.2f} s")
+        if rehearsed != proposal.rehearsal_seconds:
+            spent += (" (a run under a second is counted by its CPU seconds: its wall time is how the machine's "
+                      "other work fell)")
+        return rehearsed, (
             f"estimate on this machine now: the whole search ({w.rollouts:,} rollouts) run once by this check "
-            f"through the job's own search, task-app runner and event store, in {proposal.rehearsal_seconds:.2f} s"
-            f"{cpu}; no job was created and nothing kept (the policy's embeddings of its new prompts were "
-            "forgotten again, so the job makes them as this run did); a busier machine takes longer"), False
+            f"through the job's own search, task-app runner and event store, {spent}; no job was created and "
+            "nothing kept (the policy's embeddings of its new prompts were forgotten again, so the job makes them "
+            "as this run did); a busier machine takes longer"), False
     mix = w.search.mix(proposal.improved, proposal.pool_score)
     seconds = (w.rollouts * proposal.pace + mix.proposer_calls * proposal.writing_seconds
                + mix.first_scored * proposal.new_prompt_seconds + mix.new_texts * proposal.new_text_seconds)

@@ -220,11 +220,20 @@ def test_a_small_searchs_wall_time_is_the_span_of_the_whole_search_run_once_by_t
                      trace=[{"usage": {"total_tokens": 100}, "messages": [], "response": {}}])
     target = Target("http://127.0.0.1:9/api", "sk-local-key-000000000000")
     est = estimate(work, dry, target)
-    assert est.wall_seconds == pytest.approx(0.4123) and est.wall == "< 1 min (about 0.4 s)" and not est.wall_floor
+    # a run under a second counts by its CPU seconds (its wall time is how the machine's other work fell)
+    assert est.wall_seconds == pytest.approx(0.38) and est.wall == "< 1 min (about 0.4 s)" and not est.wall_floor
     assert est.basis == "the config, one dry rollout, one dry proposal and the whole search run once"
     assert est.wall_how.startswith("estimate on this machine now: the whole search (140 rollouts) run once by this "
                                    "check through the job's own search, task-app runner and event store, in 0.41 s, "
-                                   "0.38 s of the backend's CPU; no job was created and nothing kept")
+                                   "0.38 s of the backend's CPU (a run under a second is counted by its CPU seconds: "
+                                   "its wall time is how the machine's other work fell); no job was created and "
+                                   "nothing kept")
+    # a longer one shares the machine as the job will: its wall seconds
+    longer = dataclasses.replace(rehearsed, rehearsal_seconds=2.5, rehearsal_cpu_seconds=1.9)
+    timed = estimate(work, dataclasses.replace(dry, proposal=longer), target)
+    assert timed.wall_seconds == pytest.approx(2.5) and "in 2.50 s, 1.90 s of the backend's CPU; no job" in timed.wall_how
+    unsaid = dataclasses.replace(rehearsed, rehearsal_cpu_seconds=None)  # a backend that did not say its CPU
+    assert estimate(work, dataclasses.replace(dry, proposal=unsaid), target).wall_seconds == pytest.approx(0.4123)
     # not rehearsed: the pace's estimate, with the backend's reason, one inert line of at most 200 characters
     hostile = "\x1b]0;owned\x07 too\nlong " + "x" * 400
     skipped = DryProposal.parse({**doc, "rehearsal": {"skipped": hostile}})

@@ -104,6 +104,7 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             if proposed is not None and proposal is not None and proposal["rehearse"] is not None:
                 proposed["rehearsal"] = dry_search.rehearse(
                     runner, body, key, rollouts=proposal["rehearse"], pace=dry_proposal.warm_pace(proposed),
+                    calls_out=_calls_out(settings.policy.kind, policy.model, proposed),
                     default_executor=default_executor)
         finally:
             tasks.close()
@@ -115,6 +116,17 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             "policy": {**settings.policy.describe(), "model": policy.model}, "trace": recorded.calls,
             "expected": rollout.expected, "predicted": rollout.predicted,
             **({"proposal": proposed} if proposed is not None else {})}
+
+
+def _calls_out(policy_kind: str, policy_model: str, proposed: dict[str, Any]) -> str | None:
+    """The model a run of the whole search would call beyond this process, or None when this process
+    answers every rollout and writes every proposal itself (the offline and keyword policies, the offline
+    proposer)."""
+    if policy_kind not in ("offline", "keyword"):
+        return f"its policy model {policy_model}"
+    if proposed.get("proposer") != "offline":
+        return f"its proposer model {proposed.get('proposer_model') or proposed.get('proposer')}"
+    return None
 
 
 def _await_warm_up(timeout: float = 120.0) -> None:
@@ -139,7 +151,7 @@ def _concurrency(proposal: dict[str, Any] | None) -> int:
 def _proposal(value: Any) -> dict[str, Any] | None:
     """The request's ``proposal``: None, or seeds (non-negative integers), the minibatch a proposal grounds
     itself on (default: all of them), the concurrency and ``rehearse``: the job's rollouts, when the client
-    asks for the whole search to be run once if it is no larger than the check (``dry_search``)."""
+    asks for the whole search to be run once if it takes a few seconds at the dry pace (``dry_search``)."""
     if value is None:
         return None
     seeds = value.get("seeds") if isinstance(value, dict) else None

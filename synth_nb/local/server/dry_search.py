@@ -12,9 +12,9 @@ with it), and the policy forgets what it embedded on the way
 (``policies.new_texts_forgotten``), so the job that follows pays for its new prompts as this run did. The
 run's span is the job's wall time on this machine now, as its ``started_at`` to ``finished_at`` will be.
 
-A larger search is not rehearsed: the check would take as long as the job, and with a paid policy model
-spend as much; its estimate is made from the dry proposal's pace, where those parts are a small share of
-it. A rehearsal that outlasts ``LIMIT_S`` (a machine much busier than when the pace was measured) is
+A larger search is not rehearsed: the check would take as long as the job; nor is one that calls a model
+beyond this process (a policy or proposer model: the check would spend what the job spends, and wait as
+long); their estimate is made from the dry proposal's pace. A rehearsal that outlasts ``LIMIT_S`` (a machine much busier than when the pace was measured) is
 stopped, and the estimate is made from the pace too.
 """
 
@@ -45,10 +45,13 @@ SEARCHES = frozenset({"gepa", "mipro"})
 
 
 def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollouts: int, pace: float,
-             default_executor: str | None = None) -> dict[str, Any]:
+             calls_out: str | None = None, default_executor: str | None = None) -> dict[str, Any]:
     """Run the job's search once in full and time it: ``seconds`` (the executor's span), ``cpu_seconds``
     (this process's, the task app's included when the backend serves it) and the ``events`` it wrote; or
-    ``skipped`` / ``stopped`` saying why there is no figure."""
+    ``skipped`` / ``stopped`` saying why there is no figure. ``calls_out`` names a model the search calls
+    beyond this process (its policy or proposer): such a search is not run whole."""
+    if calls_out is not None:
+        return {"skipped": f"the job calls {calls_out}, and the check does not make all of its calls"}
     if rollouts * pace > SMALL_S:
         return {"skipped": f"the job's {rollouts:,} rollouts take more than {SMALL_S:.0f} s at the dry pace"}
     try:
