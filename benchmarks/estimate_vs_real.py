@@ -121,6 +121,7 @@ def measure(tree: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     # the backend's CPU seconds (its training workers' included): the check's (with the backend's start) and
     # the run's, which the machine's load does not change as it changes wall time
     estimate["cpu"] = cpu_checked
+    estimate["rehearsal_cpu"] = ((card.get("dry_rollout") or {}).get("proposal") or {}).get("rehearsal_cpu_seconds")
     real["cpu"] = cpu_run - cpu_checked if cpu_run is not None and cpu_checked is not None else None
     return estimate, real
 
@@ -136,15 +137,17 @@ def report(label: str, name: str, estimate: dict[str, Any], real: dict[str, Any]
              f"{real['rollouts']:,}" if "rollouts" in real else "-", _ratio(estimate.get("rollouts"), real.get("rollouts"))),
             ("tokens", f"{floor}{estimate['tokens']:,}" if estimate.get("tokens") else "unknown", f"{real['tokens']:,}",
              _ratio(estimate.get("tokens"), real["tokens"])),
-            ("wall time", wall, f"{real['wall']:.1f} s", _ratio(estimate.get("wall_seconds"), real["wall"])),
+            ("wall time", wall, f"{real['wall']:.2f} s" if real["wall"] < 10 else f"{real['wall']:.1f} s",
+             _ratio(estimate.get("wall_seconds"), real["wall"])),
             ("cost", estimate["cost"].split(" (")[0], "-" if real.get("cost") is None else f"${real['cost']:g}", "")]
     print(f"{label} {name} (1-min load average {estimate['checked_at']:.1f} before the check, "
           f"{estimate['load']:.1f} before the run, {real['load_after']:.1f} after it; 2 cores):")
     for figure, guess, actual, ratio in rows:
         print(f"  {figure:<10} estimate {guess:<34} real {actual:<14} ratio {ratio}")
     cpu = ("backend CPU (its training workers' included): " + ", ".join(
-        f"{what} {seconds:.1f} s" for what, seconds in (("check (with its start)", estimate.get("cpu")),
-                                                        ("run", real.get("cpu"))) if seconds is not None))
+        f"{what} {seconds:.2f} s" for what, seconds in (("check (with its start)", estimate.get("cpu")),
+                                                         ("the search rehearsed in it", estimate.get("rehearsal_cpu")),
+                                                         ("run", real.get("cpu"))) if seconds is not None))
     print(f"  {cpu}")
     print(f"  wall time from: {estimate.get('wall_how') or '-'}")
 

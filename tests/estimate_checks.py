@@ -112,5 +112,5 @@ def _assert_wall_time_is_said(estimate: dict[str, Any], *, flow: str) -> None:
     assert estimate["wall_seconds"] > 0 and not estimate["wall_floor"], estimate
     assert "at least" not in wall and wall != "unknown", estimate
     assert estimate["wall_how"].startswith("estimate on this machine now"), estimate
-    timed_by = "the pace of the dry proposal's" if flow == "prompt_learning" else "a dry training run of"
+    timed_by = "run once by this check" if flow == "prompt_learning" else "a dry training run of"
     assert timed_by in estimate["wall_how"] and "not timed" not in estimate["wall_how"], estimate

@@ -202,7 +202,8 @@ def build_card(item: Prepared, target: Target, api_key: str | None, *,
             card.dry = DryRollout(True, problem="skipped: the backend check failed")
         elif api_key is not None:
             card.dry = dry_rollout(plan, target, api_key, seed=work.seed or 0, split=work.split,
-                                   proposal=work.search, training=flow.trains_weights, transport=transport)
+                                   proposal=work.search, rehearse=work.rollouts if work.search is not None else None,
+                                   training=flow.trains_weights, transport=transport)
     elif flow.trains_weights and target.is_embedded and api_key is not None and card.backend_check.ok:
         card.dry = dry_rollout(plan, target, api_key, seed=None, training=True, transport=transport)
     card.estimate = estimate(work, card.dry, target)

@@ -9,7 +9,9 @@ created either way.
 For a prompt search, the same request asks for one dry proposal (``proposal``: the seeds one of the job's
 proposals grounds itself on, and the job's concurrency): the backend scores the baseline prompt on them,
 lets the job's proposer write one new prompt from those rollouts, and scores it on the same seeds. What
-that shows (``DryProposal``) is what the estimate multiplies by the search's schedule.
+that shows (``DryProposal``) is what the estimate multiplies by the search's schedule. A small search (the
+job's rollouts, ``rehearse``, at the dry pace come to a few seconds) is also run once in full, for no job:
+its span is then the wall-time estimate.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from synth_nb.pipeline.dry_training import number as _number
 from synth_nb.pipeline.target import Target
 from synth_nb.plan import Plan, mask_payload, resolve_refs
 from synth_nb.secrets import mask_text
+from synth_nb.untrusted import inert
 
 __all__ = ["DryProposal", "DryRollout", "DryTraining", "dry_rollout"]
 
@@ -37,6 +40,10 @@ TIMEOUT = 600.0
 SHOWN_CHARS = 400
 #: bytes of one dataset sent with a dry training run (its first lines; the backend refuses more)
 MAX_FILE_BYTES = 4 * 1024 * 1024
+#: characters kept of the backend's reason for not rehearsing a search
+MAX_NOTE = 200
+#: a rehearsal shorter than this is timed by its CPU seconds (``DryProposal.rehearsed_seconds``)
+BURST_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,24 @@ class DryProposal:
     warm_cpu_seconds: float | None = None
     proposed_cpu_seconds: float | None = None
     again_cpu_seconds: float | None = None
+    #: the whole search run once by the check, when it is small (the backend's ``dry_search``): its seconds,
+    #: or why it was not run or not finished
+    rehearsal_seconds: float | None = None
+    rehearsal_cpu_seconds: float | None = None
+    rehearsal_note: str = ""
+
+    @property
+    def rehearsed_seconds(self) -> float | None:
+        """The job's wall time by its rehearsal: a run under ``BURST_S`` by its CPU seconds, a longer one by its
+        wall seconds. Under a second, a run's wall time is how the machine's other work fell (on a two-core
+        machine with two busy processes, the rehearsal, which follows a second of the check's own work, got
+        about 0.7 of a core and the job right after it nearly a whole one: 0.50 s and 0.42 s for the same 0.42
+        s of CPU); its CPU work is the same in both. A longer run shares the machine as the job will."""
+        if self.rehearsal_seconds is None:
+            return None
+        if self.rehearsal_cpu_seconds and self.rehearsal_seconds < BURST_S:
+            return self.rehearsal_cpu_seconds
+        return self.rehearsal_seconds
 
     @property
     def pace(self) -> float:
@@ -187,7 +212,19 @@ class DryProposal:
                    again_propose_seconds=_number(again.get("propose_seconds")) or 0.0,
                    warm_cpu_seconds=_at_least_0(warm.get("cpu_seconds")),
                    proposed_cpu_seconds=_at_least_0(after.get("cpu_seconds")),
-                   again_cpu_seconds=_at_least_0(again.get("cpu_seconds")))
+                   again_cpu_seconds=_at_least_0(again.get("cpu_seconds")), **_rehearsal(doc.get("rehearsal")))
+
+
+def _rehearsal(doc: Any) -> dict[str, Any]:
+    """The ``rehearsal`` answer as ``DryProposal`` fields: its seconds, or the backend's reason for none (one
+    line of at most ``MAX_NOTE`` characters: the backend's text)."""
+    if not isinstance(doc, dict):
+        return {}
+    seconds = _at_least_0(doc.get("seconds"))
+    if seconds is not None and seconds > 0:
+        return {"rehearsal_seconds": seconds, "rehearsal_cpu_seconds": _at_least_0(doc.get("cpu_seconds"))}
+    note = next((doc[k] for k in ("skipped", "stopped") if isinstance(doc.get(k), str)), "")
+    return {"rehearsal_note": inert(" ".join(note.split()))[:MAX_NOTE]}
 
 
 @dataclass(frozen=True)
@@ -294,11 +331,12 @@ def _files(plan: Plan) -> dict[str, str]:
 
 
 def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int | None, split: str | None = None,
-                proposal: PromptSearch | None = None, training: bool = False, timeout: float = TIMEOUT,
+                proposal: PromptSearch | None = None, rehearse: int | None = None, training: bool = False,
+                timeout: float = TIMEOUT,
                 transport: httpx.BaseTransport | None = None) -> DryRollout:
     """Ask ``target`` for one rollout of ``plan``'s job at ``seed`` (and one proposal of its ``proposal``
-    search, and with ``training`` a few of its real training steps, timed); never raises for what the backend
-    says."""
+    search, with ``rehearse`` (the job's rollouts) the whole search once if it is small, and with ``training``
+    a few of its real training steps, timed); never raises for what the backend says."""
     secrets = tuple(s.get_secret_value() for s in plan.secrets if s.get_secret_value()) + (api_key,)
     if not target.started:
         return DryRollout(False, problem="the embedded backend is not running, so it cannot run one")
@@ -308,7 +346,8 @@ def dry_rollout(plan: Plan, target: Target, api_key: str, *, seed: int | None, s
     request: dict[str, Any] = {"kind": plan.flow, "body": body, "seed": seed or 0, "split": split}
     if proposal is not None and proposal.seeds:
         request["proposal"] = {"seeds": list(proposal.seeds), "minibatch": proposal.minibatch,
-                               "concurrency": proposal.concurrency, "demos": proposal.demos}
+                               "concurrency": proposal.concurrency, "demos": proposal.demos,
+                               **({"rehearse": rehearse} if rehearse else {})}
     if training:
         request.update(training=True, files=files)
     try:

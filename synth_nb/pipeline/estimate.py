@@ -12,7 +12,9 @@ its real steps on the backend (start-up, step and evaluation seconds, times the 
 evaluations; a start-up that took longer than its CPU seconds at the machine's load counts as those); a
 prompt search's from its dry proposal (the pace of its rollouts, what a warm proposal takes and, for the
 new instructions MIPRO writes, what a first batch of new text took, times the schedule; a batch too
-short to time against the machine's bursts by its CPU seconds at the warm batches' wall per CPU second). Only a backend without those dry runs leaves a floor ("at least", naming what
+short to time against the machine's bursts by its CPU seconds at the warm batches' wall per CPU second),
+and a small search's (a few seconds at that pace: the bundled examples') from the whole search run once by
+the check, for no job (the backend's ``dry_search``). Only a backend without those dry runs leaves a floor ("at least", naming what
 is not timed: RL's training updates) or "unknown" (SFT). Cost comes from the model catalogue's price, and
 only when it knows one.
 """
@@ -158,11 +160,24 @@ def _trained(training: DryTraining) -> tuple[float, str]:
 
 
 def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
-    """A prompt search's wall time: its rollouts at the pace of the dry proposal's repeated rollouts (run
-    through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry run's
-    warm second proposal took, and each prompt it scores for the first time at what that proposal's first
-    batch took beyond the pace."""
+    """A prompt search's wall time: what the whole search took when the check ran it once (a small one,
+    ``DryProposal.rehearsed_seconds``); else its rollouts at the pace of the dry proposal's repeated rollouts
+    (run through the job's own task-app runner, at its concurrency), its proposer's writing at what the dry
+    run's warm second proposal took, and each prompt it scores for the first time at what that proposal's
+    first batch took beyond the pace."""
     assert w.search is not None and w.rollouts is not None
+    rehearsed = proposal.rehearsed_seconds
+    if rehearsed is not None:
+        spent = (f"in {proposal.rehearsal_seconds:.2f} s, {proposal.rehearsal_cpu_seconds:.2f} s of the backend's CPU"
+                 if proposal.rehearsal_cpu_seconds is not None else f"in {proposal.rehearsal_seconds:.2f} s")
+        if rehearsed != proposal.rehearsal_seconds:
+            spent += (" (a run under a second is counted by its CPU seconds: its wall time is how the machine's "
+                      "other work fell)")
+        return rehearsed, (
+            f"estimate on this machine now: the whole search ({w.rollouts:,} rollouts) run once by this check "
+            f"through the job's own search, task-app runner and event store, {spent}; no job was created and "
+            "nothing kept (the policy's embeddings of its new prompts were forgotten again, so the job makes them "
+            "as this run did); a busier machine takes longer"), False
     mix = w.search.mix(proposal.improved, proposal.pool_score)
     seconds = (w.rollouts * proposal.pace + mix.proposer_calls * proposal.writing_seconds
                + mix.first_scored * proposal.new_prompt_seconds + mix.new_texts * proposal.new_text_seconds)
@@ -182,6 +197,8 @@ def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
     if proposal.again_rollouts and cold > 0.05 and not mix.new_texts:
         how += (f"; the first dry proposal took {cold:.2f} s more (a cold policy, which this check warmed for the "
                 "job on the same backend)")
+    if proposal.rehearsal_note:
+        how += f"; the whole search was not run once: {proposal.rehearsal_note}"
     return seconds, how + "; a busier machine takes longer", False
 
 
@@ -231,7 +248,9 @@ def estimate(workload: Workload, dry: DryRollout | None, target: Target) -> Esti
     wall, wall_how, wall_floor = _wall(workload, dry, target)
     ran = dry is not None and dry.ok
     data = "the config and its data" if workload.tokens is not None else "the config"
-    basis = ("the config, one dry rollout and one dry proposal" if ran and dry is not None and dry.proposal else
+    rehearsed = ran and dry is not None and dry.proposal is not None and dry.proposal.rehearsal_seconds is not None
+    basis = ("the config, one dry rollout, one dry proposal and the whole search run once" if rehearsed else
+             "the config, one dry rollout and one dry proposal" if ran and dry is not None and dry.proposal else
              f"{data} and a dry training run" if ran and dry is not None and dry.reward is None and dry.training
              else "the config, one dry rollout and a dry training run" if ran and dry is not None and dry.training
              else "the config and one dry rollout" if ran else data)

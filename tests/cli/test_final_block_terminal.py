@@ -86,8 +86,8 @@ def test_the_final_block_says_why_it_stopped_what_it_used_beside_its_estimate_th
     # --check, then the same plan again: the estimate it is sent with is the one --check made
     _run(folder, env, ["train", "pl.toml", "--backend", backend.url, "--check"], children)
     block = _block(_run(folder, env, ["train", "pl.toml", "--backend", backend.url, "--yes"], children))
-    assert re.match(r"from --check at \d\d:\d\d \(the config, one dry rollout and one dry proposal\)",
-                    _row(block, "estimate")), block
+    assert re.match(r"from --check at \d\d:\d\d \(the config, one dry rollout, one dry proposal and the whole search "
+                    r"run once\)", _row(block, "estimate")), block
     assert re.fullmatch(r"[\d,]+ \(policy [\d,]+, proposer 0\) · estimate [\d,]+ · ×\d+\.\d\d", _row(block, "tokens"))
     # the wall time --check estimated on this machine (not a floor), beside the time the job took
     assert re.search(r" · estimate [\d.]+ s · ×\d+\.\d\d$", _row(block, "time")), block

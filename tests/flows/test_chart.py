@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import threading
+
 from synth_nb.flows import all_flows, get_flow
+from synth_nb.flows import chart_png as renderer
 from synth_nb.flows.chart import ChartData
 from synth_nb.flows.chart_png import chart_png
 from synth_nb.records import Event, MetricPoint
@@ -78,3 +82,19 @@ def test_chart_png_draws_data_and_nothing_without_it() -> None:
     data.add_metric(MetricPoint(name="train.reward_mean", step=1, value=0.2))
     png = chart_png(data, "RL")
     assert png is not None and png.startswith(b"\x89PNG")
+
+
+def test_the_renderer_imported_while_a_job_runs_takes_only_a_core_nothing_else_wants() -> None:
+    seen: list[int] = []
+
+    def importing() -> None:
+        renderer._import_renderer()
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    thread = threading.Thread(target=importing)
+    thread.start()
+    thread.join(120)
+    # the import thread runs at the lowest priority (on a busy machine it would slow the job it waits for);
+    # the command's own thread keeps its priority
+    assert seen == [19] and os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from synth_nb.local.server import dry_training
+from synth_nb.local.server.dry_context import DryContext
 
 SFT_BODY = {"model": "Qwen/Qwen3-0.6B", "training_file_id": "dry-training_file",
             "hyperparameters": {"n_epochs": 1, "batch_size": 2}}
@@ -40,7 +41,7 @@ def test_a_dataset_the_request_lacks_is_the_answer_and_no_job_is_left(client: ht
 
 def _timed(events: list[tuple[float, str, dict[str, Any]]], losses: list[float]) -> Any:
     """A dry run's context as its events and step losses arrived (seconds since its start), nothing run."""
-    ctx = dry_training._DryContext.__new__(dry_training._DryContext)
+    ctx = DryContext.__new__(DryContext)
     ctx.events, ctx.metrics = events, [(t, "train.loss", step) for step, t in enumerate(losses, start=1)]
     return ctx
 

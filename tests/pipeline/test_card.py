@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from minimal_configs import LOCAL_GEPA, MINIMAL_SFT
-from shared_fixtures import ENV_KEY
+from shared_fixtures import ENV_KEY, prompt_learning_jobs
 
 from synth_nb import pipeline
 from synth_nb.flows import catalogue
@@ -38,13 +38,16 @@ def test_prompt_learning_card_has_every_section_and_its_html_is_static(folder: P
     assert f"task app {task_app.url}: /health healthy (" in text and "/task_info: answered (" in text
     assert "dry rollout: seed 0 (train split) through the task app with keyword-overlap: reward " in text
     assert "dry proposal: the offline proposer rewrote the prompt from 4 rollouts: " in text
-    assert "estimate (from the config, one dry rollout and one dry proposal, not a measurement):" in text
+    assert ("estimate (from the config, one dry rollout, one dry proposal and the whole search run once, not a "
+            "measurement):") in text
     assert "rollouts: 432 = rollout.budget 400 (reflective minibatches of 4) + held-out test_pool 16 x 2" in text
     assert "  tokens: ~" in text and "at least" not in text.split("  tokens: ")[1].split("\n")[0]
     assert "not estimated" not in text and "GEPA's schedule: " in text
     wall = text.split("  wall time: ")[1].split("\n")[0]
     assert wall.startswith("< 1 min (about ") and "at least" not in wall, wall
-    assert "(estimate on this machine now: " in wall and "the pace of the dry proposal's " in wall, wall
+    # a search this small (a few seconds at the dry pace) is run once in full for its wall time, for no job
+    assert "(estimate on this machine now: the whole search (432 rollouts) run once by this check " in wall, wall
+    assert prompt_learning_jobs(backend) == []
     assert "cost: $0 (the embedded backend runs on this machine)" in text
     assert text.endswith("verdict: ready (no job was sent)")
     page = card._repr_html_()
@@ -201,6 +204,48 @@ def test_a_mipro_search_times_its_new_instructions_first_batches_at_the_first_dr
     assert ("+ 2.5 first batches of new text x 0.160 s, what the first dry proposal's batch took beyond the pace "
             "(5 new instructions, each written from a random half of the 80 grounding rollouts, the dry proposal "
             "from 40 of them: 50% of each one's text new to the policy)") in est.wall_how
+
+
+def test_a_small_searchs_wall_time_is_the_span_of_the_whole_search_run_once_by_the_check() -> None:
+    schedule = GepaSchedule(budget=100, validation=10, minibatch=5, held_out=20, top_k=1, max_proposals=None,
+                            seeds=tuple(range(20)), concurrency=5)
+    work = Workload(rollouts=140, formula="rollout.budget 100", search=schedule)
+    doc = {"proposer": "offline", "seeds": 5, "chars_before": 100, "chars_after": 300, "propose_seconds": 0.05,
+           "baseline": {"tokens_per_rollout": 100.0, "score": 0.6, "rollouts": 20, "seconds": 0.05},
+           "proposed": {"tokens_per_rollout": 150.0, "score": 1.0, "rollouts": 5, "seconds": 0.1},
+           "warm": {"rollouts": 20, "seconds": 0.2, "cpu_seconds": 0.1}}
+    rehearsed = DryProposal.parse({**doc, "rehearsal": {"seconds": 0.4123, "cpu_seconds": 0.38, "events": 90}})
+    assert rehearsed is not None and rehearsed.rehearsal_seconds == pytest.approx(0.4123)
+    dry = DryRollout(True, seed=0, reward=1.0, latency_ms=5.0, proposal=rehearsed,
+                     trace=[{"usage": {"total_tokens": 100}, "messages": [], "response": {}}])
+    target = Target("http://127.0.0.1:9/api", "sk-local-key-000000000000")
+    est = estimate(work, dry, target)
+    # a run under a second counts by its CPU seconds (its wall time is how the machine's other work fell)
+    assert est.wall_seconds == pytest.approx(0.38) and est.wall == "< 1 min (about 0.4 s)" and not est.wall_floor
+    assert est.basis == "the config, one dry rollout, one dry proposal and the whole search run once"
+    assert est.wall_how.startswith("estimate on this machine now: the whole search (140 rollouts) run once by this "
+                                   "check through the job's own search, task-app runner and event store, in 0.41 s, "
+                                   "0.38 s of the backend's CPU (a run under a second is counted by its CPU seconds: "
+                                   "its wall time is how the machine's other work fell); no job was created and "
+                                   "nothing kept")
+    # a longer one shares the machine as the job will: its wall seconds
+    longer = dataclasses.replace(rehearsed, rehearsal_seconds=2.5, rehearsal_cpu_seconds=1.9)
+    timed = estimate(work, dataclasses.replace(dry, proposal=longer), target)
+    assert timed.wall_seconds == pytest.approx(2.5) and "in 2.50 s, 1.90 s of the backend's CPU; no job" in timed.wall_how
+    unsaid = dataclasses.replace(rehearsed, rehearsal_cpu_seconds=None)  # a backend that did not say its CPU
+    assert estimate(work, dataclasses.replace(dry, proposal=unsaid), target).wall_seconds == pytest.approx(0.4123)
+    # not rehearsed: the pace's estimate, with the backend's reason, one inert line of at most 200 characters
+    hostile = "\x1b]0;owned\x07 too\nlong " + "x" * 400
+    skipped = DryProposal.parse({**doc, "rehearsal": {"skipped": hostile}})
+    assert skipped is not None and skipped.rehearsal_seconds is None
+    assert skipped.rehearsal_note.startswith("\\x1b]0;owned\\x07 too long xxx") and len(skipped.rehearsal_note) == 200
+    paced = estimate(work, dataclasses.replace(dry, proposal=skipped), target)
+    # 140 rollouts at the warm 10 ms + 5 proposals x (0.05 s of writing + 0.05 s beyond the pace), as before
+    assert paced.wall_seconds == pytest.approx(1.9) and "\x1b" not in paced.wall_how
+    assert "; the whole search was not run once: \\x1b]0;owned" in paced.wall_how
+    for answer in ({"seconds": 0}, {"seconds": -1}, {"seconds": "0.4"}, {"stopped": 3}, "0.4", None):
+        odd = DryProposal.parse({**doc, "rehearsal": answer})
+        assert odd is not None and odd.rehearsal_seconds is None and odd.rehearsal_note == ""
 
 
 def test_wall_time_is_never_said_as_0s() -> None:

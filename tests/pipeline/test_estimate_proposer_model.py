@@ -62,6 +62,9 @@ def test_the_proposer_models_calls_are_estimated(folder: Path, backend: Any, tas
     assert proposal["proposer"] == "configured" and proposal["proposer_tokens"] == 3200
     assert not estimate["tokens_floor"] and not estimate["not_estimated"]
     assert "proposer calls" in estimate["tokens_how"], estimate
+    # a search that calls a model beyond the backend is not run whole by the check (it would pay for its calls)
+    assert proposal["rehearsal_seconds"] is None and ("; the whole search was not run once: the job calls its "
+                                                      "proposer model gpt-4.1-mini,") in estimate["wall_how"], estimate
     assert real["mutation"] >= 3200 * 3, real  # the proposer model was called, and is most of the tokens
     assert abs(estimate["tokens"] - real["total"]) <= 0.3 * real["total"], (estimate, real)
 

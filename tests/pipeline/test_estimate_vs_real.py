@@ -11,8 +11,9 @@ in ``tests/notebook/test_example_notebooks.py``: the tiny model is trained once 
 Wall time is an estimate for every one of them, never a floor, "unknown" or "0s", and its card says what it
 was made from, "on this machine now": for SFT and RL a dry training run, in which the backend ran a few of
 the job's real training steps (the job's model loaded in the training worker, steps timed, no job created:
-the backend holds as many jobs after the check as before); for the prompt searches the dry proposal's
-pace and its warm second proposal. The figure is not compared with the real run here: on a shared two-core
+the backend holds as many jobs after the check as before); for these prompt searches (a few seconds at the
+dry proposal's pace) the whole search run once by the check, for no job. The figure is not compared with
+the real run here: on a shared two-core
 machine the same job took 1.2 s to 14 s minutes apart, so any bound would be a timed assertion that fails
 with the load. ``benchmarks/estimate_vs_real.py`` prints every figure beside the real one with the load
 average, wall time included.
@@ -63,6 +64,13 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
         assert main(["train", "--config", config, "--backend", "local", "--check", "--json"]) == 0
         card = json.loads(capsys.readouterr().out)
         assert backend_jobs(backend.url, backend.api_key) == jobs  # the dry run created no job
+        # a search this small is run once in full by the check (for no job): its span is the wall time
+        rehearsal = card["dry_rollout"]["proposal"]
+        spans = (rehearsal["rehearsal_cpu_seconds"] if rehearsal["rehearsal_seconds"] < 1 else
+                 rehearsal["rehearsal_seconds"])  # under a second by its CPU seconds
+        assert card["estimate"]["wall_seconds"] == spans > 0, rehearsal
+        assert card["estimate"]["wall_how"].startswith(
+            f"estimate on this machine now: the whole search ({card['estimate']['rollouts']:,} rollouts) run once")
         assert main(["train", "--config", config, "--backend", "local"]) == 0, capsys.readouterr().err
         out = capsys.readouterr().out
         (record,) = JobRegistry(folder).list()

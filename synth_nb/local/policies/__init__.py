@@ -12,14 +12,17 @@ Every policy has ``name``, ``model``, ``complete(request) -> response`` (OpenAI 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "WARM_UP_THREAD", "Policy", "PolicySpec", "build_policy", "warm_up"]
+__all__ = ["OFFLINE_ENVS", "POLICY_KINDS", "WARM_UP_THREAD", "Policy", "PolicySpec", "build_policy", "new_texts_forgotten",
+           "warm_up"]
 
 #: the name of ``warm_up``'s thread (a dry run waits for it before it times rollouts)
 WARM_UP_THREAD = "synth-nb-policy-warm-up"
@@ -116,3 +119,20 @@ def warm_up(prime: Callable[[], list[dict[str, Any]]] | None = None) -> threadin
                               daemon=True)
     thread.start()
     return thread
+
+
+@contextlib.contextmanager
+def new_texts_forgotten() -> Iterator[None]:
+    """What the offline policy learns inside (embeddings of texts it had not seen) is forgotten at the end.
+
+    Its embeddings are shared by the process, so whatever runs inside would leave the job that follows
+    faster than it was timed: a rehearsal of a search embeds each new prompt's phrases once, as the job will.
+    Nothing to do for a process that has not loaded that policy (it holds no embedding)."""
+    embedding = sys.modules.get(f"{__name__}.embedding")
+    kept = embedding.known_texts() if embedding is not None else frozenset()
+    try:
+        yield
+    finally:
+        embedding = sys.modules.get(f"{__name__}.embedding")
+        if embedding is not None:
+            embedding.forget_texts(kept)

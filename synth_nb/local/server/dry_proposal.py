@@ -31,7 +31,7 @@ from synth_nb.local.executors.prompt_learning.runtime import choose_proposer
 from synth_nb.local.executors.prompt_learning.search_mipro import render_demos
 from synth_nb.local.policies import Policy
 
-__all__ = ["MAX_SEEDS", "propose"]
+__all__ = ["MAX_SEEDS", "propose", "warm_pace"]
 
 #: the most rollouts one batch of the dry proposal runs (a MIPRO grounding pool may be larger)
 MAX_SEEDS = 64
@@ -146,3 +146,10 @@ def _again(router: CandidateRouter, tasks: TaskAppRunner, proposer: Proposer, ba
     text = render_demos(text, shown)
     _, scored = _batch(router, tasks, {**base, component: text}, [r.seed for r in window], split, "dry-again")
     return {**scored, "propose_seconds": round(propose_seconds, 4)}
+
+
+def warm_pace(answer: dict[str, Any]) -> float:
+    """Seconds per rollout of ``propose``'s warm batches (most of a search's rollouts go at this pace)."""
+    warm = answer.get("warm") or {}
+    rollouts = int(warm.get("rollouts") or 0)
+    return float(warm.get("seconds") or 0.0) / rollouts if rollouts else float("inf")

@@ -7,7 +7,9 @@ reward, the latency and the trace (the messages the policy received and what it 
 stored and no job exists afterwards. Prompt learning runs the job's own policy and prompt interceptor;
 RL serves the untrained starting model (needs the ``train`` extra). A prompt-learning request may also ask
 for one dry proposal (``"proposal": {"seeds": [...], "minibatch": m, "concurrency": n, "demos": d}``, see
-``dry_proposal``): its answer is then under ``proposal``. An SFT or RL request may ask for a dry training run
+``dry_proposal``): its answer is then under ``proposal``; with ``"rehearse": r`` (the job's rollouts) a
+search of a few seconds at the dry pace is also run once in full, for no job (``dry_search``), under
+``proposal.rehearsal``. An SFT or RL request may ask for a dry training run
 (``"training": true``, with an SFT job's datasets as ``"files": {file id: text}``, see ``dry_training``): a
 few of the job's real training steps, timed, under ``training``.
 """
@@ -67,14 +69,14 @@ def _serve(runner: JobRunner, owner: str) -> Callable[[Callable[[dict[str, Any]]
 
 
 def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: str | None,
-                     proposal: dict[str, Any] | None = None) -> dict[str, Any]:
+                     proposal: dict[str, Any] | None = None, default_executor: str | None = None) -> dict[str, Any]:
     """The job's policy behind the job's prompt interceptor, driven by the job's task-app runner."""
     from synth_nb.local.executors import prompt_learning_algorithm
     from synth_nb.local.executors.prompt_learning.rollouts import RolloutBudget, TaskAppRunner
     from synth_nb.local.executors.prompt_learning.router import CandidateRouter
     from synth_nb.local.executors.prompt_learning.settings import parse_prompt_settings
     from synth_nb.local.policies import build_policy
-    from synth_nb.local.server import dry_proposal
+    from synth_nb.local.server import dry_proposal, dry_search
 
     settings = parse_prompt_settings(body, prompt_learning_algorithm(body) or "gepa")
     owner = f"dry_{secrets.token_hex(8)}"
@@ -99,6 +101,11 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             proposed = None if proposal is None else dry_proposal.propose(
                 body, _serve(runner, owner), policy, tasks, proposal["seeds"], proposal["minibatch"], used_split,
                 demos=proposal["demos"])
+            if proposed is not None and proposal is not None and proposal["rehearse"] is not None:
+                proposed["rehearsal"] = dry_search.rehearse(
+                    runner, body, key, rollouts=proposal["rehearse"], pace=dry_proposal.warm_pace(proposed),
+                    calls_out=_calls_out(settings.policy.kind, policy.model, proposed),
+                    default_executor=default_executor)
         finally:
             tasks.close()
     finally:
@@ -109,6 +116,17 @@ def _prompt_learning(runner: JobRunner, body: dict[str, Any], seed: int, split: 
             "policy": {**settings.policy.describe(), "model": policy.model}, "trace": recorded.calls,
             "expected": rollout.expected, "predicted": rollout.predicted,
             **({"proposal": proposed} if proposed is not None else {})}
+
+
+def _calls_out(policy_kind: str, policy_model: str, proposed: dict[str, Any]) -> str | None:
+    """The model a run of the whole search would call beyond this process, or None when this process
+    answers every rollout and writes every proposal itself (the offline and keyword policies, the offline
+    proposer)."""
+    if policy_kind not in ("offline", "keyword"):
+        return f"its policy model {policy_model}"
+    if proposed.get("proposer") != "offline":
+        return f"its proposer model {proposed.get('proposer_model') or proposed.get('proposer')}"
+    return None
 
 
 def _await_warm_up(timeout: float = 120.0) -> None:
@@ -132,17 +150,20 @@ def _concurrency(proposal: dict[str, Any] | None) -> int:
 
 def _proposal(value: Any) -> dict[str, Any] | None:
     """The request's ``proposal``: None, or seeds (non-negative integers), the minibatch a proposal grounds
-    itself on (default: all of them) and the concurrency."""
+    itself on (default: all of them), the concurrency and ``rehearse``: the job's rollouts, when the client
+    asks for the whole search to be run once if it takes a few seconds at the dry pace (``dry_search``)."""
     if value is None:
         return None
     seeds = value.get("seeds") if isinstance(value, dict) else None
     if not isinstance(seeds, list) or not seeds or not all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds):
         raise ApiError(422, "proposal.seeds must be a non-empty list of non-negative integer seeds")
-    demos = value.get("demos")
+    demos, rehearse = value.get("demos"), value.get("rehearse")
+    if rehearse is not None and (not isinstance(rehearse, int) or isinstance(rehearse, bool) or rehearse < 1):
+        raise ApiError(422, "proposal.rehearse must be the job's rollouts (a positive integer)")
     return {"seeds": seeds, "minibatch": _positive(value.get("minibatch"), len(seeds)),
             "demos": min(demos, 16) if isinstance(demos, int) and not isinstance(demos, bool) and demos > 0 else 0,
-            "concurrency": value.get("concurrency")}
+            "concurrency": value.get("concurrency"), "rehearse": rehearse}
 
 
 class _PolicyView:
@@ -190,7 +211,8 @@ async def dry_rollout(request: Request) -> Response:
     training, files = doc.get("training") is True, dry_files(doc.get("files"))
     key = runner.task_app_key(job_task_url(kind, body)) if kind == "rl" else None
     if kind == "prompt_learning":
-        work = lambda: _prompt_learning(runner, body, seed, split, proposal)  # noqa: E731
+        default = state_of(request).default_executor
+        work = lambda: _prompt_learning(runner, body, seed, split, proposal, default)  # noqa: E731
     elif kind == "rl":
         work = lambda: _rl(runner, body, seed)  # noqa: E731
     elif kind == "sft" and training:

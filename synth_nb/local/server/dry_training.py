@@ -24,18 +24,16 @@ import copy
 import itertools
 import math
 import os
-import secrets
 import shutil
 import statistics
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from synth_nb.local.errors import ApiError, ExecutorInputError, TrainingFailed, UnknownLocalModel
-from synth_nb.local.executors.base import PolicyHandler
 from synth_nb.local.runner import JobRunner
+from synth_nb.local.server.dry_context import DryContext
 from synth_nb.local.training.model_choice import choose_model
 
 __all__ = ["STEPS", "dry_files", "dry_training"]
@@ -50,52 +48,6 @@ LIMIT_S = 420.0
 MAX_FILE_BYTES = 4 * 1024 * 1024
 #: the SFT worker's sample event (``synth_nb.local.training.sft_samples.SAMPLE_EVENT``, which imports torch)
 _SFT_SAMPLE = "sft.sample.generated"
-
-
-class _DryContext:
-    """A ``JobContext`` for no job: events and metrics are timed and kept in memory, nothing is stored."""
-
-    def __init__(self, runner: JobRunner, kind: str, body: dict[str, Any], work_dir: Path,
-                 files: dict[str, Path], key: str | None) -> None:
-        self.job_id = f"dry_{secrets.token_hex(8)}"
-        self.kind, self.body, self.work_dir = kind, body, work_dir
-        self.cancelled = threading.Event()
-        self.backend_url = runner.base_url
-        self.environment_api_key = key
-        self.options: dict[str, Any] = {}
-        self._runner, self._files = runner, files
-        self._lock = threading.Lock()
-        #: (seconds since the run started, event type, its data)
-        self.events: list[tuple[float, str, dict[str, Any]]] = []
-        #: (seconds since the run started, metric name, step)
-        self.metrics: list[tuple[float, str, int]] = []
-        self.started = time.perf_counter()
-
-    def _now(self) -> float:
-        return time.perf_counter() - self.started
-
-    def emit(self, type: str, message: str = "", data: dict[str, Any] | None = None, level: str = "info") -> None:
-        with self._lock:
-            self.events.append((self._now(), type, dict(data or {})))
-
-    def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
-        with self._lock:
-            self.metrics.append((self._now(), name, step))
-
-    def update_result(self, **fields: Any) -> None:
-        pass
-
-    def file_path(self, file_id: str) -> Path:
-        return self._files[file_id]
-
-    def serve_policy(self, handler: PolicyHandler) -> str:
-        return f"{self._runner.base_url}/v1/policies/{self._runner.policies.add(self.job_id, handler)}"
-
-    def first(self, type: str, after: float = -1.0) -> tuple[float, dict[str, Any]] | None:
-        return next(((t, d) for t, kind, d in self.events if kind == type and t > after), None)
-
-    def times(self, type: str) -> list[float]:
-        return [t for t, kind, _ in self.events if kind == type]
 
 
 def dry_files(value: Any) -> dict[str, str]:
@@ -155,7 +107,7 @@ def _shortened(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     return short
 
 
-def _sft_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
+def _sft_figures(ctx: DryContext, body: dict[str, Any]) -> dict[str, Any]:
     from synth_nb.local.executors.sft import sft_settings
 
     started = ctx.first("sft.training.started")
@@ -180,7 +132,7 @@ def _sft_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
             "evaluation_what": f"validation loss on {started[1].get('n_validation')} examples and sample replies"}
 
 
-def _rl_figures(ctx: _DryContext, body: dict[str, Any]) -> dict[str, Any]:
+def _rl_figures(ctx: DryContext, body: dict[str, Any]) -> dict[str, Any]:
     from synth_nb.local.executors.rl import _model_name, rl_settings
 
     started = ctx.first("rl.train.started")
@@ -225,7 +177,7 @@ def dry_training(runner: JobRunner, kind: str, body: dict[str, Any], files: dict
             paths[file_id] = folder / f"file-{number}.jsonl"
             paths[file_id].write_text(text, encoding="utf-8")
         (folder / "work").mkdir()
-        ctx = _DryContext(runner, kind, _shortened(kind, body), folder / "work", paths, key)
+        ctx = DryContext(runner, kind, _shortened(kind, body), folder / "work", paths, key)
         limit = threading.Timer(LIMIT_S, ctx.cancelled.set)
         limit.start()
         try:
@@ -246,7 +198,7 @@ def dry_training(runner: JobRunner, kind: str, body: dict[str, Any], files: dict
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _device(ctx: _DryContext, kind: str) -> str | None:
+def _device(ctx: DryContext, kind: str) -> str | None:
     started = ctx.first(f"{kind}.training.started" if kind == "sft" else "rl.train.started")
     return None if started is None else started[1].get("device")
 

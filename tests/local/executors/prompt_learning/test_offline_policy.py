@@ -158,3 +158,21 @@ def test_the_backend_encodes_the_seed_prompts_texts_as_it_loads_the_model(monkey
     for split in DATA.splits.values():
         for example in split:
             assert policy.complete_now(_request(example.query)) is not None, example.query
+
+
+def test_what_the_policy_embeds_inside_new_texts_forgotten_is_forgotten_and_the_rest_kept() -> None:
+    from synth_nb.local.policies import new_texts_forgotten
+
+    policy = build_policy(PolicySpec("offline"))
+    before = _intent(policy.complete(_request("I lost my card!")))  # embedded before: kept
+    kept = embedding.known_texts()
+    with new_texts_forgotten():
+        rewritten = {"model": "m", "messages": [
+            {"role": "system", "content": "Classify the query. Lost or stolen card: a card that is gone."},
+            {"role": "user", "content": "My card got stolen on the train this morning"}],
+            "tools": _request("x")["tools"]}
+        policy.complete(rewritten)
+        learned = embedding.known_texts() - kept
+        assert "My card got stolen on the train this morning" in learned  # a rehearsal's new texts...
+    assert embedding.known_texts() == kept  # ...are forgotten, so the job that follows embeds them as it did
+    assert _intent(policy.complete(_request("I lost my card!"))) == before
