@@ -121,7 +121,9 @@ def measure(tree: Path, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
     # the backend's CPU seconds (its training workers' included): the check's (with the backend's start) and
     # the run's, which the machine's load does not change as it changes wall time
     estimate["cpu"] = cpu_checked
-    estimate["rehearsal_cpu"] = ((card.get("dry_rollout") or {}).get("proposal") or {}).get("rehearsal_cpu_seconds")
+    rehearsal = (card.get("dry_rollout") or {}).get("proposal") or {}
+    estimate["rehearsal_cpu"], estimate["rehearsal_wall"] = (rehearsal.get("rehearsal_cpu_seconds"),
+                                                             rehearsal.get("rehearsal_seconds"))
     real["cpu"] = cpu_run - cpu_checked if cpu_run is not None and cpu_checked is not None else None
     return estimate, real
 
@@ -148,6 +150,8 @@ def report(label: str, name: str, estimate: dict[str, Any], real: dict[str, Any]
         f"{what} {seconds:.2f} s" for what, seconds in (("check (with its start)", estimate.get("cpu")),
                                                          ("the search rehearsed in it", estimate.get("rehearsal_cpu")),
                                                          ("run", real.get("cpu"))) if seconds is not None))
+    if estimate.get("rehearsal_wall") is not None:
+        cpu += f" (the rehearsal's wall time {estimate['rehearsal_wall']:.2f} s)"
     print(f"  {cpu}")
     print(f"  wall time from: {estimate.get('wall_how') or '-'}")
 

@@ -96,8 +96,8 @@ class DryProposal:
         """The job's wall time by its rehearsal: a run under ``BURST_S`` by its CPU seconds, a longer one by its
         wall seconds. Under a second, a run's wall time is how the machine's other work fell (on a two-core
         machine with two busy processes, the rehearsal, which follows a second of the check's own work, got
-        about 0.7 of a core and the job right after it nearly a whole one: 0.50 s and 0.42 s for the same 0.42
-        s of CPU); its CPU work is the same in both. A longer run shares the machine as the job will."""
+        about 0.8 of a core and the job right after it a whole one: 0.52 s and 0.41 s for the same 0.41 s of
+        CPU); its CPU work is the same in both. A longer run shares the machine as the job will."""
         if self.rehearsal_seconds is None:
             return None
         if self.rehearsal_cpu_seconds and self.rehearsal_seconds < BURST_S:
