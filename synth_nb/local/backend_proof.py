@@ -16,13 +16,11 @@ import hmac
 import http.client
 import secrets
 
-from synth_nb.local.key_files import key_proof
+from synth_nb.local.key_files import SERVICE, key_proof
 from synth_nb.local.probe import probe_get, probe_netloc
 
 __all__ = ["PROBE_TIMEOUT", "SERVICE", "describe_backend"]
 
-#: what a backend's proof and description name as their service (anything else is not a backend of ours)
-SERVICE = "synth-nb-local-backend"
 PROBE_TIMEOUT = 10.0
 
 

@@ -12,7 +12,7 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["API_KEY_FILE", "TASK_APP_KEY_FILE", "ensure_key", "key_proof", "read_key", "rotate_keys",
+__all__ = ["API_KEY_FILE", "SERVICE", "TASK_APP_KEY_FILE", "ensure_key", "key_proof", "read_key", "rotate_keys",
            "write_private"]
 
 API_KEY_FILE = "api_key"
@@ -56,7 +56,12 @@ def rotate_keys(data_dir: Path) -> None:
         write_private(Path(data_dir) / name, f"{PREFIXES[name]}{secrets.token_hex(24)}\n")
 
 
+#: the embedded backend's name for itself: its health, description and proof say it, and its key proof is bound
+#: to it (anything naming another service is not a backend of ours)
+SERVICE = "synth-nb-local-backend"
+
+
 def key_proof(key: str, nonce: str, address: str) -> str:
     """What a backend holding ``key`` answers to ``nonce`` on ``address`` (``host:port``): proof of the key that
     does not reveal it; bound to the address, so a listener elsewhere cannot relay a real backend's answer."""
-    return hmac.new(key.encode(), f"synth-nb-local-backend|{nonce}|{address}".encode(), hashlib.sha256).hexdigest()
+    return hmac.new(key.encode(), f"{SERVICE}|{nonce}|{address}".encode(), hashlib.sha256).hexdigest()

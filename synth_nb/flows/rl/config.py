@@ -166,8 +166,6 @@ class RlConfig(ExtraModel):
     smoke: FreeTable | None = None
 
 
-
-
 def check_rl(cfg: RlConfig) -> list[Problem]:
     """Cross-field rules of 0.2.24's two RL validation stages (errors and warnings)."""
     problems = check_algorithm(cfg.algorithm, ALGORITHM_TRIPLES, "RL") + check_compute(cfg.compute)

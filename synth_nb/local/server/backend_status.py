@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from synth_nb.local.errors import ApiError
 from synth_nb.local.examples import TASK_APPS, task_app_path
-from synth_nb.local.key_files import key_proof
+from synth_nb.local.key_files import SERVICE, key_proof
 from synth_nb.local.server.state import state_of
 from synth_nb.local.training.device_probe import training_devices
 
@@ -33,7 +33,6 @@ __all__ = ["PROOF_PATH", "SERVICE", "proof_routes", "routes"]
 PROOF_PATH = "/local-backend/proof"
 _NONCE = re.compile(r"[0-9a-f]{32,128}")
 
-SERVICE = "synth-nb-local-backend"
 #: enough for any folder a person uses; counting reads job rows, not their events
 _MAX_COUNTED = 1_000_000
 

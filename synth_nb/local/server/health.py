@@ -11,13 +11,14 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from synth_nb.local.errors import ApiError
+from synth_nb.local.key_files import SERVICE
 from synth_nb.local.lifecycle import utc_now
 
 __all__ = ["routes"]
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "healthy": True, "service": "synth-nb-local-backend", "time": utc_now()})
+    return JSONResponse({"status": "ok", "healthy": True, "service": SERVICE, "time": utc_now()})
 
 
 async def orchestration(request: Request) -> Response:
