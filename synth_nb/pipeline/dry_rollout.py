@@ -89,6 +89,7 @@ class DryProposal:
     #: or why it was not run or not finished
     rehearsal_seconds: float | None = None
     rehearsal_cpu_seconds: float | None = None
+    rehearsal_tokens: int | None = None
     rehearsal_note: str = ""
 
     @property
@@ -222,7 +223,9 @@ def _rehearsal(doc: Any) -> dict[str, Any]:
         return {}
     seconds = _at_least_0(doc.get("seconds"))
     if seconds is not None and seconds > 0:
-        return {"rehearsal_seconds": seconds, "rehearsal_cpu_seconds": _at_least_0(doc.get("cpu_seconds"))}
+        tokens = _at_least_0(doc.get("tokens"))
+        return {"rehearsal_seconds": seconds, "rehearsal_cpu_seconds": _at_least_0(doc.get("cpu_seconds")),
+                "rehearsal_tokens": None if tokens is None else int(tokens)}
     note = next((doc[k] for k in ("skipped", "stopped") if isinstance(doc.get(k), str)), "")
     return {"rehearsal_note": inert(" ".join(note.split()))[:MAX_NOTE]}
 

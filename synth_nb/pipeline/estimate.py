@@ -6,7 +6,8 @@ what it cannot size before the run (``token_gaps``: the figure is then a floor, 
 part). Tokens are what the job reports at the end: the policy's prompt and completion tokens of every
 rollout (plus a proposer model's), or for SFT the training tokens the trainer counts. A prompt search's
 prompts grow: one dry proposal of the job (``pipeline.dry_rollout``) shows by how much, and the flow's
-schedule (``Workload.search``) how many rollouts run how deep. Wall time is an estimate timed by a dry run
+schedule (``Workload.search``) how many rollouts run how deep; a small search the check ran once in full
+(below) used what the job will use, and that is its figure. Wall time is an estimate timed by a dry run
 on this machine now, made of what it says: a training job's (SFT, RL) from a dry training run of a few of
 its real steps on the backend (start-up, step and evaluation seconds, times the job's steps and
 evaluations; a start-up that took longer than its CPU seconds at the machine's load counts as those); a
@@ -129,7 +130,12 @@ def _tokens(w: Workload, dry: DryRollout | None, target: Target) -> tuple[int | 
     if w.rollouts is None or per_rollout is None or dry is None:
         return None, "needs a bounded rollout count and a dry rollout that reports token usage", w.token_gaps
     if w.search is not None and dry.proposal is not None:
-        return (*_search_tokens(w, dry.proposal), ())
+        scheduled, how = _search_tokens(w, dry.proposal)
+        if dry.proposal.rehearsal_tokens is None:
+            return scheduled, how, ()
+        return dry.proposal.rehearsal_tokens, (
+            f"what the whole search ({w.rollouts:,} rollouts) used when this check ran it once, counted as the job "
+            f"counts them (its policy route and its proposer); from the schedule alone ~{scheduled:,}: {how}"), ()
     if w.reply_tokens is not None and dry.prompt_tokens is not None:
         per_rollout = dry.prompt_tokens + w.reply_tokens
         return w.rollouts * per_rollout, (f"{w.rollouts:,} rollouts x ({dry.prompt_tokens:,} prompt tokens in the "

@@ -2,8 +2,10 @@
 
 Each example (as shipped; only its hand-run task-app URL points where nothing listens, so the embedded
 backend's bundled copy answers) is checked with ``--check --json``, then run for real; the rollouts and
-tokens the estimate gives are within 30 % of what the job reports at its end, none of them a floor (the
-prompt searches' longer prompts are sized by a dry proposal), and the cost is the $0 the job reports. Each
+tokens the estimate gives are within 30 % of what the job reports at its end, none of them a floor, and the
+cost is the $0 the job reports; these searches are small enough for the check to run each once in full (for
+no job), and the tokens it counted are exactly the job's (the search and the offline policy are
+deterministic for the config's seeds). Each
 real run is a healthy one: no run-health warning (``synth_nb.job.health``) in its final block or its bundle.
 The SFT and RL examples are held to the same (``estimate_checks``) against their example notebook's real run,
 in ``tests/notebook/test_example_notebooks.py``: the tiny model is trained once per example, not twice.
@@ -11,11 +13,9 @@ in ``tests/notebook/test_example_notebooks.py``: the tiny model is trained once 
 Wall time is an estimate for every one of them, never a floor, "unknown" or "0s", and its card says what it
 was made from, "on this machine now": for SFT and RL a dry training run, in which the backend ran a few of
 the job's real training steps (the job's model loaded in the training worker, steps timed, no job created:
-the backend holds as many jobs after the check as before); for these prompt searches (a few seconds at the
-dry proposal's pace) the whole search run once by the check, for no job. The figure is not compared with
-the real run here: on a shared two-core
-machine the same job took 1.2 s to 14 s minutes apart, so any bound would be a timed assertion that fails
-with the load. ``benchmarks/estimate_vs_real.py`` prints every figure beside the real one with the load
+the backend holds as many jobs after the check as before); for these prompt searches that run of the whole
+search. The figure is not compared with the real run here: on a shared two-core machine the same job took
+1.2 s to 14 s minutes apart, so any bound would be a timed assertion that fails with the load. ``benchmarks/estimate_vs_real.py`` prints every figure beside the real one with the load
 average, wall time included.
 
 Both need the torch extras: the prompt-learning examples score with the offline embedding policy.
@@ -69,6 +69,7 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
         spans = (rehearsal["rehearsal_cpu_seconds"] if rehearsal["rehearsal_seconds"] < 1 else
                  rehearsal["rehearsal_seconds"])  # under a second by its CPU seconds
         assert card["estimate"]["wall_seconds"] == spans > 0, rehearsal
+        assert card["estimate"]["tokens"] == rehearsal["rehearsal_tokens"] > 0, rehearsal
         assert card["estimate"]["wall_how"].startswith(
             f"estimate on this machine now: the whole search ({card['estimate']['rollouts']:,} rollouts) run once")
         assert main(["train", "--config", config, "--backend", "local"]) == 0, capsys.readouterr().err
@@ -78,6 +79,9 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
     finally:
         pipeline.stop_local_backend()
     assert_estimate_holds(card, real)
+    # the search and the offline policy are deterministic for the config's seeds: the tokens the rehearsal
+    # counted are the job's
+    assert card["estimate"]["tokens"] == real["tokens"], (card["estimate"], real)
     assert_healthy(out, folder)
 
 

@@ -10,7 +10,9 @@ more than ``SMALL_S``, the check runs the job's own executor once, in full, with
 created, nothing is kept (its events go to a scratch store, as a job's go to the backend's, and are removed
 with it), and the policy forgets what it embedded on the way
 (``policies.new_texts_forgotten``), so the job that follows pays for its new prompts as this run did. The
-run's span is the job's wall time on this machine now, as its ``started_at`` to ``finished_at`` will be.
+run's span is the job's wall time on this machine now, as its ``started_at`` to ``finished_at`` will be,
+and the tokens its usage report counts are the job's (the search and the offline policy are deterministic
+for a config's seeds).
 
 A larger search is not rehearsed: the check would take as long as the job; nor is one that calls a model
 beyond this process (a policy or proposer model: the check would spend what the job spends, and wait as
@@ -47,7 +49,8 @@ SEARCHES = frozenset({"gepa", "mipro"})
 def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollouts: int, pace: float,
              calls_out: str | None = None, default_executor: str | None = None) -> dict[str, Any]:
     """Run the job's search once in full and time it: ``seconds`` (the executor's span), ``cpu_seconds``
-    (this process's, the task app's included when the backend serves it) and the ``events`` it wrote; or
+    (this process's, the task app's included when the backend serves it), the ``events`` it wrote and the
+    ``tokens`` its usage report counted (the policy's and the proposer's, as the job's report counts them); or
     ``skipped`` / ``stopped`` saying why there is no figure. ``calls_out`` names a model the search calls
     beyond this process (its policy or proposer): such a search is not run whole."""
     if calls_out is not None:
@@ -82,4 +85,7 @@ def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollou
         shutil.rmtree(folder, ignore_errors=True)
     if ctx.cancelled.is_set():
         return {"stopped": f"the rehearsal took longer than {LIMIT_S:.0f} s and was stopped"}
-    return {"seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4), "events": len(ctx.events)}
+    done = ctx.first("prompt.learning.completed")  # the job's own usage report, counted as the job counts
+    tokens = done[1].get("token_count_total") if done is not None else None
+    return {"seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4), "events": len(ctx.events),
+            **({"tokens": tokens} if isinstance(tokens, int) else {})}
