@@ -90,7 +90,12 @@ class DryProposal:
     rehearsal_seconds: float | None = None
     rehearsal_cpu_seconds: float | None = None
     rehearsal_tokens: int | None = None
+    rehearsal_rollouts: int | None = None
     rehearsal_note: str = ""
+
+    def rehearsed(self, planned: int) -> str:
+        """The rehearsal in words: the whole search, with the rollouts that run counted (else the plan's)."""
+        return f"the whole search ({self.rehearsal_rollouts or planned:,} rollouts) run once by this check"
 
     @property
     def rehearsed_seconds(self) -> float | None:
@@ -223,9 +228,10 @@ def _rehearsal(doc: Any) -> dict[str, Any]:
         return {}
     seconds = _at_least_0(doc.get("seconds"))
     if seconds is not None and seconds > 0:
-        tokens = _at_least_0(doc.get("tokens"))
+        tokens, rollouts = _at_least_0(doc.get("tokens")), _at_least_0(doc.get("rollouts"))
         return {"rehearsal_seconds": seconds, "rehearsal_cpu_seconds": _at_least_0(doc.get("cpu_seconds")),
-                "rehearsal_tokens": None if tokens is None else int(tokens)}
+                "rehearsal_tokens": None if tokens is None else int(tokens),
+                "rehearsal_rollouts": None if rollouts is None else int(rollouts)}
     note = next((doc[k] for k in ("skipped", "stopped") if isinstance(doc.get(k), str)), "")
     return {"rehearsal_note": inert(" ".join(note.split()))[:MAX_NOTE]}
 

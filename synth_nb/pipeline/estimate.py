@@ -134,8 +134,8 @@ def _tokens(w: Workload, dry: DryRollout | None, target: Target) -> tuple[int | 
         if dry.proposal.rehearsal_tokens is None:
             return scheduled, how, ()
         return dry.proposal.rehearsal_tokens, (
-            f"what the whole search ({w.rollouts:,} rollouts) used when this check ran it once, counted as the job "
-            f"counts them (its policy route and its proposer); from the schedule alone ~{scheduled:,}: {how}"), ()
+            f"what {dry.proposal.rehearsed(w.rollouts)} used, counted as the job counts them (its policy route "
+            f"and its proposer); from the schedule alone ~{scheduled:,}: {how}"), ()
     if w.reply_tokens is not None and dry.prompt_tokens is not None:
         per_rollout = dry.prompt_tokens + w.reply_tokens
         return w.rollouts * per_rollout, (f"{w.rollouts:,} rollouts x ({dry.prompt_tokens:,} prompt tokens in the "
@@ -180,8 +180,8 @@ def _searched(w: Workload, proposal: DryProposal) -> tuple[float, str, bool]:
             spent += (" (a run under a second is counted by its CPU seconds: its wall time is how the machine's "
                       "other work fell)")
         return rehearsed, (
-            f"estimate on this machine now: the whole search ({w.rollouts:,} rollouts) run once by this check "
-            f"through the job's own search, task-app runner and event store, {spent}; no job was created and "
+            f"estimate on this machine now: {proposal.rehearsed(w.rollouts)} through the job's own search, "
+            f"task-app runner and event store, {spent}; no job was created and "
             "nothing kept (the policy's embeddings of its new prompts were forgotten again, so the job makes them "
             "as this run did); a busier machine takes longer"), False
     mix = w.search.mix(proposal.improved, proposal.pool_score)

@@ -215,7 +215,7 @@ def test_a_small_searchs_wall_time_is_the_span_of_the_whole_search_run_once_by_t
            "proposed": {"tokens_per_rollout": 150.0, "score": 1.0, "rollouts": 5, "seconds": 0.1},
            "warm": {"rollouts": 20, "seconds": 0.2, "cpu_seconds": 0.1}}
     rehearsed = DryProposal.parse({**doc, "rehearsal": {"seconds": 0.4123, "cpu_seconds": 0.38, "events": 90,
-                                                        "tokens": 15_321}})
+                                                        "tokens": 15_321, "rollouts": 138}})
     assert rehearsed is not None and rehearsed.rehearsal_seconds == pytest.approx(0.4123)
     dry = DryRollout(True, seed=0, reward=1.0, latency_ms=5.0, proposal=rehearsed,
                      trace=[{"usage": {"total_tokens": 100}, "messages": [], "response": {}}])
@@ -226,9 +226,9 @@ def test_a_small_searchs_wall_time_is_the_span_of_the_whole_search_run_once_by_t
     assert est.basis == "the config, one dry rollout, one dry proposal and the whole search run once"
     # its tokens are what that run's usage report counted, not the schedule's arithmetic
     assert est.tokens == 15_321 and not est.tokens_floor and est.tokens_how.startswith(
-        "what the whole search (140 rollouts) used when this check ran it once, counted as the job counts them "
-        "(its policy route and its proposer); from the schedule alone ~")
-    assert est.wall_how.startswith("estimate on this machine now: the whole search (140 rollouts) run once by this "
+        "what the whole search (138 rollouts) run once by this check used, counted as the job counts them (its "
+        "policy route and its proposer); from the schedule alone ~")
+    assert est.wall_how.startswith("estimate on this machine now: the whole search (138 rollouts) run once by this "
                                    "check through the job's own search, task-app runner and event store, in 0.41 s, "
                                    "0.38 s of the backend's CPU (a run under a second is counted by its CPU seconds: "
                                    "its wall time is how the machine's other work fell); no job was created and "

@@ -4,8 +4,8 @@ Each example (as shipped; only its hand-run task-app URL points where nothing li
 backend's bundled copy answers) is checked with ``--check --json``, then run for real; the rollouts and
 tokens the estimate gives are within 30 % of what the job reports at its end, none of them a floor, and the
 cost is the $0 the job reports; these searches are small enough for the check to run each once in full (for
-no job), and the tokens it counted are exactly the job's (the search and the offline policy are
-deterministic for the config's seeds). Each
+no job), and the tokens and rollouts it counted are exactly the job's (the search and the offline policy
+are deterministic for the config's seeds). Each
 real run is a healthy one: no run-health warning (``synth_nb.job.health``) in its final block or its bundle.
 The SFT and RL examples are held to the same (``estimate_checks``) against their example notebook's real run,
 in ``tests/notebook/test_example_notebooks.py``: the tiny model is trained once per example, not twice.
@@ -71,7 +71,7 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
         assert card["estimate"]["wall_seconds"] == spans > 0, rehearsal
         assert card["estimate"]["tokens"] == rehearsal["rehearsal_tokens"] > 0, rehearsal
         assert card["estimate"]["wall_how"].startswith(
-            f"estimate on this machine now: the whole search ({card['estimate']['rollouts']:,} rollouts) run once")
+            f"estimate on this machine now: the whole search ({rehearsal['rehearsal_rollouts']:,} rollouts) run once")
         assert main(["train", "--config", config, "--backend", "local"]) == 0, capsys.readouterr().err
         out = capsys.readouterr().out
         (record,) = JobRegistry(folder).list()
@@ -82,6 +82,7 @@ def test_the_estimate_of_each_bundled_example_is_within_30_percent_of_its_real_r
     # the search and the offline policy are deterministic for the config's seeds: the tokens the rehearsal
     # counted are the job's
     assert card["estimate"]["tokens"] == real["tokens"], (card["estimate"], real)
+    assert card["dry_rollout"]["proposal"]["rehearsal_rollouts"] == real["rollouts"], (card, real)
     assert_healthy(out, folder)
 
 

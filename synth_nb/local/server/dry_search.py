@@ -49,8 +49,8 @@ SEARCHES = frozenset({"gepa", "mipro"})
 def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollouts: int, pace: float,
              calls_out: str | None = None, default_executor: str | None = None) -> dict[str, Any]:
     """Run the job's search once in full and time it: ``seconds`` (the executor's span), ``cpu_seconds``
-    (this process's, the task app's included when the backend serves it), the ``events`` it wrote and the
-    ``tokens`` its usage report counted (the policy's and the proposer's, as the job's report counts them); or
+    (this process's, the task app's included when the backend serves it), the ``events`` it wrote, and the
+    ``tokens`` and ``rollouts`` (held-out included) its usage report counted, as the job's report counts them; or
     ``skipped`` / ``stopped`` saying why there is no figure. ``calls_out`` names a model the search calls
     beyond this process (its policy or proposer): such a search is not run whole."""
     if calls_out is not None:
@@ -85,7 +85,15 @@ def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollou
         shutil.rmtree(folder, ignore_errors=True)
     if ctx.cancelled.is_set():
         return {"stopped": f"the rehearsal took longer than {LIMIT_S:.0f} s and was stopped"}
-    done = ctx.first("prompt.learning.completed")  # the job's own usage report, counted as the job counts
-    tokens = done[1].get("token_count_total") if done is not None else None
+    report = ctx.first("prompt.learning.completed")  # the job's own usage report, counted as the job counts
+    done = report[1] if report is not None else {}
+    counted = {"tokens": done.get("token_count_total"),
+               "rollouts": _sum(done.get("rollouts_completed"), done.get("heldout_rollouts"))}
     return {"seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4), "events": len(ctx.events),
-            **({"tokens": tokens} if isinstance(tokens, int) else {})}
+            **{name: value for name, value in counted.items() if isinstance(value, int)}}
+
+
+def _sum(*values: object) -> int | None:
+    """The sum of integer counts, or None when one is missing."""
+    counts = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    return sum(counts) if len(counts) == len(values) else None
