@@ -31,7 +31,8 @@ __all__ = ["DryContext"]
 
 
 class DryContext:
-    """A ``JobContext`` for no job: events and metrics are timed and kept in memory, nothing is stored."""
+    """A ``JobContext`` for no job: events and metrics are timed and kept in memory (and in ``store``, a scratch
+    one, when given); nothing is kept once the caller is done."""
 
     def __init__(self, runner: JobRunner, kind: str, body: dict[str, Any], work_dir: Path,
                  files: dict[str, Path], key: str | None, store: Storage | None = None) -> None:
