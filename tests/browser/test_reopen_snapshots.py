@@ -144,9 +144,9 @@ def test_a_cancelled_row_becomes_text_once_the_focus_leaves_it_and_an_ended_row_
     gepa.locator(".synth-monitor[data-status='succeeded']").wait_for(timeout=120_000)
     gepa_id = str(gepa.locator(".synth-monitor").get_attribute("data-job-id"))
     row = gepa.locator(f".synth-controls-snapshot[data-job-id='{gepa_id}']")
-    row.wait_for(timeout=60_000)
+    row.wait_for(state="attached", timeout=60_000)  # a windowed notebook may not draw a cell scrolled away
     assert re.search(rf"Job {gepa_id} succeeded: .+\. Wrote summary\.md and summary_curve\.png to \S*{gepa_id}/",
-                     row.inner_text())
+                     row.text_content() or "")
     gepa.get_by_role("link", name="summary.md").wait_for()
     assert page.evaluate("() => document.activeElement.classList.contains('synth-toggle')")
     assert sft.locator(".synth-controls").count() == 1  # still live: it holds the focus
