@@ -90,7 +90,7 @@ def rehearse(runner: JobRunner, body: dict[str, Any], key: str | None, *, rollou
     counted = {"tokens": done.get("token_count_total"),
                "rollouts": _sum(done.get("rollouts_completed"), done.get("heldout_rollouts"))}
     return {"seconds": round(seconds, 4), "cpu_seconds": round(cpu, 4), "events": len(ctx.events),
-            **{name: value for name, value in counted.items() if isinstance(value, int)}}
+            **{figure: value for figure, value in counted.items() if isinstance(value, int)}}
 
 
 def _sum(*values: object) -> int | None:

@@ -52,8 +52,7 @@ def test_a_small_search_is_run_once_in_full_for_no_job_and_leaves_nothing(
     skipped = dry_search.rehearse(None, body, None,  # type: ignore[arg-type]  # not run: no runner needed
                                   rollouts=1_000, pace=0.01)
     assert skipped == {"skipped": "the job's 1,000 rollouts take more than 3 s at the dry pace"}
-
-
+    # what is asked to be rehearsed is the job's rollout count, a positive integer
     for odd in ("72", 0, -1, True, 1.5):
         refused = _dry(backend, body, odd)
         assert refused.status_code == 422 and "proposal.rehearse must be the job's rollouts" in refused.text
