@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from synth_nb.errors import ConfigError
 from synth_nb.job.progress import format_duration
 
 __all__ = ["Limits", "Meter"]
@@ -27,8 +28,6 @@ class Limits:
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Limits:
         """From flag values by argparse dest (``max_minutes`` ...); non-positive values are refused."""
-        from synth_nb.errors import ConfigError
-
         given = {k: values.get(k) for k in ("max_minutes", "max_rollouts", "max_tokens", "stop_on_plateau")}
         for name, value in given.items():
             if value is not None and value <= 0:
