@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,8 +145,22 @@ def _check(request: Request) -> int:
         print(mask_text("\n".join(checked.notes), tuple(checked.hidden)), file=sys.stderr)
     cards = checked.cards
     text = cards_json(cards) if request.json_output else "\n\n".join("\n".join(c.lines()) for c in cards)
-    print(mask_text(inert_lines(text), tuple(checked.hidden)))  # a card quotes the backend's answers
+    text = mask_text(inert_lines(text), tuple(checked.hidden))  # a card quotes the backend's answers
+    print(_fit(text) if not request.json_output and sys.stdout.isatty() else text)
     return 0 if checked.ok else 2
+
+
+def _fit(text: str) -> str:
+    """The card's lines wrapped at the terminal's width between words, each continuation under its line's
+    text (a terminal cut them mid-word at its edge: an estimate's basis is a long sentence); lines piped
+    elsewhere stay whole, one per figure."""
+    width = max(40, shutil.get_terminal_size().columns)
+    out: list[str] = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        out += textwrap.wrap(line, width=width, subsequent_indent=indent + "    ", break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def _rerun(request: Request) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import tomllib
@@ -11,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from minimal_configs import LOCAL_GEPA
+from terminal_session import CLI, SIZES, Pane, clean_env
 
 from synth_nb import pipeline
 from synth_nb.cli.main import main
@@ -127,3 +129,28 @@ def test_the_magic_displays_the_card_as_html_and_sends_nothing(folder: Path, bac
     assert "<h3" in page and "pre-flight check: gepa.toml [prompt_learning/gepa]" in page
     assert "trace (prompt sent, reply)" in page and "<script" not in page
     assert "verdict: ready" in shown.data["text/plain"] and ENV_KEY not in page + shown.data["text/plain"]
+
+
+def test_the_card_wraps_between_words_at_the_terminals_width(folder: Path, backend: Any) -> None:
+    """In a terminal (tmux at 80×24 and 120×40) the card's lines wrap between words, each continuation under its
+    line's text, instead of being cut mid-word at the edge; piped, a figure stays one line (the tests above)."""
+    from synth_nb.local.examples import start_task_app
+
+    env = clean_env(SYNTH_API_KEY=backend.api_key)
+    with start_task_app("banking", api_key=ENV_KEY) as app:
+        (folder / "gepa.toml").write_text(LOCAL_GEPA.format(task_url=app.url, budget=200))
+        for columns, rows in SIZES.values():
+            pane = Pane(f"card{columns}", [*CLI, "train", "-c", "gepa.toml", "--backend", backend.url, "--check"],
+                        folder, (columns, rows), env)
+            try:
+                assert pane.exit_status() == 0
+                screen = pane.screen(history=True, joined=True)  # a line wider than the pane comes back whole
+            finally:
+                pane.close()
+            lines = screen.split("EXIT=")[0].splitlines()
+            assert all(len(line) <= columns for line in lines), [line for line in lines if len(line) > columns]
+            start = next(i for i, line in enumerate(lines) if line.startswith("  wall time: "))
+            following = list(itertools.takewhile(lambda line: line.startswith("      "), lines[start + 1:]))
+            assert following, lines[start:]  # its sentence goes on under the figure's text, whole words
+            sentence = " ".join(line.strip() for line in [lines[start], *following])
+            assert "run once by this check through the job's own search, task-app runner and event store" in sentence

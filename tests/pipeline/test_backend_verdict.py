@@ -53,6 +53,7 @@ def _terminal(folder: Path, backend_url: str, api_key: str) -> tuple[int, str]:
         text = child.before
     finally:
         child.close()
+    text = re.sub(r"\r?\n {6}", " ", text)  # a card line wrapped at the terminal's width: one line again
     return child.exitstatus, re.sub(r"\s*\r?\n\s*", "\n", text)
 
 
