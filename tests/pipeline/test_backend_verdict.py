@@ -44,7 +44,9 @@ def sft_folder(folder: Path) -> Path:
 
 def _terminal(folder: Path, backend_url: str, api_key: str) -> tuple[int, str]:
     """``synth-nb train configs/sft_tiny.toml --check`` with no --backend, in a real terminal."""
-    env = {k: v for k, v in os.environ.items() if k not in ("SYNTH_BACKEND_OVERRIDE", "SYNTH_API_KEY")}
+    # the terminal's own width, not one a COLUMNS in this process's environment would claim
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SYNTH_BACKEND_OVERRIDE", "SYNTH_API_KEY", "COLUMNS", "LINES")}
     env.update(SYNTH_BACKEND_OVERRIDE=backend_url, SYNTH_API_KEY=api_key, TERM="xterm", PYTHONUNBUFFERED="1")
     child = pexpect.spawn(CLI[0], [*CLI[1:], "train", "configs/sft_tiny.toml", "--check"], cwd=str(folder), env=env,
                           encoding="utf-8", dimensions=(40, 200), timeout=WAIT)
@@ -53,7 +55,7 @@ def _terminal(folder: Path, backend_url: str, api_key: str) -> tuple[int, str]:
         text = child.before
     finally:
         child.close()
-    text = re.sub(r"\r?\n {6}", " ", text)  # a card line wrapped at the terminal's width: one line again
+    text = re.sub(r"\r?\n {4,}", " ", text)  # a card line wrapped at the terminal's width: one line again
     return child.exitstatus, re.sub(r"\s*\r?\n\s*", "\n", text)
 
 
