@@ -11,6 +11,7 @@ import json
 import logging
 import math
 import secrets
+import sqlite3
 import threading
 import traceback
 from collections.abc import Callable
@@ -227,6 +228,16 @@ class JobRunner:
         return refreshed
 
     def _run(self, executor: Executor, ctx: LocalJobContext) -> None:
+        try:
+            self._run_to_end(executor, ctx)
+        except sqlite3.ProgrammingError:
+            if not self._stopping:
+                raise
+            # the backend stopped and closed its store while this job was still ending (``shutdown`` waits
+            # a few seconds, then records the job as stopped); the late writes have nowhere to go
+            log.debug("job %s ended after its backend's store was closed", ctx.job_id)
+
+    def _run_to_end(self, executor: Executor, ctx: LocalJobContext) -> None:
         try:
             executor.run(ctx)
         except Exception as exc:  # an executor bug must fail the job, not the server

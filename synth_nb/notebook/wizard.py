@@ -260,6 +260,12 @@ class Wizard(SubmitStep, KeptFields, PreflightStep, anywidget.AnyWidget):
         return changed, errors
 
     def _recompute(self) -> None:
+        """Bring every derived trait up to date in one message: the front end never draws a new Preview
+        beside a pre-flight card of the old one."""
+        with self.hold_sync():
+            self._recompute_held()
+
+    def _recompute_held(self) -> None:
         changed, errors = self._changed_overrides()
         blockers = self._selection_blockers()
         prepared = self._prepare(changed, errors) if not errors else []  # none ticked: still where jobs go

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 import time
 from collections.abc import Iterator
 
@@ -133,6 +135,34 @@ def test_stopping_the_backend_fails_running_jobs(tmp_path) -> None:
             trust_env=False) as client:
         doc = client.get(f"/rl/jobs/{job}").json()
         assert doc["status"] == "failed" and "stopped while this job was running" in doc["error"]
+
+
+def test_a_job_ending_while_its_backend_stops_ends_quietly(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job whose own ending is still being written when ``stop()`` gives up waiting and closes the store: the
+    worker thread drops the late writes, it does not die with ``Cannot operate on a closed database``."""
+    backend = start_backend(data_dir=tmp_path)
+    runner = backend.app.state.backend.runner
+    ending, gate = threading.Event(), threading.Event()
+
+    def held_ending(ctx: object) -> None:  # the job has ended and is writing its last events
+        ending.set()
+        gate.wait(10)
+
+    monkeypatch.setattr(runner, "before_terminal_event", held_ending)
+    monkeypatch.setattr(runner, "shutdown", functools.partial(runner.shutdown, timeout=0.1))
+    died: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    headers = {"Authorization": f"Bearer {backend.api_key}"}
+    with httpx.Client(base_url=backend.url + "/api", headers=headers, trust_env=False) as client:
+        job = _rl(client)
+        _ready(client, job)
+    [worker] = [t for t in threading.enumerate() if t.name == f"job-{job}"]
+    doubles.RELEASE.set()
+    assert ending.wait(10)
+    backend.stop()  # the store closes while the job is still writing its ending
+    gate.set()
+    worker.join(10)
+    assert not worker.is_alive() and died == []
 
 
 def test_non_finite_numbers_never_break_json(client: httpx.Client, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,9 +32,15 @@ async def test_the_preview_step_runs_the_card_and_sends_no_job(tmp_path: Path, b
     state = json.dumps(wizard.get_state(), default=str)
     assert ENV_KEY not in state and backend.api_key not in state
 
-    # a card describes the payload it checked: changing the payload drops it
+    # a card describes the payload it checked: changing the payload drops it, in the same message to the
+    # front end as the new Preview (never a new diff drawn beside the old card)
+    sent: list[dict[str, Any]] = []
+    wizard._send = lambda msg, buffers=None: sent.append(msg)
     wizard.overrides = {**wizard.overrides, "task_url": "http://127.0.0.1:9"}
     assert wizard.preflight == []
+    [update] = [m["state"] for m in sent if m.get("method") == "update" and "previews" in m["state"]]
+    assert update["preflight"] == [] and "127.0.0.1:9" in json.dumps(update["previews"])
+    del wizard._send
     wizard.overrides = {**wizard.overrides, "task_url": task_app.url}
     assert [c["path"] for c in wizard.preflight] == ["gepa.toml"]
 
