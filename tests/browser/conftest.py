@@ -37,6 +37,9 @@ CHROMIUM = os.environ.get("SYNTH_NB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    # a container's /dev/shm is 64 MB unless its runner says otherwise; a renderer that fills it crashes
+    # ("Target crashed"), so Chromium keeps that shared memory in /tmp
+    "--disable-dev-shm-usage",
 ]
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "artifacts" / "screenshots"
