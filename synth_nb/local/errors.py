@@ -100,6 +100,10 @@ class ReplayedFailure(JobFailed):
     """The recorded job failed; the replay fails the same way."""
 
 
+class StoreClosed(LocalBackendError, RuntimeError):
+    """The backend's job store was closed (the backend stopped): nothing more is read or written."""
+
+
 class UnknownLocalModel(LocalBackendError, ValueError):
     """The model names a local path that is not a model folder."""
 

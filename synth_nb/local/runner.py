@@ -11,14 +11,14 @@ import json
 import logging
 import math
 import secrets
-import sqlite3
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synth_nb.local.dialects import CLIENT_TERMINAL_EVENTS, METRIC_ALIASES, ending_events, with_later_names
+from synth_nb.local.errors import StoreClosed
 from synth_nb.local.executors import load_executor, prompt_learning_algorithm
 from synth_nb.local.executors.base import Executor, PolicyHandler
 from synth_nb.local.lifecycle import lifecycle_event
@@ -64,6 +64,24 @@ class PolicyRoutes:
                 del self._handlers[key]
 
 
+def store_event(storage: Storage, job_id: str, secrets: Sequence[str], type: str, message: str,
+                data: dict[str, Any] | None, level: str) -> None:
+    """An event as a job stores it: with the names later clients read added (``dialects``), serialised once,
+    the job's ``secrets`` masked in the text stored."""
+    payload = to_json(with_later_names(type, data or {}))
+    if secrets:
+        message, payload = scrub(message, secrets), scrub(payload, secrets)
+    storage.add_event_json(job_id, type, message, payload, level)
+
+
+def store_metric(storage: Storage, job_id: str, name: str, step: int, value: float,
+                 data: dict[str, Any] | None) -> None:
+    """A metric point as a job stores it: under its name and, for some, the name later clients read."""
+    storage.add_metric(job_id, name, step, value, data)
+    if name in METRIC_ALIASES:
+        storage.add_metric(job_id, METRIC_ALIASES[name], step, value, data)
+
+
 class LocalJobContext:
     """The ``JobContext`` handed to executors; writes are dropped once the job has been finalised."""
 
@@ -97,10 +115,7 @@ class LocalJobContext:
         if not self.closed.is_set():
             if type in CLIENT_TERMINAL_EVENTS:
                 self._runner.before_terminal_event(self)
-            payload = to_json(with_later_names(type, data or {}))  # serialised once: scrubbed, stored as this text
-            if self._secrets:
-                message, payload = scrub(message, self._secrets), scrub(payload, self._secrets)
-            self._storage.add_event_json(self.job_id, type, message, payload, level)
+            store_event(self._storage, self.job_id, self._secrets, type, message, data, level)
 
     def scrub(self, message: str, data: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
         """Mask the job's secrets (task-app keys from its body, the backend's env key) if they slipped in."""
@@ -124,9 +139,7 @@ class LocalJobContext:
                 self.emit("metric.non_finite", f"{name} became {value} at step {step}; such points are not stored",
                           {"name": name, "step": step, "value": str(value)}, level="warning")
             return
-        self._storage.add_metric(self.job_id, name, step, value, data)
-        if name in METRIC_ALIASES:
-            self._storage.add_metric(self.job_id, METRIC_ALIASES[name], step, value, data)
+        store_metric(self._storage, self.job_id, name, step, value, data)
 
     def update_result(self, **fields: Any) -> None:
         if not self.closed.is_set():
@@ -230,9 +243,7 @@ class JobRunner:
     def _run(self, executor: Executor, ctx: LocalJobContext) -> None:
         try:
             self._run_to_end(executor, ctx)
-        except sqlite3.ProgrammingError:
-            if not self._stopping:
-                raise
+        except StoreClosed:
             # the backend stopped and closed its store while this job was still ending (``shutdown`` waits
             # a few seconds, then records the job as stopped); the late writes have nowhere to go
             log.debug("job %s ended after its backend's store was closed", ctx.job_id)

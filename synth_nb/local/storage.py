@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from synth_nb.local.errors import StoreClosed
 from synth_nb.local.event_log import EventLog, StoredEvent, sse_frame
 from synth_nb.local.lifecycle import TERMINAL, lifecycle_event, utc_now
 from synth_nb.local.records import metric_record, to_json
@@ -129,6 +130,7 @@ class Storage:
         self.jobs_dir.mkdir(mode=0o700, exist_ok=True)
         self._folder_lock = _lock_folder(self.data_dir)
         self._lock = threading.RLock()
+        self._closed = False
         database = self.data_dir / "backend.sqlite3"
         for path in (database, database.with_name(database.name + "-wal"), database.with_name(database.name + "-shm")):
             if path == database or path.exists():  # SQLite gives the -wal/-shm files it creates the database's mode
@@ -145,8 +147,11 @@ class Storage:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        """The database, with every pending event committed first."""
+        """The database, with every pending event committed first; ``StoreClosed`` once ``close`` ran (a job's
+        worker may outlive the backend's wait for it)."""
         with self._lock:
+            if self._closed:
+                raise StoreClosed("the backend's job store is closed: the backend stopped")
             self._events.flush()
             yield
 
@@ -169,9 +174,12 @@ class Storage:
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def close(self) -> None:
+        if self._closed:
+            return
         self._events.close()
         with self._locked():
             self._db.close()
+            self._closed = True
         if self._folder_lock is not None:
             self._folder_lock.close()
             self._folder_lock = None

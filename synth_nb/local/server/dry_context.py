@@ -18,11 +18,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth_nb.local.dialects import METRIC_ALIASES, with_later_names
 from synth_nb.local.executors.base import PolicyHandler
-from synth_nb.local.redact import scrub, secret_values
-from synth_nb.local.runner import JobRunner
-from synth_nb.local.storage import Storage, to_json
+from synth_nb.local.redact import secret_values
+from synth_nb.local.runner import JobRunner, store_event, store_metric
+from synth_nb.local.storage import Storage
 
 if TYPE_CHECKING:
     from synth_nb.local.examples.contract import RolloutAnswer
@@ -63,17 +62,13 @@ class DryContext:
         with self._lock:
             self.events.append((self._now(), type, dict(data or {})))
         if self._store is not None:
-            payload = to_json(with_later_names(type, data or {}))
-            if self._secrets:
-                message, payload = scrub(message, self._secrets), scrub(payload, self._secrets)
-            self._store.add_event_json(self.job_id, type, message, payload, level)
+            store_event(self._store, self.job_id, self._secrets, type, message, data, level)
 
     def metric(self, name: str, step: int, value: float, data: dict[str, Any] | None = None) -> None:
         with self._lock:
             self.metrics.append((self._now(), name, step))
         if self._store is not None:
-            for stored in (name, *([METRIC_ALIASES[name]] if name in METRIC_ALIASES else [])):
-                self._store.add_metric(self.job_id, stored, step, value, data)
+            store_metric(self._store, self.job_id, name, step, value, data)
 
     def update_result(self, **fields: Any) -> None:
         pass
